@@ -1,0 +1,48 @@
+"""Typed readers for the RECONCILE_* environment variables.
+
+Every default serves the embedded mode; `production_checks` refuses insecure ones when
+RECONCILE_PRODUCTION is on.
+"""
+
+from __future__ import annotations
+
+import os
+
+from django.core.exceptions import ImproperlyConfigured
+
+PREFIX = "RECONCILE_"
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(PREFIX + name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(PREFIX + name)
+    if raw is None:
+        return default
+    lowered = raw.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{PREFIX}{name} must be a boolean (1/0, true/false), got {raw!r}")
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(PREFIX + name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{PREFIX}{name} must be an integer, got {raw!r}") from exc
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(PREFIX + name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]

@@ -1,0 +1,46 @@
+"""Keep /api/ answers JSON even when Django itself answers (404 routes, crashes)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.db import DatabaseError
+from django.http import HttpRequest, HttpResponse
+
+from reconcile_app.api.problems import problem_json_response
+
+logger = logging.getLogger(__name__)
+
+
+class ApiProblemMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            request.path.startswith("/api/")
+            and response.status_code == 404
+            and not response.get("Content-Type", "").startswith(("application/json", "application/problem+json"))
+        ):
+            return problem_json_response(
+                status_code=404, code="not_found", title="Not found",
+                detail=f"no API resource at {request.path}",
+            )
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not request.path.startswith("/api/"):
+            return None
+        if isinstance(exception, DatabaseError):
+            logger.exception("database error on %s", request.path)
+            return problem_json_response(
+                status_code=503, code="database_unavailable", title="Service unavailable",
+                detail="the database could not complete the request; nothing was written",
+            )
+        logger.exception("unhandled error on %s", request.path)
+        return problem_json_response(
+            status_code=500, code="internal_error", title="Internal error",
+            detail="an unexpected error occurred; it has been logged",
+        )

@@ -1,0 +1,91 @@
+"""RFC 9457 problem details for every API error, each with a stable `code`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+from reconcile_app.errors import DomainError
+
+PROBLEM_TYPE = "https://reconcile.invalid/problems/"
+CONTENT_TYPE = "application/problem+json"
+
+_DRF_CODES = {
+    exceptions.NotAuthenticated: "not_authenticated",
+    exceptions.AuthenticationFailed: "authentication_failed",
+    exceptions.PermissionDenied: "forbidden",
+    exceptions.NotFound: "not_found",
+    exceptions.MethodNotAllowed: "method_not_allowed",
+    exceptions.NotAcceptable: "not_acceptable",
+    exceptions.UnsupportedMediaType: "unsupported_media_type",
+    exceptions.Throttled: "throttled",
+    exceptions.ParseError: "malformed_json",
+    exceptions.ValidationError: "invalid_request",
+}
+
+
+def problem_body(
+    *, status_code: int, code: str, title: str, detail: str, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "type": PROBLEM_TYPE + code,
+        "title": title,
+        "status": status_code,
+        "detail": detail,
+        "code": code,
+        **extra,
+    }
+
+
+def problem_response(**kwargs: Any) -> Response:
+    body = problem_body(**kwargs)
+    return Response(body, status=body["status"], content_type=CONTENT_TYPE)
+
+
+def problem_json_response(**kwargs: Any) -> JsonResponse:
+    body = problem_body(**kwargs)
+    return JsonResponse(body, status=body["status"], content_type=CONTENT_TYPE)
+
+
+def _detail_text(detail: Any) -> str:
+    if isinstance(detail, list):
+        return "; ".join(_detail_text(item) for item in detail)
+    if isinstance(detail, dict):
+        return "; ".join(f"{key}: {_detail_text(value)}" for key, value in detail.items())
+    return str(detail)
+
+
+def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, DomainError):
+        return problem_response(
+            status_code=exc.status, code=exc.code, title=exc.title, detail=exc.detail, **exc.extra
+        )
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    if not isinstance(exc, exceptions.APIException):
+        return None
+    code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
+    extra: dict[str, Any] = {}
+    if isinstance(exc, exceptions.ValidationError):
+        extra["errors"] = exc.detail
+    if isinstance(exc, exceptions.PermissionDenied) and getattr(exc, "problem_code", None):
+        code = exc.problem_code  # type: ignore[attr-defined]
+    response = problem_response(
+        status_code=exc.status_code,
+        code=code,
+        title=status.HTTP_400_BAD_REQUEST == exc.status_code and "Invalid request"
+        or exc.default_detail.__str__().rstrip("."),
+        detail=_detail_text(exc.detail),
+        **extra,
+    )
+    if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
+        response["WWW-Authenticate"] = "Bearer"
+    if getattr(exc, "wait", None):
+        response["Retry-After"] = str(int(exc.wait))  # type: ignore[attr-defined]
+    return response

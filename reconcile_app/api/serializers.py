@@ -1,0 +1,215 @@
+"""Input serializers validate shape; output is built from stored content (see representations)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from reconcile_app.choices import EvidenceKind
+
+JSON_VALUE = serializers.JSONField(allow_null=True)
+
+
+class ClaimInput(serializers.Serializer):
+    subject = serializers.CharField(max_length=200)
+    field = serializers.CharField(max_length=150)
+    value = serializers.JSONField(allow_null=True)
+    written_at = serializers.DateTimeField(required=False, allow_null=True)
+    memory_class = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    purpose = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
+    derived_from = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
+    )
+    note = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+
+
+class ReconcileInput(serializers.Serializer):
+    subject = serializers.CharField(max_length=200)
+    purpose = serializers.CharField(max_length=150)
+    decision_class = serializers.CharField(max_length=150)
+    proposed_action = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
+    contract_version = serializers.CharField(max_length=50, required=False, allow_null=True, default=None)
+    claims = ClaimInput(many=True, required=False, default=list, max_length=1000)
+
+
+class FieldOutput(serializers.Serializer):
+    value = serializers.JSONField(allow_null=True)
+    version = serializers.IntegerField(allow_null=True)
+    source = serializers.CharField()
+    status = serializers.CharField()
+    required = serializers.BooleanField()
+    observed_at = serializers.DateTimeField(allow_null=True)
+    valid_from = serializers.DateTimeField(allow_null=True)
+    recorded_at = serializers.DateTimeField(allow_null=True)
+    read_at = serializers.DateTimeField()
+    max_age_seconds = serializers.IntegerField()
+    consistency = serializers.CharField()
+    evidence = serializers.ListField(child=serializers.CharField())
+    detail = serializers.CharField(allow_blank=True)
+
+
+class ReasonOutput(serializers.Serializer):
+    code = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class DecisionOutput(serializers.Serializer):
+    result = serializers.ChoiceField(choices=["allow", "deny", "escalate", "refuse"])
+    permitted_actions = serializers.ListField(child=serializers.CharField())
+    reasons = ReasonOutput(many=True)
+    policy_version = serializers.CharField()
+
+
+class ClaimOutput(serializers.Serializer):
+    index = serializers.IntegerField()
+    verdict = serializers.CharField()
+    reason = serializers.CharField()
+    evidence = serializers.ListField(child=serializers.CharField())
+    subject = serializers.CharField()
+    field = serializers.CharField()
+    value = serializers.JSONField(allow_null=True)
+
+
+class ContradictionSide(serializers.Serializer):
+    value = serializers.JSONField(allow_null=True)
+    source = serializers.CharField()
+    ref = serializers.CharField()
+
+
+class ContradictionOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    subject = serializers.CharField()
+    field = serializers.CharField()
+    state = ContradictionSide()
+    other = ContradictionSide()
+    detail = serializers.CharField()
+    status = serializers.CharField()
+    snapshot_id = serializers.CharField()
+    detected_at = serializers.DateTimeField()
+    resolved_at = serializers.DateTimeField(allow_null=True)
+    resolved_by = serializers.CharField(allow_null=True)
+    resolution_note = serializers.CharField(allow_blank=True)
+
+
+class SnapshotOutput(serializers.Serializer):
+    snapshot_id = serializers.CharField()
+    content_hash = serializers.CharField()
+    issued_at = serializers.DateTimeField()
+    principal = serializers.CharField()
+    subject = serializers.CharField()
+    purpose = serializers.CharField()
+    decision_class = serializers.CharField()
+    proposed_action = serializers.CharField(allow_blank=True)
+    completeness = serializers.ChoiceField(choices=["complete", "degraded", "incomplete"])
+    decision = DecisionOutput()
+    fields = serializers.DictField(child=FieldOutput())
+    claims = ClaimOutput(many=True)
+    contradictions = ContradictionOutput(many=True)
+    escalation_id = serializers.CharField(allow_null=True)
+    contract = serializers.DictField(child=serializers.CharField())
+    reducer_version = serializers.CharField(allow_null=True)
+    cutoffs = serializers.DictField(child=serializers.DateTimeField())
+    evidence_manifest = serializers.ListField(child=serializers.DictField())
+
+
+class EvidenceInput(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=EvidenceKind.choices)
+    subject = serializers.CharField(max_length=200)
+    field = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
+    value = serializers.JSONField(required=False, allow_null=True, default=None)
+    source = serializers.CharField(max_length=200)
+    observed_at = serializers.DateTimeField()
+    revokes = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
+    supersedes = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
+    derived_from = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
+    )
+    note = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+    evidence_id = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
+
+
+class EvidenceOutput(serializers.Serializer):
+    evidence_id = serializers.CharField()
+    seq = serializers.IntegerField()
+    kind = serializers.CharField()
+    subject = serializers.CharField()
+    field = serializers.CharField()
+    value = serializers.JSONField(allow_null=True)
+    source = serializers.CharField()
+    observed_at = serializers.DateTimeField()
+    recorded_at = serializers.DateTimeField()
+    revokes = serializers.CharField(source="revokes.evidence_id", allow_null=True, default=None)
+    supersedes = serializers.CharField(source="supersedes.evidence_id", allow_null=True, default=None)
+    derived_from = serializers.ListField(child=serializers.CharField())
+    note = serializers.CharField()
+    recorded_by = serializers.CharField(source="recorded_by.name", allow_null=True, default=None)
+    prev_hash = serializers.CharField()
+    hash = serializers.CharField()
+
+
+class MemoryInput(serializers.Serializer):
+    memory_class = serializers.SlugField(max_length=100)
+    subject = serializers.CharField(max_length=200)
+    purpose = serializers.CharField(max_length=150)
+    field = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
+    fact_key = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    value = serializers.JSONField(allow_null=True)
+    derived_from = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
+    )
+    valid_until = serializers.DateField(required=False, allow_null=True, default=None)
+    owner = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
+    source_revision = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    supersedes = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
+    note = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+    written_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    memory_id = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        return attrs
+
+
+class MemoryOutput(serializers.Serializer):
+    memory_id = serializers.CharField()
+    agent = serializers.CharField(source="agent.name")
+    memory_class = serializers.CharField()
+    subject = serializers.CharField()
+    purpose = serializers.CharField()
+    field = serializers.CharField()
+    fact_key = serializers.CharField()
+    value = serializers.JSONField(allow_null=True)
+    note = serializers.CharField()
+    derived_from = serializers.ListField(child=serializers.CharField())
+    owner = serializers.CharField(allow_null=True)
+    source_revision = serializers.CharField()
+    valid_until = serializers.DateField(allow_null=True)
+    supersedes = serializers.CharField(source="supersedes.memory_id", allow_null=True, default=None)
+    status = serializers.CharField()
+    written_at = serializers.DateTimeField()
+    recorded_at = serializers.DateTimeField()
+
+
+class ResolveContradictionInput(serializers.Serializer):
+    note = serializers.CharField(max_length=4000)
+
+
+class SandboxWriteInput(serializers.Serializer):
+    value = serializers.JSONField(allow_null=True)
+    valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+
+
+class SandboxRecordOutput(serializers.Serializer):
+    value = serializers.JSONField(allow_null=True)
+    version = serializers.IntegerField()
+    valid_from = serializers.DateTimeField()
+    recorded_at = serializers.DateTimeField()
+    observed_at = serializers.DateTimeField()
+
+
+class SandboxFaultInput(serializers.Serializer):
+    kind = serializers.CharField(max_length=30)
+    count = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    seconds = serializers.IntegerField(required=False, default=0, min_value=0, max_value=10**7)

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from reconcile_app.api.views import contradictions, ledger, reconcile, sandbox
+
+urlpatterns = [
+    path("reconcile", reconcile.ReconcileView.as_view(), name="api-reconcile"),
+    path("snapshots", reconcile.SnapshotListView.as_view(), name="api-snapshots"),
+    path("snapshots/<str:snapshot_id>", reconcile.SnapshotDetailView.as_view(), name="api-snapshot"),
+    path("evidence", ledger.EvidenceListView.as_view(), name="api-evidence"),
+    path("evidence/<str:evidence_id>", ledger.EvidenceDetailView.as_view(), name="api-evidence-detail"),
+    path("memories", ledger.MemoryListView.as_view(), name="api-memories"),
+    path("memories/<str:memory_id>", ledger.MemoryDetailView.as_view(), name="api-memory"),
+    path("contradictions", contradictions.ContradictionListView.as_view(), name="api-contradictions"),
+    path(
+        "contradictions/<int:contradiction_id>/resolve",
+        contradictions.ContradictionResolveView.as_view(),
+        name="api-contradiction-resolve",
+    ),
+    path(
+        "sandbox/<slug:source>/records/<str:subject>/<str:field>",
+        sandbox.SandboxRecordView.as_view(),
+        name="api-sandbox-record",
+    ),
+    path("sandbox/<slug:source>/faults", sandbox.SandboxFaultsView.as_view(), name="api-sandbox-faults"),
+]

@@ -1,0 +1,95 @@
+"""The sandbox owner system, served over HTTP with the owner contract of API.md."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.permissions import SAFE_METHODS
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from reconcile_app.api.serializers import SandboxFaultInput, SandboxRecordOutput, SandboxWriteInput
+from reconcile_app.canonical import rfc3339
+from reconcile_app.choices import Role
+from reconcile_app.errors import Forbidden, NotFound
+from reconcile_app.models import Source
+from reconcile_app.roles import has_role
+from reconcile_app.services.sandbox import (
+    sandbox_fault_add,
+    sandbox_faults_clear,
+    sandbox_record_read,
+    sandbox_record_write,
+)
+
+PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
+
+
+def _sandbox_source(name: str) -> str:
+    if not Source.objects.filter(name=name, adapter="sandbox").exists():
+        raise NotFound(f"no sandbox source {name!r}", code="unknown_source")
+    return name
+
+
+class SandboxView(APIView):
+    """Reads are the owner contract (any authenticated caller); changes are operators' only."""
+
+    def check_permissions(self, request: Request) -> None:
+        super().check_permissions(request)
+        if request.method not in SAFE_METHODS and not has_role(request.user, Role.OPERATOR):
+            raise Forbidden("changing the sandbox needs the operator role", code="forbidden")
+
+
+class SandboxRecordView(SandboxView):
+    @extend_schema(responses={200: SandboxRecordOutput, 404: PROBLEM, 503: PROBLEM})
+    def get(self, request: Request, source: str, subject: str, field: str) -> Response:
+        read = sandbox_record_read(source=_sandbox_source(source), subject=subject, field=field)
+        response = Response(
+            {
+                "value": read.value,
+                "version": read.version,
+                "valid_from": rfc3339(read.valid_from),
+                "recorded_at": rfc3339(read.recorded_at),
+                "observed_at": rfc3339(read.observed_at),
+            }
+        )
+        response["ETag"] = f'"{read.version}"'
+        return response
+
+    @extend_schema(
+        request=SandboxWriteInput, responses={200: SandboxRecordOutput, 400: PROBLEM, 403: PROBLEM}
+    )
+    def put(self, request: Request, source: str, subject: str, field: str) -> Response:
+        payload = SandboxWriteInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        record = sandbox_record_write(
+            source=_sandbox_source(source), subject=subject, field=field, **payload.validated_data
+        )
+        response = Response(
+            {
+                "value": record.value,
+                "version": record.version,
+                "valid_from": rfc3339(record.valid_from),
+                "recorded_at": rfc3339(record.recorded_at),
+                "observed_at": rfc3339(record.recorded_at),
+            }
+        )
+        response["ETag"] = f'"{record.version}"'
+        return response
+
+
+class SandboxFaultsView(SandboxView):
+    @extend_schema(request=SandboxFaultInput, responses={201: None, 400: PROBLEM, 403: PROBLEM})
+    def post(self, request: Request, source: str) -> Response:
+        payload = SandboxFaultInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        fault = sandbox_fault_add(source=_sandbox_source(source), **payload.validated_data)
+        return Response(
+            {"id": fault.pk, "kind": fault.kind, "count": fault.remaining, "seconds": fault.seconds},
+            status=status.HTTP_201_CREATED,
+        )
+
+    @extend_schema(responses={200: None, 403: PROBLEM})
+    def delete(self, request: Request, source: str) -> Response:
+        cleared = sandbox_faults_clear(source=_sandbox_source(source))
+        return Response({"cleared": cleared})

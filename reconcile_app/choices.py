@@ -1,0 +1,104 @@
+"""Every enumerated value of the domain, in one place (API.md names them)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Consistency(models.TextChoices):
+    LINEARIZABLE = "linearizable"
+    READ_YOUR_WRITES = "read_your_writes"
+    EVENTUAL = "eventual"
+    BATCH = "batch"
+
+
+class ReadStatus(models.TextChoices):
+    OK = "ok"
+    UNAVAILABLE = "unavailable"
+    TIMEOUT = "timeout"
+    STALE = "stale"
+    QUARANTINED = "quarantined"
+    CONFLICT = "conflict"
+
+
+class Completeness(models.TextChoices):
+    COMPLETE = "complete"
+    DEGRADED = "degraded"
+    INCOMPLETE = "incomplete"
+
+
+class DecisionResult(models.TextChoices):
+    ALLOW = "allow"
+    DENY = "deny"
+    ESCALATE = "escalate"
+    REFUSE = "refuse"
+
+
+class Verdict(models.TextChoices):
+    CONFIRMED = "confirmed"
+    SUPERSEDED = "superseded"
+    CONTRADICTED = "contradicted"
+    UNVERIFIED = "unverified"
+    OUT_OF_SCOPE = "out_of_scope"
+    STALE_STATE = "stale_state"
+    QUARANTINED = "quarantined"
+
+
+class EvidenceKind(models.TextChoices):
+    OBSERVATION = "observation"
+    DOCUMENT = "document"
+    POLICY_RESULT = "policy_result"
+    MODEL_PROPOSAL = "model_proposal"
+    TOOL_REQUEST = "tool_request"
+    EFFECT_RECEIPT = "effect_receipt"
+    READBACK = "readback"
+    CORRECTION = "correction"
+
+
+class MemoryStatus(models.TextChoices):
+    CURRENT = "current"
+    SUPERSEDED = "superseded"
+    EXPIRED = "expired"
+    HISTORICAL_ONLY = "historical_only"
+
+
+class PrincipalKind(models.TextChoices):
+    AGENT = "agent"
+    PERSON = "person"
+
+
+class ContradictionKind(models.TextChoices):
+    # Memory disagrees with state: preserved for review, never visible to policy.
+    MEMORY_VS_STATE = "memory_vs_state"
+    # Retained evidence newer than the state's valid time disagrees with it: two sources
+    # disagree without a clean temporal replacement, which the contract's policy handles.
+    EVIDENCE_VS_STATE = "evidence_vs_state"
+
+
+class ContradictionStatus(models.TextChoices):
+    OPEN = "open"
+    RESOLVED = "resolved"
+
+
+class ContradictionPolicy(models.TextChoices):
+    ESCALATE = "escalate"
+    REFUSE = "refuse"
+
+
+class Role(models.TextChoices):
+    OPERATOR = "operator"
+    REVIEWER = "reviewer"
+    AUDITOR = "auditor"
+    AGENT = "agent"
+
+
+BADGE_COLOURS: dict[str, str] = {
+    # One colour per value across the console.
+    "ok": "green", "allow": "green", "confirmed": "green", "complete": "green",
+    "current": "green", "resolved": "green",
+    "deny": "red", "refuse": "red", "contradicted": "red", "incomplete": "red",
+    "unavailable": "red", "timeout": "red", "conflict": "red",
+    "escalate": "amber", "degraded": "amber", "stale": "amber", "stale_state": "amber",
+    "superseded": "amber", "open": "amber", "quarantined": "purple",
+    "unverified": "grey", "out_of_scope": "grey", "expired": "grey", "historical_only": "grey",
+}

@@ -1,0 +1,73 @@
+"""Filters shared by the API and the console (the same query string works in both)."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Exists, OuterRef, QuerySet
+
+from reconcile_app.choices import (
+    Completeness,
+    ContradictionKind,
+    ContradictionStatus,
+    DecisionResult,
+    EvidenceKind,
+    MemoryStatus,
+)
+from reconcile_app.models import Contradiction, DecisionSnapshot, EvidenceEntry, MemoryRecord, StateRead
+
+
+class SnapshotFilterSet(django_filters.FilterSet):
+    decision_class = django_filters.CharFilter()
+    subject = django_filters.CharFilter()
+    result = django_filters.ChoiceFilter(choices=DecisionResult.choices)
+    completeness = django_filters.ChoiceFilter(choices=Completeness.choices)
+    reducer_version = django_filters.CharFilter()
+    source = django_filters.CharFilter(method="filter_source", label="Source")
+    issued_after = django_filters.IsoDateTimeFilter(field_name="issued_at", lookup_expr="gte")
+    issued_before = django_filters.IsoDateTimeFilter(field_name="issued_at", lookup_expr="lt")
+
+    class Meta:
+        model = DecisionSnapshot
+        fields = ["decision_class", "subject", "result", "completeness", "reducer_version"]
+
+    def filter_source(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        # EXISTS rather than a join: a snapshot that read the source twice is listed once.
+        return queryset.filter(
+            Exists(StateRead.objects.filter(snapshot=OuterRef("pk"), source__name=value))
+        )
+
+
+class EvidenceFilterSet(django_filters.FilterSet):
+    subject = django_filters.CharFilter()
+    field = django_filters.CharFilter()
+    kind = django_filters.ChoiceFilter(choices=EvidenceKind.choices)
+    source = django_filters.CharFilter()
+    recorded_before = django_filters.IsoDateTimeFilter(field_name="recorded_at", lookup_expr="lte")
+    recorded_after = django_filters.IsoDateTimeFilter(field_name="recorded_at", lookup_expr="gt")
+
+    class Meta:
+        model = EvidenceEntry
+        fields = ["subject", "field", "kind", "source"]
+
+
+class MemoryFilterSet(django_filters.FilterSet):
+    subject = django_filters.CharFilter()
+    fact_key = django_filters.CharFilter()
+    memory_class = django_filters.CharFilter()
+    status = django_filters.ChoiceFilter(choices=MemoryStatus.choices)
+    field = django_filters.CharFilter()
+
+    class Meta:
+        model = MemoryRecord
+        fields = ["subject", "fact_key", "memory_class", "status", "field"]
+
+
+class ContradictionFilterSet(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=ContradictionStatus.choices)
+    kind = django_filters.ChoiceFilter(choices=ContradictionKind.choices)
+    subject = django_filters.CharFilter()
+    field = django_filters.CharFilter()
+
+    class Meta:
+        model = Contradiction
+        fields = ["status", "kind", "subject", "field"]

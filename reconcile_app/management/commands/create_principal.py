@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from reconcile_app.errors import DomainError
+from reconcile_app.services.principals import principal_create
+
+
+class Command(BaseCommand):
+    help = (
+        "Create an agent principal with capabilities DECISION_CLASS:ACTION. "
+        "Prints the API key alone on the last line, once: only its hash is stored."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+        parser.add_argument(
+            "--capability", action="append", default=[], metavar="DECISION_CLASS:ACTION"
+        )
+
+    def handle(self, *args: Any, name: str, capability: list[str], **options: Any) -> None:
+        try:
+            principal, key = principal_create(name=name, capabilities=capability)
+        except DomainError as exc:
+            raise CommandError(exc.detail) from exc
+        capabilities = ", ".join(str(c) for c in principal.capabilities.all()) or "none"
+        self.stderr.write(f"principal {principal.name} created with capabilities: {capabilities}")
+        self.stderr.write("the key below is shown once; store it now")
+        self.stdout.write(key)

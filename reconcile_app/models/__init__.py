@@ -1,0 +1,36 @@
+from reconcile_app.models.audit import AuditEvent
+from reconcile_app.models.contracts import Contract, ContractAction, ContractField, PolicyRule
+from reconcile_app.models.evidence import EvidenceEntry, LedgerHead
+from reconcile_app.models.memory import MemoryRecord
+from reconcile_app.models.principals import ApiKey, Capability, Principal
+from reconcile_app.models.sandbox import SandboxFault, SandboxRecord
+from reconcile_app.models.snapshots import (
+    ClaimVerdict,
+    Contradiction,
+    DecisionReceipt,
+    DecisionSnapshot,
+    StateRead,
+)
+from reconcile_app.models.sources import Source
+
+__all__ = [
+    "AuditEvent",
+    "ApiKey",
+    "Capability",
+    "ClaimVerdict",
+    "Contract",
+    "ContractAction",
+    "ContractField",
+    "Contradiction",
+    "DecisionReceipt",
+    "DecisionSnapshot",
+    "EvidenceEntry",
+    "LedgerHead",
+    "MemoryRecord",
+    "PolicyRule",
+    "Principal",
+    "SandboxFault",
+    "SandboxRecord",
+    "Source",
+    "StateRead",
+]

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class AuditEvent(models.Model):
+    """One operator, reviewer or administrator action. Insert only.
+
+    Records who acted (user and principal), when, why (`reason`), on what (`object_kind`,
+    `object_ref`), with the request id and the object's state before and after.
+    """
+
+    at = models.DateTimeField(db_index=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    actor_name = models.CharField(max_length=150)
+    action = models.CharField(max_length=60, db_index=True)
+    object_kind = models.CharField(max_length=40)
+    object_ref = models.CharField(max_length=200, db_index=True)
+    reason = models.TextField(blank=True, default="")
+    request_id = models.CharField(max_length=64, blank=True, default="")
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.actor_name} {self.action} {self.object_kind}:{self.object_ref}"

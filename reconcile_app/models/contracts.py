@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+from django.db import models
+
+from reconcile_app.choices import ContradictionPolicy
+
+
+class Contract(models.Model):
+    """One version of a decision contract: what a decision class must read, and its policy.
+
+    Invariants: a (decision_class, version) pair is immutable once loaded; loading the same
+    pair again with different content is refused (`content_hash` detects it). The newest
+    loaded version of a class is the one `reconcile` uses unless a version is requested.
+    """
+
+    decision_class = models.SlugField(max_length=150)
+    version = models.CharField(max_length=50)
+    purpose = models.CharField(max_length=150)
+    policy_version = models.CharField(max_length=100)
+    contradictions = models.CharField(
+        max_length=10, choices=ContradictionPolicy.choices, default=ContradictionPolicy.ESCALATE
+    )
+    commit_window_seconds = models.PositiveIntegerField(default=120)
+    reducer = models.CharField(max_length=150, blank=True, default="")
+    document = models.JSONField()
+    content_hash = models.CharField(max_length=64)
+    source_path = models.CharField(max_length=500, blank=True, default="")
+    loaded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["decision_class", "-loaded_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["decision_class", "version"], name="contract_class_version_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.decision_class}@{self.version}"
+
+
+class ContractField(models.Model):
+    """A field the contract reads, from the source that owns it, with its freshness limit."""
+
+    contract = models.ForeignKey(Contract, on_delete=models.CASCADE, related_name="fields")
+    name = models.CharField(max_length=150)
+    source = models.ForeignKey("reconcile_app.Source", on_delete=models.PROTECT, related_name="+")
+    required = models.BooleanField()
+    max_age_seconds = models.PositiveIntegerField()
+    evidence_required = models.BooleanField(default=False)
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["contract", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["contract", "name"], name="contract_field_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ContractAction(models.Model):
+    """An action an allowed decision may permit, and the (required) field it writes."""
+
+    contract = models.ForeignKey(Contract, on_delete=models.CASCADE, related_name="actions")
+    name = models.SlugField(max_length=150)
+    field = models.CharField(max_length=150)
+
+    class Meta:
+        ordering = ["contract", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["contract", "name"], name="contract_action_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PolicyRule(models.Model):
+    """One CEL condition of the contract's policy, in the order it was written."""
+
+    class Kind(models.TextChoices):
+        DENY = "deny"
+        ESCALATE = "escalate"
+        ALLOW = "allow"
+
+    contract = models.ForeignKey(Contract, on_delete=models.CASCADE, related_name="rules")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    position = models.PositiveSmallIntegerField()
+    expression = models.TextField()
+    code = models.CharField(max_length=100, blank=True, default="")
+    permits = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["contract", "kind", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.expression}"

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from django.db import models
+
+
+class SandboxRecord(models.Model):
+    """A versioned record of the built-in reference owner system.
+
+    Invariants: every write adds one to `version` (the concurrency token an effect's If-Match
+    names); writes use `UPDATE ... WHERE version = expected`, so none is lost under contention.
+    """
+
+    source = models.SlugField(max_length=100)
+    subject = models.CharField(max_length=200)
+    field = models.CharField(max_length=150)
+    value = models.JSONField(null=True)
+    version = models.PositiveBigIntegerField()
+    valid_from = models.DateTimeField()
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["source", "subject", "field"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "subject", "field"], name="sandbox_record_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source}/{self.subject}/{self.field}@{self.version}"
+
+
+class SandboxFault(models.Model):
+    """A fault injected into one sandbox source. `remaining` null: fires until cleared."""
+
+    class Kind(models.TextChoices):
+        UNAVAILABLE = "unavailable"
+        TIMEOUT_AFTER_COMMIT = "timeout_after_commit"
+        LAG = "lag"
+        DROP_POSTCONDITION = "drop_postcondition"
+        DUPLICATE_DELIVERY = "duplicate_delivery"
+        REORDER = "reorder"
+
+    source = models.SlugField(max_length=100, db_index=True)
+    kind = models.CharField(max_length=30, choices=Kind.choices)
+    remaining = models.PositiveIntegerField(null=True, blank=True)
+    seconds = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.kind}"

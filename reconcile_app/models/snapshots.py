@@ -1,0 +1,173 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from reconcile_app.choices import (
+    Completeness,
+    ContradictionKind,
+    ContradictionStatus,
+    DecisionResult,
+    ReadStatus,
+    Verdict,
+)
+
+
+class DecisionSnapshot(models.Model):
+    """The immutable package one decision was made on.
+
+    Invariants: inserted once, never updated. `snapshot_id` is derived from `content_hash`,
+    the SHA-256 of the canonical JSON in `content` (binding, reads, evidence manifest,
+    verdicts, contradictions, decision, versions, cut-offs, completeness), so the same content
+    always has the same id and replay can prove it rebuilt the same thing.
+    """
+
+    snapshot_id = models.CharField(max_length=80, unique=True)
+    content_hash = models.CharField(max_length=64, unique=True)
+    principal = models.ForeignKey(
+        "reconcile_app.Principal", on_delete=models.PROTECT, related_name="snapshots"
+    )
+    contract = models.ForeignKey(
+        "reconcile_app.Contract", on_delete=models.PROTECT, related_name="snapshots"
+    )
+    subject = models.CharField(max_length=200, db_index=True)
+    purpose = models.CharField(max_length=150)
+    decision_class = models.SlugField(max_length=150, db_index=True)
+    proposed_action = models.CharField(max_length=150, blank=True, default="")
+    result = models.CharField(max_length=10, choices=DecisionResult.choices, db_index=True)
+    completeness = models.CharField(max_length=12, choices=Completeness.choices, db_index=True)
+    policy_version = models.CharField(max_length=100)
+    reducer_version = models.CharField(max_length=150, blank=True, default="", db_index=True)
+    schema_version = models.CharField(max_length=20)
+    valid_time_cutoff = models.DateTimeField()
+    recorded_time_cutoff = models.DateTimeField()
+    issued_at = models.DateTimeField(db_index=True)
+    content = models.JSONField()
+
+    class Meta:
+        ordering = ["-issued_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.snapshot_id
+
+
+class StateRead(models.Model):
+    """One field as read from its owner inside a snapshot. Never stored as truth elsewhere.
+
+    Queryable by source and version, so "every snapshot that read case-service@42" is an
+    index lookup.
+    """
+
+    snapshot = models.ForeignKey(DecisionSnapshot, on_delete=models.PROTECT, related_name="reads")
+    field = models.CharField(max_length=150)
+    source = models.ForeignKey("reconcile_app.Source", on_delete=models.PROTECT, related_name="+")
+    required = models.BooleanField()
+    status = models.CharField(max_length=12, choices=ReadStatus.choices)
+    value = models.JSONField(null=True)
+    version = models.BigIntegerField(null=True)
+    observed_at = models.DateTimeField(null=True)
+    valid_from = models.DateTimeField(null=True)
+    recorded_at = models.DateTimeField(null=True)
+    read_at = models.DateTimeField()
+    max_age_seconds = models.PositiveIntegerField()
+    consistency = models.CharField(max_length=20)
+    evidence = models.JSONField(default=list)
+    detail = models.CharField(max_length=500, blank=True, default="")
+
+    class Meta:
+        ordering = ["snapshot", "id"]
+        indexes = [models.Index(fields=["source", "version"])]
+
+    def __str__(self) -> str:
+        return f"{self.field}@{self.version}"
+
+
+class ClaimVerdict(models.Model):
+    """A remembered claim presented with a reconcile request, and what reconciliation found."""
+
+    snapshot = models.ForeignKey(
+        DecisionSnapshot, on_delete=models.PROTECT, related_name="claim_verdicts"
+    )
+    index = models.PositiveIntegerField()
+    subject = models.CharField(max_length=200)
+    field = models.CharField(max_length=150)
+    value = models.JSONField(null=True)
+    written_at = models.DateTimeField(null=True)
+    memory_class = models.CharField(max_length=100, blank=True, default="")
+    purpose = models.CharField(max_length=150, blank=True, default="")
+    derived_from = models.JSONField(default=list)
+    note = models.TextField(blank=True, default="")
+    verdict = models.CharField(max_length=15, choices=Verdict.choices, db_index=True)
+    reason = models.CharField(max_length=300)
+    evidence = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["snapshot", "index"]
+
+    def __str__(self) -> str:
+        return f"{self.snapshot_id}#{self.index}: {self.verdict}"
+
+
+class DecisionReceipt(models.Model):
+    """The decision bound to its snapshot: proposed action, policy result, permitted actions.
+
+    Insert only; lineage goes snapshot → decision → effect through it.
+    """
+
+    decision_id = models.CharField(max_length=80, unique=True)
+    snapshot = models.OneToOneField(
+        DecisionSnapshot, on_delete=models.PROTECT, related_name="decision_receipt"
+    )
+    proposed_action = models.CharField(max_length=150, blank=True, default="")
+    result = models.CharField(max_length=10, choices=DecisionResult.choices)
+    permitted_actions = models.JSONField(default=list)
+    reasons = models.JSONField(default=list)
+    policy_version = models.CharField(max_length=100)
+    issued_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return self.decision_id
+
+
+class Contradiction(models.Model):
+    """Two values for one fact that disagree without a clean temporal replacement.
+
+    Both sides are kept as they were (value, source, reference); nothing is smoothed. Status
+    moves open → resolved, by an operator, with a note.
+    """
+
+    snapshot = models.ForeignKey(
+        DecisionSnapshot, on_delete=models.PROTECT, related_name="contradictions"
+    )
+    kind = models.CharField(max_length=20, choices=ContradictionKind.choices)
+    subject = models.CharField(max_length=200)
+    field = models.CharField(max_length=150)
+    state_value = models.JSONField(null=True)
+    state_source = models.CharField(max_length=200)
+    state_ref = models.CharField(max_length=200)
+    other_value = models.JSONField(null=True)
+    other_source = models.CharField(max_length=200)
+    other_ref = models.CharField(max_length=200)
+    detail = models.CharField(max_length=300)
+    status = models.CharField(
+        max_length=10,
+        choices=ContradictionStatus.choices,
+        default=ContradictionStatus.OPEN,
+        db_index=True,
+    )
+    detected_at = models.DateTimeField()
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    resolution_note = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["-detected_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.subject}.{self.field}: {self.state_value!r} vs {self.other_value!r}"

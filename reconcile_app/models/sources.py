@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from django.db import models
+
+from reconcile_app.choices import Consistency
+
+
+class Source(models.Model):
+    """A system that owns one or more fact classes and is read through an adapter.
+
+    Invariants: `name` is unique and stable (snapshots refer to it); `adapter` names a
+    registered adapter or a dotted path that was importable when the file was loaded.
+    Reloading a source file updates its row in place: sources are configuration, while what
+    was read from them is kept immutably inside snapshots.
+    """
+
+    name = models.SlugField(max_length=100, unique=True)
+    owner = models.CharField(max_length=200)
+    adapter = models.CharField(max_length=300)
+    base_url = models.URLField(max_length=500, blank=True, default="")
+    consistency = models.CharField(max_length=20, choices=Consistency.choices)
+    expected_lag_seconds = models.PositiveIntegerField(default=0)
+    fact_classes = models.JSONField(default=list)
+    # Adapter-specific settings from the YAML file (e.g. auth_token_env, timeout_ms).
+    options = models.JSONField(default=dict, blank=True)
+    document = models.JSONField(default=dict)
+    loaded_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,54 @@
+"""CEL policy conditions: compiled once per process, evaluated over state fields only."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import cel
+
+# Policy may read state values and nothing else: claims are never visible to policy.
+ALLOWED_VARIABLES = frozenset({"fields"})
+
+
+class PolicyCompileError(ValueError):
+    pass
+
+
+@lru_cache(maxsize=4096)
+def compiled(expression: str) -> cel.Program:
+    """Compile (and cache) a condition; raises PolicyCompileError with the parser's reason."""
+    try:
+        program = cel.compile(expression)
+    except (ValueError, TypeError, RuntimeError) as exc:
+        raise PolicyCompileError(str(exc).splitlines()[0]) from exc
+    # Comprehension variables (e.g. the `x` of `.exists(x, ...)`) appear as identifiers too;
+    # anything other than `fields` that is not bound by a macro is an unknown variable.
+    unknown = [name for name in program.variables() if name not in ALLOWED_VARIABLES]
+    macro_bound = _macro_bound_names(expression)
+    unknown = [name for name in unknown if name not in macro_bound]
+    if unknown:
+        raise PolicyCompileError(
+            f"conditions may only read `fields` (state values); found {', '.join(unknown)}"
+        )
+    return program
+
+
+def _macro_bound_names(expression: str) -> set[str]:
+    import re
+
+    pattern = r"\.(?:all|exists|exists_one|map|filter)\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,"
+    return set(re.findall(pattern, expression))
+
+
+def evaluate(expression: str, fields: dict[str, Any]) -> bool | None:
+    """True or False, or None when the condition cannot be evaluated to a boolean.
+
+    The caller decides what None means: it fails closed (matches deny and escalate, never
+    allow).
+    """
+    try:
+        result = compiled(expression).execute({"fields": fields})
+    except Exception:  # noqa: BLE001 - any evaluation failure is "could not evaluate"
+        return None
+    return result if isinstance(result, bool) else None

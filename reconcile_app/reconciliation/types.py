@@ -1,0 +1,105 @@
+"""The plain data the reconciliation engine works on. No ORM objects cross this boundary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    source: str
+    required: bool
+    max_age_seconds: int
+    evidence_required: bool
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    kind: str  # deny | escalate | allow
+    expression: str
+    code: str
+    permits: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ContractSpec:
+    """An immutable contract version, as the engine needs it."""
+
+    pk: int
+    decision_class: str
+    version: str
+    purpose: str
+    policy_version: str
+    contradictions: str
+    commit_window_seconds: int
+    reducer: str
+    content_hash: str
+    fields: tuple[FieldSpec, ...]
+    actions: dict[str, str]  # action -> field it writes
+    rules: tuple[RuleSpec, ...]
+
+    def field(self, name: str) -> FieldSpec | None:
+        return next((spec for spec in self.fields if spec.name == name), None)
+
+
+@dataclass(frozen=True)
+class FieldRead:
+    """One read as it will be stored in the snapshot."""
+
+    field: str
+    source: str
+    consistency: str
+    status: str
+    value: Any
+    version: int | None
+    observed_at: datetime | None
+    valid_from: datetime | None
+    recorded_at: datetime | None
+    read_at: datetime
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class EvidenceView:
+    evidence_id: str
+    hash: str
+    subject: str
+    field: str
+    value: Any
+    source: str
+    observed_at: datetime
+    recorded_at: datetime
+    withdrawn: bool  # revoked or superseded by an entry recorded by the cut-off
+
+
+@dataclass(frozen=True)
+class Claim:
+    subject: str
+    field: str
+    value: Any
+    written_at: datetime | None
+    memory_class: str = ""
+    purpose: str = ""
+    derived_from: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Binding:
+    principal: str
+    subject: str
+    purpose: str
+    decision_class: str
+    proposed_action: str
+
+
+@dataclass
+class Outcome:
+    """What the engine concluded; `content` is what the snapshot hash covers."""
+
+    content: dict[str, Any]
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    contradictions: list[dict[str, Any]] = field(default_factory=list)

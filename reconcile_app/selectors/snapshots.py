@@ -1,0 +1,87 @@
+"""Reads of snapshots, contradictions, evidence and memories, shaped for API and console."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from reconcile_app.canonical import rfc3339
+from reconcile_app.errors import NotFound
+from reconcile_app.models import Contradiction, DecisionSnapshot, Principal
+from reconcile_app.roles import is_staff_role
+
+
+def snapshots_visible_to(user: Any) -> QuerySet[DecisionSnapshot]:
+    """People in a role see every snapshot; an agent sees the ones it asked for."""
+    snapshots = DecisionSnapshot.objects.select_related("principal").prefetch_related(
+        "contradictions__resolved_by"
+    )
+    if is_staff_role(user):
+        return snapshots
+    return snapshots.filter(principal__user=user)
+
+
+def snapshot_get(*, user: Any, snapshot_id: str) -> DecisionSnapshot:
+    snapshot = snapshots_visible_to(user).filter(snapshot_id=snapshot_id).first()
+    if snapshot is None:
+        raise NotFound(f"no snapshot {snapshot_id}", code="snapshot_not_found")
+    return snapshot
+
+
+def contradiction_representation(row: Contradiction, snapshot_id: str) -> dict[str, Any]:
+    return {
+        "id": row.pk,
+        "kind": row.kind,
+        "subject": row.subject,
+        "field": row.field,
+        "state": {"value": row.state_value, "source": row.state_source, "ref": row.state_ref},
+        "other": {"value": row.other_value, "source": row.other_source, "ref": row.other_ref},
+        "detail": row.detail,
+        "status": row.status,
+        "snapshot_id": snapshot_id,
+        "detected_at": rfc3339(row.detected_at),
+        "resolved_at": rfc3339(row.resolved_at),
+        "resolved_by": row.resolved_by.username if row.resolved_by_id else None,
+        "resolution_note": row.resolution_note,
+    }
+
+
+def snapshot_representation(snapshot: DecisionSnapshot) -> dict[str, Any]:
+    """The API shape of a snapshot, built from its stored (hashed) content."""
+    content = snapshot.content
+    return {
+        "snapshot_id": snapshot.snapshot_id,
+        "content_hash": snapshot.content_hash,
+        "issued_at": rfc3339(snapshot.issued_at),
+        "principal": content["binding"]["principal"],
+        "subject": snapshot.subject,
+        "purpose": snapshot.purpose,
+        "decision_class": snapshot.decision_class,
+        "proposed_action": snapshot.proposed_action,
+        "completeness": content["completeness"],
+        "decision": content["decision"],
+        "fields": content["fields"],
+        "claims": content["claims"],
+        "contradictions": [
+            contradiction_representation(row, snapshot.snapshot_id)
+            for row in sorted(snapshot.contradictions.all(), key=lambda row: row.pk)
+        ],
+        "escalation_id": None,
+        "contract": {
+            "decision_class": content["contract"]["decision_class"],
+            "version": content["contract"]["version"],
+        },
+        "reducer_version": content["reducer_version"],
+        "cutoffs": content["cutoffs"],
+        "evidence_manifest": content["evidence_manifest"],
+    }
+
+
+def principal_of(user: Any, auth: Any) -> Principal:
+    """The principal acting on this request: the bearer key's, or the session user's."""
+    if isinstance(auth, Principal):
+        return auth
+    from reconcile_app.services.principals import principal_for_user
+
+    return principal_for_user(user)

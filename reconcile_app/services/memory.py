@@ -1,0 +1,90 @@
+"""Memory admission: a remembered belief enters only with its derivation and scope."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Sequence
+from datetime import date, datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from reconcile_app.choices import MemoryStatus
+from reconcile_app.errors import Conflict, ValidationFailed
+from reconcile_app.models import MemoryRecord, Principal
+from reconcile_app.services.references import missing_references
+
+MEMORY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
+
+
+def memory_admit(
+    *,
+    agent: Principal,
+    memory_class: str,
+    subject: str,
+    purpose: str,
+    value: Any,
+    derived_from: Sequence[str],
+    field: str = "",
+    fact_key: str = "",
+    note: str = "",
+    valid_until: date | None = None,
+    owner: str | None = None,
+    source_revision: str = "",
+    supersedes: str | None = None,
+    written_at: datetime | None = None,
+    memory_id: str | None = None,
+) -> MemoryRecord:
+    if not derived_from:
+        raise ValidationFailed(
+            "a memory must say what it was derived from (derived_from is empty)",
+            code="derivation_missing",
+        )
+    if not field and not fact_key:
+        raise ValidationFailed("a memory needs a field or a fact_key", code="target_missing")
+    if memory_id is not None and not MEMORY_ID.match(memory_id):
+        raise ValidationFailed("memory_id has invalid characters", code="invalid_memory_id")
+    missing = missing_references([*derived_from, *([f"memory:{supersedes}"] if supersedes else [])])
+    if missing:
+        raise ValidationFailed(
+            f"unknown references: {', '.join(missing)}", code="unknown_reference", missing=missing
+        )
+    now = timezone.now()
+    with transaction.atomic():
+        previous = None
+        if supersedes:
+            # Lock the superseded record and flip it in the same transaction as the insert;
+            # the conditional UPDATE makes exactly one of two concurrent supersessions win.
+            previous = MemoryRecord.objects.select_for_update().get(memory_id=supersedes)
+            flipped = MemoryRecord.objects.filter(
+                pk=previous.pk, status=MemoryStatus.CURRENT
+            ).update(status=MemoryStatus.SUPERSEDED)
+            if not flipped:
+                raise Conflict(
+                    f"{supersedes} is {previous.status}, not current: it cannot be superseded",
+                    code="supersession_conflict",
+                )
+        new_id = memory_id or f"mem-{secrets.token_hex(6)}"
+        if MemoryRecord.objects.filter(memory_id=new_id).exists():
+            raise Conflict(f"memory {new_id} already exists", code="memory_id_taken")
+        return MemoryRecord.objects.create(
+            memory_id=new_id,
+            agent=agent,
+            memory_class=memory_class,
+            subject=subject,
+            purpose=purpose,
+            field=field,
+            fact_key=fact_key,
+            value=value,
+            note=note,
+            derived_from=list(derived_from),
+            owner=owner,
+            source_revision=source_revision,
+            valid_until=valid_until,
+            supersedes=previous,
+            status=MemoryStatus.CURRENT,
+            written_at=written_at or now,
+            recorded_at=now,
+        )

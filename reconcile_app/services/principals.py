@@ -1,0 +1,116 @@
+"""Principals, their keys and capabilities, and console users with personal tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Iterable
+
+from django.contrib.auth.models import Group, User
+from django.db import transaction
+
+from reconcile_app.choices import PrincipalKind, Role
+from reconcile_app.errors import Conflict, ValidationFailed
+from reconcile_app.models import ApiKey, Capability, Principal
+
+KEY_PREFIX = "rk"
+PEOPLE_ROLES = (Role.OPERATOR, Role.REVIEWER, Role.AUDITOR)
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def api_key_issue(*, principal: Principal) -> str:
+    """Create a key and return it; only its hash is kept, so this is the only time it exists."""
+    prefix = secrets.token_hex(4)
+    secret = secrets.token_urlsafe(32)
+    key = f"{KEY_PREFIX}_{prefix}_{secret}"
+    ApiKey.objects.create(principal=principal, prefix=prefix, key_hash=_digest(key))
+    return key
+
+
+def api_key_authenticate(raw_key: str) -> Principal | None:
+    parts = raw_key.split("_", 2)
+    if len(parts) != 3 or parts[0] != KEY_PREFIX:
+        return None
+    key = (
+        ApiKey.objects.select_related("principal__user")
+        .filter(prefix=parts[1], revoked_at__isnull=True)
+        .first()
+    )
+    if key is None or not hmac.compare_digest(key.key_hash, _digest(raw_key)):
+        return None
+    principal = key.principal
+    if principal.disabled_at is not None or not principal.user.is_active:
+        return None
+    return principal
+
+
+def parse_capability(text: str) -> tuple[str, str]:
+    decision_class, sep, action = text.partition(":")
+    if not sep or not decision_class or not action:
+        raise ValidationFailed(
+            f"capability {text!r} must be DECISION_CLASS:ACTION", code="invalid_capability"
+        )
+    return decision_class, action
+
+
+def _role_groups(roles: Iterable[str]) -> list[Group]:
+    return [Group.objects.get_or_create(name=str(role))[0] for role in roles]
+
+
+def principal_create(*, name: str, capabilities: Iterable[str]) -> tuple[Principal, str]:
+    """Create an agent principal with its capabilities; returns it and its one-time key."""
+    parsed = [parse_capability(text) for text in capabilities]
+    with transaction.atomic():
+        if Principal.objects.filter(name=name).exists() or User.objects.filter(
+            username=name
+        ).exists():
+            raise Conflict(f"a principal or user named {name!r} exists", code="name_taken")
+        user = User.objects.create_user(username=name)
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+        user.groups.set(_role_groups([Role.AGENT]))
+        principal = Principal.objects.create(name=name, kind=PrincipalKind.AGENT, user=user)
+        Capability.objects.bulk_create(
+            Capability(principal=principal, decision_class=dc, action=action)
+            for dc, action in dict.fromkeys(parsed)
+        )
+        key = api_key_issue(principal=principal)
+    return principal, key
+
+
+def user_create(
+    *, username: str, roles: Iterable[str], password: str | None = None
+) -> tuple[User, str]:
+    """Create a person in the given roles with a personal API token; returns both."""
+    roles = list(dict.fromkeys(roles))
+    for role in roles:
+        if role not in PEOPLE_ROLES:
+            raise ValidationFailed(
+                f"group must be one of {', '.join(PEOPLE_ROLES)}", code="invalid_group"
+            )
+    with transaction.atomic():
+        if User.objects.filter(username=username).exists():
+            raise Conflict(f"user {username!r} exists", code="name_taken")
+        user = User.objects.create_user(username=username, password=password)
+        if password is None:
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+        user.groups.set(_role_groups(roles))
+        principal = Principal.objects.create(name=username, kind=PrincipalKind.PERSON, user=user)
+        token = api_key_issue(principal=principal)
+    return user, token
+
+
+def principal_for_user(user: User) -> Principal:
+    """The principal behind a console session (created on first use for superusers)."""
+    principal = Principal.objects.filter(user=user).first()
+    if principal is None:
+        principal, _ = Principal.objects.get_or_create(
+            user=user, defaults={"name": user.username, "kind": PrincipalKind.PERSON}
+        )
+    return principal
+

@@ -1,0 +1,294 @@
+"""`reconcile`: bind → read → support → classify → decide → issue (DESIGN.md).
+
+Reads from owners happen before any transaction is opened (network I/O never holds a lock);
+the snapshot, its reads, verdicts, contradictions and decision receipt are then written in one
+transaction, so a snapshot is either wholly there or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from reconcile_app.canonical import content_hash
+from reconcile_app.choices import ContradictionStatus
+from reconcile_app.errors import Forbidden, ValidationFailed
+from reconcile_app.models import (
+    ClaimVerdict,
+    Contradiction,
+    DecisionReceipt,
+    DecisionSnapshot,
+    EvidenceEntry,
+    Principal,
+    Source,
+    StateRead,
+)
+from reconcile_app.reconciliation import engine
+from reconcile_app.reconciliation.types import (
+    Binding,
+    Claim,
+    ContractSpec,
+    EvidenceView,
+    FieldRead,
+)
+from reconcile_app.selectors.contracts import contract_current, contract_spec
+from reconcile_app.sources import adapter_for
+
+MAX_CLAIMS = 1000
+
+
+@dataclass(frozen=True)
+class ReconcileRequest:
+    subject: str
+    purpose: str
+    decision_class: str
+    proposed_action: str = ""
+    contract_version: str | None = None
+    claims: Sequence[Claim] = ()
+
+
+def _capable_actions(principal: Principal, decision_class: str) -> frozenset[str]:
+    return frozenset(
+        principal.capabilities.filter(decision_class=decision_class).values_list(
+            "action", flat=True
+        )
+    )
+
+
+def bind(*, principal: Principal, request: ReconcileRequest) -> tuple[ContractSpec, frozenset[str]]:
+    """Refuse what the principal may not ask: no ambient authority."""
+    capable = _capable_actions(principal, request.decision_class)
+    if not capable or (
+        request.proposed_action
+        and request.proposed_action not in capable
+        and "*" not in capable
+    ):
+        wanted = f"{request.decision_class}:{request.proposed_action or '*'}"
+        raise Forbidden(
+            f"{principal.name} has no capability {wanted}",
+            code="capability_missing",
+            capability=wanted,
+        )
+    spec = contract_spec(
+        contract_current(decision_class=request.decision_class, version=request.contract_version)
+    )
+    if request.purpose != spec.purpose:
+        raise Forbidden(
+            f"{request.decision_class} serves purpose {spec.purpose!r}, not {request.purpose!r}",
+            code="purpose_mismatch",
+        )
+    if request.proposed_action and request.proposed_action not in spec.actions:
+        raise ValidationFailed(
+            f"{request.proposed_action!r} is not an action of {spec.decision_class}@{spec.version}",
+            code="unknown_action",
+            actions=sorted(spec.actions),
+        )
+    if len(request.claims) > MAX_CLAIMS:
+        raise ValidationFailed(f"at most {MAX_CLAIMS} claims per request", code="too_many_claims")
+    return spec, capable
+
+
+def read_fields(
+    *, spec: ContractSpec, subject: str, sources: dict[str, Source]
+) -> list[FieldRead]:
+    """Read every contract field from its owner. Adapters turn failures into statuses."""
+    reads: list[FieldRead] = []
+    adapters = {}
+    for field_spec in spec.fields:
+        source = sources[field_spec.source]
+        adapter = adapters.get(source.name) or adapters.setdefault(source.name, adapter_for(source))
+        result = adapter.read(subject, field_spec.name)
+        reads.append(
+            FieldRead(
+                field=field_spec.name,
+                source=source.name,
+                consistency=source.consistency,
+                status=str(result.status),
+                value=result.value,
+                version=result.version,
+                observed_at=result.observed_at,
+                valid_from=result.valid_from,
+                recorded_at=result.recorded_at,
+                read_at=timezone.now(),
+                detail=result.detail,
+            )
+        )
+    return reads
+
+
+def evidence_as_of(*, subject: str, fields: set[str], recorded_by: datetime) -> list[EvidenceView]:
+    """Evidence for the subject's fields recorded by the cut-off, with withdrawals applied.
+
+    Two queries whatever the number of claims or entries.
+    """
+    entries = list(
+        EvidenceEntry.objects.filter(
+            subject=subject, field__in=fields, recorded_at__lte=recorded_by
+        ).order_by("seq")
+    )
+    ids = [entry.pk for entry in entries]
+    withdrawn = set()
+    if ids:
+        for revokes_id, supersedes_id in EvidenceEntry.objects.filter(
+            Q(revokes_id__in=ids) | Q(supersedes_id__in=ids), recorded_at__lte=recorded_by
+        ).values_list("revokes_id", "supersedes_id"):
+            withdrawn.update(pk for pk in (revokes_id, supersedes_id) if pk)
+    return [
+        EvidenceView(
+            evidence_id=entry.evidence_id,
+            hash=entry.hash,
+            subject=entry.subject,
+            field=entry.field,
+            value=entry.value,
+            source=entry.source,
+            observed_at=entry.observed_at,
+            recorded_at=entry.recorded_at,
+            withdrawn=entry.pk in withdrawn,
+        )
+        for entry in entries
+    ]
+
+
+def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> DecisionSnapshot:
+    """Run the protocol for one request and persist the immutable snapshot."""
+    spec, capable = bind(principal=principal, request=request)
+    sources = {source.name: source for source in Source.objects.filter(name__in={f.source for f in spec.fields})}
+    raw_reads = read_fields(spec=spec, subject=request.subject, sources=sources)
+    decided_at = timezone.now()
+    relevant_fields = {f.name for f in spec.fields} | {
+        claim.field for claim in request.claims if claim.subject == request.subject
+    }
+    evidence = evidence_as_of(subject=request.subject, fields=relevant_fields, recorded_by=decided_at)
+    binding = Binding(
+        principal=principal.name,
+        subject=request.subject,
+        purpose=request.purpose,
+        decision_class=request.decision_class,
+        proposed_action=request.proposed_action,
+    )
+    outcome = engine.evaluate(
+        contract=spec,
+        binding=binding,
+        raw_reads=raw_reads,
+        evidence=evidence,
+        claims=list(request.claims),
+        quarantined_classes=frozenset(),
+        capable_actions=capable,
+        valid_time=decided_at,
+        recorded_time=decided_at,
+    )
+    return snapshot_persist(
+        principal=principal, spec=spec, sources=sources, content=outcome.content, issued_at=decided_at
+    )
+
+
+def snapshot_persist(
+    *,
+    principal: Principal,
+    spec: ContractSpec,
+    sources: dict[str, Source],
+    content: dict,
+    issued_at: datetime,
+) -> DecisionSnapshot:
+    digest = content_hash(content)
+    snapshot_id = f"snap_{digest[:32]}"
+    binding = content["binding"]
+    decision = content["decision"]
+    with transaction.atomic():
+        existing = DecisionSnapshot.objects.filter(content_hash=digest).first()
+        if existing is not None:
+            # Content-addressed: the same content is the same snapshot.
+            return existing
+        snapshot = DecisionSnapshot.objects.create(
+            snapshot_id=snapshot_id,
+            content_hash=digest,
+            principal=principal,
+            contract_id=spec.pk,
+            subject=binding["subject"],
+            purpose=binding["purpose"],
+            decision_class=binding["decision_class"],
+            proposed_action=binding["proposed_action"],
+            result=decision["result"],
+            completeness=content["completeness"],
+            policy_version=decision["policy_version"],
+            reducer_version=content["reducer_version"] or "",
+            schema_version=content["schema_version"],
+            valid_time_cutoff=issued_at,
+            recorded_time_cutoff=issued_at,
+            issued_at=issued_at,
+            content=content,
+        )
+        StateRead.objects.bulk_create(
+            StateRead(
+                snapshot=snapshot,
+                field=name,
+                source=sources[item["source"]],
+                required=item["required"],
+                status=item["status"],
+                value=item["value"],
+                version=item["version"],
+                observed_at=item["observed_at"],
+                valid_from=item["valid_from"],
+                recorded_at=item["recorded_at"],
+                read_at=item["read_at"],
+                max_age_seconds=item["max_age_seconds"],
+                consistency=item["consistency"],
+                evidence=item["evidence"],
+                detail=item["detail"][:500],
+            )
+            for name, item in content["fields"].items()
+        )
+        if content["claims"]:
+            ClaimVerdict.objects.bulk_create(
+                ClaimVerdict(
+                    snapshot=snapshot,
+                    index=item["index"],
+                    subject=item["subject"],
+                    field=item["field"],
+                    value=item["value"],
+                    written_at=item["written_at"],
+                    memory_class=item["memory_class"],
+                    purpose=item["purpose"],
+                    derived_from=item["derived_from"],
+                    note=item["note"],
+                    verdict=item["verdict"],
+                    reason=item["reason"],
+                    evidence=item["evidence"],
+                )
+                for item in content["claims"]
+            )
+        if content["contradictions"]:
+            Contradiction.objects.bulk_create(
+                Contradiction(
+                    snapshot=snapshot,
+                    kind=item["kind"],
+                    subject=item["subject"],
+                    field=item["field"],
+                    state_value=item["state"]["value"],
+                    state_source=item["state"]["source"],
+                    state_ref=item["state"]["ref"],
+                    other_value=item["other"]["value"],
+                    other_source=item["other"]["source"],
+                    other_ref=item["other"]["ref"],
+                    detail=item["detail"][:300],
+                    status=ContradictionStatus.OPEN,
+                    detected_at=issued_at,
+                )
+                for item in content["contradictions"]
+            )
+        DecisionReceipt.objects.create(
+            decision_id=f"dec_{digest[:32]}",
+            snapshot=snapshot,
+            proposed_action=binding["proposed_action"],
+            result=decision["result"],
+            permitted_actions=decision["permitted_actions"],
+            reasons=decision["reasons"],
+            policy_version=decision["policy_version"],
+            issued_at=issued_at,
+        )
+    return snapshot

@@ -1,0 +1,141 @@
+"""The sandbox: a built-in reference owner system with versioned records and fault injection.
+
+It is a real owner system, not a mock: records live in the database, every write adds one to
+the version with a compare-and-set, and faults make it misbehave the way real owners do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from reconcile_app.errors import Conflict, DomainError, NotFound, ValidationFailed
+from reconcile_app.models import SandboxFault, SandboxRecord
+
+
+class SandboxUnavailable(DomainError):
+    status = 503
+    code = "owner_unavailable"
+    title = "Owner unavailable"
+
+
+@dataclass(frozen=True)
+class SandboxRead:
+    value: Any
+    version: int
+    valid_from: datetime
+    recorded_at: datetime
+    observed_at: datetime
+
+
+def _fire(source: str, kind: str) -> SandboxFault | None:
+    """Return the fault if one of this kind fires now, consuming one use of a counted fault."""
+    for fault in SandboxFault.objects.filter(source=source, kind=kind):
+        if fault.remaining is None:
+            return fault
+        # Conditional decrement: concurrent readers cannot both consume the last use.
+        used = SandboxFault.objects.filter(pk=fault.pk, remaining__gt=0).update(
+            remaining=F("remaining") - 1
+        )
+        SandboxFault.objects.filter(pk=fault.pk, remaining=0).delete()
+        if used:
+            return fault
+    return None
+
+
+def sandbox_record_read(*, source: str, subject: str, field: str) -> SandboxRead:
+    if _fire(source, SandboxFault.Kind.UNAVAILABLE):
+        raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
+    record = SandboxRecord.objects.filter(source=source, subject=subject, field=field).first()
+    if record is None:
+        raise NotFound(f"{source} has no record {subject}/{field}", code="record_not_found")
+    now = timezone.now()
+    lag = _fire(source, SandboxFault.Kind.LAG)
+    # A lagging replica vouches only for the moment it last caught up.
+    observed_at = now - timedelta(seconds=lag.seconds) if lag else now
+    return SandboxRead(
+        value=record.value,
+        version=record.version,
+        valid_from=record.valid_from,
+        recorded_at=record.recorded_at,
+        observed_at=observed_at,
+    )
+
+
+def sandbox_record_write(
+    *,
+    source: str,
+    subject: str,
+    field: str,
+    value: Any,
+    valid_from: datetime | None = None,
+    version: int | None = None,
+    expected_version: int | None = None,
+) -> SandboxRecord:
+    """Write a record: version + 1, or jump forward to `version` (demo and drill set-up).
+
+    With `expected_version` the write is a compare-and-set enforced in the UPDATE itself.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        current = SandboxRecord.objects.filter(source=source, subject=subject, field=field).first()
+        if current is None:
+            if expected_version is not None:
+                raise Conflict(
+                    f"{subject}/{field} does not exist",
+                    code="version_changed",
+                    status=412,
+                    expected=expected_version,
+                    found=None,
+                )
+            return SandboxRecord.objects.create(
+                source=source,
+                subject=subject,
+                field=field,
+                value=value,
+                version=version or 1,
+                valid_from=valid_from or now,
+                recorded_at=now,
+            )
+        if version is not None and version <= current.version:
+            raise ValidationFailed(
+                f"version must move forward (current {current.version})", code="version_backwards"
+            )
+        expected = current.version if expected_version is None else expected_version
+        new_version = version if version is not None else expected + 1
+        updated = SandboxRecord.objects.filter(pk=current.pk, version=expected).update(
+            value=value, version=new_version, valid_from=valid_from or now, recorded_at=now
+        )
+        if not updated:
+            found = SandboxRecord.objects.values_list("version", flat=True).get(pk=current.pk)
+            raise Conflict(
+                f"version changed: expected {expected}, found {found}",
+                code="version_changed",
+                status=412,
+                expected=expected,
+                found=found,
+            )
+        current.refresh_from_db()
+        return current
+
+
+def sandbox_fault_add(
+    *, source: str, kind: str, count: int | None = None, seconds: int = 0
+) -> SandboxFault:
+    if kind not in SandboxFault.Kind.values:
+        raise ValidationFailed(f"unknown fault kind {kind!r}", code="unknown_fault")
+    if count is not None and count < 1:
+        raise ValidationFailed("count must be at least 1", code="invalid_count")
+    if kind == SandboxFault.Kind.LAG and seconds < 1:
+        raise ValidationFailed("a lag fault needs seconds ≥ 1", code="invalid_seconds")
+    return SandboxFault.objects.create(source=source, kind=kind, remaining=count, seconds=seconds)
+
+
+def sandbox_faults_clear(*, source: str) -> int:
+    deleted, _ = SandboxFault.objects.filter(source=source).delete()
+    return deleted

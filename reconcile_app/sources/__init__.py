@@ -1,0 +1,69 @@
+"""Source adapters: how Reconcile reads from the system that owns a fact class.
+
+An adapter is built for one `Source` row and implements the owner contract of API.md. The
+`sandbox` and `http` adapters ship; deployers register more by dotted path, either in
+RECONCILE_ADAPTERS or directly as a source file's `adapter:`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from reconcile_app.choices import ReadStatus
+
+if TYPE_CHECKING:
+    from reconcile_app.models import Source
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """What an owner answered for one (subject, field). Only `ok` results carry a value."""
+
+    status: str
+    value: Any = None
+    version: int | None = None
+    valid_from: datetime | None = None
+    recorded_at: datetime | None = None
+    observed_at: datetime | None = None
+    detail: str = ""
+
+    @classmethod
+    def failed(cls, status: str, detail: str) -> ReadResult:
+        return cls(status=status, detail=detail)
+
+
+class SourceAdapter(ABC):
+    """Base class for adapters. Subclasses implement the owner contract's operations."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+
+    @abstractmethod
+    def read(self, subject: str, field: str) -> ReadResult:
+        """Read the current value of `field` for `subject` from the owner."""
+
+
+def adapter_class_path(adapter: str) -> str:
+    registry: dict[str, str] = settings.RECONCILE_ADAPTERS
+    return registry.get(adapter, adapter)
+
+
+def adapter_class(adapter: str) -> type[SourceAdapter]:
+    """Resolve a registered name or dotted path; raises ImportError or TypeError if invalid."""
+    cls = import_string(adapter_class_path(adapter))
+    if not (isinstance(cls, type) and issubclass(cls, SourceAdapter)):
+        raise TypeError(f"{adapter} is not a SourceAdapter subclass")
+    return cls
+
+
+def adapter_for(source: Source) -> SourceAdapter:
+    return adapter_class(source.adapter)(source)
+
+
+__all__ = ["ReadResult", "ReadStatus", "SourceAdapter", "adapter_class", "adapter_for"]

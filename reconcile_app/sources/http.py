@@ -1,0 +1,74 @@
+"""Adapter for a real owner system speaking the owner contract of API.md over HTTP.
+
+`GET {base_url}records/{subject}/{field}` → `{"value", "version", "valid_from",
+"recorded_at", "observed_at"}` with `ETag: "<version>"`. Authentication, when the owner
+needs it, is a bearer token read from the environment variable the source file names in
+`auth_token_env` (secrets never live in contract files).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from django.conf import settings
+from django.utils.dateparse import parse_datetime
+
+from reconcile_app.choices import ReadStatus
+from reconcile_app.sources import ReadResult, SourceAdapter
+
+
+def _time(raw: Any) -> datetime | None:
+    if not isinstance(raw, str):
+        return None
+    return parse_datetime(raw)
+
+
+class HttpAdapter(SourceAdapter):
+    def _client(self) -> httpx.Client:
+        options = self.source.options or {}
+        headers = {"Accept": "application/json"}
+        token_env = options.get("auth_token_env")
+        if token_env and os.environ.get(token_env):
+            headers["Authorization"] = f"Bearer {os.environ[token_env]}"
+        timeout_ms = options.get("timeout_ms")
+        timeout = (
+            float(timeout_ms) / 1000.0
+            if timeout_ms
+            else settings.RECONCILE_HTTP_TIMEOUT_SECONDS
+        )
+        base = self.source.base_url if self.source.base_url.endswith("/") else self.source.base_url + "/"
+        return httpx.Client(base_url=base, headers=headers, timeout=timeout)
+
+    def read(self, subject: str, field: str) -> ReadResult:
+        path = f"records/{quote(subject, safe='')}/{quote(field, safe='')}"
+        try:
+            with self._client() as client:
+                response = client.get(path)
+        except httpx.TimeoutException as exc:
+            return ReadResult.failed(ReadStatus.TIMEOUT, f"{self.source.name} timed out: {exc}")
+        except httpx.HTTPError as exc:
+            return ReadResult.failed(ReadStatus.UNAVAILABLE, f"{self.source.name}: {exc}")
+        if response.status_code != 200:
+            return ReadResult.failed(
+                ReadStatus.UNAVAILABLE,
+                f"{self.source.name} answered {response.status_code} for {subject}/{field}",
+            )
+        try:
+            body = response.json()
+            version = int(body["version"])
+        except (ValueError, KeyError, TypeError):
+            return ReadResult.failed(
+                ReadStatus.UNAVAILABLE, f"{self.source.name} sent a malformed record"
+            )
+        return ReadResult(
+            status=ReadStatus.OK,
+            value=body.get("value"),
+            version=version,
+            valid_from=_time(body.get("valid_from")),
+            recorded_at=_time(body.get("recorded_at")),
+            observed_at=_time(body.get("observed_at")),
+        )

@@ -1,0 +1,26 @@
+"""Adapter for the built-in sandbox owner system (in-process, same contract as `http`)."""
+
+from __future__ import annotations
+
+from reconcile_app.choices import ReadStatus
+from reconcile_app.errors import NotFound
+from reconcile_app.services.sandbox import SandboxUnavailable, sandbox_record_read
+from reconcile_app.sources import ReadResult, SourceAdapter
+
+
+class SandboxAdapter(SourceAdapter):
+    def read(self, subject: str, field: str) -> ReadResult:
+        try:
+            record = sandbox_record_read(source=self.source.name, subject=subject, field=field)
+        except SandboxUnavailable as exc:
+            return ReadResult.failed(ReadStatus.UNAVAILABLE, exc.detail)
+        except NotFound as exc:
+            return ReadResult.failed(ReadStatus.UNAVAILABLE, exc.detail)
+        return ReadResult(
+            status=ReadStatus.OK,
+            value=record.value,
+            version=record.version,
+            valid_from=record.valid_from,
+            recorded_at=record.recorded_at,
+            observed_at=record.observed_at,
+        )

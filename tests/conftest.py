@@ -1,0 +1,106 @@
+"""Shared fixtures: the demo estate's contracts and named personas.
+
+Personas (healthchecks style): `agent` holds the collections capabilities, `outsider` is an
+agent with no capability, `operator`, `reviewer` and `auditor` are people in those roles.
+Each persona has `.client` (a DRF APIClient authenticated with its bearer key),
+`.key`, `.principal` and `.user`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from reconcile_app.models import Principal
+from reconcile_app.services.contracts import contracts_load
+from reconcile_app.services.principals import principal_create, user_create
+
+ESTATE = Path(__file__).resolve().parent.parent / "reconcile_app" / "demo" / "estate"
+COLLECTIONS = "collections-contact-release"
+
+
+@dataclass
+class Persona:
+    name: str
+    key: str
+    user: User
+    principal: Principal
+    client: APIClient
+
+    def post(self, path: str, body: Any, **headers: str) -> Any:
+        return self.client.post(path, json.dumps(body), content_type="application/json", **headers)
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.client.get(path, params)
+
+
+def _client(key: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    return client
+
+
+def make_agent(name: str, capabilities: list[str]) -> Persona:
+    principal, key = principal_create(name=name, capabilities=capabilities)
+    return Persona(name, key, principal.user, principal, _client(key))
+
+
+def make_person(name: str, role: str, password: str | None = "correct-horse-battery") -> Persona:
+    user, token = user_create(username=name, roles=[role], password=password)
+    return Persona(name, token, user, user.principal, _client(token))
+
+
+@pytest.fixture
+def estate(db: Any) -> None:
+    """The demo estate's sources and contracts (no records: tests write what they need)."""
+    contracts_load(paths=[str(ESTATE)])
+
+
+@pytest.fixture
+def agent(db: Any) -> Persona:
+    return make_agent(
+        "collections-agent",
+        [
+            f"{COLLECTIONS}:release_collections_hold",
+            f"{COLLECTIONS}:retain_manual_review",
+            "warehouse-pick:pick_pallet",
+            "dispatch-card:dispatch_card",
+        ],
+    )
+
+
+@pytest.fixture
+def outsider(db: Any) -> Persona:
+    return make_agent("outsider-agent", [])
+
+
+@pytest.fixture
+def operator(db: Any) -> Persona:
+    return make_person("olivia-operator", "operator")
+
+
+@pytest.fixture
+def reviewer(db: Any) -> Persona:
+    return make_person("rhys-reviewer", "reviewer")
+
+
+@pytest.fixture
+def auditor(db: Any) -> Persona:
+    return make_person("ada-auditor", "auditor")
+
+
+@pytest.fixture
+def now() -> datetime:
+    return timezone.now()
+
+
+def ago(**kwargs: float) -> datetime:
+    return timezone.now() - timedelta(**kwargs)

@@ -21,7 +21,8 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 INSECURE_SECRET = "insecure-embedded-development-secret-change-me"  # noqa: S105
 PRODUCTION = env_bool("PRODUCTION", False)
-DEBUG = env_bool("DEBUG", not PRODUCTION)
+# Off unless asked for: tracebacks and query logging are for development only.
+DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY", INSECURE_SECRET)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -207,7 +208,12 @@ CELERY_TASK_SOFT_TIME_LIMIT = 540
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "expire-memories": {
+        "task": "reconcile_app.tasks.expire_memories",
+        "schedule": float(env_int("EXPIRE_MEMORIES_EVERY_SECONDS", 900)),
+    },
+}
 
 # --- Reconcile ------------------------------------------------------------------------------
 RECONCILE_ADAPTERS = {

@@ -7,3 +7,25 @@ class ReconcileAppConfig(AppConfig):
     name = "reconcile_app"
     verbose_name = "Reconcile"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        _raise_sqlite_parameter_limit()
+
+
+def _raise_sqlite_parameter_limit() -> None:
+    """Let bulk inserts use the SQLite library's real parameter limit.
+
+    Django 5.2 assumes the old compile-time default of 999 variables, which splits a
+    snapshot's claim verdicts into several INSERTs; SQLite ≥ 3.32 allows 32,766 (Django 6
+    reads the limit from the connection the same way). One statement per table keeps the
+    number of queries per reconcile independent of the number of claims.
+    """
+    import sqlite3
+
+    from django.db.backends.sqlite3.features import DatabaseFeatures
+
+    probe = sqlite3.connect(":memory:")
+    try:
+        DatabaseFeatures.max_query_params = probe.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    finally:
+        probe.close()

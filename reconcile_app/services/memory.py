@@ -8,6 +8,9 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -88,3 +91,18 @@ def memory_admit(
             written_at=written_at or now,
             recorded_at=now,
         )
+
+
+def fact_today() -> date:
+    """Today in the declared fact timezone, in which valid_until is inclusive."""
+    return timezone.now().astimezone(ZoneInfo(settings.RECONCILE_FACT_TIMEZONE)).date()
+
+
+def memories_expire(*, today: date) -> int:
+    """Mark current records whose valid_until has passed as expired (inclusive through it).
+
+    One UPDATE guarded by status, so a concurrent supersession and a rerun are both harmless.
+    """
+    return MemoryRecord.objects.filter(
+        status=MemoryStatus.CURRENT, valid_until__lt=today
+    ).update(status=MemoryStatus.EXPIRED)

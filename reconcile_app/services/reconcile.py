@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Q
+from django.db import IntegrityError
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from reconcile_app.canonical import content_hash
@@ -124,34 +125,23 @@ def read_fields(
 def evidence_as_of(*, subject: str, fields: set[str], recorded_by: datetime) -> list[EvidenceView]:
     """Evidence for the subject's fields recorded by the cut-off, with withdrawals applied.
 
-    Two queries whatever the number of claims or entries.
+    One query whatever the number of claims or entries: withdrawal (a revoking or superseding
+    entry recorded by the cut-off) is an EXISTS on the same table.
     """
-    entries = list(
-        EvidenceEntry.objects.filter(
-            subject=subject, field__in=fields, recorded_at__lte=recorded_by
-        ).order_by("seq")
+    withdrawals = EvidenceEntry.objects.filter(
+        Q(revokes_id=OuterRef("pk")) | Q(supersedes_id=OuterRef("pk")),
+        recorded_at__lte=recorded_by,
     )
-    ids = [entry.pk for entry in entries]
-    withdrawn = set()
-    if ids:
-        for revokes_id, supersedes_id in EvidenceEntry.objects.filter(
-            Q(revokes_id__in=ids) | Q(supersedes_id__in=ids), recorded_at__lte=recorded_by
-        ).values_list("revokes_id", "supersedes_id"):
-            withdrawn.update(pk for pk in (revokes_id, supersedes_id) if pk)
-    return [
-        EvidenceView(
-            evidence_id=entry.evidence_id,
-            hash=entry.hash,
-            subject=entry.subject,
-            field=entry.field,
-            value=entry.value,
-            source=entry.source,
-            observed_at=entry.observed_at,
-            recorded_at=entry.recorded_at,
-            withdrawn=entry.pk in withdrawn,
+    rows = (
+        EvidenceEntry.objects.filter(subject=subject, field__in=fields, recorded_at__lte=recorded_by)
+        .annotate(withdrawn=Exists(withdrawals))
+        .order_by("seq")
+        .values_list(
+            "evidence_id", "hash", "subject", "field", "value", "source", "observed_at",
+            "recorded_at", "withdrawn",
         )
-        for entry in entries
-    ]
+    )
+    return [EvidenceView(*row) for row in rows]
 
 
 def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> DecisionSnapshot:
@@ -196,16 +186,33 @@ def snapshot_persist(
     issued_at: datetime,
 ) -> DecisionSnapshot:
     digest = content_hash(content)
-    snapshot_id = f"snap_{digest[:32]}"
+    try:
+        return _snapshot_insert(
+            principal=principal, spec=spec, sources=sources, content=content,
+            issued_at=issued_at, digest=digest,
+        )
+    except IntegrityError:
+        # Content-addressed: identical content is the identical snapshot, already stored.
+        existing = DecisionSnapshot.objects.filter(content_hash=digest).first()
+        if existing is None:
+            raise
+        return existing
+
+
+def _snapshot_insert(
+    *,
+    principal: Principal,
+    spec: ContractSpec,
+    sources: dict[str, Source],
+    content: dict,
+    issued_at: datetime,
+    digest: str,
+) -> DecisionSnapshot:
     binding = content["binding"]
     decision = content["decision"]
     with transaction.atomic():
-        existing = DecisionSnapshot.objects.filter(content_hash=digest).first()
-        if existing is not None:
-            # Content-addressed: the same content is the same snapshot.
-            return existing
         snapshot = DecisionSnapshot.objects.create(
-            snapshot_id=snapshot_id,
+            snapshot_id=f"snap_{digest[:32]}",
             content_hash=digest,
             principal=principal,
             contract_id=spec.pk,

@@ -33,9 +33,11 @@ class SandboxRead:
     observed_at: datetime
 
 
-def _fire(source: str, kind: str) -> SandboxFault | None:
+def _fire(faults: list[SandboxFault], kind: str) -> SandboxFault | None:
     """Return the fault if one of this kind fires now, consuming one use of a counted fault."""
-    for fault in SandboxFault.objects.filter(source=source, kind=kind):
+    for fault in faults:
+        if fault.kind != kind:
+            continue
         if fault.remaining is None:
             return fault
         # Conditional decrement: concurrent readers cannot both consume the last use.
@@ -49,20 +51,26 @@ def _fire(source: str, kind: str) -> SandboxFault | None:
 
 
 def sandbox_record_read(*, source: str, subject: str, field: str) -> SandboxRead:
-    if _fire(source, SandboxFault.Kind.UNAVAILABLE):
+    faults = list(SandboxFault.objects.filter(source=source))
+    if _fire(faults, SandboxFault.Kind.UNAVAILABLE):
         raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
-    record = SandboxRecord.objects.filter(source=source, subject=subject, field=field).first()
+    record = (
+        SandboxRecord.objects.filter(source=source, subject=subject, field=field)
+        .order_by()
+        .values("value", "version", "valid_from", "recorded_at")
+        .first()
+    )
     if record is None:
         raise NotFound(f"{source} has no record {subject}/{field}", code="record_not_found")
     now = timezone.now()
-    lag = _fire(source, SandboxFault.Kind.LAG)
+    lag = _fire(faults, SandboxFault.Kind.LAG)
     # A lagging replica vouches only for the moment it last caught up.
     observed_at = now - timedelta(seconds=lag.seconds) if lag else now
     return SandboxRead(
-        value=record.value,
-        version=record.version,
-        valid_from=record.valid_from,
-        recorded_at=record.recorded_at,
+        value=record["value"],
+        version=record["version"],
+        valid_from=record["valid_from"],
+        recorded_at=record["recorded_at"],
         observed_at=observed_at,
     )
 

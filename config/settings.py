@@ -19,7 +19,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-INSECURE_SECRET = "insecure-embedded-development-secret-change-me"  # noqa: S105
+INSECURE_SECRET = "insecure-embedded-development-secret-change-me"
 PRODUCTION = env_bool("PRODUCTION", False)
 # Off unless asked for: tracebacks and query logging are for development only.
 DEBUG = env_bool("DEBUG", False)
@@ -56,6 +56,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "reconcile_app.request_id.RequestIdMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "reconcile_app.api.middleware.ApiProblemMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

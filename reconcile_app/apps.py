@@ -9,6 +9,8 @@ class ReconcileAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from reconcile_app.api import schema  # noqa: F401 - registers the OpenAPI auth scheme
+
         _raise_sqlite_parameter_limit()
 
 

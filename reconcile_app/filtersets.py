@@ -13,7 +13,13 @@ from reconcile_app.choices import (
     EvidenceKind,
     MemoryStatus,
 )
-from reconcile_app.models import Contradiction, DecisionSnapshot, EvidenceEntry, MemoryRecord, StateRead
+from reconcile_app.models import (
+    Contradiction,
+    DecisionSnapshot,
+    EvidenceEntry,
+    MemoryRecord,
+    StateRead,
+)
 
 
 class SnapshotFilterSet(django_filters.FilterSet):

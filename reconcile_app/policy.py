@@ -49,6 +49,6 @@ def evaluate(expression: str, fields: dict[str, Any]) -> bool | None:
     """
     try:
         result = compiled(expression).execute({"fields": fields})
-    except Exception:  # noqa: BLE001 - any evaluation failure is "could not evaluate"
+    except Exception:
         return None
     return result if isinstance(result, bool) else None

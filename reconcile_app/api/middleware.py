@@ -22,10 +22,14 @@ class ApiProblemMiddleware:
         if (
             request.path.startswith("/api/")
             and response.status_code == 404
-            and not response.get("Content-Type", "").startswith(("application/json", "application/problem+json"))
+            and not response.get("Content-Type", "").startswith(
+                ("application/json", "application/problem+json")
+            )
         ):
             return problem_json_response(
-                status_code=404, code="not_found", title="Not found",
+                status_code=404,
+                code="not_found",
+                title="Not found",
                 detail=f"no API resource at {request.path}",
             )
         return response
@@ -36,11 +40,15 @@ class ApiProblemMiddleware:
         if isinstance(exception, DatabaseError):
             logger.exception("database error on %s", request.path)
             return problem_json_response(
-                status_code=503, code="database_unavailable", title="Service unavailable",
+                status_code=503,
+                code="database_unavailable",
+                title="Service unavailable",
                 detail="the database could not complete the request; nothing was written",
             )
         logger.exception("unhandled error on %s", request.path)
         return problem_json_response(
-            status_code=500, code="internal_error", title="Internal error",
+            status_code=500,
+            code="internal_error",
+            title="Internal error",
             detail="an unexpected error occurred; it has been logged",
         )

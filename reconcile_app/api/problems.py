@@ -79,7 +79,7 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     response = problem_response(
         status_code=exc.status_code,
         code=code,
-        title=status.HTTP_400_BAD_REQUEST == exc.status_code and "Invalid request"
+        title=(exc.status_code == status.HTTP_400_BAD_REQUEST and "Invalid request")
         or exc.default_detail.__str__().rstrip("."),
         detail=_detail_text(exc.detail),
         **extra,

@@ -16,7 +16,9 @@ class ClaimInput(serializers.Serializer):
     field = serializers.CharField(max_length=150)
     value = serializers.JSONField(allow_null=True)
     written_at = serializers.DateTimeField(required=False, allow_null=True)
-    memory_class = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    memory_class = serializers.CharField(
+        max_length=100, required=False, allow_blank=True, default=""
+    )
     purpose = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
     derived_from = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
@@ -28,8 +30,12 @@ class ReconcileInput(serializers.Serializer):
     subject = serializers.CharField(max_length=200)
     purpose = serializers.CharField(max_length=150)
     decision_class = serializers.CharField(max_length=150)
-    proposed_action = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
-    contract_version = serializers.CharField(max_length=50, required=False, allow_null=True, default=None)
+    proposed_action = serializers.CharField(
+        max_length=150, required=False, allow_blank=True, default=""
+    )
+    contract_version = serializers.CharField(
+        max_length=50, required=False, allow_null=True, default=None
+    )
     claims = ClaimInput(many=True, required=False, default=list, max_length=1000)
 
 
@@ -122,12 +128,16 @@ class EvidenceInput(serializers.Serializer):
     source = serializers.CharField(max_length=200)
     observed_at = serializers.DateTimeField()
     revokes = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
-    supersedes = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
+    supersedes = serializers.CharField(
+        max_length=100, required=False, allow_null=True, default=None
+    )
     derived_from = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
     )
     note = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
-    evidence_id = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
+    evidence_id = serializers.CharField(
+        max_length=100, required=False, allow_null=True, default=None
+    )
 
 
 class EvidenceOutput(serializers.Serializer):
@@ -141,7 +151,9 @@ class EvidenceOutput(serializers.Serializer):
     observed_at = serializers.DateTimeField()
     recorded_at = serializers.DateTimeField()
     revokes = serializers.CharField(source="revokes.evidence_id", allow_null=True, default=None)
-    supersedes = serializers.CharField(source="supersedes.evidence_id", allow_null=True, default=None)
+    supersedes = serializers.CharField(
+        source="supersedes.evidence_id", allow_null=True, default=None
+    )
     derived_from = serializers.ListField(child=serializers.CharField())
     note = serializers.CharField()
     recorded_by = serializers.CharField(source="recorded_by.name", allow_null=True, default=None)
@@ -161,8 +173,12 @@ class MemoryInput(serializers.Serializer):
     )
     valid_until = serializers.DateField(required=False, allow_null=True, default=None)
     owner = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
-    source_revision = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    supersedes = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
+    source_revision = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default=""
+    )
+    supersedes = serializers.CharField(
+        max_length=100, required=False, allow_null=True, default=None
+    )
     note = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
     written_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     memory_id = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)

@@ -7,12 +7,20 @@ from reconcile_app.api.views import contradictions, ledger, reconcile, sandbox
 urlpatterns = [
     path("reconcile", reconcile.ReconcileView.as_view(), name="api-reconcile"),
     path("snapshots", reconcile.SnapshotListView.as_view(), name="api-snapshots"),
-    path("snapshots/<str:snapshot_id>", reconcile.SnapshotDetailView.as_view(), name="api-snapshot"),
+    path(
+        "snapshots/<str:snapshot_id>", reconcile.SnapshotDetailView.as_view(), name="api-snapshot"
+    ),
     path("evidence", ledger.EvidenceListView.as_view(), name="api-evidence"),
-    path("evidence/<str:evidence_id>", ledger.EvidenceDetailView.as_view(), name="api-evidence-detail"),
+    path(
+        "evidence/<str:evidence_id>",
+        ledger.EvidenceDetailView.as_view(),
+        name="api-evidence-detail",
+    ),
     path("memories", ledger.MemoryListView.as_view(), name="api-memories"),
     path("memories/<str:memory_id>", ledger.MemoryDetailView.as_view(), name="api-memory"),
-    path("contradictions", contradictions.ContradictionListView.as_view(), name="api-contradictions"),
+    path(
+        "contradictions", contradictions.ContradictionListView.as_view(), name="api-contradictions"
+    ),
     path(
         "contradictions/<int:contradiction_id>/resolve",
         contradictions.ContradictionResolveView.as_view(),
@@ -23,5 +31,9 @@ urlpatterns = [
         sandbox.SandboxRecordView.as_view(),
         name="api-sandbox-record",
     ),
-    path("sandbox/<slug:source>/faults", sandbox.SandboxFaultsView.as_view(), name="api-sandbox-faults"),
+    path(
+        "sandbox/<slug:source>/faults",
+        sandbox.SandboxFaultsView.as_view(),
+        name="api-sandbox-faults",
+    ),
 ]

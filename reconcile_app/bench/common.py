@@ -13,7 +13,7 @@ from django.db import connection
 def percentiles(samples_ms: list[float]) -> tuple[float, float]:
     ordered = sorted(samples_ms)
     p50 = statistics.median(ordered)
-    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return p50, p95
 
 

@@ -50,20 +50,40 @@ def run(out: TextIO, repeat: int) -> None:
     )
     now = timezone.now()
     subject = "bench-account"
-    sandbox_record_write(source="case-service", subject=subject, field="collections_status",
-                         value="collect", version=42, valid_from=now - timedelta(minutes=20))
-    sandbox_record_write(source="complaints-service", subject=subject, field="complaint_status",
-                         value="none", valid_from=now - timedelta(days=3))
+    sandbox_record_write(
+        source="case-service",
+        subject=subject,
+        field="collections_status",
+        value="collect",
+        version=42,
+        valid_from=now - timedelta(minutes=20),
+    )
+    sandbox_record_write(
+        source="complaints-service",
+        subject=subject,
+        field="complaint_status",
+        value="none",
+        valid_from=now - timedelta(days=3),
+    )
     for index, value in enumerate(("hold", "collect")):
-        evidence_append(kind="observation", subject=subject, field="collections_status",
-                        value=value, source="case-ledger", evidence_id=f"ev-bench-{index + 1}",
-                        observed_at=now - timedelta(hours=4 - index * 3))
+        evidence_append(
+            kind="observation",
+            subject=subject,
+            field="collections_status",
+            value=value,
+            source="case-ledger",
+            evidence_id=f"ev-bench-{index + 1}",
+            observed_at=now - timedelta(hours=4 - index * 3),
+        )
 
     def request(claims: int) -> ReconcileRequest:
-        return ReconcileRequest(subject=subject, purpose="collections",
-                                decision_class=DECISION_CLASS,
-                                proposed_action="release_collections_hold",
-                                claims=_claims(claims, subject))
+        return ReconcileRequest(
+            subject=subject,
+            purpose="collections",
+            decision_class=DECISION_CLASS,
+            proposed_action="release_collections_hold",
+            claims=_claims(claims, subject),
+        )
 
     # Warm caches (contract spec, compiled CEL) so figures show steady state.
     for _ in range(5):
@@ -73,26 +93,39 @@ def run(out: TextIO, repeat: int) -> None:
     out.write(f"{'what':<34}{'p50 ms':>10}{'p95 ms':>10}\n")
     for claims in (1, 10, 100):
         prepared = request(claims)
-        samples = timed(lambda prepared=prepared: snapshot_issue(principal=principal, request=prepared), repeat)
+        samples = timed(
+            lambda prepared=prepared: snapshot_issue(principal=principal, request=prepared), repeat
+        )
         p50, p95 = percentiles(samples)
         out.write(f"{'service, ' + str(claims) + ' claim(s)':<34}{p50:>10.2f}{p95:>10.2f}\n")
 
     client = Client()
     auth = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
     for claims in (1, 10, 100):
-        body = json.dumps({
-            "subject": subject, "purpose": "collections", "decision_class": DECISION_CLASS,
-            "proposed_action": "release_collections_hold",
-            "claims": [
-                {"subject": c.subject, "field": c.field, "value": c.value,
-                 "written_at": c.written_at.isoformat() if c.written_at else None,
-                 "memory_class": c.memory_class, "derived_from": list(c.derived_from)}
-                for c in _claims(claims, subject)
-            ],
-        })
+        body = json.dumps(
+            {
+                "subject": subject,
+                "purpose": "collections",
+                "decision_class": DECISION_CLASS,
+                "proposed_action": "release_collections_hold",
+                "claims": [
+                    {
+                        "subject": c.subject,
+                        "field": c.field,
+                        "value": c.value,
+                        "written_at": c.written_at.isoformat() if c.written_at else None,
+                        "memory_class": c.memory_class,
+                        "derived_from": list(c.derived_from),
+                    }
+                    for c in _claims(claims, subject)
+                ],
+            }
+        )
 
         def call(body: str = body) -> None:
-            response = client.post("/api/v1/reconcile", body, content_type="application/json", **auth)
+            response = client.post(
+                "/api/v1/reconcile", body, content_type="application/json", **auth
+            )
             assert response.status_code == 201, response.content
 
         p50, p95 = percentiles(timed(call, repeat))

@@ -14,8 +14,8 @@ from reconcile_app.models.snapshots import (
 from reconcile_app.models.sources import Source
 
 __all__ = [
-    "AuditEvent",
     "ApiKey",
+    "AuditEvent",
     "Capability",
     "ClaimVerdict",
     "Contract",

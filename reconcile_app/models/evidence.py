@@ -57,3 +57,6 @@ class LedgerHead(models.Model):
     id = models.PositiveSmallIntegerField(primary_key=True, default=1)
     seq = models.PositiveBigIntegerField(default=0)
     hash = models.CharField(max_length=64, default="0" * 64)
+
+    def __str__(self) -> str:
+        return f"ledger head #{self.seq}"

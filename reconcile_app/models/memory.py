@@ -26,7 +26,8 @@ class MemoryRecord(models.Model):
     value = models.JSONField(null=True)
     note = models.TextField(blank=True, default="")
     derived_from = models.JSONField(default=list)
-    owner = models.CharField(max_length=200, null=True, blank=True)
+    # null, not "": the seed distinguishes a missing owner (owner_missing) from any name.
+    owner = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
     source_revision = models.CharField(max_length=200, blank=True, default="")
     valid_until = models.DateField(null=True, blank=True)
     supersedes = models.ForeignKey(

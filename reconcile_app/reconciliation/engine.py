@@ -113,7 +113,11 @@ def classify(
                 "state and memory agree, but no retained evidence supports the state",
                 [],
             )
-        return Verdict.CONFIRMED, "memory agrees with fresh state and retained evidence", support_ids
+        return (
+            Verdict.CONFIRMED,
+            "memory agrees with fresh state and retained evidence",
+            support_ids,
+        )
     if claim.written_at is not None and any(
         item.observed_at > claim.written_at for item in state_support
     ):
@@ -209,7 +213,9 @@ def decide(
     if contradictions and contract.contradictions == ContradictionPolicy.REFUSE:
         refusals.extend(_reason("contradiction", item["detail"]) for item in contradictions)
     if refusals:
-        if any(reads[spec.name].status != ReadStatus.OK for spec in contract.fields if spec.required):
+        if any(
+            reads[spec.name].status != ReadStatus.OK for spec in contract.fields if spec.required
+        ):
             refusals.append(
                 _reason("contract_incomplete", "a required field is not available as current")
             )
@@ -253,8 +259,7 @@ def decide(
                     [
                         _reason(
                             "action_not_permitted",
-                            f"allow rule {position + 1} does not permit "
-                            f"{binding.proposed_action}",
+                            f"allow rule {position + 1} does not permit {binding.proposed_action}",
                         )
                     ],
                     contract,
@@ -318,9 +323,7 @@ def evaluate(
 
     verdicts: list[dict[str, Any]] = []
     for index, claim in enumerate(claims):
-        verdict, reason, supporting = classify(
-            claim, binding, reads, evidence, quarantined_classes
-        )
+        verdict, reason, supporting = classify(claim, binding, reads, evidence, quarantined_classes)
         verdicts.append(
             {
                 "index": index,
@@ -361,8 +364,7 @@ def evaluate(
     hashes = {item.evidence_id: item.hash for item in evidence}
     field_support = {
         name: [
-            item.evidence_id
-            for item in support_for(binding.subject, name, read.value, evidence)
+            item.evidence_id for item in support_for(binding.subject, name, read.value, evidence)
         ]
         if read.status == ReadStatus.OK
         else []
@@ -386,8 +388,9 @@ def evaluate(
         "completeness": completeness_of(contract, reads),
         "decision": decision,
         "fields": {
-            spec.name: _field_content(reads[spec.name], spec.required, spec.max_age_seconds,
-                                      field_support[spec.name])
+            spec.name: _field_content(
+                reads[spec.name], spec.required, spec.max_age_seconds, field_support[spec.name]
+            )
             for spec in contract.fields
         },
         "claims": verdicts,

@@ -27,12 +27,29 @@ IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,149}$")
 REDUCER = re.compile(r"^[a-z0-9][a-z0-9_.-]*@[A-Za-z0-9_.-]+$")
 
 SOURCE_KEYS = {
-    "source", "owner", "adapter", "base_url", "consistency", "expected_lag_seconds",
-    "fact_classes", "auth_token_env", "timeout_ms", "description",
+    "source",
+    "owner",
+    "adapter",
+    "base_url",
+    "consistency",
+    "expected_lag_seconds",
+    "fact_classes",
+    "auth_token_env",
+    "timeout_ms",
+    "description",
 }
 CONTRACT_KEYS = {
-    "decision_class", "version", "purpose", "required", "optional", "actions", "policy",
-    "contradictions", "commit_window_seconds", "reducer", "description",
+    "decision_class",
+    "version",
+    "purpose",
+    "required",
+    "optional",
+    "actions",
+    "policy",
+    "contradictions",
+    "commit_window_seconds",
+    "reducer",
+    "description",
 }
 
 
@@ -44,7 +61,9 @@ class LoadReport:
     contracts_unchanged: list[str] = field(default_factory=list)
 
 
-def _require(parsed: ParsedFile, data: dict[str, Any], key: str, kind: type, *where: str | int) -> Any:
+def _require(
+    parsed: ParsedFile, data: dict[str, Any], key: str, kind: type, *where: str | int
+) -> Any:
     if key not in data:
         raise parsed.fail(f"missing `{key}`", *where)
     value = data[key]
@@ -53,7 +72,9 @@ def _require(parsed: ParsedFile, data: dict[str, Any], key: str, kind: type, *wh
     return value
 
 
-def _unknown_keys(parsed: ParsedFile, data: dict[str, Any], allowed: set[str], *where: str | int) -> None:
+def _unknown_keys(
+    parsed: ParsedFile, data: dict[str, Any], allowed: set[str], *where: str | int
+) -> None:
     for key in data:
         if key not in allowed:
             raise parsed.fail(f"unknown key `{key}`", *where, key)
@@ -83,7 +104,9 @@ def _source_values(parsed: ParsedFile) -> dict[str, Any]:
         )
     lag = data.get("expected_lag_seconds", 0)
     if not isinstance(lag, int) or isinstance(lag, bool) or lag < 0:
-        raise parsed.fail("`expected_lag_seconds` must be a non-negative integer", "expected_lag_seconds")
+        raise parsed.fail(
+            "`expected_lag_seconds` must be a non-negative integer", "expected_lag_seconds"
+        )
     fact_classes = _require(parsed, data, "fact_classes", list)
     for index, fact in enumerate(fact_classes):
         if not isinstance(fact, str) or not IDENT.match(fact):
@@ -102,9 +125,7 @@ def _source_values(parsed: ParsedFile) -> dict[str, Any]:
     }
 
 
-def _field_specs(
-    parsed: ParsedFile, sources: dict[str, dict[str, Any]]
-) -> list[dict[str, Any]]:
+def _field_specs(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     data = parsed.data
     specs: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -220,7 +241,13 @@ def _rules(parsed: ParsedFile, actions: dict[str, str]) -> tuple[str, list[dict[
                 if not isinstance(code, str) or not IDENT.match(code):
                     raise parsed.fail(f"a {kind} rule needs an identifier `code`", *where, "code")
             rules.append(
-                {"kind": kind, "position": index, "expression": when, "code": code, "permits": permits}
+                {
+                    "kind": kind,
+                    "position": index,
+                    "expression": when,
+                    "code": code,
+                    "permits": permits,
+                }
             )
     if not any(rule["kind"] == "allow" for rule in rules):
         raise parsed.fail("a policy needs at least one allow rule", "policy")
@@ -245,7 +272,9 @@ def _contract_values(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> 
         raise parsed.fail("`contradictions` must be escalate or refuse", "contradictions")
     window = data.get("commit_window_seconds", 120)
     if not isinstance(window, int) or isinstance(window, bool) or window < 1:
-        raise parsed.fail("`commit_window_seconds` must be a positive integer", "commit_window_seconds")
+        raise parsed.fail(
+            "`commit_window_seconds` must be a positive integer", "commit_window_seconds"
+        )
     reducer = data.get("reducer") or ""
     if reducer and (not isinstance(reducer, str) or not REDUCER.match(reducer)):
         raise parsed.fail('`reducer` must be null or "name@version"', "reducer")
@@ -275,10 +304,7 @@ def contracts_load(*, paths: list[str]) -> LoadReport:
     for item in parsed:
         if item not in source_files and item not in contract_files:
             raise item.fail("neither a source (`source:`) nor a contract (`decision_class:`)")
-    known = {
-        source.name: {"fact_classes": source.fact_classes}
-        for source in Source.objects.all()
-    }
+    known = {source.name: {"fact_classes": source.fact_classes} for source in Source.objects.all()}
     source_values = []
     for item in source_files:
         values = _source_values(item)
@@ -335,6 +361,8 @@ def contracts_load(*, paths: list[str]) -> LoadReport:
                 ContractAction(contract=contract, name=name, field=target)
                 for name, target in values["actions"].items()
             )
-            PolicyRule.objects.bulk_create(PolicyRule(contract=contract, **rule) for rule in values["rules"])
+            PolicyRule.objects.bulk_create(
+                PolicyRule(contract=contract, **rule) for rule in values["rules"]
+            )
             report.contracts_created.append(label)
     return report

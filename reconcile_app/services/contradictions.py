@@ -23,16 +23,16 @@ def contradiction_resolve(
             raise NotFound(f"no contradiction {contradiction_id}", code="contradiction_not_found")
         # Conditional UPDATE: of two operators resolving at once, exactly one succeeds.
         now = timezone.now()
-        updated = Contradiction.objects.filter(
-            pk=row.pk, status=ContradictionStatus.OPEN
-        ).update(
+        updated = Contradiction.objects.filter(pk=row.pk, status=ContradictionStatus.OPEN).update(
             status=ContradictionStatus.RESOLVED,
             resolved_at=now,
             resolved_by=actor,
             resolution_note=note,
         )
         if not updated:
-            raise Conflict(f"contradiction {contradiction_id} is already resolved", code="already_resolved")
+            raise Conflict(
+                f"contradiction {contradiction_id} is already resolved", code="already_resolved"
+            )
         audit_record(
             actor=actor,
             action="contradiction.resolve",

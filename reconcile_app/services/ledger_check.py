@@ -22,7 +22,9 @@ def ledger_verify(*, batch_size: int = 2000) -> LedgerReport:
     report = LedgerReport()
     expected_prev = GENESIS
     expected_seq = 1
-    entries = EvidenceEntry.objects.select_related("revokes", "supersedes", "recorded_by").order_by("seq")
+    entries = EvidenceEntry.objects.select_related("revokes", "supersedes", "recorded_by").order_by(
+        "seq"
+    )
     for entry in entries.iterator(chunk_size=batch_size):
         if entry.seq != expected_seq:
             report.problems.append(f"seq {expected_seq}: missing (next is {entry.seq})")

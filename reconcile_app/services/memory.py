@@ -7,7 +7,6 @@ import secrets
 from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
-
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
@@ -103,6 +102,6 @@ def memories_expire(*, today: date) -> int:
 
     One UPDATE guarded by status, so a concurrent supersession and a rerun are both harmless.
     """
-    return MemoryRecord.objects.filter(
-        status=MemoryStatus.CURRENT, valid_until__lt=today
-    ).update(status=MemoryStatus.EXPIRED)
+    return MemoryRecord.objects.filter(status=MemoryStatus.CURRENT, valid_until__lt=today).update(
+        status=MemoryStatus.EXPIRED
+    )

@@ -65,9 +65,10 @@ def principal_create(*, name: str, capabilities: Iterable[str]) -> tuple[Princip
     """Create an agent principal with its capabilities; returns it and its one-time key."""
     parsed = [parse_capability(text) for text in capabilities]
     with transaction.atomic():
-        if Principal.objects.filter(name=name).exists() or User.objects.filter(
-            username=name
-        ).exists():
+        if (
+            Principal.objects.filter(name=name).exists()
+            or User.objects.filter(username=name).exists()
+        ):
             raise Conflict(f"a principal or user named {name!r} exists", code="name_taken")
         user = User.objects.create_user(username=name)
         user.set_unusable_password()
@@ -113,4 +114,3 @@ def principal_for_user(user: User) -> Principal:
             user=user, defaults={"name": user.username, "kind": PrincipalKind.PERSON}
         )
     return principal
-

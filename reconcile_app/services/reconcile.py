@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import transaction
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -65,9 +64,7 @@ def bind(*, principal: Principal, request: ReconcileRequest) -> tuple[ContractSp
     """Refuse what the principal may not ask: no ambient authority."""
     capable = _capable_actions(principal, request.decision_class)
     if not capable or (
-        request.proposed_action
-        and request.proposed_action not in capable
-        and "*" not in capable
+        request.proposed_action and request.proposed_action not in capable and "*" not in capable
     ):
         wanted = f"{request.decision_class}:{request.proposed_action or '*'}"
         raise Forbidden(
@@ -94,9 +91,7 @@ def bind(*, principal: Principal, request: ReconcileRequest) -> tuple[ContractSp
     return spec, capable
 
 
-def read_fields(
-    *, spec: ContractSpec, subject: str, sources: dict[str, Source]
-) -> list[FieldRead]:
+def read_fields(*, spec: ContractSpec, subject: str, sources: dict[str, Source]) -> list[FieldRead]:
     """Read every contract field from its owner. Adapters turn failures into statuses."""
     reads: list[FieldRead] = []
     adapters = {}
@@ -133,12 +128,21 @@ def evidence_as_of(*, subject: str, fields: set[str], recorded_by: datetime) -> 
         recorded_at__lte=recorded_by,
     )
     rows = (
-        EvidenceEntry.objects.filter(subject=subject, field__in=fields, recorded_at__lte=recorded_by)
+        EvidenceEntry.objects.filter(
+            subject=subject, field__in=fields, recorded_at__lte=recorded_by
+        )
         .annotate(withdrawn=Exists(withdrawals))
         .order_by("seq")
         .values_list(
-            "evidence_id", "hash", "subject", "field", "value", "source", "observed_at",
-            "recorded_at", "withdrawn",
+            "evidence_id",
+            "hash",
+            "subject",
+            "field",
+            "value",
+            "source",
+            "observed_at",
+            "recorded_at",
+            "withdrawn",
         )
     )
     return [EvidenceView(*row) for row in rows]
@@ -147,13 +151,18 @@ def evidence_as_of(*, subject: str, fields: set[str], recorded_by: datetime) -> 
 def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> DecisionSnapshot:
     """Run the protocol for one request and persist the immutable snapshot."""
     spec, capable = bind(principal=principal, request=request)
-    sources = {source.name: source for source in Source.objects.filter(name__in={f.source for f in spec.fields})}
+    sources = {
+        source.name: source
+        for source in Source.objects.filter(name__in={f.source for f in spec.fields})
+    }
     raw_reads = read_fields(spec=spec, subject=request.subject, sources=sources)
     decided_at = timezone.now()
     relevant_fields = {f.name for f in spec.fields} | {
         claim.field for claim in request.claims if claim.subject == request.subject
     }
-    evidence = evidence_as_of(subject=request.subject, fields=relevant_fields, recorded_by=decided_at)
+    evidence = evidence_as_of(
+        subject=request.subject, fields=relevant_fields, recorded_by=decided_at
+    )
     binding = Binding(
         principal=principal.name,
         subject=request.subject,
@@ -173,7 +182,11 @@ def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> Decisi
         recorded_time=decided_at,
     )
     return snapshot_persist(
-        principal=principal, spec=spec, sources=sources, content=outcome.content, issued_at=decided_at
+        principal=principal,
+        spec=spec,
+        sources=sources,
+        content=outcome.content,
+        issued_at=decided_at,
     )
 
 
@@ -188,8 +201,12 @@ def snapshot_persist(
     digest = content_hash(content)
     try:
         return _snapshot_insert(
-            principal=principal, spec=spec, sources=sources, content=content,
-            issued_at=issued_at, digest=digest,
+            principal=principal,
+            spec=spec,
+            sources=sources,
+            content=content,
+            issued_at=issued_at,
+            digest=digest,
         )
     except IntegrityError:
         # Content-addressed: identical content is the identical snapshot, already stored.

@@ -31,9 +31,9 @@ def missing_references(references: Iterable[str]) -> list[str]:
     if wanted["evidence"]:
         found |= {
             wanted["evidence"][ref]
-            for ref in EvidenceEntry.objects.filter(
-                evidence_id__in=wanted["evidence"]
-            ).values_list("evidence_id", flat=True)
+            for ref in EvidenceEntry.objects.filter(evidence_id__in=wanted["evidence"]).values_list(
+                "evidence_id", flat=True
+            )
         }
     if wanted["snapshot"]:
         found |= {

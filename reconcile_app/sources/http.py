@@ -36,11 +36,13 @@ class HttpAdapter(SourceAdapter):
             headers["Authorization"] = f"Bearer {os.environ[token_env]}"
         timeout_ms = options.get("timeout_ms")
         timeout = (
-            float(timeout_ms) / 1000.0
-            if timeout_ms
-            else settings.RECONCILE_HTTP_TIMEOUT_SECONDS
+            float(timeout_ms) / 1000.0 if timeout_ms else settings.RECONCILE_HTTP_TIMEOUT_SECONDS
         )
-        base = self.source.base_url if self.source.base_url.endswith("/") else self.source.base_url + "/"
+        base = (
+            self.source.base_url
+            if self.source.base_url.endswith("/")
+            else self.source.base_url + "/"
+        )
         return httpx.Client(base_url=base, headers=headers, timeout=timeout)
 
     def read(self, subject: str, field: str) -> ReadResult:

@@ -9,17 +9,31 @@ from tests.conftest import COLLECTIONS
 
 def test_reconcile_returns_typed_snapshot(estate, agent, now):
     sandbox_record_write(
-        source="case-service", subject="account-17", field="collections_status",
-        value="hold", version=42, valid_from=now - timedelta(minutes=20),
+        source="case-service",
+        subject="account-17",
+        field="collections_status",
+        value="hold",
+        version=42,
+        valid_from=now - timedelta(minutes=20),
     )
     evidence_append(
-        kind="observation", subject="account-17", field="collections_status", value="hold",
-        source="case-ledger", observed_at=now - timedelta(minutes=20), evidence_id="ev-002",
+        kind="observation",
+        subject="account-17",
+        field="collections_status",
+        value="hold",
+        source="case-ledger",
+        observed_at=now - timedelta(minutes=20),
+        evidence_id="ev-002",
     )
-    response = agent.post("/api/v1/reconcile", {
-        "subject": "account-17", "purpose": "collections", "decision_class": COLLECTIONS,
-        "proposed_action": "release_collections_hold",
-    })
+    response = agent.post(
+        "/api/v1/reconcile",
+        {
+            "subject": "account-17",
+            "purpose": "collections",
+            "decision_class": COLLECTIONS,
+            "proposed_action": "release_collections_hold",
+        },
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["snapshot_id"].startswith("snap_")

@@ -13,6 +13,7 @@ from reconcile_app.api.permissions import IsOperator, ReadStaffWriteOperator
 from reconcile_app.api.serializers import ContradictionOutput, ResolveContradictionInput
 from reconcile_app.filtersets import ContradictionFilterSet
 from reconcile_app.models import Contradiction
+from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.snapshots import contradiction_representation
 from reconcile_app.services.contradictions import contradiction_resolve
 
@@ -40,7 +41,13 @@ class ContradictionResolveView(APIView):
 
     @extend_schema(
         request=ResolveContradictionInput,
-        responses={200: ContradictionOutput, 400: PROBLEM, 403: PROBLEM, 404: PROBLEM, 409: PROBLEM},
+        responses={
+            200: ContradictionOutput,
+            400: PROBLEM,
+            403: PROBLEM,
+            404: PROBLEM,
+            409: PROBLEM,
+        },
     )
     def post(self, request: Request, contradiction_id: int) -> Response:
         payload = ResolveContradictionInput(data=request.data)
@@ -49,6 +56,6 @@ class ContradictionResolveView(APIView):
             contradiction_id=contradiction_id,
             actor=request.user,
             note=payload.validated_data["note"],
-            request_id=request.META.get("HTTP_X_REQUEST_ID", ""),
+            request_id=request_id_of(request),
         )
         return Response(contradiction_representation(row, row.snapshot.snapshot_id))

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from reconcile_app.api.serializers import ReconcileInput, SnapshotOutput
 from reconcile_app.filtersets import SnapshotFilterSet
+from reconcile_app.models import DecisionSnapshot
 from reconcile_app.reconciliation.types import Claim
 from reconcile_app.selectors.snapshots import (
     principal_of,
@@ -67,6 +68,8 @@ class SnapshotListView(generics.ListAPIView):
     serializer_class = SnapshotOutput
     filter_backends = [DjangoFilterBackend]
     filterset_class = SnapshotFilterSet
+
+    queryset = DecisionSnapshot.objects.none()  # for the schema; requests use get_queryset
 
     def get_queryset(self) -> Any:
         return snapshots_visible_to(self.request.user)

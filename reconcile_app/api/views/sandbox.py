@@ -85,7 +85,12 @@ class SandboxFaultsView(SandboxView):
         payload.is_valid(raise_exception=True)
         fault = sandbox_fault_add(source=_sandbox_source(source), **payload.validated_data)
         return Response(
-            {"id": fault.pk, "kind": fault.kind, "count": fault.remaining, "seconds": fault.seconds},
+            {
+                "id": fault.pk,
+                "kind": fault.kind,
+                "count": fault.remaining,
+                "seconds": fault.seconds,
+            },
             status=status.HTTP_201_CREATED,
         )
 

@@ -223,6 +223,8 @@ RECONCILE_ADAPTERS = {
 }
 # The timezone in which memory records' valid_until dates are inclusive.
 RECONCILE_FACT_TIMEZONE = env_str("FACT_TIMEZONE", "UTC")
+# Where escalations go when the owner's system names no owner.
+RECONCILE_FALLBACK_OWNER = env_str("FALLBACK_OWNER", "platform-operations")
 RECONCILE_HTTP_TIMEOUT_SECONDS = float(env_int("HTTP_TIMEOUT_MS", 2000)) / 1000.0
 
 LOGGING = {

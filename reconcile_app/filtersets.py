@@ -14,6 +14,7 @@ from reconcile_app.choices import (
     MemoryStatus,
 )
 from reconcile_app.models import (
+    Escalation,
     Contradiction,
     DecisionSnapshot,
     EvidenceEntry,
@@ -77,3 +78,14 @@ class ContradictionFilterSet(django_filters.FilterSet):
     class Meta:
         model = Contradiction
         fields = ["status", "kind", "subject", "field"]
+
+
+class EscalationFilterSet(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=Escalation.Status.choices)
+    owner = django_filters.CharFilter()
+    code = django_filters.CharFilter()
+    fact_key = django_filters.CharFilter()
+
+    class Meta:
+        model = Escalation
+        fields = ["status", "owner", "code", "fact_key"]

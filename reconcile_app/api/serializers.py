@@ -229,3 +229,45 @@ class SandboxFaultInput(serializers.Serializer):
     kind = serializers.CharField(max_length=30)
     count = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
     seconds = serializers.IntegerField(required=False, default=0, min_value=0, max_value=10**7)
+
+
+class EscalationOutput(serializers.Serializer):
+    escalation_id = serializers.CharField()
+    code = serializers.CharField()
+    fact_key = serializers.CharField(allow_blank=True)
+    snapshot_id = serializers.CharField(
+        source="snapshot.snapshot_id", allow_null=True, default=None
+    )
+    candidate_refs = serializers.ListField(child=serializers.CharField())
+    owner = serializers.CharField()
+    next_action = serializers.CharField()
+    allowed_until_resolved = serializers.ListField(child=serializers.CharField())
+    write_allowed = serializers.BooleanField()
+    detail = serializers.CharField(allow_blank=True)
+    requested_by = serializers.CharField(source="requested_by.name", allow_null=True, default=None)
+    status = serializers.CharField()
+    opened_at = serializers.DateTimeField()
+    decided_at = serializers.DateTimeField(allow_null=True)
+    decided_by = serializers.CharField(source="decided_by.username", allow_null=True, default=None)
+    rationale = serializers.CharField(allow_blank=True)
+    selected_ref = serializers.CharField(allow_blank=True)
+
+
+class EscalationDecisionInput(serializers.Serializer):
+    rationale = serializers.CharField(max_length=4000)
+    selected_ref = serializers.CharField(
+        max_length=100, required=False, allow_null=True, default=None
+    )
+
+
+class FactOutput(serializers.Serializer):
+    code = serializers.CharField()
+    fact = MemoryOutput(allow_null=True)
+    authority = serializers.DictField(allow_null=True)
+    candidates = serializers.ListField(child=serializers.CharField())
+    escalation_id = serializers.CharField(allow_null=True)
+
+
+class SandboxAuthorityInput(serializers.Serializer):
+    owner = serializers.CharField(max_length=200, allow_blank=True)
+    source_revision = serializers.CharField(max_length=200, allow_blank=True)

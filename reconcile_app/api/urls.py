@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from reconcile_app.api.views import contradictions, ledger, reconcile, sandbox
+from reconcile_app.api.views import contradictions, facts, ledger, reconcile, sandbox
 
 urlpatterns = [
     path("reconcile", reconcile.ReconcileView.as_view(), name="api-reconcile"),
@@ -25,6 +25,28 @@ urlpatterns = [
         "contradictions/<int:contradiction_id>/resolve",
         contradictions.ContradictionResolveView.as_view(),
         name="api-contradiction-resolve",
+    ),
+    path("facts/<str:fact_key>/current", facts.FactCurrentView.as_view(), name="api-fact-current"),
+    path("escalations", facts.EscalationListView.as_view(), name="api-escalations"),
+    path(
+        "escalations/<str:escalation_id>",
+        facts.EscalationDetailView.as_view(),
+        name="api-escalation",
+    ),
+    path(
+        "escalations/<str:escalation_id>/approve",
+        facts.EscalationDecisionView.as_view(approve=True),
+        name="api-escalation-approve",
+    ),
+    path(
+        "escalations/<str:escalation_id>/reject",
+        facts.EscalationDecisionView.as_view(approve=False),
+        name="api-escalation-reject",
+    ),
+    path(
+        "sandbox/<slug:source>/authority/<str:fact_key>",
+        sandbox.SandboxAuthorityView.as_view(),
+        name="api-sandbox-authority",
     ),
     path(
         "sandbox/<slug:source>/records/<str:subject>/<str:field>",

@@ -1,9 +1,10 @@
 from reconcile_app.models.audit import AuditEvent
 from reconcile_app.models.contracts import Contract, ContractAction, ContractField, PolicyRule
+from reconcile_app.models.escalations import Escalation
 from reconcile_app.models.evidence import EvidenceEntry, LedgerHead
 from reconcile_app.models.memory import MemoryRecord
 from reconcile_app.models.principals import ApiKey, Capability, Principal
-from reconcile_app.models.sandbox import SandboxFault, SandboxRecord
+from reconcile_app.models.sandbox import SandboxAuthority, SandboxFault, SandboxRecord
 from reconcile_app.models.snapshots import (
     ClaimVerdict,
     Contradiction,
@@ -24,11 +25,13 @@ __all__ = [
     "Contradiction",
     "DecisionReceipt",
     "DecisionSnapshot",
+    "Escalation",
     "EvidenceEntry",
     "LedgerHead",
     "MemoryRecord",
     "PolicyRule",
     "Principal",
+    "SandboxAuthority",
     "SandboxFault",
     "SandboxRecord",
     "Source",

@@ -52,3 +52,22 @@ class SandboxFault(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source}:{self.kind}"
+
+
+class SandboxAuthority(models.Model):
+    """Who owns a fact key in the sandbox owner system, and its current source revision."""
+
+    source = models.SlugField(max_length=100)
+    fact_key = models.CharField(max_length=200)
+    owner = models.CharField(max_length=200, blank=True, default="")
+    source_revision = models.CharField(max_length=200, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["source", "fact_key"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "fact_key"], name="sandbox_authority_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source}/{self.fact_key}: {self.owner}@{self.source_revision}"

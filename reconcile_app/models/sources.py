@@ -21,6 +21,9 @@ class Source(models.Model):
     consistency = models.CharField(max_length=20, choices=Consistency.choices)
     expected_lag_seconds = models.PositiveIntegerField(default=0)
     fact_classes = models.JSONField(default=list)
+    # Glob patterns of the fact keys whose authority (owner, source revision) this source
+    # answers for, e.g. ["baseline.*"]. select_current asks the first source that matches.
+    fact_keys = models.JSONField(default=list, blank=True)
     # Adapter-specific settings from the YAML file (e.g. auth_token_env, timeout_ms).
     options = models.JSONField(default=dict, blank=True)
     document = models.JSONField(default=dict)

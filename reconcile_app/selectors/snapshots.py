@@ -15,7 +15,7 @@ from reconcile_app.roles import is_staff_role
 def snapshots_visible_to(user: Any) -> QuerySet[DecisionSnapshot]:
     """People in a role see every snapshot; an agent sees the ones it asked for."""
     snapshots = DecisionSnapshot.objects.select_related("principal").prefetch_related(
-        "contradictions__resolved_by"
+        "contradictions__resolved_by", "escalations"
     )
     if is_staff_role(user):
         return snapshots
@@ -67,7 +67,7 @@ def snapshot_representation(snapshot: DecisionSnapshot) -> dict[str, Any]:
             contradiction_representation(row, snapshot.snapshot_id)
             for row in sorted(snapshot.contradictions.all(), key=lambda row: row.pk)
         ],
-        "escalation_id": None,
+        "escalation_id": next((item.escalation_id for item in snapshot.escalations.all()), None),
         "contract": {
             "decision_class": content["contract"]["decision_class"],
             "version": content["contract"]["version"],

@@ -34,6 +34,7 @@ SOURCE_KEYS = {
     "consistency",
     "expected_lag_seconds",
     "fact_classes",
+    "fact_keys",
     "auth_token_env",
     "timeout_ms",
     "description",
@@ -111,6 +112,9 @@ def _source_values(parsed: ParsedFile) -> dict[str, Any]:
     for index, fact in enumerate(fact_classes):
         if not isinstance(fact, str) or not IDENT.match(fact):
             raise parsed.fail("fact classes must be identifiers", "fact_classes", index)
+    fact_keys = data.get("fact_keys") or []
+    if not isinstance(fact_keys, list) or not all(isinstance(k, str) and k for k in fact_keys):
+        raise parsed.fail("`fact_keys` must be a list of fact key patterns", "fact_keys")
     options = {key: data[key] for key in ("auth_token_env", "timeout_ms") if key in data}
     return {
         "name": name,
@@ -120,6 +124,7 @@ def _source_values(parsed: ParsedFile) -> dict[str, Any]:
         "consistency": consistency,
         "expected_lag_seconds": lag,
         "fact_classes": fact_classes,
+        "fact_keys": fact_keys,
         "options": options,
         "document": data,
     }

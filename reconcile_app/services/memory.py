@@ -16,6 +16,7 @@ from django.utils import timezone
 from reconcile_app.choices import MemoryStatus
 from reconcile_app.errors import Conflict, ValidationFailed
 from reconcile_app.models import MemoryRecord, Principal
+from reconcile_app.services.escalations import fact_key_write_check
 from reconcile_app.services.references import missing_references
 
 MEMORY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
@@ -55,6 +56,7 @@ def memory_admit(
         )
     now = timezone.now()
     with transaction.atomic():
+        fact_key_write_check(fact_key)
         previous = None
         if supersedes:
             # Lock the superseded record and flip it in the same transaction as the insert;

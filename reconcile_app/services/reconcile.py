@@ -16,7 +16,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from reconcile_app.canonical import content_hash
-from reconcile_app.choices import ContradictionStatus
+from reconcile_app.choices import ContradictionKind, ContradictionStatus, DecisionResult
 from reconcile_app.errors import Forbidden, ValidationFailed
 from reconcile_app.models import (
     ClaimVerdict,
@@ -36,6 +36,7 @@ from reconcile_app.reconciliation.types import (
     EvidenceView,
     FieldRead,
 )
+from reconcile_app.services.escalations import escalation_open_for_snapshot
 from reconcile_app.selectors.contracts import contract_current, contract_spec
 from reconcile_app.sources import adapter_for
 
@@ -305,6 +306,19 @@ def _snapshot_insert(
                 )
                 for item in content["contradictions"]
             )
+        if decision["result"] == DecisionResult.ESCALATE:
+            escalation_open_for_snapshot(
+                snapshot=snapshot,
+                owner=_escalation_owner(spec, sources, content),
+                reasons=decision["reasons"],
+                candidate_refs=[snapshot.snapshot_id]
+                + [
+                    item["other"]["ref"]
+                    for item in content["contradictions"]
+                    if item["kind"] == ContradictionKind.EVIDENCE_VS_STATE
+                ],
+                requested_by=principal,
+            )
         DecisionReceipt.objects.create(
             decision_id=f"dec_{digest[:32]}",
             snapshot=snapshot,
@@ -316,3 +330,12 @@ def _snapshot_insert(
             issued_at=issued_at,
         )
     return snapshot
+
+
+def _escalation_owner(spec: ContractSpec, sources: dict[str, Source], content: dict) -> str:
+    """Route to the owner of the contradicted field's source, else of the first required one."""
+    for item in content["contradictions"]:
+        if item["kind"] == ContradictionKind.EVIDENCE_VS_STATE:
+            return sources[item["state"]["source"]].owner
+    first_required = next(spec_field for spec_field in spec.fields if spec_field.required)
+    return sources[first_required.source].owner

@@ -15,7 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from reconcile_app.errors import Conflict, DomainError, NotFound, ValidationFailed
-from reconcile_app.models import SandboxFault, SandboxRecord
+from reconcile_app.models import SandboxAuthority, SandboxFault, SandboxRecord
 
 
 class SandboxUnavailable(DomainError):
@@ -147,3 +147,26 @@ def sandbox_fault_add(
 def sandbox_faults_clear(*, source: str) -> int:
     deleted, _ = SandboxFault.objects.filter(source=source).delete()
     return deleted
+
+
+def sandbox_authority_read(*, source: str, fact_key: str) -> SandboxAuthority:
+    faults = list(SandboxFault.objects.filter(source=source))
+    if _fire(faults, SandboxFault.Kind.UNAVAILABLE):
+        raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
+    authority = SandboxAuthority.objects.filter(source=source, fact_key=fact_key).first()
+    if authority is None:
+        raise NotFound(
+            f"{source} registers no authority for {fact_key}", code="authority_not_found"
+        )
+    return authority
+
+
+def sandbox_authority_write(
+    *, source: str, fact_key: str, owner: str, source_revision: str
+) -> SandboxAuthority:
+    authority, _ = SandboxAuthority.objects.update_or_create(
+        source=source,
+        fact_key=fact_key,
+        defaults={"owner": owner, "source_revision": source_revision},
+    )
+    return authority

@@ -38,6 +38,16 @@ class ReadResult:
         return cls(status=status, detail=detail)
 
 
+@dataclass(frozen=True)
+class AuthorityResult:
+    """The owner's own answer to "who owns this fact key, at which revision"."""
+
+    status: str  # ok | unavailable | timeout
+    owner: str = ""
+    source_revision: str = ""
+    detail: str = ""
+
+
 class SourceAdapter(ABC):
     """Base class for adapters. Subclasses implement the owner contract's operations."""
 
@@ -47,6 +57,10 @@ class SourceAdapter(ABC):
     @abstractmethod
     def read(self, subject: str, field: str) -> ReadResult:
         """Read the current value of `field` for `subject` from the owner."""
+
+    @abstractmethod
+    def authority(self, fact_key: str) -> AuthorityResult:
+        """Ask the owner who owns `fact_key` and what its current source revision is."""
 
 
 def adapter_class_path(adapter: str) -> str:
@@ -66,4 +80,11 @@ def adapter_for(source: Source) -> SourceAdapter:
     return adapter_class(source.adapter)(source)
 
 
-__all__ = ["ReadResult", "ReadStatus", "SourceAdapter", "adapter_class", "adapter_for"]
+__all__ = [
+    "AuthorityResult",
+    "ReadResult",
+    "ReadStatus",
+    "SourceAdapter",
+    "adapter_class",
+    "adapter_for",
+]

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from reconcile_app.choices import ReadStatus
-from reconcile_app.sources import ReadResult, SourceAdapter
+from reconcile_app.sources import AuthorityResult, ReadResult, SourceAdapter
 
 
 def _time(raw: Any) -> datetime | None:
@@ -73,4 +73,28 @@ class HttpAdapter(SourceAdapter):
             valid_from=_time(body.get("valid_from")),
             recorded_at=_time(body.get("recorded_at")),
             observed_at=_time(body.get("observed_at")),
+        )
+
+    def authority(self, fact_key: str) -> AuthorityResult:
+        try:
+            with self._client() as client:
+                response = client.get(f"authority/{quote(fact_key, safe='')}")
+        except httpx.TimeoutException as exc:
+            return AuthorityResult(status=ReadStatus.TIMEOUT, detail=str(exc))
+        except httpx.HTTPError as exc:
+            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=str(exc))
+        if response.status_code != 200:
+            return AuthorityResult(
+                status=ReadStatus.UNAVAILABLE,
+                detail=f"{self.source.name} answered {response.status_code} for {fact_key}",
+            )
+        try:
+            body = response.json()
+        except ValueError:
+            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail="malformed answer")
+        owner, revision = body.get("owner"), body.get("source_revision")
+        return AuthorityResult(
+            status=ReadStatus.OK,
+            owner=owner if isinstance(owner, str) else "",
+            source_revision=revision if isinstance(revision, str) else "",
         )

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from reconcile_app.choices import ReadStatus
 from reconcile_app.errors import NotFound
-from reconcile_app.services.sandbox import SandboxUnavailable, sandbox_record_read
-from reconcile_app.sources import ReadResult, SourceAdapter
+from reconcile_app.services.sandbox import (
+    SandboxUnavailable,
+    sandbox_authority_read,
+    sandbox_record_read,
+)
+from reconcile_app.sources import AuthorityResult, ReadResult, SourceAdapter
 
 
 class SandboxAdapter(SourceAdapter):
@@ -23,4 +27,13 @@ class SandboxAdapter(SourceAdapter):
             valid_from=record.valid_from,
             recorded_at=record.recorded_at,
             observed_at=record.observed_at,
+        )
+
+    def authority(self, fact_key: str) -> AuthorityResult:
+        try:
+            found = sandbox_authority_read(source=self.source.name, fact_key=fact_key)
+        except (SandboxUnavailable, NotFound) as exc:
+            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=exc.detail)
+        return AuthorityResult(
+            status=ReadStatus.OK, owner=found.owner, source_revision=found.source_revision
         )

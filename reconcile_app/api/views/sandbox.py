@@ -9,13 +9,20 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from reconcile_app.api.serializers import SandboxFaultInput, SandboxRecordOutput, SandboxWriteInput
+from reconcile_app.api.serializers import (
+    SandboxAuthorityInput,
+    SandboxFaultInput,
+    SandboxRecordOutput,
+    SandboxWriteInput,
+)
 from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import Role
 from reconcile_app.errors import Forbidden, NotFound
 from reconcile_app.models import Source
 from reconcile_app.roles import has_role
 from reconcile_app.services.sandbox import (
+    sandbox_authority_read,
+    sandbox_authority_write,
     sandbox_fault_add,
     sandbox_faults_clear,
     sandbox_record_read,
@@ -98,3 +105,19 @@ class SandboxFaultsView(SandboxView):
     def delete(self, request: Request, source: str) -> Response:
         cleared = sandbox_faults_clear(source=_sandbox_source(source))
         return Response({"cleared": cleared})
+
+
+class SandboxAuthorityView(SandboxView):
+    @extend_schema(responses={200: SandboxAuthorityInput, 404: PROBLEM, 503: PROBLEM})
+    def get(self, request: Request, source: str, fact_key: str) -> Response:
+        found = sandbox_authority_read(source=_sandbox_source(source), fact_key=fact_key)
+        return Response({"owner": found.owner, "source_revision": found.source_revision})
+
+    @extend_schema(request=SandboxAuthorityInput, responses={200: SandboxAuthorityInput})
+    def put(self, request: Request, source: str, fact_key: str) -> Response:
+        payload = SandboxAuthorityInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        found = sandbox_authority_write(
+            source=_sandbox_source(source), fact_key=fact_key, **payload.validated_data
+        )
+        return Response({"owner": found.owner, "source_revision": found.source_revision})

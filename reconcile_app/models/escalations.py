@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Escalation(models.Model):
+    """A question only a person may answer, routed to an owner, blocking until decided.
+
+    Opened by `select_current` (authority_ambiguous, owner_missing: bound to a fact key, which
+    it freezes for writes) or by a reconcile decision with result `escalate` (bound to the
+    snapshot). At most one escalation is open per fact key. Status moves open → approved or
+    open → rejected, once, by a reviewer who neither raised it nor acts for the principal
+    that did.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        APPROVED = "approved"
+        REJECTED = "rejected"
+
+    escalation_id = models.CharField(max_length=40, unique=True)
+    code = models.CharField(max_length=100)
+    fact_key = models.CharField(max_length=200, blank=True, default="", db_index=True)
+    snapshot = models.ForeignKey(
+        "reconcile_app.DecisionSnapshot",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="escalations",
+    )
+    candidate_refs = models.JSONField(default=list)
+    owner = models.CharField(max_length=200, db_index=True)
+    next_action = models.CharField(max_length=300)
+    allowed_until_resolved = models.JSONField(default=list)
+    write_allowed = models.BooleanField(default=False)
+    detail = models.TextField(blank=True, default="")
+    requested_by = models.ForeignKey(
+        "reconcile_app.Principal",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="escalations_raised",
+    )
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True
+    )
+    opened_at = models.DateTimeField(db_index=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    rationale = models.TextField(blank=True, default="")
+    selected_ref = models.CharField(max_length=100, blank=True, default="")
+
+    class Meta:
+        ordering = ["-opened_at", "-id"]
+        constraints = [
+            # One open escalation per fact key, however many requests hit the ambiguity.
+            models.UniqueConstraint(
+                fields=["fact_key"],
+                condition=Q(status="open") & ~Q(fact_key=""),
+                name="one_open_escalation_per_fact_key",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.escalation_id

@@ -1,0 +1,197 @@
+"""Escalations: open (once per fact key), freeze, and decide (reviewers, never their own)."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from reconcile_app.choices import MemoryStatus, Role
+from reconcile_app.errors import Conflict, Forbidden, Locked, NotFound, ValidationFailed
+from reconcile_app.models import DecisionSnapshot, Escalation, MemoryRecord, Principal
+from reconcile_app.roles import has_role
+from reconcile_app.services.audit import audit_record
+
+READ_HISTORY = ["read_history"]
+NEXT_ACTIONS = {
+    "authority_ambiguous": "confirm which record is the registered {fact_key}",
+    "owner_missing": "assign an owner to {fact_key} or retire the ownerless record",
+}
+
+
+def _new_id() -> str:
+    return f"esc_{secrets.token_hex(8)}"
+
+
+def escalation_open_for_fact(
+    *,
+    code: str,
+    fact_key: str,
+    candidate_refs: list[str],
+    authority_owner: str,
+    requested_by: Principal | None,
+) -> Escalation:
+    """Open the fact key's escalation, or return the one already open (one per key)."""
+    existing = Escalation.objects.filter(fact_key=fact_key, status=Escalation.Status.OPEN).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            return Escalation.objects.create(
+                escalation_id=_new_id(),
+                code=code,
+                fact_key=fact_key,
+                candidate_refs=candidate_refs,
+                # Never let the newest-looking record win: with no owner, a person decides.
+                owner=authority_owner or settings.RECONCILE_FALLBACK_OWNER,
+                next_action=NEXT_ACTIONS[code].format(fact_key=fact_key),
+                allowed_until_resolved=READ_HISTORY,
+                write_allowed=False,
+                requested_by=requested_by,
+                opened_at=timezone.now(),
+            )
+    except IntegrityError:
+        # A concurrent request opened it first: the partial unique index guarantees one.
+        return Escalation.objects.get(fact_key=fact_key, status=Escalation.Status.OPEN)
+
+
+def escalation_open_for_snapshot(
+    *,
+    snapshot: DecisionSnapshot,
+    owner: str,
+    reasons: list[dict[str, str]],
+    candidate_refs: list[str],
+    requested_by: Principal,
+) -> Escalation:
+    """Called inside the snapshot's transaction: the decision and its escalation land together."""
+    action = snapshot.proposed_action or "the decision"
+    return Escalation.objects.create(
+        escalation_id=_new_id(),
+        code=reasons[0]["code"] if reasons else "escalated",
+        snapshot=snapshot,
+        candidate_refs=candidate_refs,
+        owner=owner or settings.RECONCILE_FALLBACK_OWNER,
+        next_action=f"review the snapshot and approve or reject {action}",
+        allowed_until_resolved=READ_HISTORY,
+        write_allowed=False,
+        detail="; ".join(reason["detail"] for reason in reasons),
+        requested_by=requested_by,
+        opened_at=snapshot.issued_at,
+    )
+
+
+def fact_key_write_check(fact_key: str) -> None:
+    """Writes to a fact key wait while its escalation is open; history stays readable."""
+    if not fact_key:
+        return
+    open_escalation = (
+        Escalation.objects.filter(fact_key=fact_key, status=Escalation.Status.OPEN)
+        .values_list("escalation_id", flat=True)
+        .first()
+    )
+    if open_escalation:
+        raise Locked(
+            f"{fact_key} is frozen until escalation {open_escalation} is resolved",
+            code="fact_key_frozen",
+            escalation_id=open_escalation,
+        )
+
+
+def _state(escalation: Escalation) -> dict[str, Any]:
+    return {
+        "status": escalation.status,
+        "write_allowed": escalation.write_allowed,
+        "selected_ref": escalation.selected_ref,
+    }
+
+
+def escalation_decide(
+    *,
+    escalation_id: str,
+    reviewer: Any,
+    approve: bool,
+    rationale: str,
+    selected_ref: str | None = None,
+    request_id: str = "",
+) -> Escalation:
+    if not has_role(reviewer, Role.REVIEWER):
+        raise Forbidden("deciding escalations needs the reviewer role", code="forbidden")
+    if not rationale or not rationale.strip():
+        raise ValidationFailed("a decision needs a rationale", code="rationale_required")
+    with transaction.atomic():
+        escalation = (
+            Escalation.objects.select_for_update()
+            .select_related("requested_by")
+            .filter(escalation_id=escalation_id)
+            .first()
+        )
+        if escalation is None:
+            raise NotFound(f"no escalation {escalation_id}", code="escalation_not_found")
+        raiser = escalation.requested_by
+        if raiser is not None and raiser.user_id == reviewer.pk:
+            raise Forbidden(
+                "a reviewer never decides an escalation they raised",
+                code="self_approval_forbidden",
+            )
+        if escalation.status != Escalation.Status.OPEN:
+            raise Conflict(
+                f"{escalation_id} is already {escalation.status}", code="already_decided"
+            )
+        before = _state(escalation)
+        retired: list[str] = []
+        if approve and escalation.fact_key:
+            retired = _settle_fact(escalation, selected_ref)
+        escalation.status = Escalation.Status.APPROVED if approve else Escalation.Status.REJECTED
+        escalation.decided_at = timezone.now()
+        escalation.decided_by = reviewer
+        escalation.rationale = rationale
+        escalation.selected_ref = selected_ref or ""
+        escalation.write_allowed = True
+        escalation.save(
+            update_fields=[
+                "status",
+                "decided_at",
+                "decided_by",
+                "rationale",
+                "selected_ref",
+                "write_allowed",
+            ]
+        )
+        audit_record(
+            actor=reviewer,
+            action="escalation.approve" if approve else "escalation.reject",
+            object_kind="escalation",
+            object_ref=escalation.escalation_id,
+            reason=rationale,
+            request_id=request_id,
+            before=before,
+            after={**_state(escalation), "retired": retired},
+        )
+    return escalation
+
+
+def _settle_fact(escalation: Escalation, selected_ref: str | None) -> list[str]:
+    """Keep the selected record current and retire the other candidates, atomically."""
+    if escalation.code == "authority_ambiguous" and not selected_ref:
+        raise ValidationFailed(
+            "approving an ambiguity selects one candidate (selected_ref)", code="selection_required"
+        )
+    if selected_ref and selected_ref not in escalation.candidate_refs:
+        raise ValidationFailed(
+            f"{selected_ref} is not a candidate of {escalation.escalation_id}",
+            code="invalid_selection",
+            candidates=escalation.candidate_refs,
+        )
+    to_retire = MemoryRecord.objects.filter(
+        fact_key=escalation.fact_key, status=MemoryStatus.CURRENT
+    ).exclude(memory_id=selected_ref or "")
+    if escalation.code == "owner_missing" and not selected_ref:
+        to_retire = to_retire.filter(owner__isnull=True) | to_retire.filter(owner="")
+    retired = sorted(to_retire.values_list("memory_id", flat=True))
+    MemoryRecord.objects.filter(memory_id__in=retired, status=MemoryStatus.CURRENT).update(
+        status=MemoryStatus.HISTORICAL_ONLY
+    )
+    return retired

@@ -1,0 +1,100 @@
+"""Facts by rule (seed 001): the current value of a fact key is chosen by the owner's rule.
+
+`select_current` is the seed's function, unchanged in substance: authority comes from the
+owner's system (an adapter), never from a memory record; the date boundary is inclusive
+through valid_until in the declared fact timezone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from fnmatch import fnmatchcase
+
+from reconcile_app.choices import MemoryStatus, ReadStatus
+from reconcile_app.models import Escalation, MemoryRecord, Principal, Source
+from reconcile_app.services.escalations import escalation_open_for_fact
+from reconcile_app.sources import AuthorityResult, adapter_for
+
+OK = "ok"
+AUTHORITY_UNAVAILABLE = "current_authority_unavailable"
+OWNER_MISSING = "owner_missing"
+NO_CURRENT_RECORD = "no_current_record"
+AUTHORITY_AMBIGUOUS = "authority_ambiguous"
+ESCALATING_CODES = (AUTHORITY_AMBIGUOUS, OWNER_MISSING)
+
+
+@dataclass(frozen=True)
+class Selection:
+    code: str
+    fact: MemoryRecord | None = None
+    candidates: list[str] = field(default_factory=list)
+
+
+def select_current(
+    records: Sequence[MemoryRecord], today: date, authority: AuthorityResult | None
+) -> Selection:
+    everyone = [record.memory_id for record in records]
+    if (
+        authority is None
+        or authority.status != ReadStatus.OK
+        or not authority.owner
+        or not authority.source_revision
+    ):
+        return Selection(AUTHORITY_UNAVAILABLE, candidates=everyone)
+    current = [record for record in records if record.status == MemoryStatus.CURRENT]
+    if any(not record.owner for record in current):
+        return Selection(OWNER_MISSING, candidates=[record.memory_id for record in current])
+    eligible = [
+        record
+        for record in current
+        if record.owner == authority.owner
+        and record.source_revision == authority.source_revision
+        and (record.valid_until is None or record.valid_until >= today)
+    ]
+    if len(eligible) == 1:
+        return Selection(OK, fact=eligible[0], candidates=[eligible[0].memory_id])
+    if not eligible:
+        return Selection(NO_CURRENT_RECORD, candidates=everyone)
+    return Selection(AUTHORITY_AMBIGUOUS, candidates=[record.memory_id for record in eligible])
+
+
+def authority_source_for(fact_key: str) -> Source | None:
+    """The first source (by name) whose `fact_keys` patterns match the key."""
+    for source in Source.objects.exclude(fact_keys=[]).order_by("name"):
+        if any(fnmatchcase(fact_key, pattern) for pattern in source.fact_keys):
+            return source
+    return None
+
+
+@dataclass(frozen=True)
+class FactAnswer:
+    selection: Selection
+    authority: AuthorityResult | None
+    authority_source: str | None
+    escalation: Escalation | None
+
+
+def fact_current(*, fact_key: str, on: date, requested_by: Principal | None) -> FactAnswer:
+    source = authority_source_for(fact_key)
+    authority = adapter_for(source).authority(fact_key) if source is not None else None
+    records = list(
+        MemoryRecord.objects.filter(fact_key=fact_key).select_related("agent").order_by("id")
+    )
+    selection = select_current(records, on, authority)
+    escalation = None
+    if selection.code in ESCALATING_CODES:
+        escalation = escalation_open_for_fact(
+            code=selection.code,
+            fact_key=fact_key,
+            candidate_refs=selection.candidates,
+            authority_owner=authority.owner if authority else "",
+            requested_by=requested_by,
+        )
+    return FactAnswer(
+        selection=selection,
+        authority=authority,
+        authority_source=source.name if source else None,
+        escalation=escalation,
+    )

@@ -1,0 +1,132 @@
+"""Escalations opened by ambiguity: one per key, a write freeze, and reviewer decisions."""
+
+from __future__ import annotations
+
+import pytest
+
+from reconcile_app.models import AuditEvent, Escalation, MemoryRecord
+from tests.reconcile_app.facts.conftest import authority, current, remember
+
+KEY = "baseline.math-eval"
+
+
+@pytest.fixture
+def ambiguous(registry, agent):
+    authority(KEY)
+    remember(agent, KEY, "baseline-v17", "ckpt-0412", "registry@r17")
+    remember(agent, KEY, "baseline-v18", "ckpt-0519", "registry@r18",
+             valid_until="2026-12-31", supersedes="baseline-v17")
+    remember(agent, KEY, "baseline-v18b", "ckpt-0520", "registry@r18", valid_until="2026-12-31")
+    return current(agent, KEY).json()["escalation_id"]
+
+
+def decide(persona, escalation_id: str, verb: str, **body):
+    return persona.post(f"/api/v1/escalations/{escalation_id}/{verb}", body)
+
+
+def test_escalation_carries_the_seed_fields(ambiguous, agent):
+    body = agent.client.get(f"/api/v1/escalations/{ambiguous}").json()
+    assert body["code"] == "authority_ambiguous"
+    assert body["fact_key"] == KEY
+    assert body["candidate_refs"] == ["baseline-v18", "baseline-v18b"]
+    assert body["owner"] == "eval-registry"
+    assert body["next_action"]
+    assert body["allowed_until_resolved"] == ["read_history"]
+    assert body["write_allowed"] is False
+    assert body["requested_by"] == agent.name
+    assert body["status"] == "open"
+
+
+def test_repeated_requests_reuse_one_escalation_per_key(ambiguous, agent, operator):
+    again = current(operator, KEY).json()["escalation_id"]
+    assert again == ambiguous
+    assert Escalation.objects.filter(fact_key=KEY).count() == 1
+    listed = operator.client.get("/api/v1/escalations", {"status": "open"}).json()
+    assert [item["escalation_id"] for item in listed["results"]] == [ambiguous]
+
+
+def test_open_escalation_freezes_writes_but_not_history(ambiguous, agent):
+    response = agent.post("/api/v1/memories", {
+        "memory_class": "operational", "subject": "math-eval", "purpose": "nightly-eval-summary",
+        "fact_key": KEY, "value": "ckpt-0521", "owner": "eval-registry",
+        "source_revision": "registry@r18", "derived_from": ["ev-registry-r18"],
+    })
+    assert response.status_code == 423
+    assert response.json()["code"] == "fact_key_frozen"
+    assert response.json()["escalation_id"] == ambiguous
+    history = agent.client.get("/api/v1/memories", {"fact_key": KEY}).json()
+    assert {item["memory_id"] for item in history["results"]} == {
+        "baseline-v17", "baseline-v18", "baseline-v18b",
+    }
+
+
+def test_ownerless_record_escalates_to_the_owner_the_registry_names(registry, agent):
+    key = "baseline.orphan"
+    authority(key, owner="")
+    remember(agent, key, "orphan-1", "ckpt-1", "registry@r18", owner=None)
+    # A registry that names no owner is no authority: nothing is selected, nothing escalated.
+    assert current(agent, key).status_code == 503
+    authority(key, owner="eval-registry")
+    escalation = Escalation.objects.get(escalation_id=current(agent, key).json()["escalation_id"])
+    assert (escalation.code, escalation.owner) == ("owner_missing", "eval-registry")
+
+
+def test_reviewer_approval_selects_one_and_retires_the_others(ambiguous, agent, reviewer):
+    response = decide(reviewer, ambiguous, "approve", rationale="registry confirms v18",
+                      selected_ref="baseline-v18")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["status"] == "approved"
+    assert body["decided_by"] == reviewer.name
+    assert body["write_allowed"] is True
+    assert MemoryRecord.objects.get(memory_id="baseline-v18b").status == "historical_only"
+    assert MemoryRecord.objects.get(memory_id="baseline-v18").status == "current"
+    assert current(agent, KEY).json()["fact"]["memory_id"] == "baseline-v18"
+    audit = AuditEvent.objects.get(action="escalation.approve")
+    assert (audit.actor_name, audit.object_ref, audit.reason) == (
+        reviewer.name, ambiguous, "registry confirms v18",
+    )
+    assert audit.after["retired"] == ["baseline-v18b"]
+
+
+def test_approving_an_ambiguity_requires_a_candidate(ambiguous, reviewer):
+    missing = decide(reviewer, ambiguous, "approve", rationale="ok")
+    assert (missing.status_code, missing.json()["code"]) == (400, "selection_required")
+    wrong = decide(reviewer, ambiguous, "approve", rationale="ok", selected_ref="baseline-v17")
+    assert (wrong.status_code, wrong.json()["code"]) == (400, "invalid_selection")
+    assert Escalation.objects.get(escalation_id=ambiguous).status == "open"
+
+
+def test_rationale_is_required(ambiguous, reviewer):
+    response = decide(reviewer, ambiguous, "reject", rationale="")
+    assert response.status_code == 400
+
+
+def test_reject_records_the_decision_and_changes_no_record(ambiguous, reviewer):
+    response = decide(reviewer, ambiguous, "reject", rationale="ask the eval team first")
+    assert response.json()["status"] == "rejected"
+    assert MemoryRecord.objects.filter(fact_key=KEY, status="current").count() == 2
+    assert AuditEvent.objects.filter(action="escalation.reject", object_ref=ambiguous).exists()
+
+
+def test_only_reviewers_decide(ambiguous, operator, auditor, agent):
+    for persona in (operator, auditor, agent):
+        response = decide(persona, ambiguous, "approve", rationale="x", selected_ref="baseline-v18")
+        assert response.status_code == 403, persona.name
+
+
+def test_reviewer_cannot_decide_an_escalation_they_raised(registry, agent, reviewer):
+    authority(KEY)
+    remember(agent, KEY, "r-1", "ckpt-0519", "registry@r18")
+    remember(agent, KEY, "r-2", "ckpt-0520", "registry@r18")
+    raised = current(reviewer, KEY).json()["escalation_id"]  # the reviewer's own token asks
+    response = decide(reviewer, raised, "approve", rationale="mine", selected_ref="r-1")
+    assert response.status_code == 403
+    assert response.json()["code"] == "self_approval_forbidden"
+    assert Escalation.objects.get(escalation_id=raised).status == "open"
+
+
+def test_a_decided_escalation_cannot_be_decided_again(ambiguous, reviewer):
+    decide(reviewer, ambiguous, "reject", rationale="no")
+    again = decide(reviewer, ambiguous, "approve", rationale="yes", selected_ref="baseline-v18")
+    assert (again.status_code, again.json()["code"]) == (409, "already_decided")

@@ -14,9 +14,9 @@ from reconcile_app.choices import (
     MemoryStatus,
 )
 from reconcile_app.models import (
-    Escalation,
     Contradiction,
     DecisionSnapshot,
+    Escalation,
     EvidenceEntry,
     MemoryRecord,
     StateRead,

@@ -36,8 +36,8 @@ from reconcile_app.reconciliation.types import (
     EvidenceView,
     FieldRead,
 )
-from reconcile_app.services.escalations import escalation_open_for_snapshot
 from reconcile_app.selectors.contracts import contract_current, contract_spec
+from reconcile_app.services.escalations import escalation_open_for_snapshot
 from reconcile_app.sources import adapter_for
 
 MAX_CLAIMS = 1000

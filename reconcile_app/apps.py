@@ -24,10 +24,15 @@ def _raise_sqlite_parameter_limit() -> None:
     """
     import sqlite3
 
-    from django.db.backends.sqlite3.features import DatabaseFeatures
+    from django.db import connections
+
+    if not any(connection.vendor == "sqlite" for connection in connections.all()):
+        return
+    from django.db.backends.sqlite3.base import DatabaseWrapper
 
     probe = sqlite3.connect(":memory:")
     try:
-        DatabaseFeatures.max_query_params = probe.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+        limit = probe.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
     finally:
         probe.close()
+    DatabaseWrapper.features_class.max_query_params = limit

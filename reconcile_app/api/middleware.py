@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from django.db import DatabaseError
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 
 from reconcile_app.api.problems import problem_json_response
@@ -37,7 +37,9 @@ class ApiProblemMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not request.path.startswith("/api/"):
             return None
-        if isinstance(exception, DatabaseError):
+        # Only a database that cannot be reached or is locked is "unavailable"; programming
+        # errors stay 500s so they are seen and fixed.
+        if isinstance(exception, OperationalError | InterfaceError):
             logger.exception("database error on %s", request.path)
             return problem_json_response(
                 status_code=503,

@@ -123,7 +123,7 @@ def escalation_decide(
         raise ValidationFailed("a decision needs a rationale", code="rationale_required")
     with transaction.atomic():
         escalation = (
-            Escalation.objects.select_for_update()
+            Escalation.objects.select_for_update(of=("self",))
             .select_related("requested_by")
             .filter(escalation_id=escalation_id)
             .first()

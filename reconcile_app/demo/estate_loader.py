@@ -1,0 +1,293 @@
+"""Load the demo estate through the real services (`python manage.py load_demo`).
+
+The seed scenarios, written in `scenarios.yaml`: a collections hardship case (`account-17`),
+a warehouse pick whose remembered bay was superseded by a move (`P17`), and a card dispatch
+whose delivery address changed twice (`customer-1042`). Everything goes through the services
+the API uses — the contracts loader, the sandbox owner system, the evidence ledger, memory
+admission and the reconcile protocol — so the demo shows the product, not a fixture.
+
+Idempotent: each piece is written only when it is missing (people and the agent by name,
+sandbox records by source/subject/field, evidence and memories by their fixed ids), and the
+first batch of reconciliations is issued only while no snapshot exists at all. The whole load
+is one transaction, so an interrupted run leaves nothing half-written for the next to skip.
+Times are relative to the moment of loading: the sandbox vouches for its reads as of now, and
+the evidence and memories sit in the recent past before it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from reconcile_app.choices import Role
+from reconcile_app.models import (
+    ContractAction,
+    DecisionSnapshot,
+    EvidenceEntry,
+    MemoryRecord,
+    Principal,
+    SandboxRecord,
+)
+from reconcile_app.reconciliation.types import Claim
+from reconcile_app.services.contracts import LoadReport, contracts_load
+from reconcile_app.services.evidence import evidence_append
+from reconcile_app.services.memory import memory_admit
+from reconcile_app.services.principals import principal_create, user_create
+from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
+from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_write
+
+ESTATE_DIR = Path(__file__).resolve().parent / "estate"
+SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
+AGENT_NAME = "demo-agent"
+MEMORY_CLASS = "episodic"
+PEOPLE: tuple[tuple[str, str], ...] = (
+    ("olivia", Role.OPERATOR),
+    ("rhys", Role.REVIEWER),
+    ("ada", Role.AUDITOR),
+)
+
+
+def demo_password(username: str) -> str:
+    """Demo logins are printed by `./dev up`; they protect nothing but a demo database."""
+    return f"demo-{username}"
+
+
+AGE = re.compile(r"^(\d+)([mhd])$")
+AGE_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+
+
+def _age(text: str) -> timedelta:
+    match = AGE.match(str(text))
+    if match is None:
+        raise ValueError(f"{SCENARIOS_FILE.name}: age {text!r} must look like 20m, 4h or 2d")
+    return timedelta(**{AGE_UNITS[match.group(2)]: int(match.group(1))})
+
+
+@dataclass(frozen=True)
+class SeedRecord:
+    source: str
+    subject: str
+    field: str
+    value: Any
+    version: int
+    age: timedelta  # valid_from = now - age
+
+
+@dataclass(frozen=True)
+class SeedEvidence:
+    id: str
+    subject: str
+    field: str
+    value: Any
+    source: str
+    age: timedelta  # observed_at = now - age
+    note: str = ""
+    kind: str = "observation"
+
+
+@dataclass(frozen=True)
+class SeedMemory:
+    id: str
+    subject: str
+    purpose: str
+    field: str
+    value: Any
+    derived_from: str
+    age: timedelta  # written_at = now - age
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class SeedFault:
+    source: str
+    kind: str
+    seconds: int = 0
+
+
+@dataclass(frozen=True)
+class SeedReconcile:
+    label: str
+    subject: str
+    purpose: str
+    decision_class: str
+    proposed_action: str
+    claims: tuple[str, ...]  # ids of the agent's memories it presents as claims
+    fault: SeedFault | None = None  # injected (count=1) just before this reconcile
+
+
+@dataclass(frozen=True)
+class Scenarios:
+    records: tuple[SeedRecord, ...]
+    evidence: tuple[SeedEvidence, ...]
+    memories: tuple[SeedMemory, ...]
+    batch: tuple[SeedReconcile, ...]
+
+
+def scenarios_read(path: Path = SCENARIOS_FILE) -> Scenarios:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+
+    def aged(item: dict[str, Any]) -> dict[str, Any]:
+        return {**item, "age": _age(item["age"])}
+
+    return Scenarios(
+        records=tuple(SeedRecord(**aged(item)) for item in data["records"]),
+        evidence=tuple(SeedEvidence(**aged(item)) for item in data["evidence"]),
+        memories=tuple(SeedMemory(**aged(item)) for item in data["memories"]),
+        batch=tuple(
+            SeedReconcile(
+                **{
+                    **item,
+                    "claims": tuple(item["claims"]),
+                    "fault": SeedFault(**item["fault"]) if item.get("fault") else None,
+                }
+            )
+            for item in data["batch"]
+        ),
+    )
+
+
+@dataclass
+class DemoReport:
+    contracts: LoadReport
+    agent: Principal
+    agent_key: str | None  # only when this load created the agent: the key exists once
+    people_created: list[str] = field(default_factory=list)
+    records_created: int = 0
+    evidence_created: int = 0
+    memories_created: int = 0
+    batch: list[tuple[str, DecisionSnapshot]] = field(default_factory=list)
+
+
+def _agent_ensure(decision_classes: set[str]) -> tuple[Principal, str | None]:
+    """The demo agent may do every action of the demo's decision classes, and nothing else."""
+    agent = Principal.objects.filter(name=AGENT_NAME).first()
+    if agent is not None:
+        return agent, None
+    capabilities = [
+        f"{decision_class}:{action}"
+        for decision_class, action in ContractAction.objects.filter(
+            contract__decision_class__in=decision_classes
+        )
+        .values_list("contract__decision_class", "name")
+        .order_by("contract__decision_class", "name")
+        .distinct()
+    ]
+    return principal_create(name=AGENT_NAME, capabilities=capabilities)
+
+
+def _claim(memory: MemoryRecord) -> Claim:
+    return Claim(
+        subject=memory.subject,
+        field=memory.field,
+        value=memory.value,
+        written_at=memory.written_at,
+        memory_class=memory.memory_class,
+        purpose=memory.purpose,
+        derived_from=tuple(memory.derived_from),
+        note=memory.note,
+    )
+
+
+def _batch_issue(
+    agent: Principal, batch: tuple[SeedReconcile, ...]
+) -> list[tuple[str, DecisionSnapshot]]:
+    wanted = {memory_id for item in batch for memory_id in item.claims}
+    memories = {m.memory_id: m for m in MemoryRecord.objects.filter(memory_id__in=wanted)}
+    issued = []
+    for item in batch:
+        if item.fault is not None:
+            sandbox_fault_add(
+                source=item.fault.source, kind=item.fault.kind, count=1, seconds=item.fault.seconds
+            )
+        request = ReconcileRequest(
+            subject=item.subject,
+            purpose=item.purpose,
+            decision_class=item.decision_class,
+            proposed_action=item.proposed_action,
+            claims=[_claim(memories[memory_id]) for memory_id in item.claims],
+        )
+        issued.append((item.label, snapshot_issue(principal=agent, request=request)))
+    return issued
+
+
+def demo_estate_load(*, now: datetime | None = None) -> DemoReport:
+    """Load whatever of the demo estate is missing; see the module docstring."""
+    now = now or timezone.now()
+    scenarios = scenarios_read()
+    with transaction.atomic():
+        contracts = contracts_load(paths=[str(ESTATE_DIR)])
+        agent, key = _agent_ensure({item.decision_class for item in scenarios.batch})
+        report = DemoReport(contracts=contracts, agent=agent, agent_key=key)
+
+        for username, role in PEOPLE:
+            if not User.objects.filter(username=username).exists():
+                user_create(username=username, roles=[role], password=demo_password(username))
+                report.people_created.append(username)
+
+        for record in scenarios.records:
+            if not SandboxRecord.objects.filter(
+                source=record.source, subject=record.subject, field=record.field
+            ).exists():
+                sandbox_record_write(
+                    source=record.source,
+                    subject=record.subject,
+                    field=record.field,
+                    value=record.value,
+                    version=record.version,
+                    valid_from=now - record.age,
+                )
+                report.records_created += 1
+
+        present = set(
+            EvidenceEntry.objects.filter(
+                evidence_id__in=[entry.id for entry in scenarios.evidence]
+            ).values_list("evidence_id", flat=True)
+        )
+        for entry in scenarios.evidence:
+            if entry.id not in present:
+                evidence_append(
+                    kind=entry.kind,
+                    subject=entry.subject,
+                    field=entry.field,
+                    value=entry.value,
+                    source=entry.source,
+                    observed_at=now - entry.age,
+                    note=entry.note,
+                    evidence_id=entry.id,
+                )
+                report.evidence_created += 1
+
+        present = set(
+            MemoryRecord.objects.filter(
+                memory_id__in=[memory.id for memory in scenarios.memories]
+            ).values_list("memory_id", flat=True)
+        )
+        for memory in scenarios.memories:
+            if memory.id not in present:
+                memory_admit(
+                    agent=agent,
+                    memory_class=MEMORY_CLASS,
+                    subject=memory.subject,
+                    purpose=memory.purpose,
+                    field=memory.field,
+                    value=memory.value,
+                    derived_from=[memory.derived_from],
+                    written_at=now - memory.age,
+                    note=memory.note,
+                    memory_id=memory.id,
+                )
+                report.memories_created += 1
+
+        # The batch is the estate's history: issue it once, on an empty database, never on
+        # top of decisions people have made since.
+        if not DecisionSnapshot.objects.exists():
+            report.batch = _batch_issue(agent, scenarios.batch)
+    return report

@@ -210,6 +210,10 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "sweep-effects": {
+        "task": "reconcile_app.tasks.sweep_effects",
+        "schedule": float(env_int("SWEEP_EFFECTS_EVERY_SECONDS", 30)),
+    },
     "expire-memories": {
         "task": "reconcile_app.tasks.expire_memories",
         "schedule": float(env_int("EXPIRE_MEMORIES_EVERY_SECONDS", 900)),

@@ -14,6 +14,8 @@ from reconcile_app.choices import (
     MemoryStatus,
 )
 from reconcile_app.models import (
+    Effect,
+    EffectStatus,
     Contradiction,
     DecisionSnapshot,
     Escalation,
@@ -89,3 +91,15 @@ class EscalationFilterSet(django_filters.FilterSet):
     class Meta:
         model = Escalation
         fields = ["status", "owner", "code", "fact_key"]
+
+
+class EffectFilterSet(django_filters.FilterSet):
+    status = django_filters.MultipleChoiceFilter(choices=EffectStatus.choices)
+    subject = django_filters.CharFilter()
+    action = django_filters.CharFilter()
+    source = django_filters.CharFilter(field_name="source__name")
+    snapshot_id = django_filters.CharFilter(field_name="snapshot__snapshot_id")
+
+    class Meta:
+        model = Effect
+        fields = ["status", "subject", "action"]

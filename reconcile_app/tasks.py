@@ -6,6 +6,12 @@ from celery import shared_task
 from django.db import OperationalError
 
 from reconcile_app.services.memory import fact_today, memories_expire
+from reconcile_app.services.outcomes import (
+    OwnerUnavailable,
+    effect_resolve_unknown,
+    effects_sweep,
+)
+from reconcile_app.services.outcomes import effect_readback as effect_readback_service
 
 
 @shared_task(
@@ -18,3 +24,34 @@ from reconcile_app.services.memory import fact_today, memories_expire
 def expire_memories() -> int:
     """Scheduled: memory records past valid_until stop being current."""
     return memories_expire(today=fact_today())
+
+
+@shared_task(
+    acks_late=True,
+    autoretry_for=(OwnerUnavailable, OperationalError),
+    retry_backoff=2,
+    retry_backoff_max=300,
+    retry_jitter=True,
+    max_retries=12,
+)
+def effect_readback(effect_id: int) -> str:
+    """Read the target back and record verified / postcondition_failed. Safe to repeat."""
+    return effect_readback_service(effect_id=effect_id).status
+
+
+@shared_task(
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=2,
+    retry_backoff_max=300,
+    max_retries=5,
+)
+def effect_resolve(effect_id: int) -> str:
+    """Ask the owner's ledger about an unknown outcome. Safe to repeat; never re-sends."""
+    return effect_resolve_unknown(effect_id=effect_id).status
+
+
+@shared_task(acks_late=True)
+def sweep_effects() -> dict[str, int]:
+    """Scheduled: re-enqueue readbacks and resolutions whose task may have been lost."""
+    return effects_sweep()

@@ -104,3 +104,14 @@ def now() -> datetime:
 
 def ago(**kwargs: float) -> datetime:
     return timezone.now() - timedelta(**kwargs)
+
+
+@pytest.fixture
+def eager_tasks() -> Any:
+    """Run Celery tasks in-process for logic tests (the real broker is tested separately)."""
+    from config.celery import app
+
+    previous = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    yield app
+    app.conf.task_always_eager, app.conf.task_eager_propagates = previous

@@ -271,3 +271,57 @@ class FactOutput(serializers.Serializer):
 class SandboxAuthorityInput(serializers.Serializer):
     owner = serializers.CharField(max_length=200, allow_blank=True)
     source_revision = serializers.CharField(max_length=200, allow_blank=True)
+
+
+class EffectInput(serializers.Serializer):
+    snapshot_id = serializers.CharField(max_length=80)
+    action = serializers.CharField(max_length=150)
+    resulting_value = serializers.JSONField(allow_null=True)
+
+
+class EffectEventOutput(serializers.Serializer):
+    at = serializers.DateTimeField()
+    kind = serializers.CharField()
+    detail = serializers.JSONField()
+    evidence_id = serializers.CharField(allow_blank=True)
+    actor = serializers.CharField(allow_blank=True)
+
+
+class EffectOutput(serializers.Serializer):
+    idempotency_key = serializers.CharField()
+    status = serializers.CharField()
+    receipt = serializers.JSONField(allow_null=True)
+    snapshot_id = serializers.CharField(source="snapshot.snapshot_id")
+    decision_id = serializers.CharField(source="decision.decision_id")
+    principal = serializers.CharField(source="principal.name")
+    source = serializers.CharField(source="source.name")
+    action = serializers.CharField()
+    subject = serializers.CharField()
+    field = serializers.CharField()
+    resulting_value = serializers.JSONField(allow_null=True)
+    expected_version = serializers.IntegerField()
+    resulting_version = serializers.IntegerField(allow_null=True)
+    outcome = serializers.JSONField()
+    created_at = serializers.DateTimeField()
+    sent_at = serializers.DateTimeField(allow_null=True)
+    outcome_at = serializers.DateTimeField(allow_null=True)
+    verified_at = serializers.DateTimeField(allow_null=True)
+    readback_attempts = serializers.IntegerField()
+    resolution_attempts = serializers.IntegerField()
+    next_check_at = serializers.DateTimeField(allow_null=True)
+
+
+class EffectDetailOutput(EffectOutput):
+    timeline = EffectEventOutput(many=True, source="events.all")
+
+
+class EffectResolveInput(serializers.Serializer):
+    outcome = serializers.ChoiceField(choices=["succeeded", "not_executed"])
+    reason = serializers.CharField(max_length=4000)
+
+
+class SandboxEffectInput(serializers.Serializer):
+    subject = serializers.CharField(max_length=200)
+    field = serializers.CharField(max_length=150)
+    action = serializers.CharField(max_length=150)
+    resulting_value = serializers.JSONField(allow_null=True)

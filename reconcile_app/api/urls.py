@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from reconcile_app.api.views import contradictions, facts, ledger, reconcile, sandbox
+from reconcile_app.api.views import contradictions, effects, facts, ledger, reconcile, sandbox
 
 urlpatterns = [
     path("reconcile", reconcile.ReconcileView.as_view(), name="api-reconcile"),
@@ -25,6 +25,26 @@ urlpatterns = [
         "contradictions/<int:contradiction_id>/resolve",
         contradictions.ContradictionResolveView.as_view(),
         name="api-contradiction-resolve",
+    ),
+    path("effects", effects.EffectListView.as_view(), name="api-effects"),
+    path("effects/<str:key>", effects.EffectDetailView.as_view(), name="api-effect"),
+    path(
+        "effects/<str:key>/readback",
+        effects.EffectReadbackView.as_view(),
+        name="api-effect-readback",
+    ),
+    path(
+        "effects/<str:key>/resolve", effects.EffectResolveView.as_view(), name="api-effect-resolve"
+    ),
+    path(
+        "sandbox/<slug:source>/effects",
+        sandbox.SandboxEffectsView.as_view(),
+        name="api-sandbox-effects",
+    ),
+    path(
+        "sandbox/<slug:source>/effects/<str:key>",
+        sandbox.SandboxEffectDetailView.as_view(),
+        name="api-sandbox-effect",
     ),
     path("facts/<str:fact_key>/current", facts.FactCurrentView.as_view(), name="api-fact-current"),
     path("escalations", facts.EscalationListView.as_view(), name="api-escalations"),

@@ -1,10 +1,16 @@
 from reconcile_app.models.audit import AuditEvent
 from reconcile_app.models.contracts import Contract, ContractAction, ContractField, PolicyRule
+from reconcile_app.models.effects import Effect, EffectEvent, EffectStatus
 from reconcile_app.models.escalations import Escalation
 from reconcile_app.models.evidence import EvidenceEntry, LedgerHead
 from reconcile_app.models.memory import MemoryRecord
 from reconcile_app.models.principals import ApiKey, Capability, Principal
-from reconcile_app.models.sandbox import SandboxAuthority, SandboxFault, SandboxRecord
+from reconcile_app.models.sandbox import (
+    SandboxAuthority,
+    SandboxEffect,
+    SandboxFault,
+    SandboxRecord,
+)
 from reconcile_app.models.snapshots import (
     ClaimVerdict,
     Contradiction,
@@ -25,6 +31,9 @@ __all__ = [
     "Contradiction",
     "DecisionReceipt",
     "DecisionSnapshot",
+    "Effect",
+    "EffectEvent",
+    "EffectStatus",
     "Escalation",
     "EvidenceEntry",
     "LedgerHead",
@@ -32,6 +41,7 @@ __all__ = [
     "PolicyRule",
     "Principal",
     "SandboxAuthority",
+    "SandboxEffect",
     "SandboxFault",
     "SandboxRecord",
     "Source",

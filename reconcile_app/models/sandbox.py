@@ -71,3 +71,29 @@ class SandboxAuthority(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source}/{self.fact_key}: {self.owner}@{self.source_revision}"
+
+
+class SandboxEffect(models.Model):
+    """The sandbox owner's own idempotency ledger: one receipt per idempotency key.
+
+    `applied` is false when the owner acknowledged the command but the change did not stick
+    (the `drop_postcondition` fault): exactly what a readback exists to catch.
+    """
+
+    source = models.SlugField(max_length=100)
+    idempotency_key = models.CharField(max_length=200)
+    fingerprint = models.CharField(max_length=64)
+    receipt = models.JSONField()
+    applied = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["source", "created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "idempotency_key"], name="sandbox_effect_key_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.idempotency_key}"

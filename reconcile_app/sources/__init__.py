@@ -48,6 +48,47 @@ class AuthorityResult:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class EffectCommand:
+    """What is sent to the owner: the change, the version it was decided on, and the key."""
+
+    idempotency_key: str
+    subject: str
+    field: str
+    action: str
+    resulting_value: Any
+    expected_version: int
+
+
+class ApplyOutcome:
+    ACCEPTED = "accepted"  # the owner answered with a receipt
+    REJECTED = "rejected"  # the owner answered: not executed (precondition, conflict, refusal)
+    UNKNOWN = "unknown"  # sent, and no answer: it may or may not have happened
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    outcome: str
+    receipt: dict[str, Any] | None = None
+    code: str = ""
+    expected: int | None = None
+    found: int | None = None
+    detail: str = ""
+
+
+class LookupOutcome:
+    FOUND = "found"
+    NOT_FOUND = "not_found"  # the owner's ledger says it never executed
+    UNAVAILABLE = "unavailable"
+
+
+@dataclass(frozen=True)
+class LookupResult:
+    outcome: str
+    receipt: dict[str, Any] | None = None
+    detail: str = ""
+
+
 class SourceAdapter(ABC):
     """Base class for adapters. Subclasses implement the owner contract's operations."""
 
@@ -61,6 +102,14 @@ class SourceAdapter(ABC):
     @abstractmethod
     def authority(self, fact_key: str) -> AuthorityResult:
         """Ask the owner who owns `fact_key` and what its current source revision is."""
+
+    @abstractmethod
+    def apply(self, command: EffectCommand) -> ApplyResult:
+        """Send the command with If-Match and Idempotency-Key; never retry inside."""
+
+    @abstractmethod
+    def lookup_effect(self, idempotency_key: str) -> LookupResult:
+        """Ask the owner's effect ledger whether the command with this key executed."""
 
 
 def adapter_class_path(adapter: str) -> str:

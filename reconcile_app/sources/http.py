@@ -18,7 +18,16 @@ from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from reconcile_app.choices import ReadStatus
-from reconcile_app.sources import AuthorityResult, ReadResult, SourceAdapter
+from reconcile_app.sources import (
+    ApplyOutcome,
+    ApplyResult,
+    AuthorityResult,
+    EffectCommand,
+    LookupOutcome,
+    LookupResult,
+    ReadResult,
+    SourceAdapter,
+)
 
 
 def _time(raw: Any) -> datetime | None:
@@ -98,3 +107,76 @@ class HttpAdapter(SourceAdapter):
             owner=owner if isinstance(owner, str) else "",
             source_revision=revision if isinstance(revision, str) else "",
         )
+
+    def apply(self, command: EffectCommand) -> ApplyResult:
+        headers = {
+            "Idempotency-Key": command.idempotency_key,
+            "If-Match": f'"{command.expected_version}"',
+        }
+        body = {
+            "subject": command.subject,
+            "field": command.field,
+            "action": command.action,
+            "resulting_value": command.resulting_value,
+        }
+        try:
+            with self._client() as client:
+                response = client.post("effects", json=body, headers=headers)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            # Nothing left this machine: the owner certainly did not execute it.
+            return ApplyResult(
+                outcome=ApplyOutcome.REJECTED, code="owner_unavailable", detail=str(exc)
+            )
+        except httpx.HTTPError as exc:
+            # Sent, then the answer was lost (read timeout, reset, broken pipe): it may have
+            # happened. This is unknown, never rejected.
+            return ApplyResult(outcome=ApplyOutcome.UNKNOWN, code="timeout", detail=str(exc))
+        try:
+            answer = response.json()
+        except ValueError:
+            answer = {}
+        if response.status_code in (200, 201) and isinstance(answer, dict):
+            return ApplyResult(outcome=ApplyOutcome.ACCEPTED, receipt=answer)
+        if response.status_code == 412:
+            return ApplyResult(
+                outcome=ApplyOutcome.REJECTED,
+                code="version_changed",
+                expected=answer.get("expected", command.expected_version),
+                found=answer.get("found"),
+                detail=str(answer.get("detail", "precondition failed")),
+            )
+        if response.status_code == 422:
+            return ApplyResult(
+                outcome=ApplyOutcome.REJECTED,
+                code="idempotency_key_reused",
+                detail=str(answer.get("detail", "key reused")),
+            )
+        if response.status_code >= 500 and response.status_code != 503:
+            # A crash or a gateway that gave up waiting: the owner may have executed it.
+            return ApplyResult(
+                outcome=ApplyOutcome.UNKNOWN,
+                code="timeout",
+                detail=f"owner answered {response.status_code}",
+            )
+        return ApplyResult(
+            outcome=ApplyOutcome.REJECTED,
+            code="owner_unavailable" if response.status_code == 503 else "owner_refused",
+            detail=f"owner answered {response.status_code}: {answer.get('detail', '')}",
+        )
+
+    def lookup_effect(self, idempotency_key: str) -> LookupResult:
+        try:
+            with self._client() as client:
+                response = client.get(f"effects/{quote(idempotency_key, safe='')}")
+        except httpx.HTTPError as exc:
+            return LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail=str(exc))
+        if response.status_code == 404:
+            return LookupResult(outcome=LookupOutcome.NOT_FOUND)
+        if response.status_code != 200:
+            return LookupResult(
+                outcome=LookupOutcome.UNAVAILABLE, detail=f"owner answered {response.status_code}"
+            )
+        try:
+            return LookupResult(outcome=LookupOutcome.FOUND, receipt=response.json())
+        except ValueError:
+            return LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail="malformed receipt")

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 from reconcile_app.choices import ReadStatus
-from reconcile_app.errors import NotFound
+from reconcile_app.errors import Conflict, NotFound
 from reconcile_app.services.sandbox import (
+    SandboxTimeout,
     SandboxUnavailable,
     sandbox_authority_read,
+    sandbox_effect_apply,
+    sandbox_effect_lookup,
     sandbox_record_read,
 )
-from reconcile_app.sources import AuthorityResult, ReadResult, SourceAdapter
+from reconcile_app.sources import (
+    ApplyOutcome,
+    ApplyResult,
+    AuthorityResult,
+    EffectCommand,
+    LookupOutcome,
+    LookupResult,
+    ReadResult,
+    SourceAdapter,
+)
 
 
 class SandboxAdapter(SourceAdapter):
@@ -37,3 +49,41 @@ class SandboxAdapter(SourceAdapter):
         return AuthorityResult(
             status=ReadStatus.OK, owner=found.owner, source_revision=found.source_revision
         )
+
+    def apply(self, command: EffectCommand) -> ApplyResult:
+        try:
+            receipt = sandbox_effect_apply(
+                source=self.source.name,
+                idempotency_key=command.idempotency_key,
+                subject=command.subject,
+                field=command.field,
+                action=command.action,
+                resulting_value=command.resulting_value,
+                expected_version=command.expected_version,
+            )
+        except SandboxTimeout as exc:
+            return ApplyResult(outcome=ApplyOutcome.UNKNOWN, code="timeout", detail=str(exc))
+        except SandboxUnavailable as exc:
+            return ApplyResult(
+                outcome=ApplyOutcome.REJECTED, code="owner_unavailable", detail=exc.detail
+            )
+        except Conflict as exc:
+            return ApplyResult(
+                outcome=ApplyOutcome.REJECTED,
+                code=exc.code,
+                expected=exc.extra.get("expected"),
+                found=exc.extra.get("found"),
+                detail=exc.detail,
+            )
+        return ApplyResult(outcome=ApplyOutcome.ACCEPTED, receipt=receipt)
+
+    def lookup_effect(self, idempotency_key: str) -> LookupResult:
+        try:
+            receipt = sandbox_effect_lookup(
+                source=self.source.name, idempotency_key=idempotency_key
+            )
+        except SandboxUnavailable as exc:
+            return LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail=exc.detail)
+        except NotFound as exc:
+            return LookupResult(outcome=LookupOutcome.NOT_FOUND, detail=exc.detail)
+        return LookupResult(outcome=LookupOutcome.FOUND, receipt=receipt)

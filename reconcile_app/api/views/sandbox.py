@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.permissions import SAFE_METHODS
@@ -9,8 +11,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from reconcile_app.api.problems import problem_response
 from reconcile_app.api.serializers import (
     SandboxAuthorityInput,
+    SandboxEffectInput,
     SandboxFaultInput,
     SandboxRecordOutput,
     SandboxWriteInput,
@@ -20,9 +24,13 @@ from reconcile_app.choices import Role
 from reconcile_app.errors import Forbidden, NotFound
 from reconcile_app.models import Source
 from reconcile_app.roles import has_role
+from reconcile_app.services.effects import check_idempotency_key, parse_if_match
 from reconcile_app.services.sandbox import (
+    SandboxTimeout,
     sandbox_authority_read,
     sandbox_authority_write,
+    sandbox_effect_apply,
+    sandbox_effect_lookup,
     sandbox_fault_add,
     sandbox_faults_clear,
     sandbox_record_read,
@@ -121,3 +129,48 @@ class SandboxAuthorityView(SandboxView):
             source=_sandbox_source(source), fact_key=fact_key, **payload.validated_data
         )
         return Response({"owner": found.owner, "source_revision": found.source_revision})
+
+
+class SandboxEffectsView(SandboxView):
+    """POST effects: the owner's side of the commit (Idempotency-Key, If-Match)."""
+
+    def check_permissions(self, request: Request) -> None:
+        # Applying an effect is part of the owner contract that adapters speak, not an
+        # operator's sandbox change: any authenticated caller may send one.
+        APIView.check_permissions(self, request)
+
+    @extend_schema(
+        request=SandboxEffectInput,
+        responses={201: None, 400: PROBLEM, 412: PROBLEM, 422: PROBLEM, 428: PROBLEM, 503: PROBLEM},
+    )
+    def post(self, request: Request, source: str) -> Response:
+        payload = SandboxEffectInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        key = check_idempotency_key(request.headers.get("Idempotency-Key"))
+        expected = parse_if_match(request.headers.get("If-Match"))
+        try:
+            receipt = sandbox_effect_apply(
+                source=_sandbox_source(source),
+                idempotency_key=key,
+                expected_version=expected,
+                **payload.validated_data,
+            )
+        except SandboxTimeout as exc:
+            # The command committed; the caller never hears so. Hold the answer past any
+            # reasonable client timeout, then give up like a gateway would.
+            time.sleep(exc.seconds)
+            return problem_response(
+                status_code=504,
+                code="gateway_timeout",
+                title="Gateway timeout",
+                detail="the owner did not answer in time",
+            )
+        response = Response(receipt, status=status.HTTP_201_CREATED)
+        response["ETag"] = f'"{receipt["resulting_version"]}"'
+        return response
+
+
+class SandboxEffectDetailView(SandboxView):
+    @extend_schema(responses={200: None, 404: PROBLEM, 503: PROBLEM})
+    def get(self, request: Request, source: str, key: str) -> Response:
+        return Response(sandbox_effect_lookup(source=_sandbox_source(source), idempotency_key=key))

@@ -1,0 +1,155 @@
+"""Effects: commit against the version read, idempotent retries, readbacks, resolutions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from reconcile_app.api.permissions import IsOperator
+from reconcile_app.api.problems import problem_response
+from reconcile_app.api.serializers import (
+    EffectDetailOutput,
+    EffectInput,
+    EffectOutput,
+    EffectResolveInput,
+)
+from reconcile_app.errors import NotFound
+from reconcile_app.filtersets import EffectFilterSet
+from reconcile_app.models import Effect, EffectStatus
+from reconcile_app.request_id import request_id_of
+from reconcile_app.roles import is_staff_role
+from reconcile_app.selectors.snapshots import principal_of
+from reconcile_app.services.effects import effect_commit
+from reconcile_app.services.outcomes import effect_request_check, effect_resolve_manually
+
+PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
+REJECTION_STATUS = {"version_changed": 412, "owner_unavailable": 503, "idempotency_key_reused": 422}
+
+
+def effects_visible_to(user: Any) -> QuerySet[Effect]:
+    effects = Effect.objects.select_related("snapshot", "decision", "principal", "source")
+    if is_staff_role(user):
+        return effects
+    return effects.filter(principal__user=user)
+
+
+def _answer(effect: Effect, replayed: bool) -> Response:
+    body = EffectOutput(effect).data
+    headers = {"Idempotent-Replayed": "true"} if replayed else {}
+    if effect.status == EffectStatus.REJECTED:
+        code = effect.outcome.get("code", "rejected")
+        response = problem_response(
+            status_code=REJECTION_STATUS.get(code, 409),
+            code=code,
+            title="Effect rejected by the owner",
+            detail=effect.outcome.get("detail", ""),
+            expected=effect.outcome.get("expected"),
+            found=effect.outcome.get("found"),
+            idempotency_key=effect.idempotency_key,
+            effect=body,
+        )
+    elif effect.status == EffectStatus.UNKNOWN:
+        response = Response(body, status=status.HTTP_202_ACCEPTED)
+    else:
+        response = Response(
+            body, status=status.HTTP_200_OK if replayed else status.HTTP_201_CREATED
+        )
+    for name, value in headers.items():
+        response[name] = value
+    return response
+
+
+class EffectListView(generics.ListAPIView):
+    """Effects, newest first; `?status=unknown` is the triage queue."""
+
+    serializer_class = EffectOutput
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = EffectFilterSet
+    queryset = Effect.objects.none()
+
+    def get_queryset(self) -> QuerySet[Effect]:
+        return effects_visible_to(self.request.user)
+
+    @extend_schema(
+        request=EffectInput,
+        parameters=[
+            OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=True),
+            OpenApiParameter("If-Match", str, OpenApiParameter.HEADER, required=True),
+        ],
+        responses={
+            200: EffectOutput,
+            201: EffectOutput,
+            202: EffectOutput,
+            400: PROBLEM,
+            403: PROBLEM,
+            404: PROBLEM,
+            409: PROBLEM,
+            412: PROBLEM,
+            422: PROBLEM,
+            423: PROBLEM,
+            428: PROBLEM,
+            503: PROBLEM,
+        },
+    )
+    def post(self, request: Request) -> Response:
+        payload = EffectInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        result = effect_commit(
+            principal=principal_of(request.user, request.auth),
+            idempotency_key=request.headers.get("Idempotency-Key"),
+            if_match=request.headers.get("If-Match"),
+            **payload.validated_data,
+        )
+        return _answer(result.effect, result.replayed)
+
+
+def _effect(user: Any, key: str) -> Effect:
+    effect = effects_visible_to(user).prefetch_related("events").filter(idempotency_key=key).first()
+    if effect is None:
+        raise NotFound(f"no effect {key}", code="effect_not_found")
+    return effect
+
+
+class EffectDetailView(APIView):
+    @extend_schema(responses={200: EffectDetailOutput, 404: PROBLEM})
+    def get(self, request: Request, key: str) -> Response:
+        return Response(EffectDetailOutput(_effect(request.user, key)).data)
+
+
+class EffectReadbackView(APIView):
+    permission_classes = [IsOperator]
+
+    @extend_schema(
+        request=None, responses={202: EffectOutput, 403: PROBLEM, 404: PROBLEM, 409: PROBLEM}
+    )
+    def post(self, request: Request, key: str) -> Response:
+        effect = effect_request_check(
+            idempotency_key=key, actor=request.user, request_id=request_id_of(request)
+        )
+        return Response(EffectOutput(effect).data, status=status.HTTP_202_ACCEPTED)
+
+
+class EffectResolveView(APIView):
+    permission_classes = [IsOperator]
+
+    @extend_schema(
+        request=EffectResolveInput,
+        responses={200: EffectOutput, 400: PROBLEM, 403: PROBLEM, 404: PROBLEM, 409: PROBLEM},
+    )
+    def post(self, request: Request, key: str) -> Response:
+        payload = EffectResolveInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        effect = effect_resolve_manually(
+            idempotency_key=key,
+            actor=request.user,
+            request_id=request_id_of(request),
+            **payload.validated_data,
+        )
+        return Response(EffectOutput(_effect(request.user, effect.idempotency_key)).data)

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from django.db import models
+
+
+class EffectStatus(models.TextChoices):
+    RECORDED = "recorded"
+    SENT = "sent"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    UNKNOWN = "unknown"
+    VERIFIED = "verified"
+    POSTCONDITION_FAILED = "postcondition_failed"
+    NOT_EXECUTED = "not_executed"
+
+
+class Effect(models.Model):
+    """One effect request, committed against the version a snapshot read.
+
+    State machine (API.md): recorded → sent → accepted | rejected | unknown;
+    accepted → verified | postcondition_failed; unknown → accepted | not_executed (or stays
+    unknown: unresolved, in the operators' triage queue). The row is written durably in
+    `recorded` before anything is sent, so a crash can never lose a sent request. Every
+    transition is a conditional UPDATE on the expected status, so two workers cannot both
+    move it. `fingerprint` binds the idempotency key to the request it was first used for.
+    """
+
+    idempotency_key = models.CharField(max_length=200, unique=True)
+    fingerprint = models.CharField(max_length=64)
+    principal = models.ForeignKey(
+        "reconcile_app.Principal", on_delete=models.PROTECT, related_name="effects"
+    )
+    snapshot = models.ForeignKey(
+        "reconcile_app.DecisionSnapshot", on_delete=models.PROTECT, related_name="effects"
+    )
+    decision = models.ForeignKey(
+        "reconcile_app.DecisionReceipt", on_delete=models.PROTECT, related_name="effects"
+    )
+    source = models.ForeignKey("reconcile_app.Source", on_delete=models.PROTECT, related_name="+")
+    action = models.CharField(max_length=150)
+    subject = models.CharField(max_length=200)
+    field = models.CharField(max_length=150)
+    resulting_value = models.JSONField(null=True)
+    expected_version = models.BigIntegerField()
+    status = models.CharField(
+        max_length=24,
+        choices=EffectStatus.choices,
+        default=EffectStatus.RECORDED,
+        db_index=True,
+    )
+    receipt = models.JSONField(null=True, blank=True)
+    resulting_version = models.BigIntegerField(null=True, blank=True)
+    outcome = models.JSONField(default=dict, blank=True)  # rejection or unknown details
+    created_at = models.DateTimeField(db_index=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    outcome_at = models.DateTimeField(null=True, blank=True)
+    verified_at = models.DateTimeField(null=True, blank=True)
+    readback_attempts = models.PositiveIntegerField(default=0)
+    resolution_attempts = models.PositiveIntegerField(default=0)
+    next_check_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "next_check_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.idempotency_key} ({self.status})"
+
+
+class EffectEvent(models.Model):
+    """One step of an effect's timeline (recorded, sent, receipt, timeout, readback, …).
+
+    Insert only; the console's timeline is these rows in order.
+    """
+
+    effect = models.ForeignKey(Effect, on_delete=models.PROTECT, related_name="events")
+    at = models.DateTimeField()
+    kind = models.CharField(max_length=40)
+    detail = models.JSONField(default=dict, blank=True)
+    evidence_id = models.CharField(max_length=100, blank=True, default="")
+    actor = models.CharField(max_length=150, blank=True, default="")
+
+    class Meta:
+        ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.effect_id}: {self.kind}"

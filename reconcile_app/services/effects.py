@@ -1,0 +1,349 @@
+"""Commit effects against the version a snapshot read (DESIGN.md step 7).
+
+The order is the point: validate → record durably → mark sent → send (no transaction held)
+→ record the owner's answer. A request is never sent before it is recorded, and an answer
+that never came is `unknown`, never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from reconcile_app.canonical import content_hash
+from reconcile_app.choices import DecisionResult, EvidenceKind
+from reconcile_app.errors import DomainError, Forbidden, NotFound, ValidationFailed
+from reconcile_app.models import (
+    DecisionSnapshot,
+    Effect,
+    EffectEvent,
+    EffectStatus,
+    Principal,
+    Source,
+)
+from reconcile_app.services.evidence import evidence_append
+from reconcile_app.sources import ApplyOutcome, EffectCommand, adapter_for
+
+MAX_KEY_LENGTH = 200
+
+
+class PreconditionFailed(DomainError):
+    status = 412
+    code = "version_changed"
+    title = "Precondition failed"
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    effect: Effect
+    replayed: bool
+
+
+def parse_if_match(raw: str | None) -> int:
+    if raw is None or not raw.strip():
+        raise DomainError(
+            'If-Match: "<version>" is required (the version the snapshot read)',
+            code="precondition_required",
+            status=428,
+            title="Precondition required",
+        )
+    text = raw.strip()
+    if text.startswith("W/"):
+        text = text[2:]
+    text = text.strip('"')
+    try:
+        return int(text)
+    except ValueError as exc:
+        raise ValidationFailed(
+            'If-Match must be a quoted version, e.g. "42"', code="invalid_if_match"
+        ) from exc
+
+
+def check_idempotency_key(raw: str | None) -> str:
+    if raw is None or not raw.strip():
+        raise ValidationFailed("Idempotency-Key header is required", code="idempotency_key_missing")
+    key = raw.strip()
+    if len(key) > MAX_KEY_LENGTH or not key.isprintable():
+        raise ValidationFailed(
+            f"Idempotency-Key must be printable and at most {MAX_KEY_LENGTH} characters",
+            code="invalid_idempotency_key",
+        )
+    return key
+
+
+def effect_fingerprint(
+    *,
+    principal: Principal,
+    snapshot_id: str,
+    action: str,
+    subject: str,
+    field: str,
+    resulting_value: Any,
+    expected_version: int,
+) -> str:
+    """Binds a key to the intended request, not only to its name (seed 000)."""
+    return content_hash(
+        {
+            "principal": principal.name,
+            "snapshot": snapshot_id,
+            "action": action,
+            "target": {"subject": subject, "field": field},
+            "resulting_value": resulting_value,
+            "expected_version": expected_version,
+        }
+    )
+
+
+def _target_field(snapshot: DecisionSnapshot | None, action: str) -> str:
+    if snapshot is None:
+        return ""
+    found = snapshot.contract.actions.filter(name=action).values_list("field", flat=True).first()
+    return found or ""
+
+
+def _authorise(
+    *, principal: Principal, snapshot: DecisionSnapshot, action: str, field: str, expected: int
+) -> Source:
+    """Everything the snapshot must say before an effect may be recorded."""
+    decision = snapshot.content["decision"]
+    if snapshot.principal_id != principal.pk:
+        raise Forbidden("the snapshot was issued to another principal", code="decision_not_allowed")
+    if decision["result"] != DecisionResult.ALLOW:
+        raise Forbidden(
+            f"the snapshot's decision is {decision['result']}, not allow",
+            code="decision_not_allowed",
+        )
+    if action not in decision["permitted_actions"] or not field:
+        raise Forbidden(
+            f"{action} is not among the permitted actions {decision['permitted_actions']}",
+            code="decision_not_allowed",
+        )
+    if not principal.capabilities.filter(
+        decision_class=snapshot.decision_class, action__in=[action, "*"]
+    ).exists():
+        raise Forbidden(
+            f"{principal.name} has no capability {snapshot.decision_class}:{action}",
+            code="capability_missing",
+        )
+    read = snapshot.content["fields"][field]
+    if read["version"] != expected:
+        raise PreconditionFailed(
+            f"If-Match {expected} is not the version the snapshot read ({read['version']})",
+            code="snapshot_version_mismatch",
+            expected=read["version"],
+            found=expected,
+        )
+    window = snapshot.contract.commit_window_seconds
+    age = (timezone.now() - snapshot.issued_at).total_seconds()
+    if age > window:
+        raise PreconditionFailed(
+            f"the snapshot is {age:.0f}s old; its commit window is {window}s: reconcile again",
+            code="snapshot_expired",
+        )
+    return Source.objects.get(name=read["source"])
+
+
+def _event(effect: Effect, kind: str, detail: dict[str, Any] | None = None, **extra: Any) -> None:
+    EffectEvent.objects.create(
+        effect=effect, at=timezone.now(), kind=kind, detail=detail or {}, **extra
+    )
+
+
+def _existing(key: str, fingerprint: str) -> CommitResult:
+    effect = Effect.objects.select_related("snapshot").get(idempotency_key=key)
+    if effect.fingerprint != fingerprint:
+        raise DomainError(
+            f"Idempotency-Key {key} was used for a different request",
+            code="idempotency_key_reused",
+            status=422,
+            title="Idempotency key reused",
+        )
+    if effect.status in (EffectStatus.RECORDED, EffectStatus.SENT):
+        raise DomainError(
+            f"a request with Idempotency-Key {key} is still in flight",
+            code="idempotency_key_in_use",
+            status=409,
+            title="Conflict",
+        )
+    return CommitResult(effect=effect, replayed=True)
+
+
+def effect_commit(
+    *,
+    principal: Principal,
+    idempotency_key: str | None,
+    if_match: str | None,
+    snapshot_id: str,
+    action: str,
+    resulting_value: Any,
+) -> CommitResult:
+    key = check_idempotency_key(idempotency_key)
+    expected = parse_if_match(if_match)
+    snapshot = (
+        DecisionSnapshot.objects.select_related("decision_receipt", "contract")
+        .filter(snapshot_id=snapshot_id)
+        .first()
+    )
+    field = _target_field(snapshot, action)
+    fingerprint = effect_fingerprint(
+        principal=principal,
+        snapshot_id=snapshot_id,
+        action=action,
+        subject=snapshot.subject if snapshot else "",
+        field=field,
+        resulting_value=resulting_value,
+        expected_version=expected,
+    )
+    # A retry is answered from the record, before the (possibly expired) snapshot is checked
+    # again: the original outcome stands whatever happened since.
+    if Effect.objects.filter(idempotency_key=key).exists():
+        return _resolve_on_retry(_existing(key, fingerprint))
+    if snapshot is None:
+        raise NotFound(f"no snapshot {snapshot_id}", code="snapshot_not_found")
+    source = _authorise(
+        principal=principal, snapshot=snapshot, action=action, field=field, expected=expected
+    )
+    try:
+        with transaction.atomic():
+            effect = Effect.objects.create(
+                idempotency_key=key,
+                fingerprint=fingerprint,
+                principal=principal,
+                snapshot=snapshot,
+                decision=snapshot.decision_receipt,
+                source=source,
+                action=action,
+                subject=snapshot.subject,
+                field=field,
+                resulting_value=resulting_value,
+                expected_version=expected,
+                status=EffectStatus.RECORDED,
+                created_at=timezone.now(),
+            )
+            _event(effect, "recorded", {"expected_version": expected})
+    except IntegrityError:
+        # A concurrent request with the same key was recorded first.
+        return _resolve_on_retry(_existing(key, fingerprint))
+    return CommitResult(effect=_send(effect), replayed=False)
+
+
+def _send(effect: Effect) -> Effect:
+    now = timezone.now()
+    with transaction.atomic():
+        Effect.objects.filter(pk=effect.pk, status=EffectStatus.RECORDED).update(
+            status=EffectStatus.SENT, sent_at=now
+        )
+        _event(effect, "sent")
+    result = adapter_for(effect.source).apply(
+        EffectCommand(
+            idempotency_key=effect.idempotency_key,
+            subject=effect.subject,
+            field=effect.field,
+            action=effect.action,
+            resulting_value=effect.resulting_value,
+            expected_version=effect.expected_version,
+        )
+    )
+    if result.outcome == ApplyOutcome.ACCEPTED:
+        return effect_accept(effect_id=effect.pk, receipt=result.receipt or {}, via="receipt")
+    if result.outcome == ApplyOutcome.REJECTED:
+        return _reject(effect, result.code, result.expected, result.found, result.detail)
+    return _mark_unknown(effect, result.detail)
+
+
+def effect_accept(*, effect_id: int, receipt: dict[str, Any], via: str, actor: str = "") -> Effect:
+    """sent|unknown → accepted, with the receipt as evidence; then a readback is queued."""
+    from reconcile_app.tasks import effect_readback
+
+    with transaction.atomic():
+        effect = (
+            Effect.objects.select_for_update(of=("self",))
+            .select_related("source", "snapshot")
+            .get(pk=effect_id)
+        )
+        moved = Effect.objects.filter(
+            pk=effect.pk, status__in=[EffectStatus.SENT, EffectStatus.UNKNOWN]
+        ).update(
+            status=EffectStatus.ACCEPTED,
+            receipt=receipt,
+            resulting_version=receipt.get("resulting_version"),
+            outcome_at=timezone.now(),
+            # If the readback task is lost, the sweep finds this and enqueues it again.
+            next_check_at=timezone.now() + timedelta(seconds=READBACK_RECHECK_SECONDS),
+        )
+        if not moved:
+            return effect
+        entry = evidence_append(
+            kind=EvidenceKind.EFFECT_RECEIPT,
+            subject=effect.subject,
+            field=effect.field,
+            value=receipt,
+            source=effect.source.name,
+            observed_at=timezone.now(),
+            derived_from=[effect.snapshot.snapshot_id],
+            note=f"{via}: {effect.action} with key {effect.idempotency_key}",
+        )
+        _event(effect, via, {"receipt": receipt}, evidence_id=entry.evidence_id, actor=actor)
+        transaction.on_commit(lambda: effect_readback.delay(effect.pk))
+        effect.refresh_from_db()
+    return effect
+
+
+def _reject(
+    effect: Effect, code: str, expected: int | None, found: int | None, detail: str
+) -> Effect:
+    with transaction.atomic():
+        Effect.objects.filter(pk=effect.pk, status=EffectStatus.SENT).update(
+            status=EffectStatus.REJECTED,
+            outcome={"code": code, "expected": expected, "found": found, "detail": detail},
+            outcome_at=timezone.now(),
+        )
+        _event(effect, "rejected", {"code": code, "expected": expected, "found": found})
+    effect.refresh_from_db()
+    return effect
+
+
+def _mark_unknown(effect: Effect, detail: str) -> Effect:
+    from reconcile_app.tasks import effect_resolve
+
+    with transaction.atomic():
+        Effect.objects.filter(pk=effect.pk, status=EffectStatus.SENT).update(
+            status=EffectStatus.UNKNOWN,
+            outcome={"code": "timeout", "detail": detail},
+            outcome_at=timezone.now(),
+            next_check_at=timezone.now() + timedelta(seconds=RESOLUTION_BACKOFF[0]),
+        )
+        # Seed 000: the ledger keeps "request sent; response not received", not "failed".
+        entry = evidence_append(
+            kind=EvidenceKind.TOOL_REQUEST,
+            subject=effect.subject,
+            field=effect.field,
+            value={"idempotency_key": effect.idempotency_key, "outcome": "unknown"},
+            source=effect.source.name,
+            observed_at=timezone.now(),
+            derived_from=[effect.snapshot.snapshot_id],
+            note="request sent; response not received",
+        )
+        _event(effect, "timeout", {"detail": detail}, evidence_id=entry.evidence_id)
+        transaction.on_commit(lambda: effect_resolve.delay(effect.pk))
+    effect.refresh_from_db()
+    return effect
+
+
+# Seconds before the sweep re-enqueues a readback that has not concluded.
+READBACK_RECHECK_SECONDS = 60
+# Seconds to wait before each automatic resolution attempt of an unknown outcome.
+RESOLUTION_BACKOFF = (1, 5, 30, 120, 600, 1800)
+
+
+def _resolve_on_retry(result: CommitResult) -> CommitResult:
+    """A retry of an unknown outcome asks the owner's ledger first (never re-sends blindly)."""
+    if result.effect.status != EffectStatus.UNKNOWN:
+        return result
+    from reconcile_app.services.outcomes import effect_resolve_unknown
+
+    return CommitResult(effect=effect_resolve_unknown(effect_id=result.effect.pk), replayed=True)

@@ -14,26 +14,49 @@ SUBJECT = "account-17"
 @pytest.fixture
 def collectible(estate):
     """account-17 collectible at version 42, no complaint: the contract allows both actions."""
-    sandbox_record_write(source="case-service", subject=SUBJECT, field="collections_status",
-                         value="collect", version=42, valid_from=ago(minutes=20))
-    sandbox_record_write(source="complaints-service", subject=SUBJECT, field="complaint_status",
-                         value="none", valid_from=ago(days=2))
-    evidence_append(kind="observation", subject=SUBJECT, field="collections_status",
-                    value="collect", source="case-ledger", observed_at=ago(minutes=20),
-                    evidence_id="ev-collect")
+    sandbox_record_write(
+        source="case-service",
+        subject=SUBJECT,
+        field="collections_status",
+        value="collect",
+        version=42,
+        valid_from=ago(minutes=20),
+    )
+    sandbox_record_write(
+        source="complaints-service",
+        subject=SUBJECT,
+        field="complaint_status",
+        value="none",
+        valid_from=ago(days=2),
+    )
+    evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="collect",
+        source="case-ledger",
+        observed_at=ago(minutes=20),
+        evidence_id="ev-collect",
+    )
 
 
 def reconcile(persona, action: str = "release_collections_hold") -> dict[str, Any]:
-    response = persona.post("/api/v1/reconcile", {
-        "subject": SUBJECT, "purpose": "collections", "decision_class": COLLECTIONS,
-        "proposed_action": action,
-    })
+    response = persona.post(
+        "/api/v1/reconcile",
+        {
+            "subject": SUBJECT,
+            "purpose": "collections",
+            "decision_class": COLLECTIONS,
+            "proposed_action": action,
+        },
+    )
     assert response.status_code == 201, response.content
     return response.json()
 
 
-def commit(persona, snapshot: dict[str, Any], action: str, value: Any, key: str,
-           version: int | None = None):
+def commit(
+    persona, snapshot: dict[str, Any], action: str, value: Any, key: str, version: int | None = None
+):
     if version is None:
         version = snapshot["fields"]["collections_status"]["version"]
     return persona.post(

@@ -10,8 +10,9 @@ from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
 
 
 def state() -> SandboxRecord:
-    return SandboxRecord.objects.get(source="case-service", subject=SUBJECT,
-                                     field="collections_status")
+    return SandboxRecord.objects.get(
+        source="case-service", subject=SUBJECT, field="collections_status"
+    )
 
 
 def test_concurrent_update_between_decision_and_commit_is_rejected(
@@ -20,8 +21,9 @@ def test_concurrent_update_between_decision_and_commit_is_rejected(
     snapshot = reconcile(agent)
     assert snapshot["decision"]["result"] == "allow"
     assert snapshot["fields"]["collections_status"]["version"] == 42
-    sandbox_record_write(source="case-service", subject=SUBJECT, field="collections_status",
-                         value="manual_review")  # out-of-band: version 43
+    sandbox_record_write(
+        source="case-service", subject=SUBJECT, field="collections_status", value="manual_review"
+    )  # out-of-band: version 43
     response = commit(agent, snapshot, "release_collections_hold", "released", "decision-9001")
     assert response.status_code == 412
     body = response.json()
@@ -32,11 +34,18 @@ def test_concurrent_update_between_decision_and_commit_is_rejected(
 def test_idempotent_retry_returns_the_same_receipt_and_readback_verifies(
     collectible, agent, eager_tasks, django_capture_on_commit_callbacks
 ):
-    sandbox_record_write(source="case-service", subject=SUBJECT, field="collections_status",
-                         value="manual_review")  # version 43
+    sandbox_record_write(
+        source="case-service", subject=SUBJECT, field="collections_status", value="manual_review"
+    )  # version 43
     # The contract requires evidence for the state it acts on: the caseworker's note.
-    evidence_append(kind="observation", subject=SUBJECT, field="collections_status",
-                    value="manual_review", source="case-ledger", observed_at=ago(seconds=1))
+    evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="manual_review",
+        source="case-ledger",
+        observed_at=ago(seconds=1),
+    )
     snapshot = reconcile(agent, "retain_manual_review")
     assert snapshot["fields"]["collections_status"]["version"] == 43
     with django_capture_on_commit_callbacks(execute=True):
@@ -53,7 +62,9 @@ def test_idempotent_retry_returns_the_same_receipt_and_readback_verifies(
     readback = next(event for event in detail["timeline"] if event["kind"] == "readback")
     assert readback["detail"]["value"] == "manual_review"
     assert readback["detail"]["version"] == 44
-    assert EvidenceEntry.objects.filter(kind="readback", evidence_id=readback["evidence_id"]).exists()
+    assert EvidenceEntry.objects.filter(
+        kind="readback", evidence_id=readback["evidence_id"]
+    ).exists()
     assert state().version == 44
 
 

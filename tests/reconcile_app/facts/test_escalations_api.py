@@ -14,8 +14,15 @@ KEY = "baseline.math-eval"
 def ambiguous(registry, agent):
     authority(KEY)
     remember(agent, KEY, "baseline-v17", "ckpt-0412", "registry@r17")
-    remember(agent, KEY, "baseline-v18", "ckpt-0519", "registry@r18",
-             valid_until="2026-12-31", supersedes="baseline-v17")
+    remember(
+        agent,
+        KEY,
+        "baseline-v18",
+        "ckpt-0519",
+        "registry@r18",
+        valid_until="2026-12-31",
+        supersedes="baseline-v17",
+    )
     remember(agent, KEY, "baseline-v18b", "ckpt-0520", "registry@r18", valid_until="2026-12-31")
     return current(agent, KEY).json()["escalation_id"]
 
@@ -46,17 +53,27 @@ def test_repeated_requests_reuse_one_escalation_per_key(ambiguous, agent, operat
 
 
 def test_open_escalation_freezes_writes_but_not_history(ambiguous, agent):
-    response = agent.post("/api/v1/memories", {
-        "memory_class": "operational", "subject": "math-eval", "purpose": "nightly-eval-summary",
-        "fact_key": KEY, "value": "ckpt-0521", "owner": "eval-registry",
-        "source_revision": "registry@r18", "derived_from": ["ev-registry-r18"],
-    })
+    response = agent.post(
+        "/api/v1/memories",
+        {
+            "memory_class": "operational",
+            "subject": "math-eval",
+            "purpose": "nightly-eval-summary",
+            "fact_key": KEY,
+            "value": "ckpt-0521",
+            "owner": "eval-registry",
+            "source_revision": "registry@r18",
+            "derived_from": ["ev-registry-r18"],
+        },
+    )
     assert response.status_code == 423
     assert response.json()["code"] == "fact_key_frozen"
     assert response.json()["escalation_id"] == ambiguous
     history = agent.client.get("/api/v1/memories", {"fact_key": KEY}).json()
     assert {item["memory_id"] for item in history["results"]} == {
-        "baseline-v17", "baseline-v18", "baseline-v18b",
+        "baseline-v17",
+        "baseline-v18",
+        "baseline-v18b",
     }
 
 
@@ -72,8 +89,13 @@ def test_ownerless_record_escalates_to_the_owner_the_registry_names(registry, ag
 
 
 def test_reviewer_approval_selects_one_and_retires_the_others(ambiguous, agent, reviewer):
-    response = decide(reviewer, ambiguous, "approve", rationale="registry confirms v18",
-                      selected_ref="baseline-v18")
+    response = decide(
+        reviewer,
+        ambiguous,
+        "approve",
+        rationale="registry confirms v18",
+        selected_ref="baseline-v18",
+    )
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["status"] == "approved"
@@ -84,7 +106,9 @@ def test_reviewer_approval_selects_one_and_retires_the_others(ambiguous, agent, 
     assert current(agent, KEY).json()["fact"]["memory_id"] == "baseline-v18"
     audit = AuditEvent.objects.get(action="escalation.approve")
     assert (audit.actor_name, audit.object_ref, audit.reason) == (
-        reviewer.name, ambiguous, "registry confirms v18",
+        reviewer.name,
+        ambiguous,
+        "registry confirms v18",
     )
     assert audit.after["retired"] == ["baseline-v18b"]
 

@@ -14,8 +14,15 @@ def seed_records(registry, agent):
     key = "baseline.math-eval"
     authority(key)
     remember(agent, key, "baseline-v17", "ckpt-0412", "registry@r17")
-    remember(agent, key, "baseline-v18", "ckpt-0519", "registry@r18",
-             valid_until="2026-12-31", supersedes="baseline-v17")
+    remember(
+        agent,
+        key,
+        "baseline-v18",
+        "ckpt-0519",
+        "registry@r18",
+        valid_until="2026-12-31",
+        supersedes="baseline-v17",
+    )
     return key
 
 
@@ -53,8 +60,9 @@ def test_owner_missing_is_refused_and_escalated(registry, agent):
 
 
 def test_two_current_at_r18_is_ambiguous_with_both_candidates(seed_records, agent):
-    remember(agent, seed_records, "baseline-v18b", "ckpt-0520", "registry@r18",
-             valid_until="2026-12-31")
+    remember(
+        agent, seed_records, "baseline-v18b", "ckpt-0520", "registry@r18", valid_until="2026-12-31"
+    )
     response = current(agent, seed_records)
     assert response.status_code == 409
     body = response.json()

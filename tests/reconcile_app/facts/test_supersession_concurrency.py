@@ -20,11 +20,25 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_supersessions_one_wins(agent):
-    evidence_append(kind="observation", subject="math-eval", field="baseline", value="x",
-                    source="eval-registry", observed_at=ago(days=1), evidence_id="ev-c")
-    memory_admit(agent=agent.principal, memory_class="operational", subject="math-eval",
-                 purpose="eval", fact_key="baseline.race", value="ckpt-1",
-                 derived_from=["ev-c"], memory_id="race-v1")
+    evidence_append(
+        kind="observation",
+        subject="math-eval",
+        field="baseline",
+        value="x",
+        source="eval-registry",
+        observed_at=ago(days=1),
+        evidence_id="ev-c",
+    )
+    memory_admit(
+        agent=agent.principal,
+        memory_class="operational",
+        subject="math-eval",
+        purpose="eval",
+        fact_key="baseline.race",
+        value="ckpt-1",
+        derived_from=["ev-c"],
+        memory_id="race-v1",
+    )
     writers = 8
     barrier = threading.Barrier(writers)
     outcomes: list[str] = []
@@ -33,10 +47,17 @@ def test_two_concurrent_supersessions_one_wins(agent):
     def write(index: int) -> None:
         try:
             barrier.wait()
-            memory_admit(agent=agent.principal, memory_class="operational",
-                         subject="math-eval", purpose="eval", fact_key="baseline.race",
-                         value=f"ckpt-{index + 2}", derived_from=["ev-c"],
-                         supersedes="race-v1", memory_id=f"race-v2-{index}")
+            memory_admit(
+                agent=agent.principal,
+                memory_class="operational",
+                subject="math-eval",
+                purpose="eval",
+                fact_key="baseline.race",
+                value=f"ckpt-{index + 2}",
+                derived_from=["ev-c"],
+                supersedes="race-v1",
+                memory_id=f"race-v2-{index}",
+            )
             result = "won"
         except Conflict as exc:
             result = exc.code

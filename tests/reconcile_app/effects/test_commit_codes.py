@@ -1,0 +1,147 @@
+"""Every status code of POST /api/v1/effects (API.md)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from reconcile_app.models import DecisionSnapshot, Effect, EffectStatus
+from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_write
+from tests.conftest import make_agent
+from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
+
+
+@pytest.fixture
+def allowed(collectible, agent):
+    return reconcile(agent)
+
+
+def test_missing_idempotency_key_is_400(allowed, agent):
+    response = agent.post(
+        "/api/v1/effects",
+        {
+            "snapshot_id": allowed["snapshot_id"],
+            "action": "release_collections_hold",
+            "resulting_value": "released",
+        },
+        HTTP_IF_MATCH='"42"',
+    )
+    assert (response.status_code, response.json()["code"]) == (400, "idempotency_key_missing")
+    assert not Effect.objects.exists()
+
+
+def test_missing_if_match_is_428(allowed, agent):
+    response = agent.post(
+        "/api/v1/effects",
+        {
+            "snapshot_id": allowed["snapshot_id"],
+            "action": "release_collections_hold",
+            "resulting_value": "released",
+        },
+        HTTP_IDEMPOTENCY_KEY="k-1",
+    )
+    assert (response.status_code, response.json()["code"]) == (428, "precondition_required")
+
+
+def test_if_match_other_than_the_version_read_is_412(allowed, agent):
+    response = commit(agent, allowed, "release_collections_hold", "released", "k-2", version=41)
+    assert (response.status_code, response.json()["code"]) == (412, "snapshot_version_mismatch")
+    assert not Effect.objects.exists()
+
+
+def test_deny_snapshot_cannot_authorise(collectible, agent):
+    sandbox_record_write(
+        source="case-service", subject=SUBJECT, field="collections_status", value="hold"
+    )
+    snapshot = reconcile(agent)
+    assert snapshot["decision"]["result"] != "allow"
+    response = commit(agent, snapshot, "release_collections_hold", "released", "k-3")
+    assert (response.status_code, response.json()["code"]) == (403, "decision_not_allowed")
+
+
+def test_action_not_permitted_by_the_snapshot_is_403(collectible):
+    narrow = make_agent("narrow", ["collections-contact-release:release_collections_hold"])
+    snapshot = reconcile(narrow)
+    assert snapshot["decision"]["permitted_actions"] == ["release_collections_hold"]
+    response = commit(narrow, snapshot, "retain_manual_review", "manual_review", "k-4")
+    assert (response.status_code, response.json()["code"]) == (403, "decision_not_allowed")
+
+
+def test_another_principals_snapshot_is_403(allowed):
+    other = make_agent("other", ["collections-contact-release:release_collections_hold"])
+    response = commit(other, allowed, "release_collections_hold", "released", "k-5")
+    assert (response.status_code, response.json()["code"]) == (403, "decision_not_allowed")
+
+
+def test_expired_snapshot_is_412(allowed, agent):
+    DecisionSnapshot.objects.filter(snapshot_id=allowed["snapshot_id"]).update(
+        issued_at=DecisionSnapshot.objects.get(snapshot_id=allowed["snapshot_id"]).issued_at
+        - timedelta(seconds=121)
+    )
+    response = commit(agent, allowed, "release_collections_hold", "released", "k-6")
+    assert (response.status_code, response.json()["code"]) == (412, "snapshot_expired")
+
+
+def test_same_key_other_request_is_422(
+    allowed, agent, eager_tasks, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        assert (
+            commit(agent, allowed, "release_collections_hold", "released", "k-7").status_code == 201
+        )
+    response = commit(agent, allowed, "release_collections_hold", "something-else", "k-7")
+    assert (response.status_code, response.json()["code"]) == (422, "idempotency_key_reused")
+
+
+def test_same_key_in_flight_is_409(allowed, agent):
+    commit(agent, allowed, "release_collections_hold", "released", "k-8")
+    Effect.objects.filter(idempotency_key="k-8").update(status=EffectStatus.SENT)
+    response = commit(agent, allowed, "release_collections_hold", "released", "k-8")
+    assert (response.status_code, response.json()["code"]) == (409, "idempotency_key_in_use")
+
+
+def test_owner_unavailable_rejects_without_executing(allowed, agent):
+    sandbox_fault_add(source="case-service", kind="unavailable", count=1)
+    response = commit(agent, allowed, "release_collections_hold", "released", "k-9")
+    assert (response.status_code, response.json()["code"]) == (503, "owner_unavailable")
+    assert Effect.objects.get(idempotency_key="k-9").status == "rejected"
+
+
+def test_unknown_outcome_not_executed_when_owner_never_saw_it(allowed, agent):
+    from reconcile_app.services.outcomes import effect_resolve_unknown
+
+    commit(agent, allowed, "release_collections_hold", "released", "k-10")
+    effect = Effect.objects.get(idempotency_key="k-10")
+    # Simulate a request lost before reaching the owner: its ledger never saw the key and
+    # the target is still at the version we sent against.
+    from reconcile_app.models import SandboxEffect, SandboxRecord
+
+    SandboxEffect.objects.filter(idempotency_key="k-10").delete()
+    SandboxRecord.objects.filter(subject=SUBJECT, field="collections_status").update(
+        version=42, value="collect"
+    )
+    Effect.objects.filter(pk=effect.pk).update(status=EffectStatus.UNKNOWN)
+    assert effect_resolve_unknown(effect_id=effect.pk).status == "not_executed"
+
+
+def test_unknown_stays_unknown_when_the_ledger_cannot_be_asked(allowed, agent):
+    from reconcile_app.services.outcomes import effect_resolve_unknown
+
+    sandbox_fault_add(source="case-service", kind="timeout_after_commit", count=1)
+    assert commit(agent, allowed, "release_collections_hold", "released", "k-11").status_code == 202
+    sandbox_fault_add(source="case-service", kind="unavailable")
+    effect = effect_resolve_unknown(effect_id=Effect.objects.get(idempotency_key="k-11").pk)
+    assert effect.status == "unknown"
+    assert effect.resolution_attempts == 1
+    assert effect.next_check_at is not None
+
+
+def test_lost_postcondition_is_flagged(
+    allowed, agent, eager_tasks, django_capture_on_commit_callbacks
+):
+    sandbox_fault_add(source="case-service", kind="drop_postcondition", count=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = commit(agent, allowed, "release_collections_hold", "released", "k-12")
+    assert response.status_code == 201
+    assert Effect.objects.get(idempotency_key="k-12").status == "postcondition_failed"

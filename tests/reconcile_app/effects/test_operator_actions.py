@@ -1,0 +1,106 @@
+"""Operators' levers on effects: run a readback now, resolve by hand, and the sweep."""
+
+from __future__ import annotations
+
+import pytest
+
+from reconcile_app.models import AuditEvent, Effect, EvidenceEntry
+from reconcile_app.services.outcomes import effects_sweep
+from reconcile_app.services.sandbox import sandbox_fault_add
+from tests.reconcile_app.effects.conftest import commit, reconcile
+
+
+@pytest.fixture
+def unknown_effect(collectible, agent):
+    snapshot = reconcile(agent)
+    sandbox_fault_add(source="case-service", kind="timeout_after_commit", count=1)
+    assert commit(agent, snapshot, "release_collections_hold", "released", "u-1").status_code == 202
+    return "u-1"
+
+
+def test_operator_resolves_an_unknown_outcome_with_a_reason(unknown_effect, operator):
+    response = operator.post(
+        f"/api/v1/effects/{unknown_effect}/resolve",
+        {"outcome": "not_executed", "reason": "owner confirmed by phone"},
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["status"] == "not_executed"
+    audit = AuditEvent.objects.get(action="effect.resolve")
+    assert (audit.actor_name, audit.reason, audit.before, audit.after["status"]) == (
+        operator.name,
+        "owner confirmed by phone",
+        {"status": "unknown"},
+        "not_executed",
+    )
+    assert EvidenceEntry.objects.filter(note="manual resolution: owner confirmed by phone").exists()
+
+
+def test_manual_resolution_needs_a_reason_and_an_operator(unknown_effect, operator, auditor, agent):
+    no_reason = operator.post(
+        f"/api/v1/effects/{unknown_effect}/resolve", {"outcome": "succeeded", "reason": ""}
+    )
+    assert no_reason.status_code == 400
+    for persona in (auditor, agent):
+        response = persona.post(
+            f"/api/v1/effects/{unknown_effect}/resolve", {"outcome": "succeeded", "reason": "x"}
+        )
+        assert response.status_code == 403
+    assert Effect.objects.get(idempotency_key=unknown_effect).status == "unknown"
+
+
+def test_resolving_a_settled_effect_is_a_conflict(unknown_effect, operator):
+    operator.post(
+        f"/api/v1/effects/{unknown_effect}/resolve",
+        {"outcome": "succeeded", "reason": "seen in the owner's console"},
+    )
+    again = operator.post(
+        f"/api/v1/effects/{unknown_effect}/resolve",
+        {"outcome": "not_executed", "reason": "changed my mind"},
+    )
+    assert (again.status_code, again.json()["code"]) == (409, "not_resolvable")
+
+
+def test_run_readback_now_queues_a_resolution_for_unknown(
+    unknown_effect, operator, eager_tasks, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = operator.client.post(f"/api/v1/effects/{unknown_effect}/readback")
+    assert response.status_code == 202
+    # The resolution asked the owner's ledger, found the receipt, and the readback verified it.
+    assert Effect.objects.get(idempotency_key=unknown_effect).status == "verified"
+    assert AuditEvent.objects.filter(action="effect.readback", object_ref=unknown_effect).exists()
+
+
+def test_sweep_re_enqueues_lost_work(
+    unknown_effect, eager_tasks, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    Effect.objects.filter(idempotency_key=unknown_effect).update(next_check_at=timezone.now())
+    with django_capture_on_commit_callbacks(execute=True):
+        counts = effects_sweep(now=timezone.now() + timedelta(seconds=1))
+    assert counts["resolutions"] == 1
+    assert Effect.objects.get(idempotency_key=unknown_effect).status == "verified"
+
+
+def test_sweep_marks_a_sender_lost_mid_request_unknown(collectible, agent):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    snapshot = reconcile(agent)
+    commit(agent, snapshot, "release_collections_hold", "released", "s-1")
+    Effect.objects.filter(idempotency_key="s-1").update(
+        status="sent", sent_at=timezone.now() - timedelta(minutes=5)
+    )
+    counts = effects_sweep()
+    assert counts["sent_to_unknown"] == 1
+    assert Effect.objects.get(idempotency_key="s-1").status == "unknown"
+
+
+def test_effect_list_filters_by_status(unknown_effect, operator, agent):
+    listed = operator.client.get("/api/v1/effects", {"status": "unknown"}).json()
+    assert [item["idempotency_key"] for item in listed["results"]] == [unknown_effect]
+    assert operator.client.get("/api/v1/effects", {"status": "verified"}).json()["count"] == 0

@@ -187,13 +187,15 @@ SPECTACULAR_SETTINGS = {
 BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for folder in ("in", "processed"):
+    for folder in ("in", "processed", "control"):
         (BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
     # One folder for both directions: producers and the worker must see the same queue.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "in"),
         "data_folder_out": str(BROKER_DIR / "in"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        # Broadcast (inspect ping, remote control) files, otherwise written to the cwd.
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
 else:

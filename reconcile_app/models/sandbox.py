@@ -35,6 +35,7 @@ class SandboxFault(models.Model):
 
     class Kind(models.TextChoices):
         UNAVAILABLE = "unavailable"
+        LATENCY = "latency"
         TIMEOUT_AFTER_COMMIT = "timeout_after_commit"
         LAG = "lag"
         DROP_POSTCONDITION = "drop_postcondition"

@@ -7,6 +7,7 @@ the version with a compare-and-set, and faults make it misbehave the way real ow
 from __future__ import annotations
 
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -52,8 +53,15 @@ def _fire(faults: list[SandboxFault], kind: str) -> SandboxFault | None:
     return None
 
 
+def _slow_down(faults: list[SandboxFault]) -> None:
+    latency = _fire(faults, SandboxFault.Kind.LATENCY)
+    if latency is not None:
+        time.sleep(min(latency.seconds, 60))
+
+
 def sandbox_record_read(*, source: str, subject: str, field: str) -> SandboxRead:
     faults = list(SandboxFault.objects.filter(source=source))
+    _slow_down(faults)
     if _fire(faults, SandboxFault.Kind.UNAVAILABLE):
         raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
     record = (
@@ -141,8 +149,8 @@ def sandbox_fault_add(
         raise ValidationFailed(f"unknown fault kind {kind!r}", code="unknown_fault")
     if count is not None and count < 1:
         raise ValidationFailed("count must be at least 1", code="invalid_count")
-    if kind == SandboxFault.Kind.LAG and seconds < 1:
-        raise ValidationFailed("a lag fault needs seconds ≥ 1", code="invalid_seconds")
+    if kind in (SandboxFault.Kind.LAG, SandboxFault.Kind.LATENCY) and seconds < 1:
+        raise ValidationFailed(f"a {kind} fault needs seconds ≥ 1", code="invalid_seconds")
     return SandboxFault.objects.create(source=source, kind=kind, remaining=count, seconds=seconds)
 
 
@@ -205,6 +213,7 @@ def sandbox_effect_apply(
     SandboxTimeout after committing.
     """
     faults = list(SandboxFault.objects.filter(source=source))
+    _slow_down(faults)
     if _fire(faults, SandboxFault.Kind.UNAVAILABLE):
         raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
     fingerprint = _owner_fingerprint(subject, field, action, resulting_value, expected_version)

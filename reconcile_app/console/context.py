@@ -1,22 +1,47 @@
-"""Navigation for the console: only sections that exist are listed."""
+"""Navigation for the console: only sections that exist are listed.
+
+A later page adds its section here with the URL names that belong to it, so its detail pages
+highlight the right entry.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.functional import SimpleLazyObject
 
 from reconcile_app.roles import roles_of
 
-SECTIONS: list[tuple[str, str]] = [
-    ("Snapshots", "console-snapshots"),
-    ("Contradictions", "console-contradictions"),
+
+@dataclass(frozen=True)
+class NavSection:
+    label: str
+    url_name: str
+    also_active_on: tuple[str, ...] = ()
+
+
+SECTIONS: list[NavSection] = [
+    NavSection("Snapshots", "console-snapshots", ("console-snapshot",)),
+    NavSection("Contradictions", "console-contradictions"),
 ]
 
 
 def navigation(request: HttpRequest) -> dict[str, Any]:
+    match = getattr(request, "resolver_match", None)
+    current = match.url_name if match is not None else None
     user = getattr(request, "user", None)
     return {
-        "nav_sections": SECTIONS,
-        "user_roles": sorted(roles_of(user)) if user is not None else [],
+        "nav_sections": [
+            {
+                "label": section.label,
+                "url": reverse(section.url_name),
+                "active": current in (section.url_name, *section.also_active_on),
+            }
+            for section in SECTIONS
+        ],
+        # Lazy: the groups query runs only on pages that show the roles.
+        "user_roles": SimpleLazyObject(lambda: sorted(roles_of(user)) if user is not None else []),
     }

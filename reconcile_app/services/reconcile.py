@@ -10,13 +10,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from reconcile_app.canonical import content_hash
-from reconcile_app.choices import ContradictionKind, ContradictionStatus, DecisionResult
+from reconcile_app.choices import (
+    ContradictionKind,
+    ContradictionStatus,
+    DecisionResult,
+    EvidenceKind,
+)
 from reconcile_app.errors import Forbidden, ValidationFailed
 from reconcile_app.models import (
     ClaimVerdict,
@@ -41,6 +47,13 @@ from reconcile_app.services.escalations import escalation_open_for_snapshot
 from reconcile_app.sources import adapter_for
 
 MAX_CLAIMS = 1000
+STATE_ASSERTING_KINDS = (
+    EvidenceKind.OBSERVATION,
+    EvidenceKind.DOCUMENT,
+    EvidenceKind.CORRECTION,
+    EvidenceKind.EFFECT_RECEIPT,
+    EvidenceKind.READBACK,
+)
 
 
 @dataclass(frozen=True)
@@ -118,6 +131,22 @@ def read_fields(*, spec: ContractSpec, subject: str, sources: dict[str, Source])
     return reads
 
 
+def asserted_value(kind: str, value: Any) -> tuple[bool, Any]:
+    """What value of the field an entry vouches for, if any.
+
+    Observations, documents and corrections state a value. A receipt vouches for the value
+    its effect produced, a readback for the value it found. Model proposals and tool requests
+    say nothing about the world: they never support or contradict state.
+    """
+    if kind in (EvidenceKind.OBSERVATION, EvidenceKind.DOCUMENT, EvidenceKind.CORRECTION):
+        return True, value
+    if kind == EvidenceKind.EFFECT_RECEIPT and isinstance(value, dict):
+        return "resulting_value" in value, value.get("resulting_value")
+    if kind == EvidenceKind.READBACK and isinstance(value, dict):
+        return "value" in value, value.get("value")
+    return False, None
+
+
 def evidence_as_of(*, subject: str, fields: set[str], recorded_by: datetime) -> list[EvidenceView]:
     """Evidence for the subject's fields recorded by the cut-off, with withdrawals applied.
 
@@ -130,7 +159,10 @@ def evidence_as_of(*, subject: str, fields: set[str], recorded_by: datetime) -> 
     )
     rows = (
         EvidenceEntry.objects.filter(
-            subject=subject, field__in=fields, recorded_at__lte=recorded_by
+            subject=subject,
+            field__in=fields,
+            recorded_at__lte=recorded_by,
+            kind__in=STATE_ASSERTING_KINDS,
         )
         .annotate(withdrawn=Exists(withdrawals))
         .order_by("seq")
@@ -139,6 +171,7 @@ def evidence_as_of(*, subject: str, fields: set[str], recorded_by: datetime) -> 
             "hash",
             "subject",
             "field",
+            "kind",
             "value",
             "source",
             "observed_at",
@@ -146,7 +179,16 @@ def evidence_as_of(*, subject: str, fields: set[str], recorded_by: datetime) -> 
             "withdrawn",
         )
     )
-    return [EvidenceView(*row) for row in rows]
+    views = []
+    for evidence_id, digest, subj, field, kind, value, source, observed, recorded, gone in rows:
+        asserts, asserted = asserted_value(kind, value)
+        if asserts:
+            views.append(
+                EvidenceView(
+                    evidence_id, digest, subj, field, asserted, source, observed, recorded, gone
+                )
+            )
+    return views
 
 
 def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> DecisionSnapshot:

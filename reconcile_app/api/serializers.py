@@ -238,6 +238,9 @@ class EscalationOutput(serializers.Serializer):
     snapshot_id = serializers.CharField(
         source="snapshot.snapshot_id", allow_null=True, default=None
     )
+    effect_key = serializers.CharField(
+        source="effect.idempotency_key", allow_null=True, default=None
+    )
     candidate_refs = serializers.ListField(child=serializers.CharField())
     owner = serializers.CharField()
     next_action = serializers.CharField()
@@ -325,3 +328,7 @@ class SandboxEffectInput(serializers.Serializer):
     field = serializers.CharField(max_length=150)
     action = serializers.CharField(max_length=150)
     resulting_value = serializers.JSONField(allow_null=True)
+
+
+class EffectEscalateInput(serializers.Serializer):
+    reason = serializers.CharField(max_length=4000)

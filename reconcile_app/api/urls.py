@@ -34,6 +34,11 @@ urlpatterns = [
         name="api-effect-readback",
     ),
     path(
+        "effects/<str:key>/escalate",
+        effects.EffectEscalateView.as_view(),
+        name="api-effect-escalate",
+    ),
+    path(
         "effects/<str:key>/resolve", effects.EffectResolveView.as_view(), name="api-effect-resolve"
     ),
     path(

@@ -9,8 +9,9 @@ class Escalation(models.Model):
     """A question only a person may answer, routed to an owner, blocking until decided.
 
     Opened by `select_current` (authority_ambiguous, owner_missing: bound to a fact key, which
-    it freezes for writes) or by a reconcile decision with result `escalate` (bound to the
-    snapshot). At most one escalation is open per fact key. Status moves open → approved or
+    it freezes for writes), by a reconcile decision with result `escalate` (bound to the
+    snapshot), or by an operator for an effect whose outcome nobody can prove (bound to the
+    effect). At most one escalation is open per fact key. Status moves open → approved or
     open → rejected, once, by a reviewer who neither raised it nor acts for the principal
     that did.
     """
@@ -25,6 +26,13 @@ class Escalation(models.Model):
     fact_key = models.CharField(max_length=200, blank=True, default="", db_index=True)
     snapshot = models.ForeignKey(
         "reconcile_app.DecisionSnapshot",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="escalations",
+    )
+    effect = models.ForeignKey(
+        "reconcile_app.Effect",
         null=True,
         blank=True,
         on_delete=models.PROTECT,

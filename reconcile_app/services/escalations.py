@@ -195,3 +195,54 @@ def _settle_fact(escalation: Escalation, selected_ref: str | None) -> list[str]:
         status=MemoryStatus.HISTORICAL_ONLY
     )
     return retired
+
+
+def escalation_open_for_effect(
+    *, idempotency_key: str, actor: Any, reason: str, request_id: str = ""
+) -> Escalation:
+    """An operator hands an unresolved effect to its owner (once; later calls return it)."""
+    from reconcile_app.models import Effect, EffectStatus
+    from reconcile_app.services.principals import principal_for_user
+
+    if not reason or not reason.strip():
+        raise ValidationFailed("escalating needs a reason", code="reason_required")
+    effect = (
+        Effect.objects.select_related("source", "snapshot")
+        .filter(idempotency_key=idempotency_key)
+        .first()
+    )
+    if effect is None:
+        raise NotFound(f"no effect {idempotency_key}", code="effect_not_found")
+    if effect.status not in (EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED):
+        raise Conflict(
+            f"{idempotency_key} is {effect.status}: only unproven outcomes are escalated",
+            code="not_escalatable",
+        )
+    with transaction.atomic():
+        existing = Escalation.objects.filter(effect=effect, status=Escalation.Status.OPEN).first()
+        if existing is not None:
+            return existing
+        escalation = Escalation.objects.create(
+            escalation_id=_new_id(),
+            code=f"effect_{effect.status}",
+            effect=effect,
+            snapshot=effect.snapshot,
+            candidate_refs=[effect.idempotency_key],
+            owner=effect.source.owner or settings.RECONCILE_FALLBACK_OWNER,
+            next_action=f"confirm with {effect.source.name} whether {effect.action} happened",
+            allowed_until_resolved=READ_HISTORY,
+            write_allowed=False,
+            detail=reason,
+            requested_by=principal_for_user(actor),
+            opened_at=timezone.now(),
+        )
+        audit_record(
+            actor=actor,
+            action="effect.escalate",
+            object_kind="effect",
+            object_ref=idempotency_key,
+            reason=reason,
+            request_id=request_id,
+            after={"escalation_id": escalation.escalation_id},
+        )
+    return escalation

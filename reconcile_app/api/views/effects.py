@@ -16,9 +16,11 @@ from reconcile_app.api.permissions import IsOperator
 from reconcile_app.api.problems import problem_response
 from reconcile_app.api.serializers import (
     EffectDetailOutput,
+    EffectEscalateInput,
     EffectInput,
     EffectOutput,
     EffectResolveInput,
+    EscalationOutput,
 )
 from reconcile_app.errors import NotFound
 from reconcile_app.filtersets import EffectFilterSet
@@ -27,6 +29,7 @@ from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import is_staff_role
 from reconcile_app.selectors.snapshots import principal_of
 from reconcile_app.services.effects import effect_commit
+from reconcile_app.services.escalations import escalation_open_for_effect
 from reconcile_app.services.outcomes import effect_request_check, effect_resolve_manually
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
@@ -153,3 +156,24 @@ class EffectResolveView(APIView):
             **payload.validated_data,
         )
         return Response(EffectOutput(_effect(request.user, effect.idempotency_key)).data)
+
+
+class EffectEscalateView(APIView):
+    """Operators hand an unresolved outcome to the owner as an escalation."""
+
+    permission_classes = [IsOperator]
+
+    @extend_schema(
+        request=EffectEscalateInput,
+        responses={201: EscalationOutput, 400: PROBLEM, 403: PROBLEM, 404: PROBLEM, 409: PROBLEM},
+    )
+    def post(self, request: Request, key: str) -> Response:
+        payload = EffectEscalateInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        escalation = escalation_open_for_effect(
+            idempotency_key=key,
+            actor=request.user,
+            reason=payload.validated_data["reason"],
+            request_id=request_id_of(request),
+        )
+        return Response(EscalationOutput(escalation).data, status=status.HTTP_201_CREATED)

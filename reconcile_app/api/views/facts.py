@@ -103,7 +103,7 @@ class FactCurrentView(APIView):
 
 
 def _escalations() -> object:
-    return Escalation.objects.select_related("snapshot", "requested_by", "decided_by")
+    return Escalation.objects.select_related("snapshot", "effect", "requested_by", "decided_by")
 
 
 class EscalationListView(generics.ListAPIView):

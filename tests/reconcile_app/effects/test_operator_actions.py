@@ -104,3 +104,18 @@ def test_effect_list_filters_by_status(unknown_effect, operator, agent):
     listed = operator.client.get("/api/v1/effects", {"status": "unknown"}).json()
     assert [item["idempotency_key"] for item in listed["results"]] == [unknown_effect]
     assert operator.client.get("/api/v1/effects", {"status": "verified"}).json()["count"] == 0
+
+
+def test_operator_escalates_an_unknown_outcome_to_its_owner(unknown_effect, operator, agent):
+    response = operator.post(f"/api/v1/effects/{unknown_effect}/escalate",
+                             {"reason": "ledger unreachable for an hour"})
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["code"], body["effect_key"], body["owner"]) == (
+        "effect_unknown", unknown_effect, "servicing-team",
+    )
+    again = operator.post(f"/api/v1/effects/{unknown_effect}/escalate", {"reason": "again"})
+    assert again.json()["escalation_id"] == body["escalation_id"]
+    assert AuditEvent.objects.filter(action="effect.escalate").count() == 1
+    assert agent.post(f"/api/v1/effects/{unknown_effect}/escalate",
+                      {"reason": "x"}).status_code == 403

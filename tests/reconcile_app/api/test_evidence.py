@@ -1,0 +1,229 @@
+"""The evidence ledger over HTTP: append-only, hash-chained, filtered reads."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from reconcile_app.canonical import content_hash
+from reconcile_app.models import EvidenceEntry
+from reconcile_app.services.evidence import entry_hash_content
+from tests.factories import ACCOUNT, EvidenceFactory, reconcile_body, seed_collectible
+
+EVIDENCE = "/api/v1/evidence"
+
+
+def observation(now, **extra):
+    body = {
+        "kind": "observation",
+        "subject": ACCOUNT,
+        "field": "collections_status",
+        "value": "hold",
+        "source": "case-ledger",
+        "observed_at": (now - timedelta(minutes=20)).isoformat(),
+    }
+    body.update(extra)
+    return body
+
+
+def test_append_returns_id_recorded_time_and_hash(db, agent, now):
+    response = agent.post(EVIDENCE, observation(now))
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    entry = EvidenceEntry.objects.get(evidence_id=body["evidence_id"])
+    assert body["hash"] == entry.hash == content_hash(entry_hash_content(entry))
+    assert len(body["hash"]) == 64
+    assert body["recorded_at"].endswith("Z")
+    assert body["recorded_by"] == agent.principal.name
+    assert (body["value"], body["kind"], body["seq"]) == ("hold", "observation", 1)
+    assert body["prev_hash"] == "0" * 64
+
+
+def test_entries_chain_onto_their_predecessor(db, agent, operator, now):
+    first = agent.post(EVIDENCE, observation(now)).json()
+    second = operator.post(EVIDENCE, observation(now, value="collect")).json()
+
+    assert second["prev_hash"] == first["hash"]
+    assert second["seq"] == first["seq"] + 1
+
+
+def test_caller_chosen_evidence_id_is_kept_and_unique(db, agent, now):
+    assert agent.post(EVIDENCE, observation(now, evidence_id="ev-001")).status_code == 201
+    response = agent.post(EVIDENCE, observation(now, evidence_id="ev-001"))
+    assert response.status_code == 409
+    assert response.json()["code"] == "evidence_id_taken"
+    assert EvidenceEntry.objects.count() == 1
+
+
+def test_list_filters_by_subject_field_and_recorded_before(db, agent, now):
+    EvidenceFactory(evidence_id="ev-a")
+    EvidenceFactory(evidence_id="ev-b", field="complaint_status", value="open")
+    EvidenceFactory(evidence_id="ev-c", subject="account-18")
+    cutoff = timezone.now()
+    time.sleep(0.01)
+    EvidenceFactory(evidence_id="ev-d")
+
+    def ids(**params):
+        response = agent.get(EVIDENCE, **params)
+        assert response.status_code == 200, response.content
+        return [item["evidence_id"] for item in response.json()["results"]]
+
+    assert sorted(ids()) == ["ev-a", "ev-b", "ev-c", "ev-d"]
+    assert sorted(ids(subject=ACCOUNT)) == ["ev-a", "ev-b", "ev-d"]
+    assert sorted(ids(subject=ACCOUNT, field="collections_status")) == ["ev-a", "ev-d"]
+    assert sorted(ids(recorded_before=cutoff.isoformat().replace("+00:00", "Z"))) == [
+        "ev-a",
+        "ev-b",
+        "ev-c",
+    ]
+    assert sorted(ids(subject=ACCOUNT, recorded_before=cutoff.isoformat())) == ["ev-a", "ev-b"]
+
+
+def test_detail_shows_the_entry(db, agent, now):
+    EvidenceFactory(evidence_id="ev-001")
+    response = agent.get(f"{EVIDENCE}/ev-001")
+    assert response.status_code == 200
+    assert response.json()["evidence_id"] == "ev-001"
+    assert agent.get(f"{EVIDENCE}/ev-none").status_code == 404
+
+
+@pytest.mark.parametrize("method", ["put", "patch", "delete"])
+def test_entries_cannot_be_updated_or_deleted(db, agent, operator, now, method):
+    entry = EvidenceFactory(evidence_id="ev-001")
+    for persona in (agent, operator):
+        response = getattr(persona.client, method)(
+            f"{EVIDENCE}/ev-001", {"value": "collect"}, format="json"
+        )
+        assert response.status_code == 405
+        assert response["Content-Type"] == "application/problem+json"
+        assert response.json()["code"] == "method_not_allowed"
+    stored = EvidenceEntry.objects.get(evidence_id="ev-001")
+    assert (stored.value, stored.hash) == ("hold", entry.hash)
+
+
+@pytest.mark.parametrize("reference_field", ["revokes", "supersedes"])
+def test_unknown_correction_target_is_refused(db, agent, now, reference_field):
+    response = agent.post(EVIDENCE, observation(now, **{reference_field: "ev-missing"}))
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["code"] == "unknown_reference"
+    assert response.json()["missing"] == ["ev-missing"]
+    assert not EvidenceEntry.objects.exists()
+
+
+def test_unknown_derivation_is_refused(db, agent, now):
+    EvidenceFactory(evidence_id="ev-001")
+    response = agent.post(EVIDENCE, observation(now, derived_from=["ev-001", "ev-ghost"]))
+    assert response.status_code == 400
+    assert response.json()["code"] == "unknown_reference"
+    assert response.json()["missing"] == ["ev-ghost"]
+    assert EvidenceEntry.objects.count() == 1
+
+
+def test_revocation_points_at_the_revoked_entry(db, agent, now):
+    EvidenceFactory(evidence_id="ev-002")
+    response = agent.post(
+        EVIDENCE,
+        {
+            "kind": "correction",
+            "subject": ACCOUNT,
+            "source": "case-ledger",
+            "observed_at": now.isoformat(),
+            "revokes": "ev-002",
+        },
+    )
+    assert response.status_code == 201
+    assert response.json()["revokes"] == "ev-002"
+    # The revoked entry itself is untouched: corrections are new rows.
+    assert EvidenceEntry.objects.get(evidence_id="ev-002").value == "hold"
+
+
+def test_prefixed_revokes_reference_withdraws_that_entry_or_is_refused(db, agent, now):
+    """`revokes: "evidence:ev-002"` passes the reference check, so it must not be dropped."""
+    EvidenceFactory(evidence_id="ev-002")
+
+    response = agent.post(
+        EVIDENCE,
+        {
+            "kind": "correction",
+            "subject": ACCOUNT,
+            "source": "case-ledger",
+            "observed_at": now.isoformat(),
+            "revokes": "evidence:ev-002",
+        },
+    )
+
+    if response.status_code == 201:
+        assert response.json()["revokes"] == "ev-002"
+    else:
+        assert response.status_code == 400
+        assert response.json()["code"] == "unknown_reference"
+
+
+def test_revokes_naming_a_snapshot_is_refused(estate, agent, now):
+    """Only ledger entries can be revoked; a snapshot id is not silently accepted."""
+    seed_collectible(now)
+    snapshot_id = agent.post("/api/v1/reconcile", reconcile_body()).json()["snapshot_id"]
+    before = EvidenceEntry.objects.count()
+
+    response = agent.post(
+        EVIDENCE,
+        {
+            "kind": "correction",
+            "subject": ACCOUNT,
+            "source": "case-ledger",
+            "observed_at": now.isoformat(),
+            "revokes": snapshot_id,
+        },
+    )
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "unknown_reference"
+    assert EvidenceEntry.objects.count() == before
+
+
+def test_auditor_cannot_append_but_can_read(db, auditor, now):
+    EvidenceFactory(evidence_id="ev-001")
+    response = auditor.post(EVIDENCE, observation(now))
+    assert response.status_code == 403
+    assert response["Content-Type"] == "application/problem+json"
+    assert EvidenceEntry.objects.count() == 1
+    assert auditor.get(EVIDENCE).status_code == 200
+
+
+def test_unknown_kind_is_refused(db, agent, now):
+    response = agent.post(EVIDENCE, observation(now, kind="rumour"))
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/problem+json"
+
+
+def test_evidence_list_query_count_does_not_grow_with_rows(db, agent, now):
+    EvidenceFactory(evidence_id="ev-001")
+
+    def count_queries() -> int:
+        agent.client.get(EVIDENCE)
+        with CaptureQueriesContext(connection) as queries:
+            assert agent.client.get(EVIDENCE).status_code == 200
+        return len(queries)
+
+    few = count_queries()
+    for index in range(5):
+        agent.post(
+            EVIDENCE,
+            {
+                "kind": "correction",
+                "subject": ACCOUNT,
+                "source": "desk",
+                "observed_at": now.isoformat(),
+                "supersedes": "ev-001" if index == 0 else None,
+                "derived_from": ["ev-001"],
+            },
+        )
+    assert EvidenceEntry.objects.count() == 6
+    assert count_queries() == few

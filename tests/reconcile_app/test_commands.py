@@ -1,0 +1,435 @@
+"""Management commands: load_contracts, create_principal, create_user, verify_ledger."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import connection, transaction
+from rest_framework.test import APIClient
+
+from reconcile_app.models import (
+    ApiKey,
+    Capability,
+    Contract,
+    ContractField,
+    EvidenceEntry,
+    PolicyRule,
+    Principal,
+    Source,
+)
+from tests.conftest import ESTATE
+from tests.factories import EvidenceFactory, write_yaml
+
+LAB_SOURCE = """\
+source: lab-service
+owner: lab-team
+adapter: sandbox
+consistency: linearizable
+expected_lag_seconds: 0
+fact_classes: [level, flag]
+"""
+
+# Line numbers matter: the loader reports `path:line: reason`.
+LAB_CONTRACT = """\
+decision_class: lab-check
+version: "1"
+purpose: testing
+required:
+  - {field: level, source: lab-service, max_age_seconds: 300}
+optional:
+  - {field: flag, source: lab-service, max_age_seconds: 300}
+actions:
+  adjust: {field: level}
+policy:
+  version: "lab-1"
+  deny:
+    - when: 'fields.level > 3'
+      code: too_high
+  allow:
+    - when: 'true'
+      permits: [adjust]
+contradictions: escalate
+"""
+
+
+def load(*paths: Path | str) -> str:
+    out = StringIO()
+    call_command("load_contracts", *[str(p) for p in paths], stdout=out)
+    return out.getvalue()
+
+
+def lines_of(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip()]
+
+
+# --- load_contracts ----------------------------------------------------------------------------
+
+
+def test_load_contracts_loads_the_demo_estate(db):
+    output = lines_of(load(ESTATE))
+
+    for label in ("collections-contact-release@7.3", "warehouse-pick@1.0", "dispatch-card@2.1"):
+        assert f"contract {label}: loaded" in output
+    assert "source case-service: created" in output
+    contract = Contract.objects.get(decision_class="collections-contact-release", version="7.3")
+    assert contract.purpose == "collections"
+    assert contract.contradictions == "escalate"
+    assert contract.commit_window_seconds == 120
+    fields = {
+        f.name: (f.source.name, f.required, f.max_age_seconds, f.evidence_required)
+        for f in ContractField.objects.filter(contract=contract)
+    }
+    assert fields == {
+        "collections_status": ("case-service", True, 300, True),
+        "complaint_status": ("complaints-service", False, 600, False),
+    }
+    kinds = sorted(rule.kind for rule in PolicyRule.objects.filter(contract=contract))
+    assert kinds == ["allow", "deny", "escalate"]
+
+
+def test_loading_the_same_version_again_is_unchanged(db):
+    load(ESTATE)
+    counts = (Contract.objects.count(), PolicyRule.objects.count())
+
+    output = lines_of(load(ESTATE))
+
+    assert "contract collections-contact-release@7.3: unchanged" in output
+    assert "source case-service: updated" in output
+    assert not [line for line in output if line.endswith(": loaded")]
+    assert (Contract.objects.count(), PolicyRule.objects.count()) == counts
+
+
+def test_same_class_and_version_with_other_content_is_refused_as_immutable(db, tmp_path):
+    load(ESTATE)
+    changed = (
+        (ESTATE / "collections-contact-release.yaml")
+        .read_text()
+        .replace("max_age_seconds: 300", "max_age_seconds: 3000")
+    )
+    path = write_yaml(tmp_path, "collections.yaml", changed)
+
+    with pytest.raises(CommandError, match="immutable") as caught:
+        load(path)
+
+    assert str(caught.value).startswith(f"{path}:2: ")
+    field = ContractField.objects.get(contract__version="7.3", name="collections_status")
+    assert field.max_age_seconds == 300
+
+
+def test_a_new_version_of_a_loaded_class_is_a_new_contract(db, tmp_path):
+    load(ESTATE)
+    newer = (
+        (ESTATE / "collections-contact-release.yaml")
+        .read_text()
+        .replace('version: "7.3"', 'version: "7.4"')
+    )
+    output = lines_of(load(write_yaml(tmp_path, "collections.yaml", newer)))
+    assert "contract collections-contact-release@7.4: loaded" in output
+    assert Contract.objects.filter(decision_class="collections-contact-release").count() == 2
+
+
+def test_valid_lab_files_load(db, tmp_path):
+    output = lines_of(
+        load(
+            write_yaml(tmp_path, "lab.yaml", LAB_SOURCE),
+            write_yaml(tmp_path, "lab-check.yaml", LAB_CONTRACT),
+        )
+    )
+    assert "contract lab-check@1: loaded" in output
+    assert "source lab-service: created" in output
+
+
+INVALID = {
+    # name: (old text, new text, line reported, words in the reason)
+    "bad-cel-syntax": ("'fields.level > 3'", "'fields.level >'", 13, "CEL"),
+    "cel-reads-claims": ("'fields.level > 3'", "'claims.level > 3'", 13, "fields"),
+    "unknown-source": (
+        "{field: level, source: lab-service",
+        "{field: level, source: nowhere",
+        5,
+        "unknown source",
+    ),
+    "action-on-optional-field": ("adjust: {field: level}", "adjust: {field: flag}", 9, "required"),
+    "action-on-unread-field": ("adjust: {field: level}", "adjust: {field: colour}", 9, "required"),
+    "field-not-owned": ("- {field: level,", "- {field: colour,", 5, "does not own"),
+    "unquoted-version": ('version: "1"\npurpose', "version: 1.0\npurpose", 2, "quoted"),
+    "typo-key": ("contradictions: escalate", "contradiction: escalate", 18, "unknown key"),
+    "policy-typo-key": ("  allow:\n", "  alow:\n", 15, "unknown key"),
+    "top-level-typo-key": ("required:\n", "requried:\n", 4, "unknown key"),
+    "yaml-syntax": ("purpose: testing", "purpose: testing: again", 3, "YAML"),
+    "permits-unknown-action": ("permits: [adjust]", "permits: [launch]", 17, "launch"),
+    "deny-without-code": ("      code: too_high\n", "", 13, "code"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INVALID))
+def test_invalid_contract_is_rejected_with_path_line_and_reason(db, tmp_path, case):
+    old, new, line, words = INVALID[case]
+    assert old in LAB_CONTRACT
+    source = write_yaml(tmp_path, "lab.yaml", LAB_SOURCE)
+    contract = write_yaml(tmp_path, "lab-check.yaml", LAB_CONTRACT.replace(old, new, 1))
+
+    with pytest.raises(CommandError) as caught:
+        load(source, contract)
+
+    message = str(caught.value)
+    assert message.startswith(f"{contract}:{line}: "), message
+    assert words.lower() in message.lower()
+    assert not Source.objects.exists()
+    assert not Contract.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "words"),
+    [
+        ("adapter: sandbox", "adapter: os.path.join", 3, "adapter"),
+        ("adapter: sandbox", "adapter: no.such.module.Adapter", 3, "adapter"),
+        ("consistency: linearizable", "consistency: psychic", 4, "consistency"),
+        ("fact_classes: [level, flag]", "fact_clases: [level, flag]", 6, "unknown key"),
+    ],
+)
+def test_invalid_source_is_rejected_with_path_line_and_reason(db, tmp_path, old, new, line, words):
+    source = write_yaml(tmp_path, "lab.yaml", LAB_SOURCE.replace(old, new))
+
+    with pytest.raises(CommandError) as caught:
+        load(source)
+
+    assert str(caught.value).startswith(f"{source}:{line}: "), str(caught.value)
+    assert words in str(caught.value)
+    assert not Source.objects.exists()
+
+
+def test_nothing_is_written_when_any_file_in_the_batch_is_invalid(db, tmp_path):
+    good_source = write_yaml(tmp_path, "a-lab.yaml", LAB_SOURCE)
+    good_contract = write_yaml(tmp_path, "b-lab-check.yaml", LAB_CONTRACT)
+    bad = write_yaml(
+        tmp_path,
+        "c-broken.yaml",
+        LAB_CONTRACT.replace("decision_class: lab-check", "decision_class: lab-broken").replace(
+            "'true'", "'fields.level >>> 1'"
+        ),
+    )
+
+    with pytest.raises(CommandError):
+        load(ESTATE, good_source, good_contract, bad)
+
+    assert not Source.objects.exists()
+    assert not Contract.objects.exists()
+
+
+def test_nothing_is_written_when_an_immutable_conflict_is_found_late(db, tmp_path):
+    load(ESTATE)
+    sources, contracts = Source.objects.count(), Contract.objects.count()
+    conflicting = write_yaml(
+        tmp_path,
+        "z-collections.yaml",
+        (ESTATE / "collections-contact-release.yaml").read_text().replace("300", "301"),
+    )
+
+    with pytest.raises(CommandError, match="immutable"):
+        load(
+            write_yaml(tmp_path, "a-lab.yaml", LAB_SOURCE),
+            write_yaml(tmp_path, "b-lab-check.yaml", LAB_CONTRACT),
+            conflicting,
+        )
+
+    assert (Source.objects.count(), Contract.objects.count()) == (sources, contracts)
+    assert not Source.objects.filter(name="lab-service").exists()
+
+
+def test_a_folder_without_yaml_is_an_error(db, tmp_path):
+    with pytest.raises(CommandError):
+        load(tmp_path)
+
+
+# --- create_principal and create_user ----------------------------------------------------------
+
+
+def test_create_principal_prints_the_key_alone_and_stores_only_a_hash(estate):
+    out, err = StringIO(), StringIO()
+    call_command(
+        "create_principal",
+        "ops-bot",
+        "--capability",
+        "collections-contact-release:retain_manual_review",
+        "--capability",
+        "warehouse-pick:pick_pallet",
+        stdout=out,
+        stderr=err,
+    )
+
+    key = lines_of(out.getvalue())[-1]
+    assert key == key.strip() and " " not in key and len(key) >= 32
+    principal = Principal.objects.get(name="ops-bot")
+    stored = ApiKey.objects.get(principal=principal)
+    assert stored.key_hash != key
+    assert key not in {stored.key_hash, stored.prefix}
+    assert key not in err.getvalue()
+    assert sorted(str(c) for c in Capability.objects.filter(principal=principal)) == [
+        "collections-contact-release:retain_manual_review",
+        "warehouse-pick:pick_pallet",
+    ]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert client.get("/api/v1/snapshots").status_code == 200
+    response = client.post(
+        "/api/v1/reconcile",
+        {
+            "subject": "account-17",
+            "purpose": "collections",
+            "decision_class": "collections-contact-release",
+            "proposed_action": "release_collections_hold",
+        },
+        format="json",
+    )
+    assert response.status_code == 403
+    assert response.json()["code"] == "capability_missing"
+
+
+def test_create_principal_refuses_a_malformed_capability(db):
+    with pytest.raises(CommandError):
+        call_command(
+            "create_principal",
+            "bad-bot",
+            "--capability",
+            "no-colon-here",
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
+    assert not Principal.objects.filter(name="bad-bot").exists()
+
+
+def test_create_principal_refuses_a_taken_name(db, agent):
+    with pytest.raises(CommandError):
+        call_command("create_principal", agent.name, stdout=StringIO(), stderr=StringIO())
+
+
+def test_create_user_token_acts_as_that_person_in_that_role(estate, agent):
+    out = StringIO()
+    call_command(
+        "create_user",
+        "oscar",
+        "--group",
+        "operator",
+        "--password",
+        "pw-123456789",
+        stdout=out,
+        stderr=StringIO(),
+    )
+
+    token = lines_of(out.getvalue())[-1]
+    user = User.objects.get(username="oscar")
+    assert list(user.groups.values_list("name", flat=True)) == ["operator"]
+    assert ApiKey.objects.get(principal__user=user).key_hash != token
+    person = APIClient()
+    person.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert person.get("/api/v1/contradictions").status_code == 200
+    assert (
+        person.put(
+            "/api/v1/sandbox/case-service/records/a-1/collections_status",
+            {"value": "hold"},
+            format="json",
+        ).status_code
+        == 200
+    )
+    assert agent.client.get("/api/v1/contradictions").status_code == 403
+    assert APIClient().login(username="oscar", password="pw-123456789")
+
+
+def test_create_user_as_auditor_is_read_only(estate):
+    out = StringIO()
+    call_command("create_user", "audrey", "--group", "auditor", stdout=out, stderr=StringIO())
+    auditor = APIClient()
+    auditor.credentials(HTTP_AUTHORIZATION=f"Bearer {lines_of(out.getvalue())[-1]}")
+    assert auditor.get("/api/v1/contradictions").status_code == 200
+    assert (
+        auditor.post("/api/v1/contradictions/1/resolve", {"note": "x"}, format="json").status_code
+        == 403
+    )
+
+
+def test_create_user_refuses_an_unknown_group(db):
+    with pytest.raises(CommandError):
+        call_command(
+            "create_user", "mallory", "--group", "superhero", stdout=StringIO(), stderr=StringIO()
+        )
+    assert not User.objects.filter(username="mallory").exists()
+
+
+# --- verify_ledger -----------------------------------------------------------------------------
+
+
+def verify() -> str:
+    out = StringIO()
+    call_command("verify_ledger", stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def raw_sql(sql: str, params: list) -> None:
+    """Change the ledger behind the application's back, as someone with database access."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # Step around any append-only trigger, as a database superuser could.
+            cursor.execute("SET LOCAL session_replication_role = replica")
+            sql = sql.replace("value = %s", "value = %s::jsonb")
+        cursor.execute(sql, params)
+
+
+@pytest.fixture
+def ledger(db, now):
+    EvidenceFactory(evidence_id="ev-001", value="collect")
+    EvidenceFactory(evidence_id="ev-002", value="hold")
+    EvidenceFactory(evidence_id="ev-003", value="hold", field="complaint_status")
+
+
+def test_verify_ledger_passes_on_an_untouched_chain(ledger):
+    assert "ledger ok: 3 entries" in verify()
+
+
+def test_verify_ledger_detects_one_changed_byte(ledger):
+    raw_sql(
+        "UPDATE reconcile_app_evidenceentry SET value = %s WHERE evidence_id = %s",
+        ['"holx"', "ev-002"],
+    )
+    assert EvidenceEntry.objects.get(evidence_id="ev-002").value == "holx"
+
+    with pytest.raises(CommandError, match="verification failed"):
+        verify()
+
+
+def test_verify_ledger_detects_a_removed_entry(ledger):
+    raw_sql("DELETE FROM reconcile_app_evidenceentry WHERE evidence_id = %s", ["ev-003"])
+    with pytest.raises(CommandError):
+        verify()
+
+
+def test_verify_ledger_detects_a_rewritten_time(ledger):
+    raw_sql(
+        "UPDATE reconcile_app_evidenceentry SET observed_at = %s WHERE evidence_id = %s",
+        ["2020-01-01 00:00:00", "ev-001"],
+    )
+    with pytest.raises(CommandError):
+        verify()
+
+
+@pytest.mark.parametrize("value", [1e20, {"amount": 123456789012345678.0}, [0.5, -0.0, 2.0]])
+def test_verify_ledger_passes_for_entries_with_any_json_number(db, agent, now, value):
+    """An honest entry must verify on every database, whatever number it carries."""
+    response = agent.post(
+        "/api/v1/evidence",
+        {
+            "kind": "observation",
+            "subject": "account-17",
+            "field": "balance",
+            "value": value,
+            "source": "ledger",
+            "observed_at": now.isoformat(),
+        },
+    )
+    assert response.status_code == 201, response.content
+    assert "ledger ok: 1 entries" in verify()

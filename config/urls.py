@@ -10,6 +10,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/lineage/", include("lineage_app.urls")),
     path("api/v1/", include("reconcile_app.api.urls")),
     path("admin/", admin.site.urls),
     path("", include("reconcile_app.console.urls")),

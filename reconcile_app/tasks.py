@@ -55,3 +55,11 @@ def effect_resolve(effect_id: int) -> str:
 def sweep_effects() -> dict[str, int]:
     """Scheduled: re-enqueue readbacks and resolutions whose task may have been lost."""
     return effects_sweep()
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def correction_blast_radius(correction_id: str) -> dict[str, int]:
+    """Large blast radii are computed here rather than in the request. Idempotent."""
+    from reconcile_app.services.corrections import correction_complete
+
+    return correction_complete(correction_id=correction_id).counts

@@ -332,3 +332,14 @@ class SandboxEffectInput(serializers.Serializer):
 
 class EffectEscalateInput(serializers.Serializer):
     reason = serializers.CharField(max_length=4000)
+
+
+class ReplacementInput(serializers.Serializer):
+    value = serializers.JSONField(allow_null=True)
+    observed_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class CorrectionInput(serializers.Serializer):
+    evidence_id = serializers.CharField(max_length=100)
+    reason = serializers.CharField(max_length=4000)
+    replacement = ReplacementInput(required=False, allow_null=True, default=None)

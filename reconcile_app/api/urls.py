@@ -2,7 +2,15 @@ from __future__ import annotations
 
 from django.urls import path
 
-from reconcile_app.api.views import contradictions, effects, facts, ledger, reconcile, sandbox
+from reconcile_app.api.views import (
+    contradictions,
+    corrections,
+    effects,
+    facts,
+    ledger,
+    reconcile,
+    sandbox,
+)
 
 urlpatterns = [
     path("reconcile", reconcile.ReconcileView.as_view(), name="api-reconcile"),
@@ -25,6 +33,12 @@ urlpatterns = [
         "contradictions/<int:contradiction_id>/resolve",
         contradictions.ContradictionResolveView.as_view(),
         name="api-contradiction-resolve",
+    ),
+    path("corrections", corrections.CorrectionCreateView.as_view(), name="api-corrections"),
+    path(
+        "corrections/<str:correction_id>",
+        corrections.CorrectionDetailView.as_view(),
+        name="api-correction",
     ),
     path("effects", effects.EffectListView.as_view(), name="api-effects"),
     path("effects/<str:key>", effects.EffectDetailView.as_view(), name="api-effect"),

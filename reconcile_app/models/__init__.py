@@ -1,4 +1,5 @@
 from reconcile_app.models.audit import AuditEvent
+from reconcile_app.models.corrections import Correction, SnapshotTaint
 from reconcile_app.models.contracts import Contract, ContractAction, ContractField, PolicyRule
 from reconcile_app.models.effects import Effect, EffectEvent, EffectStatus
 from reconcile_app.models.escalations import Escalation
@@ -29,6 +30,7 @@ __all__ = [
     "ContractAction",
     "ContractField",
     "Contradiction",
+    "Correction",
     "DecisionReceipt",
     "DecisionSnapshot",
     "Effect",
@@ -44,6 +46,7 @@ __all__ = [
     "SandboxEffect",
     "SandboxFault",
     "SandboxRecord",
+    "SnapshotTaint",
     "Source",
     "StateRead",
 ]

@@ -378,6 +378,9 @@ def evaluate(
             "purpose": binding.purpose,
             "decision_class": binding.decision_class,
             "proposed_action": binding.proposed_action,
+            # The authority the principal held for this class when it asked: replay must not
+            # depend on capabilities granted or revoked since.
+            "capabilities": sorted(capable_actions),
         },
         "contract": {
             "decision_class": contract.decision_class,

@@ -26,6 +26,7 @@ from reconcile_app.models import (
     Source,
 )
 from reconcile_app.services.evidence import evidence_append
+from reconcile_app.services.provenance import effect_evidence_lineage, effect_lineage
 from reconcile_app.sources import ApplyOutcome, EffectCommand, adapter_for
 
 MAX_KEY_LENGTH = 200
@@ -225,6 +226,11 @@ def effect_commit(
                 created_at=timezone.now(),
             )
             _event(effect, "recorded", {"expected_version": expected})
+            effect_lineage(
+                decision_id=snapshot.decision_receipt.decision_id,
+                idempotency_key=key,
+                action=action,
+            )
     except IntegrityError:
         # A concurrent request with the same key was recorded first.
         return _resolve_on_retry(_existing(key, fingerprint))
@@ -288,6 +294,9 @@ def effect_accept(*, effect_id: int, receipt: dict[str, Any], via: str, actor: s
             note=f"{via}: {effect.action} with key {effect.idempotency_key}",
         )
         _event(effect, via, {"receipt": receipt}, evidence_id=entry.evidence_id, actor=actor)
+        effect_evidence_lineage(
+            idempotency_key=effect.idempotency_key, evidence_id=entry.evidence_id, what="receipt"
+        )
         transaction.on_commit(lambda: effect_readback.delay(effect.pk))
         effect.refresh_from_db()
     return effect
@@ -329,6 +338,11 @@ def _mark_unknown(effect: Effect, detail: str) -> Effect:
             note="request sent; response not received",
         )
         _event(effect, "timeout", {"detail": detail}, evidence_id=entry.evidence_id)
+        effect_evidence_lineage(
+            idempotency_key=effect.idempotency_key,
+            evidence_id=entry.evidence_id,
+            what="request sent; response not received",
+        )
         transaction.on_commit(lambda: effect_resolve.delay(effect.pk))
     effect.refresh_from_db()
     return effect

@@ -15,6 +15,7 @@ from reconcile_app.canonical import content_hash, rfc3339
 from reconcile_app.choices import EvidenceKind
 from reconcile_app.errors import Conflict, ValidationFailed
 from reconcile_app.models import EvidenceEntry, LedgerHead, Principal
+from reconcile_app.services.provenance import evidence_lineage
 from reconcile_app.services.references import missing_references
 
 EVIDENCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
@@ -105,4 +106,11 @@ def evidence_append(
         entry.save(force_insert=True)
         head.seq, head.hash = entry.seq, entry.hash
         head.save(update_fields=["seq", "hash"])
+        evidence_lineage(
+            evidence_id=entry.evidence_id,
+            derived_from=entry.derived_from,
+            revokes=revokes,
+            supersedes=supersedes,
+            label=f"{kind} {subject}.{field}",
+        )
     return entry

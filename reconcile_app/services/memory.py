@@ -17,6 +17,7 @@ from reconcile_app.choices import MemoryStatus
 from reconcile_app.errors import Conflict, ValidationFailed
 from reconcile_app.models import MemoryRecord, Principal
 from reconcile_app.services.escalations import fact_key_write_check
+from reconcile_app.services.provenance import memory_lineage
 from reconcile_app.services.references import missing_references
 
 MEMORY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
@@ -73,7 +74,7 @@ def memory_admit(
         new_id = memory_id or f"mem-{secrets.token_hex(6)}"
         if MemoryRecord.objects.filter(memory_id=new_id).exists():
             raise Conflict(f"memory {new_id} already exists", code="memory_id_taken")
-        return MemoryRecord.objects.create(
+        record = MemoryRecord.objects.create(
             memory_id=new_id,
             agent=agent,
             memory_class=memory_class,
@@ -92,6 +93,13 @@ def memory_admit(
             written_at=written_at or now,
             recorded_at=now,
         )
+        memory_lineage(
+            memory_id=new_id,
+            derived_from=record.derived_from,
+            supersedes=supersedes,
+            label=f"{memory_class} {subject}.{field or fact_key} = {value!r}",
+        )
+    return record
 
 
 def fact_today() -> date:

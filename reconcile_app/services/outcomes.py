@@ -24,6 +24,7 @@ from reconcile_app.services.effects import (
     effect_accept,
 )
 from reconcile_app.services.evidence import evidence_append
+from reconcile_app.services.provenance import effect_evidence_lineage
 from reconcile_app.sources import LookupOutcome, adapter_for
 
 READBACK_STATUSES = (EffectStatus.ACCEPTED, EffectStatus.POSTCONDITION_FAILED)
@@ -92,6 +93,9 @@ def effect_readback(*, effect_id: int) -> Effect:
         Effect.objects.filter(pk=effect.pk, status=effect.status).update(
             status=status, verified_at=timezone.now(), next_check_at=None
         )
+        effect_evidence_lineage(
+            idempotency_key=effect.idempotency_key, evidence_id=entry.evidence_id, what="readback"
+        )
         _event(
             effect,
             "readback",
@@ -137,6 +141,11 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
                 outcome={**effect.outcome, "resolution": "not_executed"},
             )
             _event(effect, "resolution", {"outcome": "not_executed"}, evidence_id=entry.evidence_id)
+            effect_evidence_lineage(
+                idempotency_key=effect.idempotency_key,
+                evidence_id=entry.evidence_id,
+                what="resolution: not executed",
+            )
         else:
             delay = RESOLUTION_BACKOFF[min(attempt, len(RESOLUTION_BACKOFF) - 1)]
             why = {
@@ -191,6 +200,11 @@ def effect_resolve_manually(
             next_check_at=None,
             outcome={**effect.outcome, "resolution": outcome, "reason": reason},
             verified_at=timezone.now() if new_status == EffectStatus.VERIFIED else None,
+        )
+        effect_evidence_lineage(
+            idempotency_key=idempotency_key,
+            evidence_id=entry.evidence_id,
+            what=f"manual resolution: {outcome}",
         )
         _event(
             effect,

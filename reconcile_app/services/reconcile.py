@@ -44,6 +44,7 @@ from reconcile_app.reconciliation.types import (
 )
 from reconcile_app.selectors.contracts import contract_current, contract_spec
 from reconcile_app.services.escalations import escalation_open_for_snapshot
+from reconcile_app.services.provenance import snapshot_lineage
 from reconcile_app.sources import adapter_for
 
 MAX_CLAIMS = 1000
@@ -361,6 +362,9 @@ def _snapshot_insert(
                 ],
                 requested_by=principal,
             )
+        snapshot_lineage(
+            snapshot_id=snapshot.snapshot_id, decision_id=f"dec_{digest[:32]}", content=content
+        )
         DecisionReceipt.objects.create(
             decision_id=f"dec_{digest[:32]}",
             snapshot=snapshot,

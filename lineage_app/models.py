@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from django.db import models
+
+
+class Relation(models.TextChoices):
+    """W3C PROV relations, read from the downstream node: `dst <relation> src`."""
+
+    USED = "used"
+    WAS_GENERATED_BY = "wasGeneratedBy"
+    WAS_DERIVED_FROM = "wasDerivedFrom"
+    WAS_ATTRIBUTED_TO = "wasAttributedTo"
+    WAS_INVALIDATED_BY = "wasInvalidatedBy"
+
+
+class Node(models.Model):
+    """Every persisted object that lineage can reach, named `kind:ref` (API.md).
+
+    Insert only. `label` is a short human description for graph hover text.
+    """
+
+    kind = models.CharField(max_length=40, db_index=True)
+    ref = models.CharField(max_length=250)
+    label = models.CharField(max_length=300, blank=True, default="")
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "ref"], name="node_kind_ref")]
+
+    def __str__(self) -> str:
+        return self.node_id
+
+    @property
+    def node_id(self) -> str:
+        return f"{self.kind}:{self.ref}"
+
+
+class Edge(models.Model):
+    """`src` → `dst`: dst depends on src (descendants follow edges forward).
+
+    Insert only, written in the same transaction as the object that creates it, so the graph
+    never shows an object without its provenance or a provenance without its object.
+    """
+
+    src = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="edges_out")
+    dst = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="edges_in")
+    relation = models.CharField(max_length=20, choices=Relation.choices)
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["src", "dst", "relation"], name="edge_unique")
+        ]
+        indexes = [models.Index(fields=["dst", "src"])]
+
+    def __str__(self) -> str:
+        return f"{self.src_id} -{self.relation}-> {self.dst_id}"

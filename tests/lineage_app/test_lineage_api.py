@@ -1,0 +1,143 @@
+"""Lineage through the API: from evidence to snapshot, decision, effect and memory."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from reconcile_app.models import SnapshotTaint
+from tests.reconcile_app.effects.conftest import collectible, commit, reconcile  # noqa: F401
+
+
+@pytest.fixture
+def chain(collectible, agent, eager_tasks, django_capture_on_commit_callbacks):
+    """ev-collect → snapshot → decision → effect → receipt/readback, and a memory from it."""
+    snapshot = reconcile(agent)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert (
+            commit(agent, snapshot, "release_collections_hold", "released", "l-1").status_code
+            == 201
+        )
+    memory = agent.post(
+        "/api/v1/memories",
+        {
+            "memory_class": "episodic",
+            "subject": "account-17",
+            "purpose": "collections",
+            "field": "collections_status",
+            "value": "released",
+            "derived_from": [f"snapshot:{snapshot['snapshot_id']}"],
+        },
+    ).json()
+    return snapshot, memory
+
+
+def test_descendants_of_evidence_reach_every_kind(chain, operator):
+    snapshot, memory = chain
+    body = operator.client.get("/api/v1/lineage/evidence:ev-collect/descendants").json()
+    assert body["root"] == "evidence:ev-collect"
+    assert body["counts"]["snapshot"] == 1
+    assert body["counts"]["decision"] == 1
+    assert body["counts"]["effect"] == 1
+    assert body["counts"]["memory"] == 1
+    assert body["counts"]["evidence"] >= 2  # the receipt and the readback
+    nodes = {node["node"] for node in body["nodes"]}
+    assert f"snapshot:{snapshot['snapshot_id']}" in nodes
+    assert f"memory:{memory['memory_id']}" in nodes
+    assert "effect:l-1" in nodes
+
+
+def test_ancestors_of_an_effect_reach_its_source_version(chain, operator):
+    body = operator.client.get("/api/v1/lineage/effect:l-1/ancestors").json()
+    nodes = {node["node"] for node in body["nodes"]}
+    assert "source:case-service@42" in nodes
+    assert "evidence:ev-collect" in nodes
+
+
+def test_kind_filter_and_pagination(chain, operator):
+    body = operator.client.get(
+        "/api/v1/lineage/evidence:ev-collect/descendants", {"kind": "effect", "page_size": 1}
+    ).json()
+    assert body["total"] == 1
+    assert [node["kind"] for node in body["nodes"]] == ["effect"]
+
+
+def test_depth_bounds_the_walk(chain, operator):
+    body = operator.client.get(
+        "/api/v1/lineage/evidence:ev-collect/descendants", {"depth": 1}
+    ).json()
+    assert set(body["counts"]) == {"snapshot"}
+
+
+def test_unknown_node_is_404(operator, db):
+    response = operator.client.get("/api/v1/lineage/evidence:nope/descendants")
+    assert (response.status_code, response.json()["code"]) == (404, "node_not_found")
+
+
+def test_blast_radius_by_source_version_range(chain, operator):
+    body = operator.client.get(
+        "/api/v1/lineage/blast-radius",
+        {"source": "case-service", "from_version": 40, "to_version": 42},
+    ).json()
+    assert body["roots"] == ["source:case-service@42"]
+    assert body["counts"]["effect"] == 1
+    empty = operator.client.get(
+        "/api/v1/lineage/blast-radius", {"source": "case-service", "from_version": 50}
+    ).json()
+    assert empty["total"] == 0
+
+
+def test_blast_radius_by_memory_class(chain, operator):
+    body = operator.client.get("/api/v1/lineage/blast-radius", {"memory_class": "episodic"}).json()
+    assert len(body["roots"]) == 1
+
+
+def test_correction_taints_snapshots_and_lists_what_to_review(chain, operator):
+    snapshot, memory = chain
+    response = operator.post(
+        "/api/v1/corrections", {"evidence_id": "ev-collect", "reason": "keyed to the wrong account"}
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["status"] == "complete"
+    assert body["correction"]["revokes"] == "ev-collect"
+    assert body["blast_radius"]["review"]["snapshots"] == [snapshot["snapshot_id"]]
+    assert body["blast_radius"]["review"]["effects"] == ["l-1"]
+    assert body["blast_radius"]["review"]["memorys"] == [memory["memory_id"]]
+    assert SnapshotTaint.objects.filter(snapshot__snapshot_id=snapshot["snapshot_id"]).count() == 1
+    again = operator.post("/api/v1/corrections", {"evidence_id": "ev-collect", "reason": "x"})
+    assert (again.status_code, again.json()["code"]) == (409, "already_corrected")
+
+
+def test_correction_with_replacement_supersedes(chain, operator):
+    body = operator.post(
+        "/api/v1/corrections",
+        {
+            "evidence_id": "ev-collect",
+            "reason": "typo",
+            "replacement": {"value": "hold"},
+        },
+    ).json()
+    assert body["correction"]["supersedes"] == "ev-collect"
+    assert body["correction"]["value"] == "hold"
+
+
+def test_only_operators_correct(chain, auditor, agent):
+    for persona in (auditor, agent):
+        response = persona.post("/api/v1/corrections", {"evidence_id": "ev-collect", "reason": "x"})
+        assert response.status_code == 403
+
+
+@pytest.mark.parametrize("fmt", ["json", "provn"])
+def test_prov_export(chain, operator, fmt):
+    response = operator.client.get("/api/v1/lineage/effect:l-1/prov", {"format": fmt})
+    assert response.status_code == 200
+    text = response.content.decode()
+    if fmt == "json":
+        document = json.loads(text)
+        assert "activity" in document and "entity" in document and "agent" in document
+        assert any("effect_l-1" in key for key in document["activity"])
+    else:
+        assert text.startswith("document")
+        assert "used(" in text or "wasGeneratedBy(" in text

@@ -31,7 +31,8 @@ class ParsedFile:
 
 
 def _index_lines(node: yaml.Node, path: Path_, lines: dict[Path_, int]) -> None:
-    lines[path] = node.start_mark.line + 1
+    # A mapping key's own line wins over the line its (block) value starts on.
+    lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)

@@ -16,7 +16,7 @@ from reconcile_app.choices import EvidenceKind
 from reconcile_app.errors import Conflict, ValidationFailed
 from reconcile_app.models import EvidenceEntry, LedgerHead, Principal
 from reconcile_app.services.provenance import evidence_lineage
-from reconcile_app.services.references import missing_references
+from reconcile_app.services.references import missing_references, split_reference
 
 EVIDENCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
 
@@ -40,6 +40,20 @@ def entry_hash_content(entry: EvidenceEntry) -> dict[str, Any]:
         "recorded_by": entry.recorded_by.name if entry.recorded_by_id else None,
         "prev_hash": entry.prev_hash,
     }
+
+
+def _ledger_ref(reference: str | None) -> str | None:
+    """`evidence:ev-1` or `ev-1` → `ev-1`; only ledger entries can be revoked or superseded."""
+    if reference is None:
+        return None
+    kind, ref = split_reference(reference)
+    if kind != "evidence":
+        raise ValidationFailed(
+            f"{reference} is not an evidence entry: only ledger entries are corrected",
+            code="unknown_reference",
+            missing=[reference],
+        )
+    return ref
 
 
 def evidence_append(
@@ -66,6 +80,7 @@ def evidence_append(
             "evidence_id must be 1-100 letters, digits, '.', '_', ':' or '-'",
             code="invalid_evidence_id",
         )
+    revokes, supersedes = (_ledger_ref(ref) for ref in (revokes, supersedes))
     missing = missing_references(
         [*derived_from, *(ref for ref in (revokes, supersedes) if ref is not None)]
     )

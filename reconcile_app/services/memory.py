@@ -63,6 +63,12 @@ def memory_admit(
             # Lock the superseded record and flip it in the same transaction as the insert;
             # the conditional UPDATE makes exactly one of two concurrent supersessions win.
             previous = MemoryRecord.objects.select_for_update().get(memory_id=supersedes)
+            if (previous.subject, previous.field, previous.fact_key) != (subject, field, fact_key):
+                raise ValidationFailed(
+                    f"{supersedes} is about {previous.subject} "
+                    f"{previous.fact_key or previous.field}, not this memory's target",
+                    code="supersession_mismatch",
+                )
             flipped = MemoryRecord.objects.filter(
                 pk=previous.pk, status=MemoryStatus.CURRENT
             ).update(status=MemoryStatus.SUPERSEDED)

@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from reconcile_app.canonical import rfc3339, same_value
@@ -58,7 +59,7 @@ def effect_readback(*, effect_id: int) -> Effect:
     effect = Effect.objects.select_related("source", "snapshot").get(pk=effect_id)
     if effect.status not in READBACK_STATUSES:
         return effect
-    Effect.objects.filter(pk=effect.pk).update(readback_attempts=effect.readback_attempts + 1)
+    Effect.objects.filter(pk=effect.pk).update(readback_attempts=F("readback_attempts") + 1)
     read = adapter_for(effect.source).read(effect.subject, effect.field)  # no lock held
     if read.status != ReadStatus.OK:
         raise OwnerUnavailable(f"{effect.source.name}: {read.status} {read.detail}")

@@ -7,6 +7,7 @@ transaction, so a snapshot is either wholly there or not at all.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +23,7 @@ from reconcile_app.choices import (
     ContradictionStatus,
     DecisionResult,
     EvidenceKind,
+    ReadStatus,
 )
 from reconcile_app.errors import Forbidden, ValidationFailed
 from reconcile_app.models import (
@@ -45,8 +47,9 @@ from reconcile_app.reconciliation.types import (
 from reconcile_app.selectors.contracts import contract_current, contract_spec
 from reconcile_app.services.escalations import escalation_open_for_snapshot
 from reconcile_app.services.provenance import snapshot_lineage
-from reconcile_app.sources import adapter_for
+from reconcile_app.sources import ReadResult, SourceAdapter, adapter_for
 
+logger = logging.getLogger(__name__)
 MAX_CLAIMS = 1000
 STATE_ASSERTING_KINDS = (
     EvidenceKind.OBSERVATION,
@@ -112,8 +115,7 @@ def read_fields(*, spec: ContractSpec, subject: str, sources: dict[str, Source])
     adapters = {}
     for field_spec in spec.fields:
         source = sources[field_spec.source]
-        adapter = adapters.get(source.name) or adapters.setdefault(source.name, adapter_for(source))
-        result = adapter.read(subject, field_spec.name)
+        result = _read_one(adapters, source, subject, field_spec.name)
         reads.append(
             FieldRead(
                 field=field_spec.name,
@@ -132,20 +134,35 @@ def read_fields(*, spec: ContractSpec, subject: str, sources: dict[str, Source])
     return reads
 
 
-def asserted_value(kind: str, value: Any) -> tuple[bool, Any]:
+def asserted_value(kind: str, value: Any, revokes: bool = False) -> tuple[bool, Any]:
     """What value of the field an entry vouches for, if any.
 
     Observations, documents and corrections state a value. A receipt vouches for the value
     its effect produced, a readback for the value it found. Model proposals and tool requests
     say nothing about the world: they never support or contradict state.
     """
-    if kind in (EvidenceKind.OBSERVATION, EvidenceKind.DOCUMENT, EvidenceKind.CORRECTION):
+    if kind == EvidenceKind.CORRECTION:
+        # A revocation withdraws an entry; only a replacement states a value.
+        return not revokes, value
+    if kind in (EvidenceKind.OBSERVATION, EvidenceKind.DOCUMENT):
         return True, value
     if kind == EvidenceKind.EFFECT_RECEIPT and isinstance(value, dict):
         return "resulting_value" in value, value.get("resulting_value")
     if kind == EvidenceKind.READBACK and isinstance(value, dict):
         return "value" in value, value.get("value")
     return False, None
+
+
+def _read_one(
+    adapters: dict[str, SourceAdapter], source: Source, subject: str, field: str
+) -> ReadResult:
+    """One read; an adapter that raises fails closed as `unavailable` instead of crashing."""
+    try:
+        adapter = adapters.get(source.name) or adapters.setdefault(source.name, adapter_for(source))
+        return adapter.read(subject, field)
+    except Exception as exc:
+        logger.exception("adapter of %s raised on %s/%s", source.name, subject, field)
+        return ReadResult.failed(ReadStatus.UNAVAILABLE, f"adapter error: {type(exc).__name__}")
 
 
 def evidence_as_of(*, subject: str, fields: set[str], recorded_by: datetime) -> list[EvidenceView]:
@@ -178,11 +195,24 @@ def evidence_as_of(*, subject: str, fields: set[str], recorded_by: datetime) -> 
             "observed_at",
             "recorded_at",
             "withdrawn",
+            "revokes_id",
         )
     )
     views = []
-    for evidence_id, digest, subj, field, kind, value, source, observed, recorded, gone in rows:
-        asserts, asserted = asserted_value(kind, value)
+    for (
+        evidence_id,
+        digest,
+        subj,
+        field,
+        kind,
+        value,
+        source,
+        observed,
+        recorded,
+        gone,
+        revokes_id,
+    ) in rows:
+        asserts, asserted = asserted_value(kind, value, revokes=revokes_id is not None)
         if asserts:
             views.append(
                 EvidenceView(

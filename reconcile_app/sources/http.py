@@ -31,9 +31,19 @@ from reconcile_app.sources import (
 
 
 def _time(raw: Any) -> datetime | None:
+    """An owner's timestamp, or None if it is missing, malformed or has no timezone.
+
+    None is safe: a read with no trustworthy observed_at is judged stale (fails closed).
+    """
     if not isinstance(raw, str):
         return None
-    return parse_datetime(raw)
+    try:
+        parsed = parse_datetime(raw)
+    except ValueError:
+        return None
+    if parsed is None or parsed.tzinfo is None:
+        return None
+    return parsed
 
 
 class HttpAdapter(SourceAdapter):

@@ -14,10 +14,10 @@ from reconcile_app.choices import (
     MemoryStatus,
 )
 from reconcile_app.models import (
-    Effect,
-    EffectStatus,
     Contradiction,
     DecisionSnapshot,
+    Effect,
+    EffectStatus,
     Escalation,
     EvidenceEntry,
     MemoryRecord,

@@ -150,9 +150,7 @@ def run(out: TextIO, repeat: int, commits: int = 10_000) -> None:
     out.write(
         f"wall time {elapsed:.1f} s (incl. reconcile per commit); attempts {attempts_total}\n"
     )
-    final = dict(
-        Effect.objects.values_list("status").annotate(n=Count("id")).order_by("status")
-    )
+    final = dict(Effect.objects.values_list("status").annotate(n=Count("id")).order_by("status"))
     out.write(f"outcome after retries: {dict(sorted(outcomes.items()))}\n")
     out.write(f"final statuses after readbacks: {final}\n")
     out.write(f"readbacks: {readbacks}, verified {verified}\n")

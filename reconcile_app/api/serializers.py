@@ -118,6 +118,7 @@ class SnapshotOutput(serializers.Serializer):
     reducer_version = serializers.CharField(allow_null=True)
     cutoffs = serializers.DictField(child=serializers.DateTimeField())
     evidence_manifest = serializers.ListField(child=serializers.DictField())
+    tainted_by = serializers.ListField(child=serializers.CharField())
 
 
 class EvidenceInput(serializers.Serializer):
@@ -343,3 +344,16 @@ class CorrectionInput(serializers.Serializer):
     evidence_id = serializers.CharField(max_length=100)
     reason = serializers.CharField(max_length=4000)
     replacement = ReplacementInput(required=False, allow_null=True, default=None)
+
+
+class ReplayInput(serializers.Serializer):
+    mode = serializers.ChoiceField(choices=["as_recorded", "corrected"], default="as_recorded")
+
+
+class ReplayOutput(serializers.Serializer):
+    mode = serializers.CharField()
+    exact = serializers.BooleanField()
+    snapshot_id = serializers.CharField()
+    original_hash = serializers.CharField()
+    replayed_hash = serializers.CharField()
+    differences = serializers.ListField(child=serializers.DictField())

@@ -18,6 +18,11 @@ urlpatterns = [
     path(
         "snapshots/<str:snapshot_id>", reconcile.SnapshotDetailView.as_view(), name="api-snapshot"
     ),
+    path(
+        "snapshots/<str:snapshot_id>/replay",
+        reconcile.SnapshotReplayView.as_view(),
+        name="api-snapshot-replay",
+    ),
     path("evidence", ledger.EvidenceListView.as_view(), name="api-evidence"),
     path(
         "evidence/<str:evidence_id>",

@@ -427,4 +427,5 @@ def _field_content(
         "consistency": read.consistency,
         "evidence": support,
         "detail": read.detail,
+        "inputs": read.inputs,
     }

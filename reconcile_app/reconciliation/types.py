@@ -60,6 +60,8 @@ class FieldRead:
     recorded_at: datetime | None
     read_at: datetime
     detail: str = ""
+    # For derived fields: the inputs the reducer computed the value from.
+    inputs: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from reconcile_app.roles import is_staff_role
 def snapshots_visible_to(user: Any) -> QuerySet[DecisionSnapshot]:
     """People in a role see every snapshot; an agent sees the ones it asked for."""
     snapshots = DecisionSnapshot.objects.select_related("principal").prefetch_related(
-        "contradictions__resolved_by", "escalations"
+        "contradictions__resolved_by", "escalations", "taints__correction"
     )
     if is_staff_role(user):
         return snapshots
@@ -75,6 +75,8 @@ def snapshot_representation(snapshot: DecisionSnapshot) -> dict[str, Any]:
         "reducer_version": content["reducer_version"],
         "cutoffs": content["cutoffs"],
         "evidence_manifest": content["evidence_manifest"],
+        # Corrections downstream of which this snapshot sits (the snapshot itself is immutable).
+        "tainted_by": [taint.correction.correction_id for taint in snapshot.taints.all()],
     }
 
 

@@ -165,7 +165,13 @@ def _read_one(
         return ReadResult.failed(ReadStatus.UNAVAILABLE, f"adapter error: {type(exc).__name__}")
 
 
-def evidence_as_of(*, subject: str, fields: set[str], recorded_by: datetime) -> list[EvidenceView]:
+def evidence_as_of(
+    *,
+    subject: str,
+    fields: set[str],
+    recorded_by: datetime,
+    observed_by: datetime | None = None,
+) -> list[EvidenceView]:
     """Evidence for the subject's fields recorded by the cut-off, with withdrawals applied.
 
     One query whatever the number of claims or entries: withdrawal (a revoking or superseding
@@ -175,14 +181,17 @@ def evidence_as_of(*, subject: str, fields: set[str], recorded_by: datetime) -> 
         Q(revokes_id=OuterRef("pk")) | Q(supersedes_id=OuterRef("pk")),
         recorded_at__lte=recorded_by,
     )
+    entries = EvidenceEntry.objects.filter(
+        subject=subject,
+        field__in=fields,
+        recorded_at__lte=recorded_by,
+        kind__in=STATE_ASSERTING_KINDS,
+    )
+    if observed_by is not None:
+        # Two clocks: what held by the valid-time cut-off, as recorded by `recorded_by`.
+        entries = entries.filter(observed_at__lte=observed_by)
     rows = (
-        EvidenceEntry.objects.filter(
-            subject=subject,
-            field__in=fields,
-            recorded_at__lte=recorded_by,
-            kind__in=STATE_ASSERTING_KINDS,
-        )
-        .annotate(withdrawn=Exists(withdrawals))
+        entries.annotate(withdrawn=Exists(withdrawals))
         .order_by("seq")
         .values_list(
             "evidence_id",

@@ -9,7 +9,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from reconcile_app.api.serializers import ReconcileInput, SnapshotOutput
+from reconcile_app.api.serializers import (
+    ReconcileInput,
+    ReplayInput,
+    ReplayOutput,
+    SnapshotOutput,
+)
 from reconcile_app.filtersets import SnapshotFilterSet
 from reconcile_app.models import DecisionSnapshot
 from reconcile_app.reconciliation.types import Claim
@@ -20,6 +25,7 @@ from reconcile_app.selectors.snapshots import (
     snapshots_visible_to,
 )
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
+from reconcile_app.services.replay import snapshot_replay
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 
@@ -84,4 +90,28 @@ class SnapshotDetailView(APIView):
     def get(self, request: Request, snapshot_id: str) -> Response:
         return Response(
             snapshot_representation(snapshot_get(user=request.user, snapshot_id=snapshot_id))
+        )
+
+
+class SnapshotReplayView(APIView):
+    """Rebuild a snapshot as recorded (must match its hash) or under today's corrections."""
+
+    @extend_schema(
+        request=ReplayInput,
+        responses={200: ReplayOutput, 400: PROBLEM, 404: PROBLEM},
+    )
+    def post(self, request: Request, snapshot_id: str) -> Response:
+        payload = ReplayInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        snapshot = snapshot_get(user=request.user, snapshot_id=snapshot_id)
+        result = snapshot_replay(snapshot=snapshot, mode=payload.validated_data["mode"])
+        return Response(
+            {
+                "mode": result.mode,
+                "exact": result.exact,
+                "snapshot_id": result.snapshot_id,
+                "original_hash": result.original_hash,
+                "replayed_hash": result.replayed_hash,
+                "differences": result.differences,
+            }
         )

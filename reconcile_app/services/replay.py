@@ -1,0 +1,170 @@
+"""Replay a snapshot: as it was knowable then, or under today's corrections.
+
+`as_recorded` rebuilds the content from what was recorded by the snapshot's cut-offs — the
+reads stored in the snapshot, the evidence recorded by the recorded-time cut-off, the same
+contract, policy and reducer versions — and must reproduce the hash exactly. `corrected`
+reruns the same decision over today's ledger (revocations, replacements) for facts that held
+by the valid-time cut-off, and reports what changed. Neither ever reads an owner afresh.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from reconcile_app.canonical import content_hash, same_value
+from reconcile_app.errors import ValidationFailed
+from reconcile_app.models import DecisionSnapshot
+from reconcile_app.reconciliation import engine
+from reconcile_app.reconciliation.types import Binding, Claim, FieldRead
+from reconcile_app.selectors.contracts import contract_spec
+from reconcile_app.services.reconcile import evidence_as_of
+
+MODES = ("as_recorded", "corrected")
+
+
+@dataclass
+class ReplayResult:
+    mode: str
+    snapshot_id: str
+    exact: bool
+    original_hash: str
+    replayed_hash: str
+    differences: list[dict[str, Any]] = field(default_factory=list)
+    content: dict[str, Any] = field(default_factory=dict)
+
+
+def _time(raw: str | None) -> datetime | None:
+    return parse_datetime(raw) if raw else None
+
+
+def recorded_reads(content: dict[str, Any]) -> list[FieldRead]:
+    """The reads as stored: what the owners answered then (never a fresh read)."""
+    return [
+        FieldRead(
+            field=name,
+            source=read["source"],
+            consistency=read["consistency"],
+            status=read["status"],
+            value=read["value"],
+            version=read["version"],
+            observed_at=_time(read["observed_at"]),
+            valid_from=_time(read["valid_from"]),
+            recorded_at=_time(read["recorded_at"]),
+            read_at=_time(read["read_at"]),  # type: ignore[arg-type]
+            detail=read["detail"],
+            inputs=read.get("inputs"),
+        )
+        for name, read in content["fields"].items()
+    ]
+
+
+def recorded_claims(content: dict[str, Any]) -> list[Claim]:
+    return [
+        Claim(
+            subject=item["subject"],
+            field=item["field"],
+            value=item["value"],
+            written_at=_time(item["written_at"]),
+            memory_class=item["memory_class"],
+            purpose=item["purpose"],
+            derived_from=tuple(item["derived_from"]),
+            note=item["note"],
+        )
+        for item in content["claims"]
+    ]
+
+
+def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str) -> ReplayResult:
+    if mode not in MODES:
+        raise ValidationFailed("mode must be as_recorded or corrected", code="invalid_mode")
+    original = snapshot.content
+    spec = contract_spec(snapshot.contract)
+    binding_content = original["binding"]
+    binding = Binding(
+        principal=binding_content["principal"],
+        subject=binding_content["subject"],
+        purpose=binding_content["purpose"],
+        decision_class=binding_content["decision_class"],
+        proposed_action=binding_content["proposed_action"],
+    )
+    valid_time = _time(original["cutoffs"]["valid_time"])
+    recorded_time = _time(original["cutoffs"]["recorded_time"])
+    assert valid_time is not None and recorded_time is not None
+    claims = recorded_claims(original)
+    fields = {spec_field.name for spec_field in spec.fields} | {
+        claim.field for claim in claims if claim.subject == binding.subject
+    }
+    if mode == "as_recorded":
+        evidence = evidence_as_of(subject=binding.subject, fields=fields, recorded_by=recorded_time)
+    else:
+        evidence = evidence_as_of(
+            subject=binding.subject,
+            fields=fields,
+            recorded_by=timezone.now(),
+            observed_by=valid_time,
+        )
+    outcome = engine.evaluate(
+        contract=spec,
+        binding=binding,
+        raw_reads=recorded_reads(original),
+        evidence=evidence,
+        claims=claims,
+        quarantined_classes=frozenset(original.get("quarantined_memory_classes", [])),
+        capable_actions=frozenset(binding_content.get("capabilities", [])),
+        valid_time=valid_time,
+        recorded_time=recorded_time,
+    )
+    replayed_hash = content_hash(outcome.content)
+    return ReplayResult(
+        mode=mode,
+        snapshot_id=snapshot.snapshot_id,
+        exact=replayed_hash == snapshot.content_hash,
+        original_hash=snapshot.content_hash,
+        replayed_hash=replayed_hash,
+        differences=content_differences(original, outcome.content),
+        content=outcome.content,
+    )
+
+
+def content_differences(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a reviewer needs to see changed: decision, completeness, fields, verdicts."""
+    found: list[dict[str, Any]] = []
+
+    def note(path: str, old: Any, new: Any) -> None:
+        if not same_value(old, new):
+            found.append({"path": path, "recorded": old, "replayed": new})
+
+    note("decision.result", before["decision"]["result"], after["decision"]["result"])
+    note(
+        "decision.permitted_actions",
+        before["decision"]["permitted_actions"],
+        after["decision"]["permitted_actions"],
+    )
+    note(
+        "decision.reasons",
+        [reason["code"] for reason in before["decision"]["reasons"]],
+        [reason["code"] for reason in after["decision"]["reasons"]],
+    )
+    note("completeness", before["completeness"], after["completeness"])
+    for name, read in before["fields"].items():
+        replayed = after["fields"].get(name, {})
+        for key in ("status", "value", "evidence"):
+            note(f"fields.{name}.{key}", read.get(key), replayed.get(key))
+    for old, new in zip(before["claims"], after["claims"], strict=False):
+        note(f"claims[{old['index']}].verdict", old["verdict"], new["verdict"])
+    note(
+        "contradictions",
+        [(item["kind"], item["field"]) for item in before["contradictions"]],
+        [(item["kind"], item["field"]) for item in after["contradictions"]],
+    )
+    note(
+        "evidence_manifest",
+        [item["evidence_id"] for item in before["evidence_manifest"]],
+        [item["evidence_id"] for item in after["evidence_manifest"]],
+    )
+    return found

@@ -1,0 +1,107 @@
+"""Replay: as recorded reproduces the hash exactly; corrected shows what changed."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from reconcile_app.services.evidence import evidence_append
+from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_write
+from tests.conftest import ago
+from tests.reconcile_app.effects.conftest import SUBJECT, collectible, reconcile  # noqa: F401
+
+
+def replay(persona, snapshot_id: str, mode: str = "as_recorded"):
+    response = persona.post(f"/api/v1/snapshots/{snapshot_id}/replay", {"mode": mode})
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+@pytest.mark.parametrize("scenario", ["allow", "stale", "unavailable", "claims", "contradiction"])
+def test_as_recorded_replay_is_exact(collectible, agent, scenario):
+    body = {
+        "subject": SUBJECT,
+        "purpose": "collections",
+        "decision_class": "collections-contact-release",
+        "proposed_action": "release_collections_hold",
+        "claims": [],
+    }
+    if scenario == "stale":
+        sandbox_fault_add(source="case-service", kind="lag", seconds=900, count=1)
+    if scenario == "unavailable":
+        sandbox_fault_add(source="complaints-service", kind="unavailable", count=1)
+    if scenario == "claims":
+        body["claims"] = [
+            {
+                "subject": SUBJECT,
+                "field": "collections_status",
+                "value": "collect",
+                "written_at": ago(minutes=5).isoformat(),
+                "memory_class": "episodic",
+            },
+            {
+                "subject": SUBJECT,
+                "field": "collections_status",
+                "value": "hold",
+                "written_at": ago(hours=5).isoformat(),
+            },
+            {"subject": "elsewhere", "field": "collections_status", "value": 1.5e3},
+        ]
+    if scenario == "contradiction":
+        evidence_append(
+            kind="observation",
+            subject=SUBJECT,
+            field="collections_status",
+            value="hold",
+            source="hardship-desk",
+            observed_at=ago(minutes=1),
+        )
+    snapshot = agent.post("/api/v1/reconcile", body).json()
+    result = replay(agent, snapshot["snapshot_id"])
+    assert result["exact"] is True, result["differences"]
+    assert result["replayed_hash"] == result["original_hash"]
+    assert result["differences"] == []
+
+
+def test_wednesday_replay_never_sees_thursdays_correction(collectible, agent, operator):
+    snapshot = reconcile(agent)
+    assert snapshot["decision"]["result"] == "allow"
+    operator.post(
+        "/api/v1/corrections",
+        {"evidence_id": "ev-collect", "reason": "entered against the wrong account"},
+    )
+    recorded = replay(agent, snapshot["snapshot_id"])
+    assert recorded["exact"] is True
+    corrected = replay(agent, snapshot["snapshot_id"], "corrected")
+    assert corrected["exact"] is False
+    paths = {item["path"]: item for item in corrected["differences"]}
+    assert paths["decision.result"]["recorded"] == "allow"
+    assert paths["decision.result"]["replayed"] == "refuse"
+    assert "evidence_missing" in paths["decision.reasons"]["replayed"]
+    detail = agent.client.get(f"/api/v1/snapshots/{snapshot['snapshot_id']}").json()
+    assert len(detail["tainted_by"]) == 1
+
+
+def test_corrected_replay_ignores_facts_observed_after_the_decision(collectible, agent):
+    snapshot = reconcile(agent)
+    # Evidence recorded later about a later moment is not a correction of that decision.
+    sandbox_record_write(
+        source="case-service", subject=SUBJECT, field="collections_status", value="hold"
+    )
+    evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="hold",
+        source="case-ledger",
+        observed_at=ago(seconds=-5) + timedelta(),
+    )
+    corrected = replay(agent, snapshot["snapshot_id"], "corrected")
+    assert corrected["exact"] is True
+
+
+def test_replay_mode_is_validated(collectible, agent):
+    snapshot = reconcile(agent)
+    response = agent.post(f"/api/v1/snapshots/{snapshot['snapshot_id']}/replay", {"mode": "x"})
+    assert response.status_code == 400

@@ -357,3 +357,13 @@ class ReplayOutput(serializers.Serializer):
     original_hash = serializers.CharField()
     replayed_hash = serializers.CharField()
     differences = serializers.ListField(child=serializers.DictField())
+
+
+class SandboxEventInput(serializers.Serializer):
+    event_id = serializers.CharField(max_length=100)
+    type = serializers.CharField(max_length=60)
+    subject = serializers.CharField(max_length=200)
+    field = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
+    value = serializers.JSONField(required=False, allow_null=True, default=None)
+    seq = serializers.IntegerField(required=False, allow_null=True, default=None)
+    valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)

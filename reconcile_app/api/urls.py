@@ -61,6 +61,11 @@ urlpatterns = [
         "effects/<str:key>/resolve", effects.EffectResolveView.as_view(), name="api-effect-resolve"
     ),
     path(
+        "sandbox/<slug:source>/events",
+        sandbox.SandboxEventsView.as_view(),
+        name="api-sandbox-events",
+    ),
+    path(
         "sandbox/<slug:source>/effects",
         sandbox.SandboxEffectsView.as_view(),
         name="api-sandbox-effects",

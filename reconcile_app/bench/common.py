@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -33,7 +34,7 @@ def scratch_database(keep: bool = False) -> Iterator[str]:
     SQLite gets a file (not :memory:) so the figures include real I/O and WAL.
     """
     if connection.vendor == "sqlite":
-        path = Path(settings.VAR_DIR) / "bench.sqlite3"
+        path = Path(settings.VAR_DIR) / f"scratch-{os.getpid()}.sqlite3"
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         connection.settings_dict.setdefault("TEST", {})["NAME"] = str(path)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from reconcile_app.models import (
     EvidenceEntry,
     MemoryRecord,
     Principal,
+    SandboxEvent,
     SandboxRecord,
 )
 from reconcile_app.reconciliation.types import Claim
@@ -42,7 +43,12 @@ from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.memory import memory_admit
 from reconcile_app.services.principals import principal_create, user_create
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
-from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_write
+from reconcile_app.services.sandbox import (
+    sandbox_authority_write,
+    sandbox_event_append,
+    sandbox_fault_add,
+    sandbox_record_write,
+)
 
 ESTATE_DIR = Path(__file__).resolve().parent / "estate"
 SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
@@ -124,11 +130,50 @@ class SeedReconcile:
 
 
 @dataclass(frozen=True)
+class SeedEvent:
+    source: str
+    id: str
+    seq: int
+    type: str
+    subject: str
+    age: timedelta  # valid_from = now - age
+
+
+@dataclass(frozen=True)
+class SeedAuthority:
+    source: str
+    fact_key: str
+    owner: str
+    source_revision: str
+
+
+@dataclass(frozen=True)
+class SeedFact:
+    """An operational fact (seed 001): a memory with owner, revision, expiry, supersession."""
+
+    id: str
+    fact_key: str
+    subject: str
+    purpose: str
+    value: Any
+    owner: str | None
+    source_revision: str
+    derived_from: str
+    age: timedelta
+    valid_until: str | None = None
+    supersedes: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Scenarios:
     records: tuple[SeedRecord, ...]
     evidence: tuple[SeedEvidence, ...]
     memories: tuple[SeedMemory, ...]
     batch: tuple[SeedReconcile, ...]
+    events: tuple[SeedEvent, ...] = ()
+    authorities: tuple[SeedAuthority, ...] = ()
+    facts: tuple[SeedFact, ...] = ()
 
 
 def scenarios_read(path: Path = SCENARIOS_FILE) -> Scenarios:
@@ -138,6 +183,9 @@ def scenarios_read(path: Path = SCENARIOS_FILE) -> Scenarios:
         return {**item, "age": _age(item["age"])}
 
     return Scenarios(
+        events=tuple(SeedEvent(**aged(item)) for item in data.get("events", [])),
+        authorities=tuple(SeedAuthority(**item) for item in data.get("authorities", [])),
+        facts=tuple(SeedFact(**aged(item)) for item in data.get("facts", [])),
         records=tuple(SeedRecord(**aged(item)) for item in data["records"]),
         evidence=tuple(SeedEvidence(**aged(item)) for item in data["evidence"]),
         memories=tuple(SeedMemory(**aged(item)) for item in data["memories"]),
@@ -283,6 +331,48 @@ def demo_estate_load(*, now: datetime | None = None) -> DemoReport:
                     written_at=now - memory.age,
                     note=memory.note,
                     memory_id=memory.id,
+                )
+                report.memories_created += 1
+
+        for event in scenarios.events:
+            if not SandboxEvent.objects.filter(source=event.source, event_id=event.id).exists():
+                sandbox_event_append(
+                    source=event.source,
+                    event_id=event.id,
+                    type=event.type,
+                    subject=event.subject,
+                    seq=event.seq,
+                    valid_from=now - event.age,
+                )
+        for authority in scenarios.authorities:
+            sandbox_authority_write(
+                source=authority.source,
+                fact_key=authority.fact_key,
+                owner=authority.owner,
+                source_revision=authority.source_revision,
+            )
+        present = set(
+            MemoryRecord.objects.filter(
+                memory_id__in=[fact.id for fact in scenarios.facts]
+            ).values_list("memory_id", flat=True)
+        )
+        for fact in scenarios.facts:
+            if fact.id not in present:
+                memory_admit(
+                    agent=agent,
+                    memory_class="operational",
+                    subject=fact.subject,
+                    purpose=fact.purpose,
+                    fact_key=fact.fact_key,
+                    value=fact.value,
+                    owner=fact.owner,
+                    source_revision=fact.source_revision,
+                    valid_until=date.fromisoformat(fact.valid_until) if fact.valid_until else None,
+                    supersedes=fact.supersedes,
+                    derived_from=[fact.derived_from],
+                    written_at=now - fact.age,
+                    note=fact.note,
+                    memory_id=fact.id,
                 )
                 report.memories_created += 1
 

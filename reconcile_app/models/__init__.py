@@ -9,6 +9,7 @@ from reconcile_app.models.principals import ApiKey, Capability, Principal
 from reconcile_app.models.sandbox import (
     SandboxAuthority,
     SandboxEffect,
+    SandboxEvent,
     SandboxFault,
     SandboxRecord,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "Principal",
     "SandboxAuthority",
     "SandboxEffect",
+    "SandboxEvent",
     "SandboxFault",
     "SandboxRecord",
     "SnapshotTaint",

@@ -98,3 +98,31 @@ class SandboxEffect(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source}:{self.idempotency_key}"
+
+
+class SandboxEvent(models.Model):
+    """An event of an event-sourced sandbox source. Insert only.
+
+    `seq` is the source's ordering key; `valid_from` is when the change held in the world,
+    `recorded_at` when the owner recorded it (a late arrival has an old valid_from and a new
+    recorded_at). Duplicate delivery and reordering are faults of delivery, not of storage.
+    """
+
+    source = models.SlugField(max_length=100)
+    event_id = models.CharField(max_length=100)
+    seq = models.BigIntegerField()
+    type = models.CharField(max_length=60)
+    subject = models.CharField(max_length=200, db_index=True)
+    field = models.CharField(max_length=150, blank=True, default="")
+    value = models.JSONField(null=True, blank=True)
+    valid_from = models.DateTimeField()
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["source", "seq", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "event_id"], name="sandbox_event_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source}#{self.seq} {self.type}"

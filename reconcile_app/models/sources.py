@@ -19,6 +19,8 @@ class Source(models.Model):
     adapter = models.CharField(max_length=300)
     base_url = models.URLField(max_length=500, blank=True, default="")
     consistency = models.CharField(max_length=20, choices=Consistency.choices)
+    # live: read the current value; event_sourced: fold the owner's events with a reducer.
+    mode = models.CharField(max_length=15, default="live")
     expected_lag_seconds = models.PositiveIntegerField(default=0)
     fact_classes = models.JSONField(default=list)
     # Glob patterns of the fact keys whose authority (owner, source revision) this source

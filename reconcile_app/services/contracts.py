@@ -19,6 +19,7 @@ from reconcile_app.canonical import content_hash
 from reconcile_app.choices import Consistency, ContradictionPolicy
 from reconcile_app.errors import ContractFileError
 from reconcile_app.models import Contract, ContractAction, ContractField, PolicyRule, Source
+from reconcile_app.reducers import reducer_named
 from reconcile_app.services.contract_files import ParsedFile, parse_file, yaml_paths
 from reconcile_app.sources import adapter_class
 
@@ -35,6 +36,7 @@ SOURCE_KEYS = {
     "expected_lag_seconds",
     "fact_classes",
     "fact_keys",
+    "mode",
     "auth_token_env",
     "timeout_ms",
     "description",
@@ -112,6 +114,9 @@ def _source_values(parsed: ParsedFile) -> dict[str, Any]:
     for index, fact in enumerate(fact_classes):
         if not isinstance(fact, str) or not IDENT.match(fact):
             raise parsed.fail("fact classes must be identifiers", "fact_classes", index)
+    mode = data.get("mode", "live")
+    if mode not in ("live", "event_sourced"):
+        raise parsed.fail("`mode` must be live or event_sourced", "mode")
     fact_keys = data.get("fact_keys") or []
     if not isinstance(fact_keys, list) or not all(isinstance(k, str) and k for k in fact_keys):
         raise parsed.fail("`fact_keys` must be a list of fact key patterns", "fact_keys")
@@ -125,6 +130,7 @@ def _source_values(parsed: ParsedFile) -> dict[str, Any]:
         "expected_lag_seconds": lag,
         "fact_classes": fact_classes,
         "fact_keys": fact_keys,
+        "mode": mode,
         "options": options,
         "document": data,
     }
@@ -283,6 +289,19 @@ def _contract_values(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> 
     reducer = data.get("reducer") or ""
     if reducer and (not isinstance(reducer, str) or not REDUCER.match(reducer)):
         raise parsed.fail('`reducer` must be null or "name@version"', "reducer")
+    folded_fields = [
+        spec for spec in specs if sources[spec["source"]].get("mode") == "event_sourced"
+    ]
+    if folded_fields:
+        shipped = reducer_named(reducer) if reducer else None
+        if shipped is None:
+            raise parsed.fail(
+                f"fields from event-sourced sources need a registered reducer, not {reducer!r}",
+                "reducer",
+            )
+        for spec in folded_fields:
+            if spec["name"] not in shipped.fields:
+                raise parsed.fail(f"reducer {reducer} does not produce {spec['name']}", "reducer")
     return {
         "decision_class": decision_class,
         "version": version,
@@ -309,7 +328,10 @@ def contracts_load(*, paths: list[str]) -> LoadReport:
     for item in parsed:
         if item not in source_files and item not in contract_files:
             raise item.fail("neither a source (`source:`) nor a contract (`decision_class:`)")
-    known = {source.name: {"fact_classes": source.fact_classes} for source in Source.objects.all()}
+    known = {
+        source.name: {"fact_classes": source.fact_classes, "mode": source.mode}
+        for source in Source.objects.all()
+    }
     source_values = []
     for item in source_files:
         values = _source_values(item)

@@ -46,6 +46,7 @@ from reconcile_app.reconciliation.types import (
 )
 from reconcile_app.selectors.contracts import contract_current, contract_spec
 from reconcile_app.services.escalations import escalation_open_for_snapshot
+from reconcile_app.services.event_reads import folded_reads
 from reconcile_app.services.provenance import snapshot_lineage
 from reconcile_app.sources import ReadResult, SourceAdapter, adapter_for
 
@@ -112,8 +113,20 @@ def bind(*, principal: Principal, request: ReconcileRequest) -> tuple[ContractSp
 def read_fields(*, spec: ContractSpec, subject: str, sources: dict[str, Source]) -> list[FieldRead]:
     """Read every contract field from its owner. Adapters turn failures into statuses."""
     reads: list[FieldRead] = []
-    adapters = {}
+    adapters: dict[str, SourceAdapter] = {}
+    folded: dict[str, FieldRead] = {}
+    for source_name in {f.source for f in spec.fields if sources[f.source].mode == "event_sourced"}:
+        source = sources[source_name]
+        adapter = adapters.setdefault(source.name, adapter_for(source))
+        names = [f.name for f in spec.fields if f.source == source_name]
+        for read in folded_reads(
+            spec=spec, source=source, adapter=adapter, subject=subject, fields=names
+        ):
+            folded[read.field] = read
     for field_spec in spec.fields:
+        if field_spec.name in folded:
+            reads.append(folded[field_spec.name])
+            continue
         source = sources[field_spec.source]
         result = _read_one(adapters, source, subject, field_spec.name)
         reads.append(

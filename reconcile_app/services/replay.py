@@ -9,7 +9,7 @@ by the valid-time cut-off, and reports what changed. Neither ever reads an owner
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -18,11 +18,13 @@ from django.utils.dateparse import parse_datetime
 
 from reconcile_app.canonical import content_hash, same_value
 from reconcile_app.errors import ValidationFailed
-from reconcile_app.models import DecisionSnapshot
+from reconcile_app.models import DecisionSnapshot, Source
 from reconcile_app.reconciliation import engine
-from reconcile_app.reconciliation.types import Binding, Claim, FieldRead
+from reconcile_app.reconciliation.types import Binding, Claim, ContractSpec, FieldRead
 from reconcile_app.selectors.contracts import contract_spec
+from reconcile_app.services.event_reads import folded_reads
 from reconcile_app.services.reconcile import evidence_as_of
+from reconcile_app.sources import adapter_for
 
 MODES = ("as_recorded", "corrected")
 
@@ -79,6 +81,46 @@ def recorded_claims(content: dict[str, Any]) -> list[Claim]:
     ]
 
 
+def refold_event_sourced(
+    *,
+    spec: ContractSpec,
+    subject: str,
+    reads: list[FieldRead],
+    corrected: bool,
+    valid_time: datetime,
+) -> list[FieldRead]:
+    """Event-sourced fields are rebuilt from the owner's event log, not taken on trust.
+
+    As recorded: the events recorded by each read's own read time. Corrected: every event
+    recorded until now that describes a moment up to the valid-time cut-off (late arrivals).
+    """
+    by_field = {read.field: read for read in reads}
+    names = {spec_field.name: spec_field.source for spec_field in spec.fields}
+    sources = {
+        source.name: source
+        for source in Source.objects.filter(name__in=set(names.values()), mode="event_sourced")
+    }
+    for source in sources.values():
+        fields = [name for name, owner in names.items() if owner == source.name]
+        stored = by_field[fields[0]]
+        refolded = folded_reads(
+            spec=spec,
+            source=source,
+            adapter=adapter_for(source),
+            subject=subject,
+            fields=fields,
+            recorded_before=timezone.now() if corrected else stored.read_at,
+            valid_by=valid_time if corrected else None,
+        )
+        for read in refolded:
+            original = by_field[read.field]
+            # When the owner vouched for the events is part of what was recorded.
+            by_field[read.field] = replace(
+                read, observed_at=original.observed_at, read_at=original.read_at
+            )
+    return [by_field[read.field] for read in reads]
+
+
 def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str) -> ReplayResult:
     if mode not in MODES:
         raise ValidationFailed("mode must be as_recorded or corrected", code="invalid_mode")
@@ -108,10 +150,17 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str) -> ReplayResult:
             recorded_by=timezone.now(),
             observed_by=valid_time,
         )
+    reads = refold_event_sourced(
+        spec=spec,
+        subject=binding.subject,
+        reads=recorded_reads(original),
+        corrected=mode == "corrected",
+        valid_time=valid_time,
+    )
     outcome = engine.evaluate(
         contract=spec,
         binding=binding,
-        raw_reads=recorded_reads(original),
+        raw_reads=reads,
         evidence=evidence,
         claims=claims,
         quarantined_classes=frozenset(original.get("quarantined_memory_classes", [])),

@@ -8,7 +8,7 @@ RECONCILE_ADAPTERS or directly as a source file's `adapter:`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -89,6 +89,16 @@ class LookupResult:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class EventsResult:
+    """An event-sourced owner's events for one subject, as delivered."""
+
+    status: str  # ok | unavailable | timeout
+    events: list[Any] = field(default_factory=list)  # reconcile_app.reducers.Event
+    observed_at: datetime | None = None
+    detail: str = ""
+
+
 class SourceAdapter(ABC):
     """Base class for adapters. Subclasses implement the owner contract's operations."""
 
@@ -110,6 +120,12 @@ class SourceAdapter(ABC):
     @abstractmethod
     def lookup_effect(self, idempotency_key: str) -> LookupResult:
         """Ask the owner's effect ledger whether the command with this key executed."""
+
+    @abstractmethod
+    def events(
+        self, subject: str, after: int | None = None, recorded_before: datetime | None = None
+    ) -> EventsResult:
+        """The subject's events (event-sourced owners), optionally as recorded by a time."""
 
 
 def adapter_class_path(adapter: str) -> str:

@@ -11,18 +11,20 @@ from __future__ import annotations
 import os
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from reconcile_app.choices import ReadStatus
+from reconcile_app.reducers import Event
 from reconcile_app.sources import (
     ApplyOutcome,
     ApplyResult,
     AuthorityResult,
     EffectCommand,
+    EventsResult,
     LookupOutcome,
     LookupResult,
     ReadResult,
@@ -190,3 +192,45 @@ class HttpAdapter(SourceAdapter):
             return LookupResult(outcome=LookupOutcome.FOUND, receipt=response.json())
         except ValueError:
             return LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail="malformed receipt")
+
+    def events(
+        self, subject: str, after: int | None = None, recorded_before: datetime | None = None
+    ) -> EventsResult:
+        query: dict[str, str] = {"subject": subject}
+        if after is not None:
+            query["after"] = str(after)
+        if recorded_before is not None:
+            query["recorded_before"] = recorded_before.isoformat()
+        try:
+            with self._client() as client:
+                response = client.get(f"events?{urlencode(query)}")
+        except httpx.TimeoutException as exc:
+            return EventsResult(status=ReadStatus.TIMEOUT, detail=str(exc))
+        except httpx.HTTPError as exc:
+            return EventsResult(status=ReadStatus.UNAVAILABLE, detail=str(exc))
+        if response.status_code != 200:
+            return EventsResult(
+                status=ReadStatus.UNAVAILABLE, detail=f"owner answered {response.status_code}"
+            )
+        try:
+            body = response.json()
+            items = body["events"] if isinstance(body, dict) else body
+            events = [
+                Event(
+                    event_id=str(item["event_id"]),
+                    seq=int(item["seq"]),
+                    type=str(item["type"]),
+                    subject=str(item["subject"]),
+                    field=str(item.get("field") or ""),
+                    value=item.get("value"),
+                    valid_from=_time(item["valid_from"]),  # type: ignore[arg-type]
+                    recorded_at=_time(item["recorded_at"]),  # type: ignore[arg-type]
+                )
+                for item in items
+            ]
+        except (ValueError, KeyError, TypeError):
+            return EventsResult(status=ReadStatus.UNAVAILABLE, detail="malformed events")
+        if any(event.valid_from is None or event.recorded_at is None for event in events):
+            return EventsResult(status=ReadStatus.UNAVAILABLE, detail="events without times")
+        observed = _time(body.get("observed_at")) if isinstance(body, dict) else None
+        return EventsResult(status=ReadStatus.OK, events=events, observed_at=observed)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from reconcile_app.choices import ReadStatus
 from reconcile_app.errors import Conflict, NotFound
+from reconcile_app.reducers import Event
 from reconcile_app.services.sandbox import (
     SandboxTimeout,
     SandboxUnavailable,
     sandbox_authority_read,
     sandbox_effect_apply,
     sandbox_effect_lookup,
+    sandbox_events_read,
     sandbox_record_read,
 )
 from reconcile_app.sources import (
@@ -17,6 +21,7 @@ from reconcile_app.sources import (
     ApplyResult,
     AuthorityResult,
     EffectCommand,
+    EventsResult,
     LookupOutcome,
     LookupResult,
     ReadResult,
@@ -51,6 +56,12 @@ class SandboxAdapter(SourceAdapter):
         )
 
     def apply(self, command: EffectCommand) -> ApplyResult:
+        if self.source.mode == "event_sourced":
+            return ApplyResult(
+                outcome=ApplyOutcome.REJECTED,
+                code="owner_refused",
+                detail=f"{self.source.name} is event-sourced: changes are appended as events",
+            )
         try:
             receipt = sandbox_effect_apply(
                 source=self.source.name,
@@ -87,3 +98,33 @@ class SandboxAdapter(SourceAdapter):
         except NotFound as exc:
             return LookupResult(outcome=LookupOutcome.NOT_FOUND, detail=exc.detail)
         return LookupResult(outcome=LookupOutcome.FOUND, receipt=receipt)
+
+    def events(
+        self, subject: str, after: int | None = None, recorded_before: datetime | None = None
+    ) -> EventsResult:
+        try:
+            delivered = sandbox_events_read(
+                source=self.source.name,
+                subject=subject,
+                after=after,
+                recorded_before=recorded_before,
+            )
+        except SandboxUnavailable as exc:
+            return EventsResult(status=ReadStatus.UNAVAILABLE, detail=exc.detail)
+        return EventsResult(
+            status=ReadStatus.OK,
+            events=[
+                Event(
+                    event_id=item.event_id,
+                    seq=item.seq,
+                    type=item.type,
+                    subject=item.subject,
+                    field=item.field,
+                    value=item.value,
+                    valid_from=item.valid_from,
+                    recorded_at=item.recorded_at,
+                )
+                for item in delivered.events
+            ],
+            observed_at=delivered.observed_at,
+        )

@@ -76,10 +76,10 @@ def test_load_demo_twice_writes_nothing_the_second_time(db: Any, var_dir: Path) 
     second_output = load_demo()
 
     assert counts() == after_first
-    assert after_first["Contract"] == 3
-    assert after_first["DecisionSnapshot"] == 6
-    assert after_first["EvidenceEntry"] == 9
-    assert after_first["MemoryRecord"] == 6
+    assert after_first["Contract"] == 4
+    assert after_first["DecisionSnapshot"] == 8
+    assert after_first["EvidenceEntry"] == 12
+    assert after_first["MemoryRecord"] == 10
     assert after_first["SandboxFault"] == 0  # the batch's injected faults were used up
     assert key in first_output
     assert key not in second_output  # shown once
@@ -99,6 +99,7 @@ def test_demo_agent_key_is_private_and_acts_with_all_demo_capabilities(
     assert sorted(str(c) for c in agent.capabilities.all()) == [
         "collections-contact-release:release_collections_hold",
         "collections-contact-release:retain_manual_review",
+        "collections-letter:send_collections_letter",
         "dispatch-card:dispatch_card",
         "warehouse-pick:pick_pallet",
     ]
@@ -115,7 +116,9 @@ def test_demo_people_log_in_with_their_demo_passwords(db: Any, var_dir: Path) ->
 
 def test_demo_batch_reaches_the_seed_verdicts(db: Any, var_dir: Path) -> None:
     load_demo()
-    hardship, pick, dispatch, lagging, unavailable, contradicted = batch()
+    hardship, pick, dispatch, lagging, unavailable, letter_denied, letter_allowed, contradicted = (
+        batch()
+    )
 
     assert (hardship.subject, hardship.result, hardship.completeness) == (
         "account-17",
@@ -152,6 +155,15 @@ def test_demo_batch_reaches_the_seed_verdicts(db: Any, var_dir: Path) -> None:
     assert (unavailable.subject, unavailable.result) == ("P17", "refuse")
     assert "state_unavailable" in codes(unavailable)
     assert unavailable.reads.get(field="pallet_bay").status == "unavailable"
+
+    assert (letter_denied.subject, letter_denied.result) == ("account-17", "deny")
+    assert codes(letter_denied) == ["hardship_active"]
+    assert letter_denied.reducer_version == "hardship@3"
+    eligible = letter_allowed.reads.get(field="collections_eligible")
+    assert (letter_allowed.result, eligible.value) == ("allow", True)
+    assert (
+        letter_allowed.content["fields"]["collections_eligible"]["inputs"]["missed_payments"] == 1
+    )
 
     assert (contradicted.subject, contradicted.result) == ("account-17", "deny")
     assert verdicts(contradicted) == [("open", "contradicted")]

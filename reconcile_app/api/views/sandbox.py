@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from django.utils.dateparse import parse_datetime
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
@@ -15,13 +16,14 @@ from reconcile_app.api.problems import problem_response
 from reconcile_app.api.serializers import (
     SandboxAuthorityInput,
     SandboxEffectInput,
+    SandboxEventInput,
     SandboxFaultInput,
     SandboxRecordOutput,
     SandboxWriteInput,
 )
 from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import Role
-from reconcile_app.errors import Forbidden, NotFound
+from reconcile_app.errors import Forbidden, NotFound, ValidationFailed
 from reconcile_app.models import Source
 from reconcile_app.roles import has_role
 from reconcile_app.services.effects import check_idempotency_key, parse_if_match
@@ -31,6 +33,8 @@ from reconcile_app.services.sandbox import (
     sandbox_authority_write,
     sandbox_effect_apply,
     sandbox_effect_lookup,
+    sandbox_event_append,
+    sandbox_events_read,
     sandbox_fault_add,
     sandbox_faults_clear,
     sandbox_record_read,
@@ -174,3 +178,67 @@ class SandboxEffectDetailView(SandboxView):
     @extend_schema(responses={200: None, 404: PROBLEM, 503: PROBLEM})
     def get(self, request: Request, source: str, key: str) -> Response:
         return Response(sandbox_effect_lookup(source=_sandbox_source(source), idempotency_key=key))
+
+
+class SandboxEventsView(SandboxView):
+    """GET events (owner contract, any caller); POST events (operators: demos and drills)."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("subject", str, required=True),
+            OpenApiParameter("after", int),
+            OpenApiParameter("recorded_before", str),
+        ],
+        responses={200: None, 400: PROBLEM, 404: PROBLEM, 503: PROBLEM},
+    )
+    def get(self, request: Request, source: str) -> Response:
+        subject = request.query_params.get("subject")
+        if not subject:
+            raise ValidationFailed("subject is required", code="subject_required")
+        after_raw = request.query_params.get("after")
+        recorded_raw = request.query_params.get("recorded_before")
+        try:
+            after = int(after_raw) if after_raw else None
+        except ValueError as exc:
+            raise ValidationFailed("after must be an integer", code="invalid_parameter") from exc
+        recorded_before = parse_datetime(recorded_raw) if recorded_raw else None
+        if recorded_raw and recorded_before is None:
+            raise ValidationFailed("recorded_before must be RFC 3339", code="invalid_parameter")
+        delivered = sandbox_events_read(
+            source=_sandbox_source(source),
+            subject=subject,
+            after=after,
+            recorded_before=recorded_before,
+        )
+        return Response(
+            {
+                "observed_at": rfc3339(delivered.observed_at),
+                "events": [
+                    {
+                        "event_id": event.event_id,
+                        "seq": event.seq,
+                        "type": event.type,
+                        "subject": event.subject,
+                        "field": event.field,
+                        "value": event.value,
+                        "valid_from": rfc3339(event.valid_from),
+                        "recorded_at": rfc3339(event.recorded_at),
+                    }
+                    for event in delivered.events
+                ],
+            }
+        )
+
+    @extend_schema(request=SandboxEventInput, responses={201: None, 400: PROBLEM, 409: PROBLEM})
+    def post(self, request: Request, source: str) -> Response:
+        payload = SandboxEventInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        event = sandbox_event_append(source=_sandbox_source(source), **payload.validated_data)
+        return Response(
+            {
+                "event_id": event.event_id,
+                "seq": event.seq,
+                "recorded_at": rfc3339(event.recorded_at),
+            },
+            status=status.HTTP_201_CREATED,
+        )

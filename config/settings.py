@@ -218,6 +218,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "reconcile_app.tasks.sweep_effects",
         "schedule": float(env_int("SWEEP_EFFECTS_EVERY_SECONDS", 30)),
     },
+    "expire-quarantines": {
+        "task": "reconcile_app.tasks.expire_quarantines",
+        "schedule": 60.0,
+    },
     "expire-memories": {
         "task": "reconcile_app.tasks.expire_memories",
         "schedule": float(env_int("EXPIRE_MEMORIES_EVERY_SECONDS", 900)),

@@ -21,6 +21,7 @@ from reconcile_app.models import (
     Escalation,
     EvidenceEntry,
     MemoryRecord,
+    Quarantine,
     StateRead,
 )
 
@@ -103,3 +104,13 @@ class EffectFilterSet(django_filters.FilterSet):
     class Meta:
         model = Effect
         fields = ["status", "subject", "action"]
+
+
+class QuarantineFilterSet(django_filters.FilterSet):
+    status = django_filters.MultipleChoiceFilter(choices=Quarantine.Status.choices)
+    scope = django_filters.ChoiceFilter(choices=Quarantine.Scope.choices)
+    target = django_filters.CharFilter()
+
+    class Meta:
+        model = Quarantine
+        fields = ["status", "scope", "target"]

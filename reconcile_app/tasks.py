@@ -63,3 +63,19 @@ def correction_blast_radius(correction_id: str) -> dict[str, int]:
     from reconcile_app.services.corrections import correction_complete
 
     return correction_complete(correction_id=correction_id).counts
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def quarantine_apply_task(quarantine_id: str) -> str:
+    """List what a new quarantine affects. Idempotent: a redelivery changes nothing twice."""
+    from reconcile_app.services.quarantine import quarantine_apply
+
+    return quarantine_apply(quarantine_id=quarantine_id).status
+
+
+@shared_task(acks_late=True)
+def expire_quarantines() -> int:
+    """Scheduled: lift quarantines whose end time has passed."""
+    from reconcile_app.services.quarantine import quarantines_expire
+
+    return quarantines_expire()

@@ -367,3 +367,32 @@ class SandboxEventInput(serializers.Serializer):
     value = serializers.JSONField(required=False, allow_null=True, default=None)
     seq = serializers.IntegerField(required=False, allow_null=True, default=None)
     valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class QuarantineInput(serializers.Serializer):
+    scope = serializers.ChoiceField(choices=["source", "memory_class"])
+    target = serializers.CharField(max_length=150)
+    reason = serializers.CharField(max_length=4000)
+    since = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    ends_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class QuarantineLiftInput(serializers.Serializer):
+    reason = serializers.CharField(max_length=4000)
+
+
+class QuarantineOutput(serializers.Serializer):
+    id = serializers.CharField(source="quarantine_id")
+    scope = serializers.CharField()
+    target = serializers.CharField()
+    reason = serializers.CharField()
+    status = serializers.CharField()
+    since = serializers.DateTimeField()
+    ends_at = serializers.DateTimeField(allow_null=True)
+    affected = serializers.JSONField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+    created_at = serializers.DateTimeField()
+    applied_at = serializers.DateTimeField(allow_null=True)
+    lifted_at = serializers.DateTimeField(allow_null=True)
+    lifted_by = serializers.CharField(source="lifted_by.username", allow_null=True, default=None)
+    lift_reason = serializers.CharField(allow_blank=True)

@@ -8,6 +8,7 @@ from reconcile_app.api.views import (
     effects,
     facts,
     ledger,
+    quarantine,
     reconcile,
     sandbox,
 )
@@ -44,6 +45,17 @@ urlpatterns = [
         "corrections/<str:correction_id>",
         corrections.CorrectionDetailView.as_view(),
         name="api-correction",
+    ),
+    path("quarantines", quarantine.QuarantineListView.as_view(), name="api-quarantines"),
+    path(
+        "quarantines/<str:quarantine_id>",
+        quarantine.QuarantineDetailView.as_view(),
+        name="api-quarantine",
+    ),
+    path(
+        "quarantines/<str:quarantine_id>/lift",
+        quarantine.QuarantineLiftView.as_view(),
+        name="api-quarantine-lift",
     ),
     path("effects", effects.EffectListView.as_view(), name="api-effects"),
     path("effects/<str:key>", effects.EffectDetailView.as_view(), name="api-effect"),

@@ -1,11 +1,13 @@
 from reconcile_app.models.audit import AuditEvent
 from reconcile_app.models.contracts import Contract, ContractAction, ContractField, PolicyRule
 from reconcile_app.models.corrections import Correction, SnapshotTaint
+from reconcile_app.models.drills import DrillRun
 from reconcile_app.models.effects import Effect, EffectEvent, EffectStatus
 from reconcile_app.models.escalations import Escalation
 from reconcile_app.models.evidence import EvidenceEntry, LedgerHead
 from reconcile_app.models.memory import MemoryRecord
 from reconcile_app.models.principals import ApiKey, Capability, Principal
+from reconcile_app.models.quarantine import Quarantine, QuarantineEpoch
 from reconcile_app.models.sandbox import (
     SandboxAuthority,
     SandboxEffect,
@@ -34,6 +36,7 @@ __all__ = [
     "Correction",
     "DecisionReceipt",
     "DecisionSnapshot",
+    "DrillRun",
     "Effect",
     "EffectEvent",
     "EffectStatus",
@@ -43,6 +46,8 @@ __all__ = [
     "MemoryRecord",
     "PolicyRule",
     "Principal",
+    "Quarantine",
+    "QuarantineEpoch",
     "SandboxAuthority",
     "SandboxEffect",
     "SandboxEvent",

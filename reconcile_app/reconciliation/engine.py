@@ -398,6 +398,7 @@ def evaluate(
         },
         "claims": verdicts,
         "contradictions": contradictions,
+        "quarantined_memory_classes": sorted(quarantined_classes),
         "evidence_manifest": [
             {"evidence_id": evidence_id, "hash": hashes[evidence_id]}
             for evidence_id in manifest_ids

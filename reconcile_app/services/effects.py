@@ -27,6 +27,7 @@ from reconcile_app.models import (
 )
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.provenance import effect_evidence_lineage, effect_lineage
+from reconcile_app.services.quarantine import source_check
 from reconcile_app.sources import ApplyOutcome, EffectCommand, adapter_for
 
 MAX_KEY_LENGTH = 200
@@ -208,6 +209,7 @@ def effect_commit(
     source = _authorise(
         principal=principal, snapshot=snapshot, action=action, field=field, expected=expected
     )
+    source_check(source.name)
     try:
         with transaction.atomic():
             effect = Effect.objects.create(

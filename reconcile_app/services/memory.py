@@ -18,6 +18,7 @@ from reconcile_app.errors import Conflict, ValidationFailed
 from reconcile_app.models import MemoryRecord, Principal
 from reconcile_app.services.escalations import fact_key_write_check
 from reconcile_app.services.provenance import memory_lineage
+from reconcile_app.services.quarantine import memory_class_check
 from reconcile_app.services.references import missing_references
 
 MEMORY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
@@ -57,6 +58,7 @@ def memory_admit(
         )
     now = timezone.now()
     with transaction.atomic():
+        memory_class_check(memory_class)
         fact_key_write_check(fact_key)
         previous = None
         if supersedes:

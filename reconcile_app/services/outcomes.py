@@ -47,6 +47,12 @@ def _event(effect: Effect, kind: str, detail: dict[str, Any], **extra: Any) -> N
     EffectEvent.objects.create(effect=effect, at=timezone.now(), kind=kind, detail=detail, **extra)
 
 
+def _quarantined(source: str) -> bool:
+    from reconcile_app.services.quarantine import quarantines_active
+
+    return source in quarantines_active().sources
+
+
 def effect_readback(*, effect_id: int) -> Effect:
     """accepted → verified | postcondition_failed, from an independent read of the target.
 
@@ -59,6 +65,9 @@ def effect_readback(*, effect_id: int) -> Effect:
     effect = Effect.objects.select_related("source", "snapshot").get(pk=effect_id)
     if effect.status not in READBACK_STATUSES:
         return effect
+    if _quarantined(effect.source.name):
+        # Held, not failed: the readback waits for the quarantine to be lifted.
+        raise OwnerUnavailable(f"{effect.source.name} is quarantined; readback held")
     Effect.objects.filter(pk=effect.pk).update(readback_attempts=F("readback_attempts") + 1)
     read = adapter_for(effect.source).read(effect.subject, effect.field)  # no lock held
     if read.status != ReadStatus.OK:
@@ -113,6 +122,11 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
     if effect.status != EffectStatus.UNKNOWN:
         return effect
     attempt = effect.resolution_attempts + 1
+    if _quarantined(effect.source.name):
+        Effect.objects.filter(pk=effect.pk, status=EffectStatus.UNKNOWN).update(
+            next_check_at=timezone.now() + timedelta(seconds=RESOLUTION_BACKOFF[-1])
+        )
+        return effect
     lookup = adapter_for(effect.source).lookup_effect(effect.idempotency_key)
     if lookup.outcome == LookupOutcome.FOUND:
         return effect_accept(effect_id=effect.pk, receipt=lookup.receipt or {}, via="resolution")

@@ -48,6 +48,7 @@ from reconcile_app.selectors.contracts import contract_current, contract_spec
 from reconcile_app.services.escalations import escalation_open_for_snapshot
 from reconcile_app.services.event_reads import folded_reads
 from reconcile_app.services.provenance import snapshot_lineage
+from reconcile_app.services.quarantine import epoch_check, quarantines_active
 from reconcile_app.sources import ReadResult, SourceAdapter, adapter_for
 
 logger = logging.getLogger(__name__)
@@ -110,12 +111,25 @@ def bind(*, principal: Principal, request: ReconcileRequest) -> tuple[ContractSp
     return spec, capable
 
 
-def read_fields(*, spec: ContractSpec, subject: str, sources: dict[str, Source]) -> list[FieldRead]:
-    """Read every contract field from its owner. Adapters turn failures into statuses."""
+def read_fields(
+    *,
+    spec: ContractSpec,
+    subject: str,
+    sources: dict[str, Source],
+    quarantined: frozenset[str] = frozenset(),
+) -> list[FieldRead]:
+    """Read every contract field from its owner. Adapters turn failures into statuses.
+
+    A quarantined source is not asked at all: its fields are `quarantined`.
+    """
     reads: list[FieldRead] = []
     adapters: dict[str, SourceAdapter] = {}
     folded: dict[str, FieldRead] = {}
-    for source_name in {f.source for f in spec.fields if sources[f.source].mode == "event_sourced"}:
+    for source_name in {
+        f.source
+        for f in spec.fields
+        if sources[f.source].mode == "event_sourced" and f.source not in quarantined
+    }:
         source = sources[source_name]
         adapter = adapters.setdefault(source.name, adapter_for(source))
         names = [f.name for f in spec.fields if f.source == source_name]
@@ -128,6 +142,23 @@ def read_fields(*, spec: ContractSpec, subject: str, sources: dict[str, Source])
             reads.append(folded[field_spec.name])
             continue
         source = sources[field_spec.source]
+        if source.name in quarantined:
+            reads.append(
+                FieldRead(
+                    field=field_spec.name,
+                    source=source.name,
+                    consistency=source.consistency,
+                    status=ReadStatus.QUARANTINED,
+                    value=None,
+                    version=None,
+                    observed_at=None,
+                    valid_from=None,
+                    recorded_at=None,
+                    read_at=timezone.now(),
+                    detail=f"{source.name} is quarantined",
+                )
+            )
+            continue
         result = _read_one(adapters, source, subject, field_spec.name)
         reads.append(
             FieldRead(
@@ -244,14 +275,37 @@ def evidence_as_of(
     return views
 
 
+class QuarantineChanged(Exception):
+    """The set of quarantines moved while this reconcile ran: run it again."""
+
+
+ATTEMPTS_ON_QUARANTINE_CHANGE = 3
+
+
 def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> DecisionSnapshot:
-    """Run the protocol for one request and persist the immutable snapshot."""
+    """Run the protocol for one request and persist the immutable snapshot.
+
+    A reconcile that races a quarantine either sees it or was issued before it: if the
+    quarantine view changes between the reads and the insert, the protocol runs again.
+    """
+    for _ in range(ATTEMPTS_ON_QUARANTINE_CHANGE - 1):
+        try:
+            return _snapshot_issue_once(principal=principal, request=request)
+        except QuarantineChanged:
+            continue
+    return _snapshot_issue_once(principal=principal, request=request)
+
+
+def _snapshot_issue_once(*, principal: Principal, request: ReconcileRequest) -> DecisionSnapshot:
     spec, capable = bind(principal=principal, request=request)
+    quarantines = quarantines_active()
     sources = {
         source.name: source
         for source in Source.objects.filter(name__in={f.source for f in spec.fields})
     }
-    raw_reads = read_fields(spec=spec, subject=request.subject, sources=sources)
+    raw_reads = read_fields(
+        spec=spec, subject=request.subject, sources=sources, quarantined=quarantines.sources
+    )
     decided_at = timezone.now()
     relevant_fields = {f.name for f in spec.fields} | {
         claim.field for claim in request.claims if claim.subject == request.subject
@@ -272,7 +326,7 @@ def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> Decisi
         raw_reads=raw_reads,
         evidence=evidence,
         claims=list(request.claims),
-        quarantined_classes=frozenset(),
+        quarantined_classes=quarantines.memory_classes,
         capable_actions=capable,
         valid_time=decided_at,
         recorded_time=decided_at,
@@ -283,6 +337,7 @@ def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> Decisi
         sources=sources,
         content=outcome.content,
         issued_at=decided_at,
+        quarantine_epoch=quarantines.epoch,
     )
 
 
@@ -293,6 +348,7 @@ def snapshot_persist(
     sources: dict[str, Source],
     content: dict,
     issued_at: datetime,
+    quarantine_epoch: int | None = None,
 ) -> DecisionSnapshot:
     digest = content_hash(content)
     try:
@@ -303,6 +359,7 @@ def snapshot_persist(
             content=content,
             issued_at=issued_at,
             digest=digest,
+            quarantine_epoch=quarantine_epoch,
         )
     except IntegrityError:
         # Content-addressed: identical content is the identical snapshot, already stored.
@@ -320,10 +377,13 @@ def _snapshot_insert(
     content: dict,
     issued_at: datetime,
     digest: str,
+    quarantine_epoch: int | None,
 ) -> DecisionSnapshot:
     binding = content["binding"]
     decision = content["decision"]
     with transaction.atomic():
+        if quarantine_epoch is not None and not epoch_check(quarantine_epoch):
+            raise QuarantineChanged
         snapshot = DecisionSnapshot.objects.create(
             snapshot_id=f"snap_{digest[:32]}",
             content_hash=digest,

@@ -1,0 +1,234 @@
+"""Quarantine a source or a memory class, list what it touches, and lift it."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from reconcile_app.errors import Conflict, Locked, NotFound, ValidationFailed
+from reconcile_app.models import (
+    DecisionSnapshot,
+    Effect,
+    EffectStatus,
+    MemoryRecord,
+    Quarantine,
+    QuarantineEpoch,
+    Source,
+)
+from reconcile_app.services.audit import audit_record
+
+ACTIVE = (Quarantine.Status.APPLYING, Quarantine.Status.APPLIED)
+MEMORY_CLASS = re.compile(r"^[-a-zA-Z0-9_]{1,100}$")
+DEFAULT_LOOKBACK = timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class ActiveQuarantines:
+    sources: frozenset[str]
+    memory_classes: frozenset[str]
+    epoch: int
+
+
+def quarantines_active() -> ActiveQuarantines:
+    rows = list(Quarantine.objects.filter(status__in=ACTIVE).values_list("scope", "target"))
+    epoch = QuarantineEpoch.objects.filter(pk=1).values_list("epoch", flat=True).first() or 0
+    return ActiveQuarantines(
+        sources=frozenset(t for s, t in rows if s == Quarantine.Scope.SOURCE),
+        memory_classes=frozenset(t for s, t in rows if s == Quarantine.Scope.MEMORY_CLASS),
+        epoch=epoch,
+    )
+
+
+def epoch_check(expected: int) -> bool:
+    """Inside the snapshot's transaction: is the quarantine view it used still current?
+
+    On PostgreSQL the FOR SHARE lock waits for a quarantine being created or lifted to
+    commit, so a snapshot is either committed before it or sees it; SQLite's IMMEDIATE
+    transactions serialise writers, which gives the same guarantee.
+    """
+    table = QuarantineEpoch._meta.db_table
+    with connection.cursor() as cursor:
+        lock = " FOR SHARE" if connection.vendor == "postgresql" else ""
+        cursor.execute(f"SELECT epoch FROM {table} WHERE id = 1{lock}")  # noqa: S608
+        row = cursor.fetchone()
+    return (row[0] if row else 0) == expected
+
+
+def _bump_epoch() -> None:
+    QuarantineEpoch.objects.get_or_create(pk=1)
+    QuarantineEpoch.objects.filter(pk=1).update(epoch=F("epoch") + 1)
+
+
+def source_check(source: str) -> None:
+    if Quarantine.objects.filter(
+        scope=Quarantine.Scope.SOURCE, target=source, status__in=ACTIVE
+    ).exists():
+        raise Locked(f"source {source} is quarantined", code="source_quarantined", source=source)
+
+
+def memory_class_check(memory_class: str) -> None:
+    if Quarantine.objects.filter(
+        scope=Quarantine.Scope.MEMORY_CLASS, target=memory_class, status__in=ACTIVE
+    ).exists():
+        raise Locked(
+            f"memory class {memory_class} is quarantined",
+            code="memory_class_quarantined",
+            memory_class=memory_class,
+        )
+
+
+def quarantine_create(
+    *,
+    scope: str,
+    target: str,
+    reason: str,
+    actor: Any,
+    since: datetime | None = None,
+    ends_at: datetime | None = None,
+    request_id: str = "",
+) -> Quarantine:
+    from reconcile_app.tasks import quarantine_apply_task
+
+    if not reason or not reason.strip():
+        raise ValidationFailed("a quarantine needs a reason", code="reason_required")
+    if scope == Quarantine.Scope.SOURCE:
+        if not Source.objects.filter(name=target).exists():
+            raise ValidationFailed(f"no source {target!r}", code="unknown_source")
+    elif scope == Quarantine.Scope.MEMORY_CLASS:
+        if not MEMORY_CLASS.match(target):
+            raise ValidationFailed("memory_class must be a slug", code="invalid_target")
+    else:
+        raise ValidationFailed("scope must be source or memory_class", code="invalid_scope")
+    now = timezone.now()
+    if ends_at is not None and ends_at <= now:
+        raise ValidationFailed("ends_at must be in the future", code="invalid_ends_at")
+    with transaction.atomic():
+        _bump_epoch()
+        if Quarantine.objects.filter(scope=scope, target=target, status__in=ACTIVE).exists():
+            raise Conflict(f"{scope} {target} is already quarantined", code="already_quarantined")
+        quarantine = Quarantine.objects.create(
+            quarantine_id=f"qua_{secrets.token_hex(8)}",
+            scope=scope,
+            target=target,
+            reason=reason,
+            status=Quarantine.Status.APPLYING,
+            since=since or now - DEFAULT_LOOKBACK,
+            ends_at=ends_at,
+            created_by=actor if getattr(actor, "pk", None) else None,
+            created_at=now,
+        )
+        audit_record(
+            actor=actor,
+            action="quarantine.create",
+            object_kind="quarantine",
+            object_ref=quarantine.quarantine_id,
+            reason=reason,
+            request_id=request_id,
+            after={"scope": scope, "target": target, "status": quarantine.status},
+        )
+        transaction.on_commit(lambda: quarantine_apply_task.delay(quarantine.quarantine_id))
+    return quarantine
+
+
+def quarantine_preview(*, scope: str, target: str, since: datetime | None = None) -> dict[str, int]:
+    """What a quarantine would touch, for the confirmation dialog (nothing is written)."""
+    since = since or timezone.now() - DEFAULT_LOOKBACK
+    if scope == Quarantine.Scope.SOURCE:
+        snapshots = DecisionSnapshot.objects.filter(
+            reads__source__name=target, issued_at__gte=since
+        )
+        return {
+            "snapshots": snapshots.distinct().count(),
+            "decisions": snapshots.filter(result="allow").distinct().count(),
+            "effects_pending": Effect.objects.filter(
+                source__name=target,
+                status__in=[EffectStatus.ACCEPTED, EffectStatus.UNKNOWN, EffectStatus.SENT],
+            ).count(),
+            "effects": Effect.objects.filter(source__name=target, created_at__gte=since).count(),
+        }
+    from lineage_app.selectors.blast import blast_radius, roots_for_memory_class
+
+    radius = blast_radius(roots_for_memory_class(target), limit=0)
+    return {
+        "memories": MemoryRecord.objects.filter(memory_class=target).count(),
+        "memories_current": MemoryRecord.objects.filter(
+            memory_class=target, status="current"
+        ).count(),
+        **{f"downstream_{kind}": count for kind, count in radius.counts.items()},
+    }
+
+
+def quarantine_apply(*, quarantine_id: str) -> Quarantine:
+    """List and count what the quarantine affects. Idempotent: applying twice is a no-op."""
+    quarantine = Quarantine.objects.filter(quarantine_id=quarantine_id).first()
+    if quarantine is None:
+        raise NotFound(f"no quarantine {quarantine_id}", code="quarantine_not_found")
+    if quarantine.status != Quarantine.Status.APPLYING:
+        return quarantine
+    affected = quarantine_preview(
+        scope=quarantine.scope, target=quarantine.target, since=quarantine.since
+    )
+    Quarantine.objects.filter(pk=quarantine.pk, status=Quarantine.Status.APPLYING).update(
+        status=Quarantine.Status.APPLIED, affected=affected, applied_at=timezone.now()
+    )
+    quarantine.refresh_from_db()
+    return quarantine
+
+
+def quarantine_lift(
+    *, quarantine_id: str, reason: str, actor: Any, request_id: str = ""
+) -> Quarantine:
+    if not reason or not reason.strip():
+        raise ValidationFailed("lifting a quarantine needs a reason", code="reason_required")
+    with transaction.atomic():
+        quarantine = (
+            Quarantine.objects.select_for_update().filter(quarantine_id=quarantine_id).first()
+        )
+        if quarantine is None:
+            raise NotFound(f"no quarantine {quarantine_id}", code="quarantine_not_found")
+        if quarantine.status not in ACTIVE:
+            raise Conflict(f"{quarantine_id} is already lifted", code="not_active")
+        _bump_epoch()
+        before = quarantine.status
+        Quarantine.objects.filter(pk=quarantine.pk, status__in=ACTIVE).update(
+            status=Quarantine.Status.LIFTED,
+            lifted_at=timezone.now(),
+            lifted_by=actor if getattr(actor, "pk", None) else None,
+            lift_reason=reason,
+        )
+        audit_record(
+            actor=actor,
+            action="quarantine.lift",
+            object_kind="quarantine",
+            object_ref=quarantine_id,
+            reason=reason,
+            request_id=request_id,
+            before={"status": before},
+            after={"status": Quarantine.Status.LIFTED},
+        )
+        quarantine.refresh_from_db()
+    return quarantine
+
+
+def quarantines_expire(*, now: datetime | None = None) -> int:
+    """Scheduled: quarantines past their end time lift themselves (with that reason)."""
+    now = now or timezone.now()
+    expired = 0
+    for quarantine_id in Quarantine.objects.filter(status__in=ACTIVE, ends_at__lte=now).values_list(
+        "quarantine_id", flat=True
+    ):
+        try:
+            quarantine_lift(
+                quarantine_id=quarantine_id, reason="ended at its scheduled end time", actor=None
+            )
+            expired += 1
+        except Conflict:
+            continue  # lifted meanwhile by a person
+    return expired

@@ -68,7 +68,7 @@ def test_quarantined_source_fails_closed_and_other_sources_keep_working(
     assert refused["decision"]["result"] == "refuse"
     assert refused["fields"]["collections_status"]["status"] == "quarantined"
     assert refused["fields"]["collections_status"]["value"] is None
-    assert [r["code"] for r in refused["decision"]["reasons"]][0] == "source_quarantined"
+    assert refused["decision"]["reasons"][0]["code"] == "source_quarantined"
     # The warehouse contract reads another source: untouched.
     assert pick(agent)["decision"]["result"] == "allow"
 

@@ -26,6 +26,9 @@ class NavSection:
 SECTIONS: list[NavSection] = [
     NavSection("Snapshots", "console-snapshots", ("console-snapshot",)),
     NavSection("Contradictions", "console-contradictions"),
+    NavSection("Escalations", "console-escalations", ("console-escalation",)),
+    NavSection("Unknown outcomes", "console-effects", ("console-effect",)),
+    NavSection("Facts", "console-facts", ("console-fact",)),
 ]
 
 

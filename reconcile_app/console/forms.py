@@ -1,4 +1,8 @@
-"""Console forms: the operator's resolve note and the look of the shared filter forms."""
+"""Console forms: the operator's and reviewer's inputs, and the look of the shared filter forms.
+
+Forms clean and bound what was typed; the domain's rules (a rationale or a reason is required,
+a selection must be a candidate) stay in the services, whose refusals the pages show inline.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,47 @@ class ContradictionResolveForm(forms.Form):
         widget=forms.TextInput(
             attrs={"placeholder": "Why is this resolved?", "autocomplete": "off"}
         ),
+    )
+
+
+class EscalationDecisionForm(forms.Form):
+    """A reviewer's approve or reject: a rationale and, for fact keys, the record to keep."""
+
+    rationale = forms.CharField(max_length=4000, required=False, strip=True)
+    selected_ref = forms.CharField(max_length=100, required=False, strip=True)
+
+
+class EffectResolveForm(forms.Form):
+    """An operator's verdict on an unproven effect: what happened, and how they know."""
+
+    outcome = forms.CharField(max_length=20, required=False, strip=True)
+    reason = forms.CharField(max_length=4000, required=False, strip=True)
+
+
+class EffectEscalateForm(forms.Form):
+    """Hand an unproven effect to its owner, saying what has been tried."""
+
+    reason = forms.CharField(max_length=4000, required=False, strip=True)
+
+
+class FactFilterForm(forms.Form):
+    """The facts list: narrow by key, and choose the date the rule is applied on."""
+
+    fact_key = forms.CharField(
+        max_length=200,
+        required=False,
+        strip=True,
+        label="Fact key",
+        widget=forms.TextInput(
+            attrs={"type": "search", "placeholder": "any", "autocomplete": "off"}
+        ),
+    )
+    on = forms.DateField(
+        required=False,
+        label="On",
+        input_formats=["%Y-%m-%d"],
+        error_messages={"invalid": "Use a date as YYYY-MM-DD."},
+        widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
     )
 
 

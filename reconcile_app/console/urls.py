@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from reconcile_app.console import views
+from reconcile_app.console import effects, escalations, facts, views
 
 urlpatterns = [
     path("", views.HomeView.as_view(), name="console-home"),
@@ -22,4 +22,46 @@ urlpatterns = [
         views.ContradictionResolveView.as_view(),
         name="console-contradiction-resolve",
     ),
+    path("escalations/", escalations.EscalationListView.as_view(), name="console-escalations"),
+    path(
+        "escalations/<str:escalation_id>/",
+        escalations.EscalationDetailView.as_view(),
+        name="console-escalation",
+    ),
+    path(
+        "escalations/<str:escalation_id>/approve/",
+        escalations.EscalationDecideView.as_view(approve=True),
+        name="console-escalation-approve",
+    ),
+    path(
+        "escalations/<str:escalation_id>/reject/",
+        escalations.EscalationDecideView.as_view(approve=False),
+        name="console-escalation-reject",
+    ),
+    path("facts/", facts.FactListView.as_view(), name="console-facts"),
+    # Keys are free text (an idempotency key may hold a slash): `path`, with the detail page
+    # last so the action URLs match first.
+    path("facts/<path:fact_key>/", facts.FactDetailView.as_view(), name="console-fact"),
+    path("effects/", effects.EffectListView.as_view(), name="console-effects"),
+    path(
+        "effects/<path:key>/status/",
+        effects.EffectStatusView.as_view(),
+        name="console-effect-status",
+    ),
+    path(
+        "effects/<path:key>/check/",
+        effects.EffectCheckView.as_view(),
+        name="console-effect-check",
+    ),
+    path(
+        "effects/<path:key>/resolve/",
+        effects.EffectResolveView.as_view(),
+        name="console-effect-resolve",
+    ),
+    path(
+        "effects/<path:key>/escalate/",
+        effects.EffectEscalateView.as_view(),
+        name="console-effect-escalate",
+    ),
+    path("effects/<path:key>/", effects.EffectDetailView.as_view(), name="console-effect"),
 ]

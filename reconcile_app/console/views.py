@@ -51,6 +51,55 @@ class OperatorRequiredMixin(LoginRequiredMixin, UserPassesTestMixin):
         return has_role(self.request.user, Role.OPERATOR)  # type: ignore[attr-defined]
 
 
+class ReviewerRequiredMixin(LoginRequiredMixin, UserPassesTestMixin):
+    def test_func(self) -> bool:
+        return has_role(self.request.user, Role.REVIEWER)  # type: ignore[attr-defined]
+
+
+class StatusTabsMixin:
+    """A list whose status filter is a row of tabs with counts (a filterset with `status`).
+
+    The tab is the status filter, "all" is no status filter, and the counts honour every
+    other filter. Subclasses name their tabs, the default one, and how to count.
+    """
+
+    request: HttpRequest
+    filterset: Any
+    tabs: tuple[str, ...]
+    default_tab: str
+
+    def tab(self) -> str:
+        tab = self.request.GET.get("status") or self.default_tab
+        return tab if tab in self.tabs else self.default_tab
+
+    def get_filterset_kwargs(self, filterset_class: Any) -> dict[str, Any]:
+        kwargs = super().get_filterset_kwargs(filterset_class)  # type: ignore[misc]
+        data = (kwargs.get("data") or QueryDict()).copy()
+        tab = self.tab()
+        if tab == "all":
+            data.pop("status", None)
+        else:
+            data["status"] = tab
+        kwargs["data"] = data
+        return kwargs
+
+    def count_queryset(self) -> QuerySet:
+        raise NotImplementedError
+
+    def status_counts(self, queryset: QuerySet) -> dict[str, int]:
+        raise NotImplementedError
+
+    def tab_context(self) -> dict[str, Any]:
+        others = self.filterset.data.copy()
+        others.pop("status", None)
+        unfiltered_by_status = type(self.filterset)(data=others, queryset=self.count_queryset())
+        return {
+            "tab": self.tab(),
+            "tab_counts": self.status_counts(unfiltered_by_status.qs),
+            "tab_query": _without(self.request.GET, "status", "page"),
+        }
+
+
 class HtmxPartialMixin:
     """Answer an htmx request with the partial it swaps in, anything else with the page.
 
@@ -118,7 +167,9 @@ class SnapshotDetailView(StaffRequiredMixin, TemplateView):
         return context
 
 
-class ContradictionListView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin, FilterView):
+class ContradictionListView(
+    StaffRequiredMixin, StatusTabsMixin, HtmxPartialMixin, SingleTableMixin, FilterView
+):
     """Contradictions by status tab (open by default: it is the triage queue)."""
 
     filterset_class = ContradictionFilterSet
@@ -126,25 +177,17 @@ class ContradictionListView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMix
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/contradiction_list.html"
     partial_template_name = "reconcile_app/partials/contradiction_region.html"
-
-    def tab(self) -> str:
-        tab = self.request.GET.get("status") or ContradictionStatus.OPEN
-        return tab if tab in CONTRADICTION_TABS else ContradictionStatus.OPEN
+    tabs = CONTRADICTION_TABS
+    default_tab = ContradictionStatus.OPEN
 
     def get_queryset(self) -> QuerySet:
         return console_contradictions()
 
-    def get_filterset_kwargs(self, filterset_class: Any) -> dict[str, Any]:
-        kwargs = super().get_filterset_kwargs(filterset_class)
-        # The tab is the status filter; "all" is simply no status filter.
-        data = (kwargs.get("data") or QueryDict()).copy()
-        tab = self.tab()
-        if tab == "all":
-            data.pop("status", None)
-        else:
-            data["status"] = tab
-        kwargs["data"] = data
-        return kwargs
+    def count_queryset(self) -> QuerySet:
+        return console_contradictions()
+
+    def status_counts(self, queryset: QuerySet) -> dict[str, int]:
+        return contradiction_status_counts(queryset)
 
     def get_filterset(self, filterset_class: Any) -> Any:
         filterset = super().get_filterset(filterset_class)
@@ -156,13 +199,7 @@ class ContradictionListView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMix
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        # Tab counts honour the other filters (kind, subject, field), not the status.
-        others = self.filterset.data.copy()
-        others.pop("status", None)
-        unfiltered_by_status = ContradictionFilterSet(data=others, queryset=self.get_queryset())
-        context["tab"] = self.tab()
-        context["tab_counts"] = contradiction_status_counts(unfiltered_by_status.qs)
-        context["tab_query"] = _without(self.request.GET, "status", "page")
+        context.update(self.tab_context())
         return context
 
 

@@ -1,4 +1,5 @@
-"""Console fixtures: snapshots issued through the real protocol, and signed-in browsers."""
+"""Console fixtures: snapshots, escalations, facts and effects made through the real protocol,
+and signed-in browsers."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from reconcile_app.models import DecisionSnapshot
+from reconcile_app.models import DecisionSnapshot, Effect, Escalation
 from reconcile_app.reconciliation.types import Claim
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
-from reconcile_app.services.sandbox import sandbox_record_write
-from tests.conftest import COLLECTIONS, Persona
+from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_write
+from tests.conftest import COLLECTIONS, Persona, make_person
+from tests.reconcile_app.facts.conftest import registry  # noqa: F401 (a fixture)
 
 
 def issue_snapshot(
@@ -94,3 +96,142 @@ def auditor_browser(auditor: Persona) -> Client:
 @pytest.fixture
 def reviewer_browser(reviewer: Persona) -> Client:
     return signed_in(reviewer)
+
+
+# --- Escalations, facts and effects, made through the real protocol -------------------------
+
+BASELINE = "baseline.math-eval"
+OWN_KEY = "baseline.code-eval"
+
+
+def ambiguous_fact(agent: Persona, raiser: Persona, fact_key: str = BASELINE) -> Escalation:
+    """Two current records at the owner's revision r18; `raiser` asks → authority_ambiguous.
+
+    The first record (r17) is superseded by the second, so the history has a supersedes link.
+    """
+    from tests.reconcile_app.facts.conftest import authority, current, remember
+
+    stem = fact_key.split(".")[-1]
+    authority(fact_key)
+    remember(agent, fact_key, f"{stem}-v17", "ckpt-0412", "registry@r17")
+    remember(
+        agent,
+        fact_key,
+        f"{stem}-v18",
+        "ckpt-0519",
+        "registry@r18",
+        valid_until="2026-12-31",
+        supersedes=f"{stem}-v17",
+    )
+    remember(agent, fact_key, f"{stem}-v18b", "ckpt-0520", "registry@r18", valid_until="2026-12-31")
+    response = current(raiser, fact_key)
+    assert response.status_code == 409, response.content
+    return Escalation.objects.get(escalation_id=response.json()["escalation_id"])
+
+
+@pytest.fixture
+def escalation(registry: Any, agent: Persona) -> Escalation:
+    """Raised by the agent: any reviewer may decide it."""
+    return ambiguous_fact(agent, agent)
+
+
+@pytest.fixture
+def own_escalation(registry: Any, agent: Persona, reviewer: Persona) -> Escalation:
+    """Raised by the reviewer persona (through their personal API token): not theirs to decide."""
+    return ambiguous_fact(agent, reviewer, OWN_KEY)
+
+
+@pytest.fixture
+def second_reviewer(db: Any) -> Persona:
+    return make_person("rosa-reviewer", "reviewer")
+
+
+def collectible_account(subject: str) -> None:
+    """A collectible account at version 42 with no complaint: the contract allows release."""
+    now = timezone.now()
+    sandbox_record_write(
+        source="case-service",
+        subject=subject,
+        field="collections_status",
+        value="collect",
+        version=42,
+        valid_from=now - timedelta(minutes=20),
+    )
+    sandbox_record_write(
+        source="complaints-service",
+        subject=subject,
+        field="complaint_status",
+        value="none",
+        valid_from=now - timedelta(days=2),
+    )
+    evidence_append(
+        kind="observation",
+        subject=subject,
+        field="collections_status",
+        value="collect",
+        source="case-ledger",
+        observed_at=now - timedelta(minutes=20),
+    )
+
+
+def commit_effect(
+    agent: Persona, key: str, *, fault: str | None = None, changed_meanwhile: bool = False
+) -> Effect:
+    """Reconcile an account of its own and commit a release through the API.
+
+    `fault` makes the owner misbehave once; `changed_meanwhile` moves the owner's record on
+    between decision and commit, so the owner refuses the stale If-Match (→ rejected). Inside a test transaction nothing runs on commit, so an
+    accepted effect stays accepted (its readback queued, not run) until `read_back` plays
+    the worker.
+    """
+    subject = f"account-{key}"
+    collectible_account(subject)
+    decided = agent.post(
+        "/api/v1/reconcile",
+        {
+            "subject": subject,
+            "purpose": "collections",
+            "decision_class": COLLECTIONS,
+            "proposed_action": "release_collections_hold",
+        },
+    )
+    assert decided.status_code == 201, decided.content
+    snapshot = decided.json()
+    if fault is not None:
+        sandbox_fault_add(source="case-service", kind=fault, count=1)
+    read_version = snapshot["fields"]["collections_status"]["version"]
+    if changed_meanwhile:
+        sandbox_record_write(
+            source="case-service",
+            subject=subject,
+            field="collections_status",
+            value="hold",
+            version=read_version + 1,
+        )
+    response = agent.post(
+        "/api/v1/effects",
+        {
+            "snapshot_id": snapshot["snapshot_id"],
+            "action": "release_collections_hold",
+            "resulting_value": "released",
+        },
+        HTTP_IDEMPOTENCY_KEY=key,
+        HTTP_IF_MATCH=f'"{read_version}"',
+    )
+    assert response.status_code in (201, 202, 412), response.content
+    return Effect.objects.get(idempotency_key=key)
+
+
+def read_back(effect: Effect) -> Effect:
+    """What the worker's readback task does: verified, or postcondition_failed."""
+    from reconcile_app.services.outcomes import effect_readback
+
+    return effect_readback(effect_id=effect.pk)
+
+
+@pytest.fixture
+def unknown_effect(estate: Any, agent: Persona) -> Effect:
+    """Sent; the owner committed it and the answer was lost: the outcome is unknown."""
+    effect = commit_effect(agent, "u-1", fault="timeout_after_commit")
+    assert effect.status == "unknown"
+    return effect

@@ -10,7 +10,20 @@ from django.test import Client
 
 from tests.reconcile_app.console.conftest import signed_in
 
-PAGES = ["/", "/snapshots/", "/snapshots/snap_unknown/", "/contradictions/"]
+PAGES = [
+    "/",
+    "/snapshots/",
+    "/snapshots/snap_unknown/",
+    "/contradictions/",
+    "/escalations/",
+    "/escalations/esc_unknown/",
+    "/facts/",
+    "/facts/baseline.unknown/",
+    "/effects/",
+    "/effects/unknown-key/",
+    "/effects/unknown-key/status/",
+]
+LISTS = ["/snapshots/", "/contradictions/", "/escalations/", "/facts/", "/effects/"]
 TEMPLATES = Path(__file__).resolve().parents[3] / "templates"
 
 
@@ -21,7 +34,7 @@ def test_anonymous_visitor_is_sent_to_login(db, path):
     assert response["Location"].startswith("/accounts/login/?next=")
 
 
-@pytest.mark.parametrize("path", ["/snapshots/", "/contradictions/"])
+@pytest.mark.parametrize("path", LISTS)
 def test_agent_user_is_refused_with_403(agent, path):
     response = signed_in(agent).get(path)
     assert response.status_code == 403
@@ -35,8 +48,9 @@ def test_home_redirects_to_snapshots(operator_browser):
 
 
 @pytest.mark.parametrize("persona", ["operator", "reviewer", "auditor"])
-def test_people_in_a_role_see_the_console(request, persona):
-    response = signed_in(request.getfixturevalue(persona)).get("/snapshots/")
+@pytest.mark.parametrize("path", LISTS)
+def test_people_in_a_role_see_the_console(request, persona, path):
+    response = signed_in(request.getfixturevalue(persona)).get(path)
     assert response.status_code == 200
 
 
@@ -78,13 +92,50 @@ def test_header_shows_navigation_name_and_roles(operator_browser, operator):
     page = operator_browser.get("/snapshots/").content.decode()
     assert 'href="/snapshots/" class="active" aria-current="page">Snapshots</a>' in page
     assert 'href="/contradictions/">Contradictions</a>' in page
+    assert 'href="/escalations/">Escalations</a>' in page
+    assert 'href="/effects/">Unknown outcomes</a>' in page
+    assert 'href="/facts/">Facts</a>' in page
     assert operator.user.username in page
     assert '<span class="role role-operator">operator</span>' in page
 
 
-def test_pages_load_only_local_assets(operator_browser, make_snapshot):
+@pytest.mark.parametrize(
+    ("path", "label"),
+    [
+        ("/escalations/", "Escalations"),
+        ("/effects/", "Unknown outcomes"),
+        ("/facts/", "Facts"),
+    ],
+)
+def test_each_new_section_is_highlighted_in_the_navigation(operator_browser, path, label):
+    page = operator_browser.get(path).content.decode()
+    assert f'href="{path}" class="active" aria-current="page">{label}</a>' in page
+
+
+def test_detail_pages_highlight_their_section(operator_browser, unknown_effect, escalation):
+    effect_page = operator_browser.get("/effects/u-1/").content.decode()
+    assert 'class="active" aria-current="page">Unknown outcomes</a>' in effect_page
+    escalation_page = operator_browser.get(
+        f"/escalations/{escalation.escalation_id}/"
+    ).content.decode()
+    assert 'class="active" aria-current="page">Escalations</a>' in escalation_page
+    fact_page = operator_browser.get("/facts/baseline.math-eval/").content.decode()
+    assert 'class="active" aria-current="page">Facts</a>' in fact_page
+
+
+def test_pages_load_only_local_assets(operator_browser, make_snapshot, unknown_effect, escalation):
     snapshot = make_snapshot(claimed="collect")
-    for path in ["/snapshots/", f"/snapshots/{snapshot.snapshot_id}/", "/contradictions/"]:
+    for path in [
+        "/snapshots/",
+        f"/snapshots/{snapshot.snapshot_id}/",
+        "/contradictions/",
+        "/escalations/",
+        f"/escalations/{escalation.escalation_id}/",
+        "/facts/",
+        "/facts/baseline.math-eval/",
+        "/effects/",
+        "/effects/u-1/",
+    ]:
         page = operator_browser.get(path).content.decode()
         assert "/static/django_htmx/htmx-2.min.js" in page
         assert "/static/reconcile/console.css" in page

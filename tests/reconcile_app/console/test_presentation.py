@@ -7,7 +7,14 @@ from django.utils.dateparse import parse_datetime
 
 from reconcile_app.choices import BADGE_COLOURS
 from reconcile_app.selectors.console import field_rows, verdict_counts
-from reconcile_app.templatetags.reconcile_tags import badge, duration, jsonvalue
+from reconcile_app.templatetags.reconcile_tags import (
+    PENDING_COLOURS,
+    badge,
+    badge_colour,
+    duration,
+    event_detail,
+    jsonvalue,
+)
 
 
 @pytest.mark.parametrize("value", sorted(BADGE_COLOURS))
@@ -61,3 +68,28 @@ def test_verdict_counts_put_disagreement_first_and_keep_unknown_verdicts():
     verdicts = ("confirmed", "contradicted", "confirmed", "new")
     content = {"claims": [{"verdict": verdict} for verdict in verdicts]}
     assert verdict_counts(content) == [("contradicted", 1), ("confirmed", 2), ("new", 1)]
+
+
+@pytest.mark.parametrize("value", sorted(PENDING_COLOURS))
+def test_new_values_have_a_colour_until_choices_lists_them(value):
+    colour = BADGE_COLOURS.get(value, PENDING_COLOURS[value])
+    assert f'class="badge badge-{colour}"' in badge(value)
+
+
+def test_effect_and_escalation_outcomes_read_apart_at_a_glance():
+    # Proven, unproven, failed and refused never share a colour.
+    colours = {
+        value: badge_colour(value)
+        for value in ("verified", "unknown", "postcondition_failed", "not_executed")
+    }
+    assert len(set(colours.values())) == 4
+    assert badge_colour("approved") != badge_colour("rejected")
+
+
+def test_event_detail_shows_pairs_and_a_receipt_by_its_id():
+    html = event_detail(
+        {"expected_version": 42, "receipt": {"receipt_id": "rcpt-1", "resulting_version": 43}}
+    )
+    assert '<span class="muted">expected version</span> <span class="mono">42</span>' in html
+    assert ">rcpt-1</span>" in html and "resulting_version" in html  # the rest in the tooltip
+    assert "badge" not in event_detail({}) and "—" in event_detail(None)

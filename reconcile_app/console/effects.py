@@ -1,0 +1,274 @@
+"""Console pages for effects: the unknown-outcome queue, one effect's timeline, and the
+operators' levers (run a readback now, resolve by hand, escalate to the owner).
+
+"Run readback now" only queues work (the service enqueues on commit); the status panel then
+asks the server every two seconds, through a small partial, until nothing is under way.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib import messages
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.views import View
+from django_filters.views import FilterView
+from django_tables2 import SingleTableMixin
+
+from reconcile_app.choices import Role
+from reconcile_app.console.forms import EffectEscalateForm, EffectResolveForm, dress_filter_form
+from reconcile_app.console.tables import EffectTable
+from reconcile_app.console.views import (
+    PER_PAGE,
+    HtmxPartialMixin,
+    OperatorRequiredMixin,
+    StaffRequiredMixin,
+    StatusTabsMixin,
+)
+from reconcile_app.errors import DomainError, NotFound
+from reconcile_app.filtersets import EffectFilterSet
+from reconcile_app.models import EffectStatus
+from reconcile_app.request_id import request_id_of
+from reconcile_app.roles import has_role
+from reconcile_app.selectors.console_effects import (
+    EFFECT_TABS,
+    EffectState,
+    console_effect_detail,
+    console_effect_state,
+    console_effects,
+    effect_queue_order,
+    effect_source_names,
+    effect_status_counts,
+)
+from reconcile_app.services.escalations import escalation_open_for_effect
+from reconcile_app.services.outcomes import effect_request_check, effect_resolve_manually
+
+DETAIL_TEMPLATE = "reconcile_app/effect_detail.html"
+STATUS_TEMPLATE = "reconcile_app/partials/effect_status.html"
+POLL_SECONDS = 2
+# Three minutes of polling, then the panel stops and says so: a worker that is down must not
+# keep an open tab asking forever.
+MAX_POLLS = 90
+# The page re-reads its timeline and actions when it hears this (see the detail template).
+CHANGED_EVENT = "effect-changed"
+TAB_LABELS = {
+    EffectStatus.UNKNOWN: "Unknown",
+    EffectStatus.POSTCONDITION_FAILED: "Postcondition failed",
+    EffectStatus.ACCEPTED: "Awaiting readback",
+    EffectStatus.VERIFIED: "Verified",
+    EffectStatus.REJECTED: "Rejected",
+    EffectStatus.NOT_EXECUTED: "Not executed",
+    "all": "All",
+}
+
+
+class EffectListView(
+    StaffRequiredMixin, StatusTabsMixin, HtmxPartialMixin, SingleTableMixin, FilterView
+):
+    """Effects by status tab: unknown outcomes by default, the longest-waiting first."""
+
+    filterset_class = EffectFilterSet
+    table_class = EffectTable
+    table_pagination = {"per_page": PER_PAGE}
+    template_name = "reconcile_app/effect_list.html"
+    partial_template_name = "reconcile_app/partials/effect_region.html"
+    tabs = EFFECT_TABS
+    default_tab = EffectStatus.UNKNOWN
+
+    def get_queryset(self) -> QuerySet:
+        return effect_queue_order(console_effects(), self.tab())
+
+    def count_queryset(self) -> QuerySet:
+        return console_effects()
+
+    def status_counts(self, queryset: QuerySet) -> dict[str, int]:
+        return effect_status_counts(queryset)
+
+    def get_filterset(self, filterset_class: Any) -> Any:
+        filterset = super().get_filterset(filterset_class)
+        dress_filter_form(filterset.form, datalists={"source": "known-effect-sources"})
+        return filterset
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context.update(self.tab_context())
+        context["tab_items"] = [
+            {"value": tab, "label": TAB_LABELS.get(tab, tab), "count": context["tab_counts"][tab]}
+            for tab in EFFECT_TABS
+        ]
+        if not self.wants_partial():
+            context["source_names"] = effect_source_names()
+        return context
+
+
+def _polls(request: HttpRequest) -> int:
+    try:
+        return max(0, int(request.GET.get("polls", "0")))
+    except ValueError:
+        return 0
+
+
+def status_context(
+    request: HttpRequest,
+    state: EffectState,
+    *,
+    polls: int = 0,
+    error: DomainError | None = None,
+    queued: bool = False,
+) -> dict[str, Any]:
+    return {
+        "state": state,
+        "effect": state.effect,
+        "can_operate": has_role(request.user, Role.OPERATOR),
+        "polling": state.working and polls < MAX_POLLS,
+        "gave_up": state.working and polls >= MAX_POLLS,
+        "next_poll": polls + 1,
+        "poll_seconds": POLL_SECONDS,
+        "check_error": error,
+        "queued": queued,
+    }
+
+
+def effect_page(
+    request: HttpRequest,
+    key: str,
+    *,
+    status: int = 200,
+    form_name: str = "",
+    error: DomainError | None = None,
+    draft: dict[str, str] | None = None,
+) -> HttpResponse:
+    """The detail page; after a refused action, with the refusal beside its form."""
+    try:
+        detail = console_effect_detail(idempotency_key=key)
+    except NotFound as exc:
+        raise Http404(exc.detail) from exc
+    context = status_context(request, detail.state)
+    context.update(
+        {"detail": detail, "form_name": form_name, "form_error": error, "draft": draft or {}}
+    )
+    return TemplateResponse(request, DETAIL_TEMPLATE, context, status=status)
+
+
+class EffectDetailView(StaffRequiredMixin, View):
+    def get(self, request: HttpRequest, key: str) -> HttpResponse:
+        return effect_page(request, key)
+
+
+class EffectStatusView(StaffRequiredMixin, View):
+    """The status panel alone, for polling. Tells the page when the effect has moved on."""
+
+    def get(self, request: HttpRequest, key: str) -> HttpResponse:
+        try:
+            state = console_effect_state(idempotency_key=key)
+        except NotFound as exc:
+            raise Http404(exc.detail) from exc
+        response = TemplateResponse(
+            request, STATUS_TEMPLATE, status_context(request, state, polls=_polls(request))
+        )
+        since = request.GET.get("since")
+        if since and since != state.version:
+            response["HX-Trigger"] = CHANGED_EVENT
+        return response
+
+
+class EffectCheckView(OperatorRequiredMixin, View):
+    """Run readback now: queue a readback (accepted) or a resolution (unknown)."""
+
+    def post(self, request: HttpRequest, key: str) -> HttpResponse:
+        error: DomainError | None = None
+        try:
+            effect_request_check(
+                idempotency_key=key,
+                actor=request.user,
+                request_id=request_id_of(request) or uuid.uuid4().hex,
+            )
+        except NotFound as exc:
+            raise Http404(exc.detail) from exc
+        except DomainError as exc:
+            error = exc
+        if not request.htmx:  # type: ignore[attr-defined]
+            if error is not None:
+                messages.error(request, error.detail)
+            else:
+                messages.success(request, f"Check queued for {key}.")
+            return redirect("console-effect", key=key)
+        try:
+            state = console_effect_state(idempotency_key=key)
+        except NotFound as exc:
+            raise Http404(exc.detail) from exc
+        response = TemplateResponse(
+            request,
+            STATUS_TEMPLATE,
+            status_context(request, state, error=error, queued=error is None),
+        )
+        if error is None:
+            response["HX-Trigger"] = CHANGED_EVENT
+        return response
+
+
+class EffectResolveView(OperatorRequiredMixin, View):
+    """Resolve by hand: the service records the verdict as evidence and audits it."""
+
+    def post(self, request: HttpRequest, key: str) -> HttpResponse:
+        form = EffectResolveForm(request.POST)
+        draft = {
+            "outcome": request.POST.get("outcome", ""),
+            "reason": request.POST.get("reason", ""),
+        }
+        if not form.is_valid():
+            return _refused(request, key, "resolve", _form_error(form), draft)
+        try:
+            effect = effect_resolve_manually(
+                idempotency_key=key,
+                outcome=form.cleaned_data["outcome"],
+                reason=form.cleaned_data["reason"],
+                actor=request.user,
+                request_id=request_id_of(request) or uuid.uuid4().hex,
+            )
+        except NotFound as exc:
+            raise Http404(exc.detail) from exc
+        except DomainError as exc:
+            return _refused(request, key, "resolve", exc, draft)
+        messages.success(request, f"{key} resolved by hand: {effect.status.replace('_', ' ')}.")
+        return redirect("console-effect", key=key)
+
+
+class EffectEscalateView(OperatorRequiredMixin, View):
+    """Hand the effect to its owner: opens (or returns the open) escalation for it."""
+
+    def post(self, request: HttpRequest, key: str) -> HttpResponse:
+        form = EffectEscalateForm(request.POST)
+        draft = {"reason": request.POST.get("reason", "")}
+        if not form.is_valid():
+            return _refused(request, key, "escalate", _form_error(form), draft)
+        try:
+            escalation = escalation_open_for_effect(
+                idempotency_key=key,
+                actor=request.user,
+                reason=form.cleaned_data["reason"],
+                request_id=request_id_of(request) or uuid.uuid4().hex,
+            )
+        except NotFound as exc:
+            raise Http404(exc.detail) from exc
+        except DomainError as exc:
+            return _refused(request, key, "escalate", exc, draft)
+        messages.success(request, f"Escalated to {escalation.owner} as {escalation.escalation_id}.")
+        return redirect("console-effect", key=key)
+
+
+def _form_error(form: Any) -> DomainError:
+    text = " ".join(str(message) for errors in form.errors.values() for message in errors)
+    return DomainError(text, code="invalid_request")
+
+
+def _refused(
+    request: HttpRequest, key: str, form_name: str, error: DomainError, draft: dict[str, str]
+) -> HttpResponse:
+    return effect_page(
+        request, key, status=error.status, form_name=form_name, error=error, draft=draft
+    )

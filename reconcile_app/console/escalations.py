@@ -1,0 +1,167 @@
+"""Console pages for escalations: the reviewers' queue, one escalation, and its decision.
+
+Only reviewers see the decision forms, never on an escalation they raised; the server checks
+both again (the role here, self-approval in `escalation_decide`) and shows any refusal inline.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib import messages
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.views import View
+from django_filters.views import FilterView
+from django_tables2 import SingleTableMixin
+
+from reconcile_app.choices import Role
+from reconcile_app.console.forms import EscalationDecisionForm, dress_filter_form
+from reconcile_app.console.tables import EscalationTable
+from reconcile_app.console.views import (
+    PER_PAGE,
+    HtmxPartialMixin,
+    ReviewerRequiredMixin,
+    StaffRequiredMixin,
+    StatusTabsMixin,
+)
+from reconcile_app.errors import DomainError, NotFound
+from reconcile_app.filtersets import EscalationFilterSet
+from reconcile_app.models import Escalation
+from reconcile_app.request_id import request_id_of
+from reconcile_app.roles import has_role
+from reconcile_app.selectors.console_escalations import (
+    ESCALATION_TABS,
+    console_escalation_detail,
+    console_escalations,
+    escalation_queue_order,
+    escalation_status_counts,
+    escalation_suggestions,
+)
+from reconcile_app.services.escalations import escalation_decide
+
+DETAIL_TEMPLATE = "reconcile_app/escalation_detail.html"
+
+
+class EscalationListView(
+    StaffRequiredMixin, StatusTabsMixin, HtmxPartialMixin, SingleTableMixin, FilterView
+):
+    """Escalations by status tab; open first, the longest-waiting at the top."""
+
+    filterset_class = EscalationFilterSet
+    table_class = EscalationTable
+    table_pagination = {"per_page": PER_PAGE}
+    template_name = "reconcile_app/escalation_list.html"
+    partial_template_name = "reconcile_app/partials/escalation_region.html"
+    tabs = ESCALATION_TABS
+    default_tab = Escalation.Status.OPEN
+
+    def get_queryset(self) -> QuerySet:
+        return escalation_queue_order(console_escalations(), self.tab())
+
+    def count_queryset(self) -> QuerySet:
+        return console_escalations()
+
+    def status_counts(self, queryset: QuerySet) -> dict[str, int]:
+        return escalation_status_counts(queryset)
+
+    def get_filterset(self, filterset_class: Any) -> Any:
+        filterset = super().get_filterset(filterset_class)
+        dress_filter_form(
+            filterset.form, datalists={"owner": "known-owners", "code": "known-codes"}
+        )
+        return filterset
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context.update(self.tab_context())
+        if not self.wants_partial():
+            # The suggestion lists sit outside the swapped region: a partial needs none.
+            context["suggestions"] = escalation_suggestions()
+        return context
+
+
+def escalation_page(
+    request: HttpRequest,
+    escalation_id: str,
+    *,
+    status: int = 200,
+    error: DomainError | None = None,
+    decided_as: str = "",
+    draft: dict[str, str] | None = None,
+) -> HttpResponse:
+    """The detail page; after a refused decision, with the refusal and the draft in place."""
+    try:
+        detail = console_escalation_detail(escalation_id=escalation_id)
+    except NotFound as exc:
+        raise Http404(exc.detail) from exc
+    is_reviewer = has_role(request.user, Role.REVIEWER)
+    raised_by_me = detail.raised_by(request.user)
+    return TemplateResponse(
+        request,
+        DETAIL_TEMPLATE,
+        {
+            "detail": detail,
+            "escalation": detail.escalation,
+            "is_reviewer": is_reviewer,
+            "raised_by_me": raised_by_me,
+            "can_decide": (
+                is_reviewer
+                and not raised_by_me
+                and detail.escalation.status == Escalation.Status.OPEN
+            ),
+            "error": error,
+            "decided_as": decided_as,
+            "draft": draft or {},
+        },
+        status=status,
+    )
+
+
+class EscalationDetailView(StaffRequiredMixin, View):
+    def get(self, request: HttpRequest, escalation_id: str) -> HttpResponse:
+        return escalation_page(request, escalation_id)
+
+
+class EscalationDecideView(ReviewerRequiredMixin, View):
+    """A reviewer approves or rejects; `escalation_decide` enforces and audits the rules."""
+
+    approve = True
+
+    def post(self, request: HttpRequest, escalation_id: str) -> HttpResponse:
+        form = EscalationDecisionForm(request.POST)
+        verb = "approve" if self.approve else "reject"
+        draft = {
+            "rationale": request.POST.get("rationale", ""),
+            "selected_ref": request.POST.get("selected_ref", ""),
+        }
+        if not form.is_valid():
+            error = DomainError(
+                " ".join(str(message) for errors in form.errors.values() for message in errors),
+                code="invalid_request",
+            )
+            return escalation_page(
+                request, escalation_id, status=400, error=error, decided_as=verb, draft=draft
+            )
+        try:
+            escalation = escalation_decide(
+                escalation_id=escalation_id,
+                reviewer=request.user,
+                approve=self.approve,
+                rationale=form.cleaned_data["rationale"],
+                selected_ref=form.cleaned_data["selected_ref"] or None,
+                request_id=request_id_of(request) or uuid.uuid4().hex,
+            )
+        except NotFound as exc:
+            raise Http404(exc.detail) from exc
+        except DomainError as exc:
+            # Self-approval (403), a missing rationale or selection (400), already decided
+            # (409): the page comes back with the message where the form was.
+            return escalation_page(
+                request, escalation_id, status=exc.status, error=exc, decided_as=verb, draft=draft
+            )
+        messages.success(request, f"Escalation {escalation.escalation_id} {escalation.status}.")
+        return redirect("console-escalation", escalation_id=escalation.escalation_id)

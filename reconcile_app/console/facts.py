@@ -1,0 +1,86 @@
+"""Console pages for facts by rule: every fact key's current selection, and one key's history.
+
+Reading these pages never opens an escalation (see selectors.console_facts): looking is not
+asking on an agent's behalf.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.views import View
+from django.views.generic import TemplateView
+from django_tables2 import SingleTableMixin
+
+from reconcile_app.console.forms import FactFilterForm
+from reconcile_app.console.tables import FactTable
+from reconcile_app.console.views import PER_PAGE, HtmxPartialMixin, StaffRequiredMixin
+from reconcile_app.errors import NotFound
+from reconcile_app.selectors.console_facts import (
+    console_fact_detail,
+    console_fact_keys,
+    fact_selections,
+)
+from reconcile_app.services.memory import fact_today
+
+
+def _cleaned(form: FactFilterForm, name: str) -> Any:
+    """A field's clean value even when another field is invalid (that one is reported)."""
+    form.is_valid()
+    return getattr(form, "cleaned_data", {}).get(name)
+
+
+def _on(form: FactFilterForm) -> date:
+    """The date the rule is applied on: the form's, or today in the declared fact timezone."""
+    return _cleaned(form, "on") or fact_today()
+
+
+class FactListView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin, TemplateView):
+    table_class = FactTable
+    table_pagination = {"per_page": PER_PAGE}
+    template_name = "reconcile_app/fact_list.html"
+    partial_template_name = "reconcile_app/partials/fact_table.html"
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # Unfiltered, the date input shows the date the rule is applied on (today).
+        self.form = FactFilterForm(request.GET or None, initial={"on": fact_today()})
+        self.on = _on(self.form)
+        return super().get(request, *args, **kwargs)
+
+    def get_table_data(self) -> QuerySet:
+        return console_fact_keys(search=_cleaned(self.form, "fact_key") or "")
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        table = context["table"]
+        # Selections for the keys on this page only: the owner is asked once per key shown.
+        keys = [row.record["fact_key"] for row in table.page.object_list] if table.page else []
+        table.selections = fact_selections(fact_keys=keys, on=self.on)
+        context.update({"form": self.form, "on": self.on, "today": fact_today()})
+        return context
+
+
+class FactDetailView(StaffRequiredMixin, View):
+    def get(self, request: HttpRequest, fact_key: str) -> HttpResponse:
+        form = FactFilterForm(request.GET or None)
+        on = _on(form)
+        try:
+            detail = console_fact_detail(fact_key=fact_key, on=on)
+        except NotFound as exc:
+            raise Http404(exc.detail) from exc
+        return TemplateResponse(
+            request,
+            "reconcile_app/fact_detail.html",
+            {
+                "detail": detail,
+                "current": detail.current,
+                "fact_key": fact_key,
+                "form": form,
+                "on": on,
+                "today": fact_today(),
+            },
+        )

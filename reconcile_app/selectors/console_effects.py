@@ -1,0 +1,154 @@
+"""Reads for the console's effects triage: the unknown-outcome queue and one effect's story."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, QuerySet
+
+from reconcile_app.errors import NotFound
+from reconcile_app.models import Effect, EffectEvent, EffectStatus, Escalation
+
+# Tabs in triage order: what nobody has proven first. "accepted" is awaiting its readback.
+EFFECT_TABS: tuple[str, ...] = (
+    EffectStatus.UNKNOWN,
+    EffectStatus.POSTCONDITION_FAILED,
+    EffectStatus.ACCEPTED,
+    EffectStatus.VERIFIED,
+    EffectStatus.REJECTED,
+    EffectStatus.NOT_EXECUTED,
+    "all",
+)
+# Queues someone is waiting on: oldest first. Settled outcomes: newest first.
+OLDEST_FIRST = (EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED, EffectStatus.ACCEPTED)
+# Nothing will change these on its own, and no operator action applies to them.
+FINAL = frozenset({EffectStatus.VERIFIED, EffectStatus.REJECTED, EffectStatus.NOT_EXECUTED})
+# Work is under way without anyone asking: the sender or the automatic readback.
+IN_FLIGHT = frozenset({EffectStatus.RECORDED, EffectStatus.SENT, EffectStatus.ACCEPTED})
+CHECKABLE = frozenset(
+    {EffectStatus.UNKNOWN, EffectStatus.ACCEPTED, EffectStatus.POSTCONDITION_FAILED}
+)
+RESOLVABLE = frozenset({EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED})
+CHECK_REQUESTED = "check_requested"
+
+
+def console_effects() -> QuerySet[Effect]:
+    """Effects with their source and snapshot id; the snapshot's big `content` is not read."""
+    return Effect.objects.select_related("source", "snapshot").defer("snapshot__content")
+
+
+def effect_queue_order(queryset: QuerySet[Effect], tab: str) -> QuerySet[Effect]:
+    if tab in OLDEST_FIRST:
+        return queryset.order_by("created_at", "id")
+    return queryset.order_by("-created_at", "-id")
+
+
+def effect_status_counts(queryset: QuerySet[Effect]) -> dict[str, int]:
+    """A count per tab, in one aggregate over the already-filtered rows."""
+    counts = queryset.order_by().aggregate(
+        all=Count("pk"),
+        **{
+            status: Count("pk", filter=Q(status=status))
+            for status in EFFECT_TABS
+            if status != "all"
+        },
+    )
+    return {key: value or 0 for key, value in counts.items()}
+
+
+def effect_source_names() -> list[str]:
+    """Sources effects were sent to, suggested in the filter form."""
+    return list(
+        Effect.objects.order_by("source__name").values_list("source__name", flat=True).distinct()
+    )
+
+
+@dataclass(frozen=True)
+class EffectState:
+    """What the status panel shows, and whether it should keep asking the server."""
+
+    effect: Effect
+    last_event: EffectEvent | None
+
+    @property
+    def status(self) -> str:
+        return self.effect.status
+
+    @property
+    def final(self) -> bool:
+        return self.effect.status in FINAL
+
+    @property
+    def check_pending(self) -> bool:
+        """An operator asked for a check and no worker has answered it yet."""
+        return self.last_event is not None and self.last_event.kind == CHECK_REQUESTED
+
+    @property
+    def working(self) -> bool:
+        """Something is under way that will change this effect without anyone acting."""
+        return not self.final and (self.check_pending or self.effect.status in IN_FLIGHT)
+
+    @property
+    def checkable(self) -> bool:
+        return self.effect.status in CHECKABLE and not self.check_pending
+
+    @property
+    def resolvable(self) -> bool:
+        return self.effect.status in RESOLVABLE
+
+    @property
+    def version(self) -> str:
+        """Changes whenever the effect does: every transition writes an event."""
+        return f"{self.effect.status}.{self.last_event.pk if self.last_event else 0}"
+
+
+@dataclass(frozen=True)
+class EffectDetail:
+    state: EffectState
+    events: list[EffectEvent]
+    escalations: list[Escalation]
+
+    @property
+    def effect(self) -> Effect:
+        return self.state.effect
+
+    @property
+    def open_escalation(self) -> Escalation | None:
+        return next(
+            (item for item in self.escalations if item.status == Escalation.Status.OPEN), None
+        )
+
+
+def _effect(idempotency_key: str) -> Effect:
+    effect = (
+        console_effects()
+        .select_related("principal", "decision")
+        .filter(idempotency_key=idempotency_key)
+        .first()
+    )
+    if effect is None:
+        raise NotFound(f"no effect {idempotency_key}", code="effect_not_found")
+    return effect
+
+
+def console_effect_detail(*, idempotency_key: str) -> EffectDetail:
+    """The effect, its whole timeline and its escalations: three queries."""
+    effect = _effect(idempotency_key)
+    events = list(EffectEvent.objects.filter(effect=effect).order_by("at", "pk"))
+    escalations = list(
+        Escalation.objects.filter(effect=effect)
+        .select_related("decided_by")
+        .order_by("-opened_at", "-pk")
+    )
+    return EffectDetail(
+        state=EffectState(effect=effect, last_event=events[-1] if events else None),
+        events=events,
+        escalations=escalations,
+    )
+
+
+def console_effect_state(*, idempotency_key: str) -> EffectState:
+    """Just what the status panel polls for: two queries."""
+    effect = _effect(idempotency_key)
+    last_event = EffectEvent.objects.filter(effect=effect).order_by("-at", "-pk").first()
+    return EffectState(effect=effect, last_event=last_event)

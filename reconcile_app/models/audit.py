@@ -3,8 +3,10 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from reconcile_app.models.append_only import AppendOnlyModel
 
-class AuditEvent(models.Model):
+
+class AuditEvent(AppendOnlyModel):
     """One operator, reviewer or administrator action. Insert only.
 
     Records who acted (user and principal), when, why (`reason`), on what (`object_kind`,

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from reconcile_app.models.append_only import AppendOnlyModel
+
 
 class EffectStatus(models.TextChoices):
     RECORDED = "recorded"
@@ -67,7 +69,7 @@ class Effect(models.Model):
         return f"{self.idempotency_key} ({self.status})"
 
 
-class EffectEvent(models.Model):
+class EffectEvent(AppendOnlyModel):
     """One step of an effect's timeline (recorded, sent, receipt, timeout, readback, …).
 
     Insert only; the console's timeline is these rows in order.

@@ -3,9 +3,10 @@ from __future__ import annotations
 from django.db import models
 
 from reconcile_app.choices import EvidenceKind
+from reconcile_app.models.append_only import AppendOnlyModel
 
 
-class EvidenceEntry(models.Model):
+class EvidenceEntry(AppendOnlyModel):
     """An append-only ledger entry.
 
     Invariants: inserted once, never updated or deleted; a correction is a new entry whose

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from reconcile_app.models.append_only import AppendOnlyModel
+
 
 class SandboxRecord(models.Model):
     """A versioned record of the built-in reference owner system.
@@ -74,7 +76,7 @@ class SandboxAuthority(models.Model):
         return f"{self.source}/{self.fact_key}: {self.owner}@{self.source_revision}"
 
 
-class SandboxEffect(models.Model):
+class SandboxEffect(AppendOnlyModel):
     """The sandbox owner's own idempotency ledger: one receipt per idempotency key.
 
     `applied` is false when the owner acknowledged the command but the change did not stick

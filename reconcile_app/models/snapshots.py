@@ -11,9 +11,10 @@ from reconcile_app.choices import (
     ReadStatus,
     Verdict,
 )
+from reconcile_app.models.append_only import AppendOnlyModel
 
 
-class DecisionSnapshot(models.Model):
+class DecisionSnapshot(AppendOnlyModel):
     """The immutable package one decision was made on.
 
     Invariants: inserted once, never updated. `snapshot_id` is derived from `content_hash`,
@@ -51,7 +52,7 @@ class DecisionSnapshot(models.Model):
         return self.snapshot_id
 
 
-class StateRead(models.Model):
+class StateRead(AppendOnlyModel):
     """One field as read from its owner inside a snapshot. Never stored as truth elsewhere.
 
     Queryable by source and version, so "every snapshot that read case-service@42" is an
@@ -82,7 +83,7 @@ class StateRead(models.Model):
         return f"{self.field}@{self.version}"
 
 
-class ClaimVerdict(models.Model):
+class ClaimVerdict(AppendOnlyModel):
     """A remembered claim presented with a reconcile request, and what reconciliation found."""
 
     snapshot = models.ForeignKey(
@@ -108,7 +109,7 @@ class ClaimVerdict(models.Model):
         return f"{self.snapshot_id}#{self.index}: {self.verdict}"
 
 
-class DecisionReceipt(models.Model):
+class DecisionReceipt(AppendOnlyModel):
     """The decision bound to its snapshot: proposed action, policy result, permitted actions.
 
     Insert only; lineage goes snapshot → decision → effect through it.

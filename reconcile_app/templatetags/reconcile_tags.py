@@ -1,8 +1,6 @@
 """Presentation helpers for the console: badges, values, times and durations.
 
-Badge colours come from `BADGE_COLOURS`, so a value looks the same on every page. Values
-it does not list yet (effect statuses, escalation outcomes, fact codes) take their colour
-from `PENDING_COLOURS` below until they are added there; `BADGE_COLOURS` always wins.
+Badge colours come from `BADGE_COLOURS`, so a value looks the same on every page.
 """
 
 from __future__ import annotations
@@ -24,34 +22,10 @@ register = template.Library()
 NEUTRAL = "grey"
 EMPTY = mark_safe('<span class="muted">—</span>')
 
-# Belongs in reconcile_app.choices.BADGE_COLOURS (requested); kept here so the escalation,
-# effect and fact pages colour these consistently meanwhile.
-PENDING_COLOURS: dict[str, str] = {
-    # Escalations: the outcome of a review, and what an open one does to writes.
-    "approved": "green",
-    "rejected": "red",
-    "frozen": "purple",
-    "allowed": "green",
-    # Effects: in flight blue, proven green, unproven amber, failed red, nothing done grey.
-    "recorded": "blue",
-    "sent": "blue",
-    "accepted": "blue",
-    "verified": "green",
-    "unknown": "amber",
-    "postcondition_failed": "red",
-    "not_executed": "grey",
-    # Facts by rule: select_current's codes.
-    "authority_ambiguous": "amber",
-    "owner_missing": "amber",
-    "no_current_record": "grey",
-    "current_authority_unavailable": "red",
-}
-
-
 @register.filter
 def badge_colour(value: Any) -> str:
     text = str(value)
-    return BADGE_COLOURS.get(text) or PENDING_COLOURS.get(text, NEUTRAL)
+    return BADGE_COLOURS.get(text, NEUTRAL)
 
 
 @register.simple_tag

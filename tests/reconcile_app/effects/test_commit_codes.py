@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from reconcile_app.models import DecisionSnapshot, Effect, EffectStatus
+from reconcile_app.models import Effect, EffectStatus
 from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_write
 from tests.conftest import make_agent
 from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
@@ -74,11 +74,13 @@ def test_another_principals_snapshot_is_403(allowed):
     assert (response.status_code, response.json()["code"]) == (403, "decision_not_allowed")
 
 
-def test_expired_snapshot_is_412(allowed, agent):
-    DecisionSnapshot.objects.filter(snapshot_id=allowed["snapshot_id"]).update(
-        issued_at=DecisionSnapshot.objects.get(snapshot_id=allowed["snapshot_id"]).issued_at
-        - timedelta(seconds=121)
-    )
+def test_expired_snapshot_is_412(allowed, agent, monkeypatch):
+    from django.utils import timezone
+
+    from reconcile_app.services import effects
+
+    later = timezone.now() + timedelta(seconds=121)
+    monkeypatch.setattr(effects.timezone, "now", lambda: later)
     response = commit(agent, allowed, "release_collections_hold", "released", "k-6")
     assert (response.status_code, response.json()["code"]) == (412, "snapshot_expired")
 
@@ -108,21 +110,22 @@ def test_owner_unavailable_rejects_without_executing(allowed, agent):
     assert Effect.objects.get(idempotency_key="k-9").status == "rejected"
 
 
-def test_unknown_outcome_not_executed_when_owner_never_saw_it(allowed, agent):
+def test_unknown_outcome_not_executed_when_owner_never_saw_it(allowed, agent, monkeypatch):
     from reconcile_app.services.outcomes import effect_resolve_unknown
+    from reconcile_app.sources import ApplyOutcome, ApplyResult
+    from reconcile_app.sources.sandbox import SandboxAdapter
 
-    commit(agent, allowed, "release_collections_hold", "released", "k-10")
-    effect = Effect.objects.get(idempotency_key="k-10")
-    # Simulate a request lost before reaching the owner: its ledger never saw the key and
-    # the target is still at the version we sent against.
-    from reconcile_app.models import SandboxEffect, SandboxRecord
-
-    SandboxEffect.objects.filter(idempotency_key="k-10").delete()
-    SandboxRecord.objects.filter(subject=SUBJECT, field="collections_status").update(
-        version=42, value="collect"
+    # The request is lost on the way: the owner never sees it, the caller times out.
+    monkeypatch.setattr(
+        SandboxAdapter, "apply",
+        lambda self, command: ApplyResult(outcome=ApplyOutcome.UNKNOWN, code="timeout"),
     )
-    Effect.objects.filter(pk=effect.pk).update(status=EffectStatus.UNKNOWN)
-    assert effect_resolve_unknown(effect_id=effect.pk).status == "not_executed"
+    assert commit(agent, allowed, "release_collections_hold", "released", "k-10").status_code == 202
+    effect = Effect.objects.get(idempotency_key="k-10")
+    monkeypatch.undo()
+    resolved = effect_resolve_unknown(effect_id=effect.pk)
+    assert resolved.status == "not_executed"
+    assert resolved.events.filter(kind="resolution").exists()
 
 
 def test_unknown_stays_unknown_when_the_ledger_cannot_be_asked(allowed, agent):

@@ -1,0 +1,48 @@
+"""PostgreSQL refuses UPDATE, DELETE and TRUNCATE on the append-only tables by trigger.
+
+Other databases rely on the application's refusal (reconcile_app/models/append_only.py).
+"""
+
+from __future__ import annotations
+
+from django.db import migrations
+
+from reconcile_app.models.append_only import APPEND_ONLY_TABLES
+
+FUNCTION = """
+CREATE OR REPLACE FUNCTION reconcile_refuse_change() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION 'reconcile: % on % is refused: the table is append-only', TG_OP, TG_TABLE_NAME
+        USING ERRCODE = 'insufficient_privilege';
+END;
+$$ LANGUAGE plpgsql;
+"""
+
+
+def install(apps, schema_editor):
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    schema_editor.execute(FUNCTION)
+    for table in APPEND_ONLY_TABLES:
+        schema_editor.execute(
+            f"CREATE TRIGGER {table}_no_change BEFORE UPDATE OR DELETE ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION reconcile_refuse_change()"
+        )
+        schema_editor.execute(
+            f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
+            "FOR EACH STATEMENT EXECUTE FUNCTION reconcile_refuse_change()"
+        )
+
+
+def remove(apps, schema_editor):
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    for table in APPEND_ONLY_TABLES:
+        schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_no_change ON {table}")
+        schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_no_truncate ON {table}")
+    schema_editor.execute("DROP FUNCTION IF EXISTS reconcile_refuse_change()")
+
+
+class Migration(migrations.Migration):
+    dependencies = [("reconcile_app", "0008_quarantine")]
+    operations = [migrations.RunPython(install, remove)]

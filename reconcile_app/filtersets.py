@@ -14,6 +14,7 @@ from reconcile_app.choices import (
     MemoryStatus,
 )
 from reconcile_app.models import (
+    AuditEvent,
     Contradiction,
     DecisionSnapshot,
     Effect,
@@ -114,3 +115,17 @@ class QuarantineFilterSet(django_filters.FilterSet):
     class Meta:
         model = Quarantine
         fields = ["status", "scope", "target"]
+
+
+class AuditFilterSet(django_filters.FilterSet):
+    actor = django_filters.CharFilter(field_name="actor_name")
+    action = django_filters.CharFilter()
+    action_prefix = django_filters.CharFilter(field_name="action", lookup_expr="startswith")
+    object_kind = django_filters.CharFilter()
+    object_ref = django_filters.CharFilter()
+    since = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="gte")
+    until = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="lt")
+
+    class Meta:
+        model = AuditEvent
+        fields = ["action", "object_kind", "object_ref"]

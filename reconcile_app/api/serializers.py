@@ -396,3 +396,15 @@ class QuarantineOutput(serializers.Serializer):
     lifted_at = serializers.DateTimeField(allow_null=True)
     lifted_by = serializers.CharField(source="lifted_by.username", allow_null=True, default=None)
     lift_reason = serializers.CharField(allow_blank=True)
+
+
+class AuditOutput(serializers.Serializer):
+    at = serializers.DateTimeField()
+    actor = serializers.CharField(source="actor_name")
+    action = serializers.CharField()
+    object_kind = serializers.CharField()
+    object_ref = serializers.CharField()
+    reason = serializers.CharField(allow_blank=True)
+    request_id = serializers.CharField(allow_blank=True)
+    before = serializers.JSONField(allow_null=True)
+    after = serializers.JSONField(allow_null=True)

@@ -13,6 +13,7 @@ from django.db import transaction
 from reconcile_app.choices import PrincipalKind, Role
 from reconcile_app.errors import Conflict, ValidationFailed
 from reconcile_app.models import ApiKey, Capability, Principal
+from reconcile_app.services.audit import audit_record
 
 KEY_PREFIX = "rk"
 PEOPLE_ROLES = (Role.OPERATOR, Role.REVIEWER, Role.AUDITOR)
@@ -61,7 +62,9 @@ def _role_groups(roles: Iterable[str]) -> list[Group]:
     return [Group.objects.get_or_create(name=str(role))[0] for role in roles]
 
 
-def principal_create(*, name: str, capabilities: Iterable[str]) -> tuple[Principal, str]:
+def principal_create(
+    *, name: str, capabilities: Iterable[str], actor: object = None
+) -> tuple[Principal, str]:
     """Create an agent principal with its capabilities; returns it and its one-time key."""
     parsed = [parse_capability(text) for text in capabilities]
     with transaction.atomic():
@@ -80,11 +83,18 @@ def principal_create(*, name: str, capabilities: Iterable[str]) -> tuple[Princip
             for dc, action in dict.fromkeys(parsed)
         )
         key = api_key_issue(principal=principal)
+        audit_record(
+            actor=actor,
+            action="principal.create",
+            object_kind="principal",
+            object_ref=name,
+            after={"kind": "agent", "capabilities": [f"{dc}:{a}" for dc, a in parsed]},
+        )
     return principal, key
 
 
 def user_create(
-    *, username: str, roles: Iterable[str], password: str | None = None
+    *, username: str, roles: Iterable[str], password: str | None = None, actor: object = None
 ) -> tuple[User, str]:
     """Create a person in the given roles with a personal API token; returns both."""
     roles = list(dict.fromkeys(roles))
@@ -103,6 +113,13 @@ def user_create(
         user.groups.set(_role_groups(roles))
         principal = Principal.objects.create(name=username, kind=PrincipalKind.PERSON, user=user)
         token = api_key_issue(principal=principal)
+        audit_record(
+            actor=actor,
+            action="user.create",
+            object_kind="user",
+            object_ref=username,
+            after={"roles": [str(role) for role in roles], "token_issued": True},
+        )
     return user, token
 
 

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "reconcile_app.request_id.RequestIdMiddleware",
+    "reconcile_app.security.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "reconcile_app.api.middleware.ApiProblemMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -82,6 +83,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "reconcile_app.console.context.navigation",
+                "reconcile_app.security.csp_nonce",
             ],
         },
     },
@@ -150,10 +152,36 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 if PRODUCTION:
+    # Defaults for serving over TLS (directly or behind a proxy that sets
+    # X-Forwarded-Proto); each can be relaxed explicitly.
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
-    SECURE_SSL_REDIRECT = env_bool("SSL_REDIRECT", False)
-    SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", 0)
+    SECURE_SSL_REDIRECT = env_bool("SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("HSTS_PRELOAD", True)
+    if env_bool("BEHIND_TLS_PROXY", False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# --- Cache: shared by all processes (throttles, failure counters) --------------------------
+CACHE_URL = env_str("CACHE_URL", "")
+if CACHE_URL:
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
+# Failed attempts tolerated per 15 minutes before refusing: per username for sign-in (and
+# four times that per address), per address for API keys.
+RECONCILE_FAILURE_LIMITS = {
+    "login": env_int("LOGIN_FAILURE_LIMIT", 5),
+    "api_key": env_int("API_KEY_FAILURE_LIMIT", 20),
+}
 
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -168,6 +196,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "reconcile_app.api.pagination.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "reconcile_app.api.problems.problem_exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["reconcile_app.security.PrincipalRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "principal": env_str("API_RATE", "1200/min"),
+        "anon": env_str("API_ANON_RATE", "120/min"),
+    },
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "DATETIME_FORMAT": "iso-8601",

@@ -3,15 +3,19 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from reconcile_app.api.views.metrics import PrometheusMetricsView
+from reconcile_app.console.login import ThrottledLoginView
 
 urlpatterns = [
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/lineage/", include("lineage_app.urls")),
     path("api/v1/", include("reconcile_app.api.urls")),
     path("admin/", admin.site.urls),
+    path("metrics", PrometheusMetricsView.as_view(), name="metrics"),
     path("", include("reconcile_app.console.urls")),
 ]

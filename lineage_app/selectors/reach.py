@@ -39,7 +39,7 @@ def _cte(
     at: list[Any] = [as_of] if as_of else []
     if depth is None:
         sql = (
-            f"WITH RECURSIVE reach(id) AS ("  # noqa: S608
+            f"WITH RECURSIVE reach(id) AS ("  # noqa: S608  # nosec B608
             f" SELECT e.{follow} FROM {edge} e WHERE e.{start} IN ({placeholders}){time_filter}"
             f" UNION"
             f" SELECT e.{follow} FROM {edge} e JOIN reach r ON e.{start} = r.id"
@@ -50,7 +50,7 @@ def _cte(
     # With a depth bound the depth column is part of each row, so UNION dedupes per
     # (node, depth); the bound keeps that finite.
     sql = (
-        f"WITH RECURSIVE walk(id, depth) AS ("  # noqa: S608
+        f"WITH RECURSIVE walk(id, depth) AS ("  # noqa: S608  # nosec B608
         f" SELECT e.{follow}, 1 FROM {edge} e WHERE e.{start} IN ({placeholders}){time_filter}"
         f" UNION"
         f" SELECT e.{follow}, w.depth + 1 FROM {edge} e JOIN walk w ON e.{start} = w.id"
@@ -78,7 +78,7 @@ def reach(
     exclude_roots = f"n.id NOT IN ({', '.join(['%s'] * len(root_ids))})"
     with connection.cursor() as cursor:
         cursor.execute(
-            f"{cte} SELECT n.kind, COUNT(*) FROM reach r JOIN {node} n ON n.id = r.id"  # noqa: S608
+            f"{cte} SELECT n.kind, COUNT(*) FROM reach r JOIN {node} n ON n.id = r.id"  # noqa: S608  # nosec B608
             f" WHERE {exclude_roots} GROUP BY n.kind ORDER BY n.kind",
             params + list(root_ids),
         )
@@ -89,7 +89,7 @@ def reach(
             kind_filter = f" AND n.kind IN ({', '.join(['%s'] * len(kinds))})"
             page_params += list(kinds)
         cursor.execute(
-            f"{cte} SELECT n.id, n.kind, n.ref, n.label, n.recorded_at FROM reach r"  # noqa: S608
+            f"{cte} SELECT n.id, n.kind, n.ref, n.label, n.recorded_at FROM reach r"  # noqa: S608  # nosec B608
             f" JOIN {node} n ON n.id = r.id WHERE {exclude_roots}{kind_filter}"
             f" ORDER BY n.kind, n.id LIMIT %s OFFSET %s",
             [*page_params, limit, offset],

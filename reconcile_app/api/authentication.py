@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from reconcile_app.security import failure_count, failure_limit, failure_record
 from reconcile_app.services.principals import api_key_authenticate
 
 
@@ -23,8 +24,13 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
         key = key.strip()
         if not key:
             raise exceptions.AuthenticationFailed("empty bearer key")
+        address = str(request.META.get("REMOTE_ADDR", "unknown"))
+        if failure_count("api-key", address) >= failure_limit("api_key"):
+            # Guessing keys from one address is cut off for a while, valid or not.
+            raise exceptions.Throttled(detail="too many invalid keys from this address")
         principal = api_key_authenticate(key)
         if principal is None:
+            failure_record("api-key", address)
             raise exceptions.AuthenticationFailed("invalid or revoked key")
         return principal.user, principal
 

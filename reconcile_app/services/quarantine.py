@@ -56,7 +56,7 @@ def epoch_check(expected: int) -> bool:
     table = QuarantineEpoch._meta.db_table
     with connection.cursor() as cursor:
         lock = " FOR SHARE" if connection.vendor == "postgresql" else ""
-        cursor.execute(f"SELECT epoch FROM {table} WHERE id = 1{lock}")  # noqa: S608
+        cursor.execute(f"SELECT epoch FROM {table} WHERE id = 1{lock}")  # noqa: S608  # nosec B608
         row = cursor.fetchone()
     return (row[0] if row else 0) == expected
 

@@ -1,0 +1,136 @@
+"""Security by default: headers, CSP, throttles, production settings, static analysis."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.cache import cache
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def clean_counters():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def test_console_pages_carry_a_strict_content_security_policy(client, db):
+    response = client.get("/accounts/login/")
+    policy = response["Content-Security-Policy"]
+    assert "default-src 'self'" in policy
+    assert "script-src 'self' 'nonce-" in policy
+    assert "frame-ancestors 'none'" in policy
+    assert response["X-Frame-Options"] == "DENY"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Referrer-Policy"] == "same-origin"
+
+
+def test_api_docs_need_no_inline_script(client, db):
+    page = client.get("/api/docs/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "<script>" not in html  # the initialiser is a same-origin script (CSP-safe)
+    script = client.get("/api/docs/?script=")
+    assert script.status_code == 200
+
+
+def test_repeated_failed_sign_ins_are_throttled(client, operator):
+    for _ in range(5):
+        client.post("/accounts/login/", {"username": operator.name, "password": "wrong"})
+    response = client.post(
+        "/accounts/login/", {"username": operator.name, "password": "correct-horse-battery"}
+    )
+    assert response.status_code == 200  # the form again, not a redirect
+    assert "Too many failed sign-ins" in response.content.decode()
+
+
+def test_a_good_sign_in_clears_the_failures(client, operator):
+    for _ in range(3):
+        client.post("/accounts/login/", {"username": operator.name, "password": "wrong"})
+    ok = client.post(
+        "/accounts/login/", {"username": operator.name, "password": "correct-horse-battery"}
+    )
+    assert ok.status_code == 302
+
+
+def test_guessing_api_keys_is_cut_off(client, agent, settings):
+    settings.RECONCILE_FAILURE_LIMITS = {"login": 5, "api_key": 3}
+    for _ in range(3):
+        response = client.get("/api/v1/snapshots", HTTP_AUTHORIZATION="Bearer rk_bad_guess")
+        assert response.status_code == 401
+    blocked = client.get("/api/v1/snapshots", HTTP_AUTHORIZATION=f"Bearer {agent.key}")
+    assert blocked.status_code == 429
+    assert blocked.json()["code"] == "throttled"
+
+
+def test_api_requests_are_rate_limited_per_principal(agent, settings):
+    from rest_framework.settings import api_settings
+
+    from reconcile_app.security import PrincipalRateThrottle
+
+    rates = {**api_settings.DEFAULT_THROTTLE_RATES, "principal": "3/min"}
+    original = PrincipalRateThrottle.THROTTLE_RATES
+    PrincipalRateThrottle.THROTTLE_RATES = rates
+    try:
+        statuses = [agent.client.get("/api/v1/snapshots").status_code for _ in range(4)]
+    finally:
+        PrincipalRateThrottle.THROTTLE_RATES = original
+    assert statuses == [200, 200, 200, 429]
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_check_deploy_is_clean_under_production_settings(tmp_path):
+    env = {
+        **os.environ,
+        "RECONCILE_PRODUCTION": "1",
+        "RECONCILE_DEBUG": "0",
+        "RECONCILE_SECRET_KEY": secrets.token_urlsafe(50),
+        "RECONCILE_ALLOWED_HOSTS": "reconcile.example.org",
+        "RECONCILE_VAR_DIR": str(tmp_path),
+    }
+    result = _run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], env
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_production_refuses_insecure_defaults(tmp_path):
+    env = {**os.environ, "RECONCILE_PRODUCTION": "1", "RECONCILE_VAR_DIR": str(tmp_path)}
+    env.pop("RECONCILE_SECRET_KEY", None)
+    result = _run([sys.executable, "manage.py", "check"], env)
+    assert result.returncode != 0
+    assert "RECONCILE_SECRET_KEY" in result.stderr
+
+
+@pytest.mark.skipif(
+    shutil.which("bandit", path=str(Path(sys.executable).parent)) is None,
+    reason="bandit is installed with the dev extras",
+)
+def test_bandit_reports_no_medium_or_high_finding():
+    bandit = str(Path(sys.executable).parent / "bandit")
+    result = _run(
+        [
+            bandit,
+            "-q",
+            "-r",
+            "reconcile_app",
+            "lineage_app",
+            "config",
+            "-ll",
+            "-x",
+            "reconcile_app/migrations,lineage_app/migrations",
+        ],
+        dict(os.environ),
+    )
+    assert result.returncode == 0, result.stdout

@@ -29,6 +29,11 @@ SECTIONS: list[NavSection] = [
     NavSection("Escalations", "console-escalations", ("console-escalation",)),
     NavSection("Unknown outcomes", "console-effects", ("console-effect",)),
     NavSection("Facts", "console-facts", ("console-fact",)),
+    NavSection(
+        "Lineage",
+        "console-lineage",
+        ("console-blast-radius", "console-correction", "console-evidence"),
+    ),
 ]
 
 

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
 from reconcile_app.console import effects, escalations, facts, views
 
 urlpatterns = [
     path("", views.HomeView.as_view(), name="console-home"),
+    path("", include("lineage_app.console_urls")),
     path("snapshots/", views.SnapshotListView.as_view(), name="console-snapshots"),
     path(
         "snapshots/<str:snapshot_id>/",

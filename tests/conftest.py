@@ -24,6 +24,15 @@ from reconcile_app.services.contracts import contracts_load
 from reconcile_app.services.principals import principal_create, user_create
 
 ESTATE = Path(__file__).resolve().parent.parent / "reconcile_app" / "demo" / "estate"
+
+
+def pytest_configure(config: Any) -> None:
+    from django.conf import settings
+
+    # Password hashing is deliberately slow; tests create many people and don't test PBKDF2.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 COLLECTIONS = "collections-contact-release"
 
 

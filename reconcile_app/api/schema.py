@@ -17,3 +17,46 @@ class BearerKeyScheme(OpenApiAuthenticationExtension):
             "scheme": "bearer",
             "description": "An agent key (create_principal) or a person's token (create_user).",
         }
+
+
+PROBLEM_SCHEMA = {
+    "type": "object",
+    "description": "RFC 9457 problem details; `code` is stable and machine-readable.",
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "code": {"type": "string"},
+    },
+    "required": ["type", "title", "status", "detail", "code"],
+    "additionalProperties": True,
+}
+# Every operation can answer these, whatever its own errors: bad input, no or bad
+# credentials, a role that may not, an unknown id or page, a throttle.
+COMMON_ERRORS = {
+    "400": "Invalid request",
+    "401": "Not authenticated",
+    "403": "Forbidden",
+    "404": "Not found",
+    "429": "Throttled",
+}
+PROBLEM_MEDIA = "application/problem+json"
+
+
+def document_problems(result: dict[str, Any], generator: Any, request: Any, public: Any) -> Any:
+    """drf-spectacular postprocessing hook: every error response is documented problem+json."""
+    components = result.setdefault("components", {}).setdefault("schemas", {})
+    components["Problem"] = PROBLEM_SCHEMA
+    reference = {"$ref": "#/components/schemas/Problem"}
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            if method not in ("get", "post", "put", "patch", "delete"):
+                continue
+            responses = operation.setdefault("responses", {})
+            for status, description in COMMON_ERRORS.items():
+                responses.setdefault(status, {"description": description})
+            for status, response in responses.items():
+                if status.startswith(("4", "5")):
+                    response["content"] = {PROBLEM_MEDIA: {"schema": reference}}
+    return result

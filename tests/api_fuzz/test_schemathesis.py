@@ -1,0 +1,47 @@
+"""Fuzz the whole OpenAPI schema in-process: no 5xx, and every response — errors included —
+matches what the schema documents (status code, content type, body, headers).
+
+Excluded on purpose: `negative_data_rejection` / `positive_data_acceptance` judge input
+leniency (DRF coerces "1" to 1, for instance), and `missing_required_header` expects
+400-style codes where API.md fixes 428 for a missing If-Match (tested directly in
+tests/reconcile_app/effects/test_commit_codes.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import (
+    missing_required_header,
+    negative_data_rejection,
+    positive_data_acceptance,
+)
+
+from config.wsgi import application
+
+schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application)
+NOT_JUDGED = [negative_data_rejection, positive_data_acceptance, missing_required_header]
+
+
+@pytest.fixture
+def fuzz_operator(estate, agent, operator):
+    return operator
+
+
+@schema.parametrize()
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+    ],
+)
+@pytest.mark.django_db
+def test_api_conforms_to_its_schema(case, fuzz_operator, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_CLASSES": []}
+    case.call_and_validate(
+        headers={"Authorization": f"Bearer {fuzz_operator.key}"}, excluded_checks=NOT_JUDGED
+    )

@@ -1,0 +1,47 @@
+"""The database going away mid-request: a clean 503, and nothing half-written."""
+
+from __future__ import annotations
+
+from django.db import OperationalError
+
+from reconcile_app.models import ClaimVerdict, DecisionReceipt, DecisionSnapshot, StateRead
+from tests.reconcile_app.effects.conftest import SUBJECT, collectible  # noqa: F401
+
+
+def test_database_lost_mid_snapshot_is_503_and_writes_nothing(collectible, agent, monkeypatch):
+    original = StateRead.objects.bulk_create
+
+    def drop_connection(*args, **kwargs):
+        original(*args, **kwargs)  # the snapshot row and its reads are written...
+        raise OperationalError("server closed the connection unexpectedly")  # ...then it dies
+
+    monkeypatch.setattr(StateRead.objects, "bulk_create", drop_connection)
+    response = agent.post(
+        "/api/v1/reconcile",
+        {
+            "subject": SUBJECT,
+            "purpose": "collections",
+            "decision_class": "collections-contact-release",
+            "proposed_action": "release_collections_hold",
+            "claims": [{"subject": SUBJECT, "field": "collections_status", "value": "collect"}],
+        },
+    )
+    assert response.status_code == 503
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["code"] == "database_unavailable"
+    for model in (DecisionSnapshot, StateRead, ClaimVerdict, DecisionReceipt):
+        assert not model.objects.exists(), model.__name__
+
+
+def test_database_unreachable_is_a_clean_503_problem(agent, monkeypatch, db):
+    from django.db.backends.base.base import BaseDatabaseWrapper
+
+    def refuse(self):
+        raise OperationalError("could not connect to server: Connection refused")
+
+    monkeypatch.setattr(BaseDatabaseWrapper, "ensure_connection", refuse)
+    response = agent.client.get("/api/v1/snapshots")
+    monkeypatch.undo()
+    assert response.status_code == 503
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["code"] == "database_unavailable"

@@ -1,4 +1,4 @@
-"""One table: every API endpoint × every persona → the status it must get.
+"""One table: every API endpoint and every persona → the status it must get.
 
 Personas: an agent with the capability, an agent without it, operator, reviewer, auditor,
 anonymous. Statuses that mean "allowed" are the endpoint's success (or a clean 4xx about the

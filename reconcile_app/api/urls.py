@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.urls import path
 
 from reconcile_app.api.views import (
+    audit,
     contradictions,
     corrections,
     effects,
@@ -46,6 +47,7 @@ urlpatterns = [
         corrections.CorrectionDetailView.as_view(),
         name="api-correction",
     ),
+    path("audit", audit.AuditListView.as_view(), name="api-audit"),
     path("quarantines", quarantine.QuarantineListView.as_view(), name="api-quarantines"),
     path(
         "quarantines/<str:quarantine_id>",

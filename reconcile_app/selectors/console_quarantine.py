@@ -1,0 +1,152 @@
+"""Reads for the quarantine page: every source and memory class with its state, and history.
+
+A target is trusted unless an active (applying or applied) quarantine names it. Memory classes
+have no table of their own: they are the classes memories were written with, the classes
+claims were presented with, and any class a quarantine has named.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from reconcile_app.errors import NotFound
+from reconcile_app.models import ClaimVerdict, MemoryRecord, Quarantine, Source
+from reconcile_app.services.quarantine import ACTIVE
+
+TRUSTED = "trusted"
+SAFE_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+@dataclass(frozen=True)
+class QuarantineTarget:
+    """One source or memory class, and the quarantine in force on it (if any)."""
+
+    scope: str
+    target: str
+    # Who owns a source and how it is read; empty for a memory class.
+    note: str
+    quarantine: Quarantine | None
+
+    @property
+    def state(self) -> str:
+        return self.quarantine.status if self.quarantine is not None else TRUSTED
+
+    @property
+    def active(self) -> bool:
+        return self.quarantine is not None
+
+    @property
+    def applying(self) -> bool:
+        return self.state == Quarantine.Status.APPLYING
+
+    @property
+    def dom_id(self) -> str:
+        """A stable element id, so a row can be swapped in place after an action."""
+        scope = self.scope.replace("_", "-")
+        if SAFE_ID.match(self.target):
+            return f"target-{scope}-{self.target}"
+        # Claim memory classes are free text; a digest keeps the id valid and stable.
+        digest = hashlib.sha256(self.target.encode()).hexdigest()[:12]
+        return f"target-{scope}-x{digest}"
+
+
+def _active_by_target() -> dict[tuple[str, str], Quarantine]:
+    rows = Quarantine.objects.filter(status__in=ACTIVE).select_related("created_by")
+    return {(row.scope, row.target): row for row in rows}
+
+
+def _source_note(owner: str, mode: str) -> str:
+    return f"owned by {owner} · {mode.replace('_', ' ')}"
+
+
+def quarantine_targets() -> list[QuarantineTarget]:
+    """Every source, then every memory class, each with its active quarantine: 3 queries."""
+    active = _active_by_target()
+    sources = {
+        name: _source_note(owner, mode)
+        for name, owner, mode in Source.objects.order_by("name").values_list(
+            "name", "owner", "mode"
+        )
+    }
+    # A quarantine on a source that has since been unloaded still holds, so it is listed.
+    for scope, target in active:
+        if scope == Quarantine.Scope.SOURCE:
+            sources.setdefault(target, "no longer loaded")
+    classes = (
+        MemoryRecord.objects.order_by()
+        .values_list("memory_class", flat=True)
+        .union(
+            ClaimVerdict.objects.order_by()
+            .exclude(memory_class="")
+            .values_list("memory_class", flat=True),
+            Quarantine.objects.order_by()
+            .filter(scope=Quarantine.Scope.MEMORY_CLASS)
+            .values_list("target", flat=True),
+        )
+    )
+    targets = [
+        QuarantineTarget(
+            scope=Quarantine.Scope.SOURCE,
+            target=name,
+            note=note,
+            quarantine=active.get((Quarantine.Scope.SOURCE, name)),
+        )
+        for name, note in sorted(sources.items())
+    ]
+    targets += [
+        QuarantineTarget(
+            scope=Quarantine.Scope.MEMORY_CLASS,
+            target=name,
+            note="",
+            quarantine=active.get((Quarantine.Scope.MEMORY_CLASS, name)),
+        )
+        for name in sorted(set(classes))
+    ]
+    return targets
+
+
+def _memory_class_known(name: str) -> bool:
+    return (
+        MemoryRecord.objects.filter(memory_class=name).exists()
+        or ClaimVerdict.objects.filter(memory_class=name).exists()
+        or Quarantine.objects.filter(scope=Quarantine.Scope.MEMORY_CLASS, target=name).exists()
+    )
+
+
+def quarantine_target(*, scope: str, target: str) -> QuarantineTarget:
+    """One row of the page, for polling and for the dialogs: two queries for a known target."""
+    active = (
+        Quarantine.objects.filter(scope=scope, target=target, status__in=ACTIVE)
+        .select_related("created_by")
+        .first()
+    )
+    if scope == Quarantine.Scope.SOURCE:
+        source = Source.objects.filter(name=target).values_list("owner", "mode").first()
+        if source is None and active is None:
+            raise NotFound(f"no source {target!r}", code="unknown_source")
+        note = _source_note(*source) if source else "no longer loaded"
+    elif scope == Quarantine.Scope.MEMORY_CLASS:
+        if active is None and not _memory_class_known(target):
+            raise NotFound(f"no memory class {target!r}", code="unknown_memory_class")
+        note = ""
+    else:
+        raise NotFound(f"no quarantine scope {scope!r}", code="invalid_scope")
+    return QuarantineTarget(scope=scope, target=target, note=note, quarantine=active)
+
+
+def console_quarantine_history() -> QuerySet[Quarantine]:
+    """Every quarantine, past and present, newest first, with who created and lifted it."""
+    return Quarantine.objects.select_related("created_by", "lifted_by").order_by(
+        "-created_at", "-id"
+    )
+
+
+def console_quarantine(*, quarantine_id: str) -> Quarantine:
+    quarantine = console_quarantine_history().filter(quarantine_id=quarantine_id).first()
+    if quarantine is None:
+        raise NotFound(f"no quarantine {quarantine_id}", code="quarantine_not_found")
+    return quarantine

@@ -34,6 +34,10 @@ SECTIONS: list[NavSection] = [
         "console-lineage",
         ("console-blast-radius", "console-correction", "console-evidence"),
     ),
+    NavSection(
+        "Quarantine", "console-quarantine", ("console-quarantine-new", "console-quarantine-lift")
+    ),
+    NavSection("Audit", "console-audit"),
 ]
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from reconcile_app.console import effects, escalations, facts, views
+from reconcile_app.console import audit, effects, escalations, facts, quarantine, views
 
 urlpatterns = [
     path("", views.HomeView.as_view(), name="console-home"),
@@ -65,4 +65,28 @@ urlpatterns = [
         name="console-effect-escalate",
     ),
     path("effects/<path:key>/", effects.EffectDetailView.as_view(), name="console-effect"),
+    path("quarantine/", quarantine.QuarantinePageView.as_view(), name="console-quarantine"),
+    path("quarantine/new/", quarantine.QuarantineNewView.as_view(), name="console-quarantine-new"),
+    path(
+        "quarantine/targets/<str:scope>/<path:target>/",
+        quarantine.QuarantineTargetView.as_view(),
+        name="console-quarantine-target",
+    ),
+    path(
+        "quarantine/<str:quarantine_id>/lift/",
+        quarantine.QuarantineLiftView.as_view(),
+        name="console-quarantine-lift",
+    ),
+    path("audit/", audit.AuditListView.as_view(), name="console-audit"),
+    path("audit/export.csv", audit.AuditExportView.as_view(), name="console-audit-export"),
+    path(
+        "audit/timeline/<str:object_kind>/",
+        audit.AuditTimelineView.as_view(),
+        name="console-audit-timeline-kind",
+    ),
+    path(
+        "audit/timeline/<str:object_kind>/<path:object_ref>/",
+        audit.AuditTimelineView.as_view(),
+        name="console-audit-timeline",
+    ),
 ]

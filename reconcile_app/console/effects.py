@@ -34,6 +34,7 @@ from reconcile_app.filtersets import EffectFilterSet
 from reconcile_app.models import EffectStatus
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
+from reconcile_app.selectors.console_audit import object_timeline
 from reconcile_app.selectors.console_effects import (
     EFFECT_TABS,
     EffectState,
@@ -149,7 +150,13 @@ def effect_page(
         raise Http404(exc.detail) from exc
     context = status_context(request, detail.state)
     context.update(
-        {"detail": detail, "form_name": form_name, "form_error": error, "draft": draft or {}}
+        {
+            "detail": detail,
+            "form_name": form_name,
+            "form_error": error,
+            "draft": draft or {},
+            "timeline": object_timeline(object_kind="effect", object_ref=key),
+        }
     )
     return TemplateResponse(request, DETAIL_TEMPLATE, context, status=status)
 

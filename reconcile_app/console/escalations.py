@@ -33,6 +33,7 @@ from reconcile_app.filtersets import EscalationFilterSet
 from reconcile_app.models import Escalation
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
+from reconcile_app.selectors.console_audit import object_timeline
 from reconcile_app.selectors.console_escalations import (
     ESCALATION_TABS,
     console_escalation_detail,
@@ -116,6 +117,7 @@ def escalation_page(
             "error": error,
             "decided_as": decided_as,
             "draft": draft or {},
+            "timeline": object_timeline(object_kind="escalation", object_ref=escalation_id),
         },
         status=status,
     )

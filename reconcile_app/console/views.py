@@ -32,6 +32,7 @@ from reconcile_app.selectors.console import (
     contradiction_status_counts,
     filter_suggestions,
 )
+from reconcile_app.selectors.console_audit import object_timeline
 from reconcile_app.services.contradictions import contradiction_resolve
 
 PER_PAGE = 25
@@ -164,6 +165,9 @@ class SnapshotDetailView(StaffRequiredMixin, TemplateView):
             context["detail"] = console_snapshot_detail(snapshot_id=kwargs["snapshot_id"])
         except NotFound as exc:
             raise Http404(exc.detail) from exc
+        context["timeline"] = object_timeline(
+            object_kind="snapshot", object_ref=kwargs["snapshot_id"]
+        )
         return context
 
 

@@ -18,8 +18,8 @@ from tests.reconcile_app.console.conftest import commit_effect, read_back, signe
 LIST_QUERIES = 7
 PARTIAL_QUERIES = 6  # the suggestions sit outside the swapped region
 # session, user, the user's groups, the effect (with source, snapshot id, principal,
-# decision), its timeline, its escalations.
-DETAIL_QUERIES = 6
+# decision), its timeline, its escalations, its audit timeline.
+DETAIL_QUERIES = 7
 # session, user, the user's groups, the effect, its latest step.
 STATUS_QUERIES = 5
 

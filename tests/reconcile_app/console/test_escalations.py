@@ -16,8 +16,9 @@ from tests.reconcile_app.console.conftest import BASELINE, ambiguous_fact, signe
 # and the filter form's suggestions (owners and codes, one query).
 LIST_QUERIES = 7
 PARTIAL_QUERIES = 6  # the suggestion lists sit outside the swapped region
-# session, user, the user's groups, the escalation with what it names, its candidates.
-DETAIL_QUERIES = 5
+# session, user, the user's groups, the escalation with what it names, its candidates, its
+# audit timeline.
+DETAIL_QUERIES = 6
 
 
 def approve(client: Client, escalation: Escalation, **data: str):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-# session, user, the user's groups, the snapshot, its contradiction rows.
-DETAIL_QUERIES = 5
+# session, user, the user's groups, the snapshot, its contradiction rows, its audit timeline.
+DETAIL_QUERIES = 6
 
 
 def test_detail_shows_binding_versions_and_cutoffs(operator_browser, make_snapshot):

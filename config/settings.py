@@ -245,6 +245,9 @@ CELERY_RESULT_EXTENDED = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# On a lost broker connection, stop running tasks: their messages are redelivered (late acks)
+# and every task is idempotent, so nothing runs twice at the same time.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TASK_TIME_LIMIT = 600
 CELERY_TASK_SOFT_TIME_LIMIT = 540
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)

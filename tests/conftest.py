@@ -31,6 +31,21 @@ def pytest_configure(config: Any) -> None:
 
     # Password hashing is deliberately slow; tests create many people and don't test PBKDF2.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    _allow_test_flush_of_append_only_tables()
+
+
+def _allow_test_flush_of_append_only_tables() -> None:
+    """Transactional tests end with a TRUNCATE of every table; PostgreSQL's append-only
+    triggers refuse TRUNCATE unless the session opts in, which only this flush does."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    original = DatabaseOperations.sql_flush
+
+    def sql_flush(self: Any, style: Any, tables: Any, **kwargs: Any) -> list[str]:
+        statements = original(self, style, tables, **kwargs)
+        return ["SET LOCAL reconcile.allow_truncate = 'on'", *statements] if statements else []
+
+    DatabaseOperations.sql_flush = sql_flush  # type: ignore[method-assign]
 
 
 COLLECTIONS = "collections-contact-release"

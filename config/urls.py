@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from reconcile_app.api.views.metrics import PrometheusMetricsView
 from reconcile_app.console.login import ThrottledLoginView
 
 urlpatterns = [
@@ -15,5 +16,6 @@ urlpatterns = [
     path("api/v1/lineage/", include("lineage_app.urls")),
     path("api/v1/", include("reconcile_app.api.urls")),
     path("admin/", admin.site.urls),
+    path("metrics", PrometheusMetricsView.as_view(), name="metrics"),
     path("", include("reconcile_app.console.urls")),
 ]

@@ -9,6 +9,7 @@ from reconcile_app.api.views import (
     effects,
     facts,
     ledger,
+    metrics,
     quarantine,
     reconcile,
     sandbox,
@@ -121,4 +122,5 @@ urlpatterns = [
         sandbox.SandboxFaultsView.as_view(),
         name="api-sandbox-faults",
     ),
+    path("metrics", metrics.MetricsView.as_view(), name="api-metrics"),
 ]

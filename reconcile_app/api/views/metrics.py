@@ -1,0 +1,154 @@
+"""Live metrics: `GET /api/v1/metrics` (JSON) and `GET /metrics` (Prometheus text format).
+
+Both are for people in any role (operator, reviewer, auditor), by session or personal bearer
+token. `/metrics` also accepts `Authorization: Bearer <RECONCILE_METRICS_TOKEN>` when that
+variable is set, so a Prometheus scraper needs no personal account; without it, the token
+path is off. Agents get 403 on both: operational figures are not theirs to read.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpResponse
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import authentication
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.env import env_str
+from reconcile_app.api.authentication import BearerKeyAuthentication
+from reconcile_app.drills.metrics import MAX_WINDOW_HOURS, operational_metrics
+from reconcile_app.drills.prometheus import CONTENT_TYPE, prometheus_exposition
+from reconcile_app.errors import ValidationFailed
+from reconcile_app.roles import is_staff_role
+
+PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
+SCRAPE_WINDOW_HOURS = 24
+
+
+def metrics_token() -> str:
+    """RECONCILE_METRICS_TOKEN (settings first, then the environment); empty means off."""
+    configured = getattr(settings, "RECONCILE_METRICS_TOKEN", None)
+    return configured if configured is not None else env_str("METRICS_TOKEN", "")
+
+
+class MetricsScrape:
+    """The `request.auth` of a scrape authenticated by the metrics token (no principal)."""
+
+
+class MetricsTokenAuthentication(authentication.BaseAuthentication):
+    """Accepts exactly the metrics token; any other bearer falls through to the key check."""
+
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
+        token = metrics_token()
+        header = authentication.get_authorization_header(request).decode("latin-1")
+        keyword, _, presented = header.partition(" ")
+        if not token or keyword != "Bearer" or not presented.strip():
+            return None
+        if not hmac.compare_digest(presented.strip().encode(), token.encode()):
+            return None
+        return AnonymousUser(), MetricsScrape()
+
+    def authenticate_header(self, request: Request) -> str:
+        return "Bearer"
+
+
+class MetricsTokenScheme(OpenApiAuthenticationExtension):
+    target_class = "reconcile_app.api.views.metrics.MetricsTokenAuthentication"
+    name = "metricsToken"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "RECONCILE_METRICS_TOKEN, for Prometheus scrapers (when it is set).",
+        }
+
+
+class StaffRoleOrMetricsToken(BasePermission):
+    message = "metrics are for operators, reviewers, auditors and the metrics token"
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return isinstance(request.auth, MetricsScrape) or is_staff_role(request.user)
+
+
+class StaffRole(BasePermission):
+    message = "metrics are for operators, reviewers and auditors"
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return is_staff_role(request.user)
+
+
+class FirstRenderer(BaseContentNegotiation):
+    """Scrapers send `Accept: application/openmetrics-text, text/plain;version=0.0.4`; the
+    exposition is the answer whatever they ask for, and errors stay problem+json."""
+
+    def select_renderer(self, request: Any, renderers: Any, format_suffix: Any = None) -> Any:
+        return renderers[0], renderers[0].media_type
+
+    def select_parser(self, request: Any, parsers: Any) -> Any:
+        return parsers[0] if parsers else None
+
+
+def _window(raw: str | None) -> int:
+    if raw is None or raw == "":
+        return 24
+    try:
+        hours = int(raw)
+    except ValueError as exc:
+        raise ValidationFailed("hours must be an integer", code="invalid_hours") from exc
+    if not 1 <= hours <= MAX_WINDOW_HOURS:
+        raise ValidationFailed(
+            f"hours must be between 1 and {MAX_WINDOW_HOURS}", code="invalid_hours"
+        )
+    return hours
+
+
+class MetricsView(APIView):
+    """Operational figures: unknown outcomes and their age, resolution time, refusals by
+    reason, decisions / verdicts / latency per hour, open escalations and contradictions,
+    active quarantines, the last drill."""
+
+    permission_classes = [StaffRole]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "hours", int, description=f"window, 1-{MAX_WINDOW_HOURS} hours (default 24)"
+            )
+        ],
+        responses={200: OpenApiTypes.OBJECT, 400: PROBLEM, 401: PROBLEM, 403: PROBLEM},
+    )
+    def get(self, request: Request) -> Response:
+        hours = _window(request.query_params.get("hours"))
+        return Response(operational_metrics(hours=hours))
+
+
+class PrometheusMetricsView(APIView):
+    authentication_classes = [
+        MetricsTokenAuthentication,
+        BearerKeyAuthentication,
+        authentication.SessionAuthentication,
+    ]
+    permission_classes = [StaffRoleOrMetricsToken]
+    content_negotiation_class = FirstRenderer
+
+    @extend_schema(
+        responses={
+            (200, "text/plain"): OpenApiTypes.STR,
+            401: PROBLEM,
+            403: PROBLEM,
+        }
+    )
+    def get(self, request: Request) -> HttpResponse:
+        figures = operational_metrics(hours=SCRAPE_WINDOW_HOURS)
+        return HttpResponse(prometheus_exposition(figures), content_type=CONTENT_TYPE)

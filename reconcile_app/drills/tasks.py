@@ -1,0 +1,26 @@
+"""Celery tasks for drills and the drift benchmark: each takes a run id and calls one service.
+
+Celery's autodiscovery imports `reconcile_app.tasks` only; that module re-exports these
+(`from reconcile_app.drills.tasks import *`) so a worker registers them.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import OperationalError
+
+from reconcile_app.drills.runs import drill_run_execute
+
+__all__ = ["execute_drill_run"]
+
+
+@shared_task(
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=5,
+    retry_backoff_max=120,
+    max_retries=3,
+)
+def execute_drill_run(run_id: int) -> str:
+    """Run a stored drill or benchmark to its end. A run no longer `running` is left alone."""
+    return drill_run_execute(run_id=run_id).status

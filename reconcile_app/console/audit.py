@@ -13,6 +13,7 @@ from typing import Any
 import django_tables2 as tables
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
@@ -58,7 +59,10 @@ def object_link(kind: str, ref: str) -> SafeString:
         )
     if kind == "quarantine":
         return format_html(
-            '<a class="mono" href="{}#quarantine-{}">{}</a>', reverse("console-quarantine"), ref, ref
+            '<a class="mono" href="{}#quarantine-{}">{}</a>',
+            reverse("console-quarantine"),
+            ref,
+            ref,
         )
     return format_html('<span class="mono">{}</span>', ref)
 
@@ -94,8 +98,13 @@ class AuditTable(tables.Table):
     action = tables.Column()
     object_kind = tables.Column(verbose_name="Kind")
     object_ref = tables.Column(verbose_name="Object")
-    reason = tables.Column(orderable=False)
-    change = tables.Column(empty_values=(), orderable=False, verbose_name="Before → after")
+    reason = tables.Column(orderable=False, attrs={"td": {"class": "reason-cell"}})
+    change = tables.Column(
+        empty_values=(),
+        orderable=False,
+        verbose_name="Before → after",
+        attrs={"td": {"class": "change-cell"}},
+    )
     request_id = tables.Column(orderable=False, verbose_name="Request id")
 
     class Meta:
@@ -178,7 +187,7 @@ class _Echo:
 class AuditExportView(StaffRequiredMixin, View):
     """The filtered rows as CSV, streamed: the export never holds the whole trail in memory."""
 
-    def get(self, request: HttpRequest) -> HttpResponse:
+    def get(self, request: HttpRequest) -> HttpResponseBase:
         filterset = AuditFilterSet(data=request.GET, queryset=console_audit_events())
         if not filterset.is_valid():
             errors = "; ".join(

@@ -118,8 +118,9 @@ class QuarantinePageView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin,
             # The targets and the timeline sit outside the swapped history region.
             can_operate = _can_operate(self.request)
             context["can_operate"] = can_operate
+            # Not paginated (no request): every source and class is on the page.
             context["targets_table"] = QuarantineTargetTable(
-                quarantine_targets(), request=self.request, can_operate=can_operate
+                quarantine_targets(), can_operate=can_operate
             )
             context["timeline"] = object_timeline(
                 object_kind="quarantine", limit=PAGE_TIMELINE_LIMIT
@@ -129,9 +130,7 @@ class QuarantinePageView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin,
 
 
 def target_row(request: HttpRequest, target: QuarantineTarget, *, polls: int = 0) -> HttpResponse:
-    table = QuarantineTargetTable(
-        [target], request=request, can_operate=_can_operate(request), polls=polls
-    )
+    table = QuarantineTargetTable([target], can_operate=_can_operate(request), polls=polls)
     return TemplateResponse(request, ROW_TEMPLATE, {"table": table, "row": table.rows[0]})
 
 

@@ -43,9 +43,7 @@ def console_audit_events() -> QuerySet[AuditEvent]:
 def audit_suggestions() -> dict[str, list[str]]:
     """Actors, actions and object kinds seen so far, for the filter form: one query."""
     combinations = (
-        AuditEvent.objects.order_by()
-        .values_list("actor_name", "action", "object_kind")
-        .distinct()
+        AuditEvent.objects.order_by().values_list("actor_name", "action", "object_kind").distinct()
     )
     actors: set[str] = set()
     actions: set[str] = set()
@@ -90,7 +88,9 @@ def audit_changes(before: Any, after: Any) -> list[Change]:
         ]
     if before == after:
         return []
-    return [Change(name="", before=before, after=after, added=before is None, removed=after is None)]
+    return [
+        Change(name="", before=before, after=after, added=before is None, removed=after is None)
+    ]
 
 
 # --- Timelines ------------------------------------------------------------------------------

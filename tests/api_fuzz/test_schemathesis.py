@@ -26,7 +26,17 @@ NOT_JUDGED = [negative_data_rejection, positive_data_acceptance, missing_require
 
 @pytest.fixture
 def fuzz_operator(estate, agent, operator):
-    return operator
+    # Requests go straight into the WSGI app (not Django's test client), so keep Django
+    # from closing the test transaction's connection at the end of each request, exactly
+    # as the test client does.
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield operator
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
 
 
 @schema.parametrize()

@@ -83,8 +83,8 @@ def changes_html(before: Any, after: Any) -> SafeString:
                 if change.added or change.removed
                 else format_html(
                     '<span class="before">{}</span> → <span class="after">{}</span>',
-                    jsonvalue(change.before),
-                    jsonvalue(change.after),
+                    jsonvalue(change.before) or "—",
+                    jsonvalue(change.after) or "—",
                 ),
             )
             for change in changes

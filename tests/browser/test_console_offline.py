@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
+from playwright.sync_api import expect
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -129,7 +130,7 @@ def test_console_works_offline(live_server, browser_page, console_data):
     page.fill("input[name=subject]", "account-18")
     page.press("input[name=subject]", "Enter")
     page.wait_for_url(re.compile(r"subject=account-18"))
-    page.wait_for_function("document.querySelectorAll('#snapshots tbody tr').length === 1")
+    expect(page.locator("#snapshots tbody tr")).to_have_count(1)
     assert "decision_class=" not in page.url, "empty filters should not clutter the URL"
 
     # The detail page of a snapshot.
@@ -149,9 +150,7 @@ def test_console_works_offline(live_server, browser_page, console_data):
     page.wait_for_selector(f"{row_id} .badge-green")
     assert "Owner confirmed the hold." in page.locator(row_id).inner_text()
     # The tab counts follow (re-read after the server's HX-Trigger).
-    page.wait_for_function(
-        "document.querySelector('#contradiction-tabs .tab.active .tab-count').textContent === '2'"
-    )
+    expect(page.locator("#contradiction-tabs .tab.active .tab-count")).to_have_text("2")
     page.screenshot(path=str(SCREENSHOTS / "console-contradictions.png"), full_page=True)
 
     assert traffic.external == [], f"tried to leave the closed network: {traffic.external}"

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.test_console_offline import (
     CHROMIUM,
@@ -112,9 +113,9 @@ def test_operator_triages_an_unknown_outcome(live_server, browser_page, triage_d
     # Tabs swap through htmx and keep the URL honest.
     page.click("#effect-tabs a:has-text('All')")
     page.wait_for_url(re.compile(r"status=all"))
-    page.wait_for_function("document.querySelectorAll('#effects tbody tr').length === 3")
+    expect(page.locator("#effects tbody tr")).to_have_count(3)
     page.click("#effect-tabs a:has-text('Unknown')")
-    page.wait_for_function("document.querySelectorAll('#effects tbody tr').length === 1")
+    expect(page.locator("#effects tbody tr")).to_have_count(1)
 
     page.click("#effects a:has-text('u-browser')")
     page.wait_for_url(re.compile(r"/effects/u-browser/$"))
@@ -128,7 +129,7 @@ def test_operator_triages_an_unknown_outcome(live_server, browser_page, triage_d
     page.wait_for_selector("#effect-status[data-status='verified']")
     assert page.evaluate("window.__notReloaded") is True
     assert page.locator("#effect-status").get_attribute("data-polling") == "false"
-    page.wait_for_function("document.querySelectorAll('#timeline tbody tr').length === 6")
+    expect(page.locator("#timeline tbody tr")).to_have_count(6)
     assert page.url.endswith("/effects/u-browser/")
     assert Effect.objects.get(idempotency_key="u-browser").status == "verified"
     assert AuditEvent.objects.filter(action="effect.readback", object_ref="u-browser").exists()
@@ -143,7 +144,7 @@ def test_operator_triages_an_unknown_outcome(live_server, browser_page, triage_d
     read_back(triage_data["accepted"])
     page.wait_for_selector("#effect-status[data-status='verified']", timeout=8_000)
     assert page.evaluate("window.__notReloaded") is True
-    page.wait_for_function("document.querySelectorAll('#timeline tbody tr').length === 4")
+    expect(page.locator("#timeline tbody tr")).to_have_count(4)
 
     assert_clean(traffic)
 

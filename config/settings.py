@@ -241,6 +241,8 @@ else:
     # Keep task_time_limit below the visibility timeout, or Redis redelivers running tasks.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_RESULT_BACKEND = "django-db"
+# Autodiscovery finds each app's tasks.py; task modules elsewhere are listed here.
+CELERY_IMPORTS = ["reconcile_app.drills.tasks"]
 CELERY_RESULT_EXTENDED = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -275,6 +277,8 @@ RECONCILE_ADAPTERS = {
 }
 # The timezone in which memory records' valid_until dates are inclusive.
 RECONCILE_FACT_TIMEZONE = env_str("FACT_TIMEZONE", "UTC")
+# A bearer token a Prometheus scraper may use for /metrics (empty: people in a role only).
+RECONCILE_METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 # Where escalations go when the owner's system names no owner.
 RECONCILE_FALLBACK_OWNER = env_str("FALLBACK_OWNER", "platform-operations")
 RECONCILE_HTTP_TIMEOUT_SECONDS = float(env_int("HTTP_TIMEOUT_MS", 2000)) / 1000.0

@@ -1,7 +1,7 @@
 """Celery tasks for drills and the drift benchmark: each takes a run id and calls one service.
 
-Celery's autodiscovery imports `reconcile_app.tasks` only; that module re-exports these
-(`from reconcile_app.drills.tasks import *`) so a worker registers them.
+Celery's autodiscovery imports each app's `tasks.py` only; this module is listed in
+CELERY_IMPORTS (config/settings.py) so a worker registers it too.
 """
 
 from __future__ import annotations

@@ -1,0 +1,272 @@
+"""What the console shows about lineage nodes: where each one opens, and the rows of a
+blast-radius list.
+
+A lineage node only names its object (`kind:ref`); the object's own row says what a reviewer
+needs (a snapshot's result, an effect's status, a memory's class). Each page of nodes costs
+one query per kind shown, whatever the page size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, overload
+from urllib.parse import urlencode
+
+from django.db.models import Exists, OuterRef
+from django.urls import reverse
+
+from lineage_app.selectors.blast import REVIEW_KINDS, blast_radius
+from lineage_app.selectors.graph import aware
+from reconcile_app.models import (
+    Correction,
+    DecisionReceipt,
+    DecisionSnapshot,
+    Effect,
+    MemoryRecord,
+    SnapshotTaint,
+)
+
+__all__ = ["REVIEW_KINDS", "ReviewRow", "ReviewRows", "node_targets", "review_page"]
+
+
+def explorer_url(node_id: str, depth: int | None = None) -> str:
+    query = {"node": node_id, **({"depth": depth} if depth else {})}
+    return f"{reverse('console-lineage')}?{urlencode(query, safe=':@')}"
+
+
+def blast_url(**params: Any) -> str:
+    return f"{reverse('console-blast-radius')}?{urlencode(params, safe=':@')}"
+
+
+def node_targets(nodes: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """`kind:ref` → the console page a click on that node opens.
+
+    Snapshots, effects and evidence have their own pages; a read opens its snapshot; a
+    decision opens the snapshot it was made on; a memory with a fact key opens that fact's
+    history; a source version or a reducer opens its blast radius; anything else re-centres
+    the explorer on it. At most two queries (decisions, memories).
+    """
+    pairs = list(nodes)
+    decisions = [ref for kind, ref in pairs if kind == "decision"]
+    memories = [ref for kind, ref in pairs if kind == "memory"]
+    snapshot_of = dict(
+        DecisionReceipt.objects.filter(decision_id__in=decisions).values_list(
+            "decision_id", "snapshot__snapshot_id"
+        )
+    )
+    fact_of = dict(
+        MemoryRecord.objects.filter(memory_id__in=memories)
+        .exclude(fact_key="")
+        .values_list("memory_id", "fact_key")
+    )
+    targets: dict[str, str] = {}
+    for kind, ref in pairs:
+        node_id = f"{kind}:{ref}"
+        url = _target(kind, ref, snapshot_of, fact_of)
+        targets[node_id] = url or explorer_url(node_id)
+    return targets
+
+
+def _target(
+    kind: str, ref: str, snapshot_of: dict[str, str], fact_of: dict[str, str]
+) -> str | None:
+    if kind == "snapshot":
+        return reverse("console-snapshot", args=[ref])
+    if kind == "read":
+        snapshot_id, _, _ = ref.partition("/")
+        return f"{reverse('console-snapshot', args=[snapshot_id])}#fields"
+    if kind == "decision" and ref in snapshot_of:
+        return reverse("console-snapshot", args=[snapshot_of[ref]])
+    if kind == "effect":
+        return reverse("console-effect", args=[ref])
+    if kind == "evidence":
+        return reverse("console-evidence", args=[ref])
+    if kind == "memory" and ref in fact_of:
+        return f"{reverse('console-fact', args=[fact_of[ref]])}#memory-{ref}"
+    if kind == "reducer":
+        return blast_url(reducer=ref)
+    if kind == "source":
+        name, _, version = ref.rpartition("@")
+        if name and version.isdigit():
+            return blast_url(source=name, from_version=version, to_version=version)
+    return None
+
+
+@dataclass(frozen=True)
+class ReviewRow:
+    """One node of a blast-radius list with the object it names (None if that object's row
+    is gone or was never a console object)."""
+
+    kind: str
+    ref: str
+    label: str
+    recorded_at: datetime | None
+    obj: Any
+    url: str
+    tainted: bool = False
+
+    @property
+    def node_id(self) -> str:
+        return f"{self.kind}:{self.ref}"
+
+
+def _rows(kind: str, nodes: list[dict[str, Any]], correction: Correction | None) -> list[ReviewRow]:
+    refs = [node["ref"] for node in nodes]
+    objects: dict[str, Any] = {}
+    if kind == "snapshot":
+        snapshots = DecisionSnapshot.objects.filter(snapshot_id__in=refs)
+        if correction is not None:
+            snapshots = snapshots.annotate(
+                tainted=Exists(
+                    SnapshotTaint.objects.filter(snapshot=OuterRef("pk"), correction=correction)
+                )
+            )
+        objects = {snapshot.snapshot_id: snapshot for snapshot in snapshots}
+    elif kind == "decision":
+        objects = {
+            receipt.decision_id: receipt
+            for receipt in DecisionReceipt.objects.filter(decision_id__in=refs).select_related(
+                "snapshot"
+            )
+        }
+    elif kind == "effect":
+        objects = {
+            effect.idempotency_key: effect
+            for effect in Effect.objects.filter(idempotency_key__in=refs).select_related("source")
+        }
+    elif kind == "memory":
+        objects = {
+            memory.memory_id: memory
+            for memory in MemoryRecord.objects.filter(memory_id__in=refs).select_related("agent")
+        }
+    rows = []
+    for node in nodes:
+        obj = objects.get(node["ref"])
+        rows.append(
+            ReviewRow(
+                kind=kind,
+                ref=node["ref"],
+                label=node["label"],
+                recorded_at=aware(node["recorded_at"]),
+                obj=obj,
+                url=_row_url(kind, node["ref"], obj),
+                tainted=bool(getattr(obj, "tainted", False)),
+            )
+        )
+    return rows
+
+
+def node_url(kind: str, ref: str) -> str:
+    """Where a node opens when nothing needs looking up (a memory re-centres the explorer)."""
+    return _target(kind, ref, {}, {}) or explorer_url(f"{kind}:{ref}")
+
+
+def _row_url(kind: str, ref: str, obj: Any) -> str:
+    if kind == "decision" and obj is not None:
+        return reverse("console-snapshot", args=[obj.snapshot.snapshot_id])
+    if kind == "memory" and obj is not None and obj.fact_key:
+        return f"{reverse('console-fact', args=[obj.fact_key])}#memory-{ref}"
+    return node_url(kind, ref)
+
+
+class ReviewRows(Sequence[ReviewRow]):
+    """A blast-radius list for django-tables2: its length is the count by kind, and a slice
+    is one page read with `LIMIT`/`OFFSET`. The page the request asked for is read up front
+    (with the counts, in the same call), so showing it costs no further query."""
+
+    def __init__(
+        self,
+        *,
+        roots: list[tuple[int, str]],
+        kind: str,
+        total: int,
+        offset: int,
+        first: list[ReviewRow],
+        correction: Correction | None = None,
+    ) -> None:
+        self.roots, self.kind, self.total, self.correction = roots, kind, total, correction
+        self._pages: dict[tuple[int, int], list[ReviewRow]] = {(offset, offset + len(first)): first}
+        self._first = (offset, first)
+
+    def __len__(self) -> int:
+        return self.total
+
+    @overload
+    def __getitem__(self, index: int) -> ReviewRow: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ReviewRow]: ...
+
+    def __getitem__(self, index: int | slice) -> ReviewRow | list[ReviewRow]:
+        if isinstance(index, int):
+            return self[index : index + 1][0]
+        start, stop, _ = index.indices(self.total)
+        offset, first = self._first
+        if start == offset and stop <= offset + len(first):
+            return first[: stop - start]
+        if (start, stop) not in self._pages:
+            nodes = blast_radius(
+                self.roots, kinds=[self.kind], limit=max(0, stop - start), offset=start
+            ).nodes
+            self._pages[(start, stop)] = _rows(self.kind, nodes, self.correction)
+        return self._pages[(start, stop)]
+
+
+@dataclass(frozen=True)
+class ReviewPage:
+    counts: dict[str, int]
+    kind: str
+    rows: ReviewRows
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def review_counts(self) -> list[tuple[str, int]]:
+        return [(kind, self.counts.get(kind, 0)) for kind in REVIEW_KINDS]
+
+    def other_counts(self) -> list[tuple[str, int]]:
+        return sorted((k, n) for k, n in self.counts.items() if k not in REVIEW_KINDS)
+
+
+def review_page(
+    *,
+    roots: list[tuple[int, str]],
+    kind: str | None,
+    page: int,
+    per_page: int,
+    correction: Correction | None = None,
+) -> ReviewPage:
+    """Counts by kind downstream of the roots and one page of one review kind.
+
+    Without a kind, the first review kind that has anything (snapshots, then decisions,
+    effects, memories). Two queries for the counts and the page, one for their objects.
+    """
+    offset = (max(page, 1) - 1) * per_page
+    wanted = kind if kind in REVIEW_KINDS else REVIEW_KINDS[0]
+    radius = blast_radius(roots, kinds=[wanted], limit=per_page, offset=offset)
+    if kind not in REVIEW_KINDS:
+        found = next((k for k in REVIEW_KINDS if radius.counts.get(k)), wanted)
+        if found != wanted:
+            wanted = found
+            radius = blast_radius(roots, kinds=[wanted], limit=per_page, offset=offset)
+    rows = ReviewRows(
+        roots=roots,
+        kind=wanted,
+        total=radius.counts.get(wanted, 0),
+        offset=offset,
+        first=_rows(wanted, radius.nodes, correction) if radius.nodes else [],
+        correction=correction,
+    )
+    return ReviewPage(counts=radius.counts, kind=wanted, rows=rows)
+
+
+def snapshot_taints(*, snapshot_id: str) -> list[SnapshotTaint]:
+    """The corrections that put this snapshot in a blast radius, oldest first."""
+    return list(
+        SnapshotTaint.objects.filter(snapshot__snapshot_id=snapshot_id)
+        .select_related("correction__corrected")
+        .order_by("at", "pk")
+    )

@@ -71,7 +71,7 @@ def figure_json(figure: go.Figure) -> SafeString:
     swap brings a response with a different one. Data in a JSON block is never executed, so
     the only script is static/reconcile/lineage.js (same origin).
     """
-    return mark_safe(figure.to_json().translate(_JSON_ESCAPES))  # noqa: S308  # nosec B308 - escaped JSON
+    return mark_safe(figure.to_json().translate(_JSON_ESCAPES))  # noqa: S308  # nosec B308 B703 - escaped JSON
 
 
 # --- Explorer -------------------------------------------------------------------------------

@@ -166,7 +166,7 @@ def _neighbourhood_cte() -> str:
     """
     edge = Edge._meta.db_table
     return (
-        f"WITH RECURSIVE down(id, depth) AS ("  # noqa: S608
+        f"WITH RECURSIVE down(id, depth) AS ("  # noqa: S608  # nosec B608
         f" SELECT e.dst_id, 1 FROM {edge} e WHERE e.src_id = %s"
         f" UNION"
         f" SELECT e.dst_id, d.depth + 1 FROM {edge} e JOIN down d ON e.src_id = d.id"
@@ -197,7 +197,7 @@ def subgraph(
     counts: dict[str, dict[str, int]] = {UPSTREAM: {}, DOWNSTREAM: {}}
     with connection.cursor() as cursor:
         cursor.execute(
-            f"{cte} SELECT near.side, n.kind, COUNT(*) FROM near"  # noqa: S608
+            f"{cte} SELECT near.side, n.kind, COUNT(*) FROM near"  # noqa: S608  # nosec B608
             f" JOIN {node_table} n ON n.id = near.id GROUP BY near.side, n.kind",
             params,
         )
@@ -206,7 +206,7 @@ def subgraph(
         # Nearest first, and within one distance the kinds in turn (the first of each kind,
         # then the second of each...), so a cap still shows every kind that is there.
         cursor.execute(
-            f"{cte} SELECT id, kind, ref, label, recorded_at, side, distance FROM ("  # noqa: S608
+            f"{cte} SELECT id, kind, ref, label, recorded_at, side, distance FROM ("  # noqa: S608  # nosec B608
             f" SELECT n.id, n.kind, n.ref, n.label, n.recorded_at, near.side, near.distance,"
             f" ROW_NUMBER() OVER (PARTITION BY near.distance, near.side, n.kind ORDER BY n.id)"
             f" AS turn FROM near JOIN {node_table} n ON n.id = near.id"

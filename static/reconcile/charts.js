@@ -1,0 +1,40 @@
+// Console charts: draw every figure from its JSON block with the locally served plotly.js.
+// A figure is data (<script type="application/json">, never executed), so pages need no
+// inline script and the CSP allows scripts from this origin only. Any element with
+// `data-chart="<id of its JSON block>"` is drawn on load and after every htmx swap; a region
+// about to be swapped out frees its plots first.
+(function () {
+  "use strict";
+
+  var CONFIG = { displaylogo: false, responsive: true, displayModeBar: false };
+
+  function draw(container) {
+    if (container.getAttribute("data-drawn") || typeof window.Plotly === "undefined") {
+      return;
+    }
+    var source = document.getElementById(container.getAttribute("data-chart"));
+    if (!source) {
+      return;
+    }
+    var figure = JSON.parse(source.textContent);
+    container.setAttribute("data-drawn", "true");
+    window.Plotly.newPlot(container, figure.data, figure.layout, CONFIG).then(function () {
+      container.setAttribute("data-ready", "true");
+    });
+  }
+
+  function drawAll() {
+    document.querySelectorAll("[data-chart]").forEach(draw);
+  }
+
+  document.addEventListener("DOMContentLoaded", drawAll);
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    if (target && window.Plotly) {
+      target.querySelectorAll("[data-chart].js-plotly-plot").forEach(function (plot) {
+        window.Plotly.purge(plot);
+      });
+    }
+  });
+  document.addEventListener("htmx:afterSettle", drawAll);
+})();

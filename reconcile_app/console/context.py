@@ -24,6 +24,7 @@ class NavSection:
 
 
 SECTIONS: list[NavSection] = [
+    NavSection("Overview", "console-home"),
     NavSection("Snapshots", "console-snapshots", ("console-snapshot",)),
     NavSection("Contradictions", "console-contradictions"),
     NavSection("Escalations", "console-escalations", ("console-escalation",)),
@@ -37,6 +38,7 @@ SECTIONS: list[NavSection] = [
     NavSection(
         "Quarantine", "console-quarantine", ("console-quarantine-new", "console-quarantine-lift")
     ),
+    NavSection("Drills", "console-drills", ("console-drill", "console-drill-compare")),
     NavSection("Audit", "console-audit"),
 ]
 

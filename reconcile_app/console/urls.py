@@ -2,10 +2,19 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from reconcile_app.console import audit, effects, escalations, facts, quarantine, views
+from reconcile_app.console import (
+    audit,
+    drills,
+    effects,
+    escalations,
+    facts,
+    overview,
+    quarantine,
+    views,
+)
 
 urlpatterns = [
-    path("", views.HomeView.as_view(), name="console-home"),
+    path("", overview.OverviewView.as_view(), name="console-home"),
     path("", include("lineage_app.console_urls")),
     path("snapshots/", views.SnapshotListView.as_view(), name="console-snapshots"),
     path(
@@ -76,6 +85,14 @@ urlpatterns = [
         "quarantine/<str:quarantine_id>/lift/",
         quarantine.QuarantineLiftView.as_view(),
         name="console-quarantine-lift",
+    ),
+    path("drills/", drills.DrillsPageView.as_view(), name="console-drills"),
+    path("drills/compare/", drills.DrillCompareView.as_view(), name="console-drill-compare"),
+    path("drills/<int:run_id>/", drills.DrillRunView.as_view(), name="console-drill"),
+    path(
+        "drills/<int:run_id>/status/",
+        drills.DrillRunStatusView.as_view(),
+        name="console-drill-status",
     ),
     path("audit/", audit.AuditListView.as_view(), name="console-audit"),
     path("audit/export.csv", audit.AuditExportView.as_view(), name="console-audit-export"),

@@ -41,10 +41,10 @@ def test_agent_user_is_refused_with_403(agent, path):
     assert b"Not permitted" in response.content
 
 
-def test_home_redirects_to_snapshots(operator_browser):
+def test_home_is_the_overview(operator_browser):
     response = operator_browser.get("/")
-    assert response.status_code == 302
-    assert response["Location"] == "/snapshots/"
+    assert response.status_code == 200
+    assert b'id="card-unknown"' in response.content
 
 
 @pytest.mark.parametrize("persona", ["operator", "reviewer", "auditor"])

@@ -68,6 +68,7 @@ class Page:
 
 
 CONSOLE: tuple[Page, ...] = (
+    Page("overview", lambda w: "/"),
     Page("snapshots", lambda w: "/snapshots/"),
     Page("snapshot detail", lambda w: f"/snapshots/{w.snapshot_id}/"),
     Page(
@@ -188,6 +189,29 @@ CONSOLE: tuple[Page, ...] = (
                 path=lambda w: f"/quarantine/{w.quarantine.quarantine_id}/lift/",
                 data=lambda w: {"reason": "The owner fixed the export."},
                 audited_as="quarantine.lift",
+            ),
+        ),
+    ),
+    Page(
+        "drills",
+        lambda w: "/drills/",
+        (
+            Action(
+                "start a drift benchmark",
+                OPERATOR,
+                offer=lambda w: 'id="start-drift"',
+                method="post",
+                path=lambda w: "/drills/",
+                data=lambda w: {
+                    "kind": "drift_benchmark",
+                    "episodes": "20",
+                    "min_horizon": "2",
+                    "max_horizon": "3",
+                    "interval": "10",
+                    "mutation_rate": "0.22",
+                    "omission_rate": "0.18",
+                    "seed": "1",
+                },
             ),
         ),
     ),

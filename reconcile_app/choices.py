@@ -139,4 +139,7 @@ BADGE_COLOURS: dict[str, str] = {
     "lifted": "grey",
     "tainted": "red",
     "computing": "blue",
+    # Drill and benchmark runs.
+    "running": "blue",
+    "failed": "red",
 }

@@ -93,6 +93,10 @@ TEMPLATES = [
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        # JIT compiles any query the planner thinks expensive; recursive CTEs are always
+        # estimated huge, so lineage queries paid 15-150 ms of compilation for nothing.
+        DATABASES["default"].setdefault("OPTIONS", {}).setdefault("options", "-c jit=off")
 else:
     # IMMEDIATE transactions take the write lock up front: with DEFERRED ones the lock upgrade
     # ignores the busy timeout and concurrent writers fail with "database is locked".

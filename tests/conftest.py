@@ -31,6 +31,8 @@ def pytest_configure(config: Any) -> None:
 
     # Password hashing is deliberately slow; tests create many people and don't test PBKDF2.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # A private in-memory cache: rate-limit counters must not leak between tests or runs.
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     _allow_test_flush_of_append_only_tables()
 
 
@@ -80,6 +82,15 @@ def make_agent(name: str, capabilities: list[str]) -> Persona:
 def make_person(name: str, role: str, password: str | None = "correct-horse-battery") -> Persona:
     user, token = user_create(username=name, roles=[role], password=password)
     return Persona(name, token, user, user.principal, _client(token))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> Any:
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture

@@ -60,16 +60,18 @@ def graph_record(
 
 
 def node_ids(node_ids_wanted: Iterable[str]) -> dict[str, int]:
-    """Map `kind:ref` ids to row ids in one query."""
+    """Map `kind:ref` ids to row ids in one query (one `ref IN (...)` per kind, not per id)."""
     from django.db.models import Q
 
-    query = Q()
-    wanted = list(node_ids_wanted)
-    for node in wanted:
+    by_kind: dict[str, list[str]] = {}
+    for node in node_ids_wanted:
         kind, ref = split_node_id(node)
-        query |= Q(kind=kind, ref=ref)
-    if not wanted:
+        by_kind.setdefault(kind, []).append(ref)
+    if not by_kind:
         return {}
+    query = Q()
+    for kind, refs in by_kind.items():
+        query |= Q(kind=kind, ref__in=refs)
     return {
         f"{kind}:{ref}": pk
         for pk, kind, ref in Node.objects.filter(query).values_list("pk", "kind", "ref")

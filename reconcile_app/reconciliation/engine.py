@@ -360,7 +360,22 @@ def evaluate(
             }
             contradictions.append(contradictions_for_review)
 
-    manifest_ids = sorted({item.evidence_id for item in evidence})
+    # The manifest lists the entries the decision rests on (field support, claim verdicts,
+    # contradictions), not the subject's whole history: it stays small however long-lived
+    # the subject, and replay rebuilds exactly the same list.
+    used: set[str] = {ref for item in verdicts for ref in item["evidence"]}
+    used |= {
+        item["other"]["ref"]
+        for item in contradictions
+        if item["kind"] == ContradictionKind.EVIDENCE_VS_STATE
+    }
+    used |= {
+        entry.evidence_id
+        for name, read in reads.items()
+        if read.status == ReadStatus.OK
+        for entry in support_for(binding.subject, name, read.value, evidence)
+    }
+    manifest_ids = sorted(used)
     hashes = {item.evidence_id: item.hash for item in evidence}
     field_support = {
         name: [

@@ -177,8 +177,9 @@ def test_snapshot_id_is_the_hash_of_its_canonical_content(estate, agent, now):
         "proposed_action": "release_collections_hold",
     }
     assert snapshot.content["contract"]["version"] == "7.3"
+    # The manifest holds what the decision rests on: ev-002 supports the state "hold";
+    # ev-001 ("collect", older) neither supports nor contradicts it.
     assert [item["evidence_id"] for item in snapshot.content["evidence_manifest"]] == [
-        "ev-001",
         "ev-002",
     ]
 

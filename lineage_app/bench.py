@@ -301,7 +301,7 @@ def _write(cursor, table: str, columns: tuple[str, ...], rows: list[tuple]) -> N
     else:
         placeholders = ", ".join(["%s"] * len(columns))
         cursor.executemany(
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})",  # noqa: S608
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})",  # noqa: S608  # nosec B608
             rows,
         )
 
@@ -468,7 +468,7 @@ def recursive_step_plan(root: int) -> str:
     """How the engine finds the next edges in the recursive step (which index it uses)."""
     edge = Edge._meta.db_table
     sql = (
-        f"WITH RECURSIVE reach(id) AS (SELECT e.dst_id FROM {edge} e WHERE e.src_id IN (%s)"  # noqa: S608
+        f"WITH RECURSIVE reach(id) AS (SELECT e.dst_id FROM {edge} e WHERE e.src_id IN (%s)"  # noqa: S608  # nosec B608
         f" UNION SELECT e.dst_id FROM {edge} e JOIN reach r ON e.src_id = r.id)"
         f" SELECT COUNT(*) FROM reach"
     )
@@ -497,7 +497,7 @@ def proposed_reach(root_ids: list[int], *, limit: int = 100, offset: int = 0) ->
     node, edge = Node._meta.db_table, Edge._meta.db_table
     roots = ", ".join(["%s"] * len(root_ids))
     sql = (
-        f"WITH RECURSIVE reach(id) AS ("  # noqa: S608
+        f"WITH RECURSIVE reach(id) AS ("  # noqa: S608  # nosec B608
         f" SELECT e.dst_id FROM {edge} e WHERE e.src_id IN ({roots})"
         f" UNION SELECT e.dst_id FROM {edge} e JOIN reach r ON e.src_id = r.id),"
         f" hit(id, kind) AS MATERIALIZED (SELECT r.id,"

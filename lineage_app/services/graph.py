@@ -65,8 +65,9 @@ def node_ids(node_ids_wanted: Iterable[str]) -> dict[str, int]:
 
     by_kind: dict[str, list[str]] = {}
     for node in node_ids_wanted:
-        kind, ref = split_node_id(node)
-        by_kind.setdefault(kind, []).append(ref)
+        kind, sep, ref = node.partition(":")
+        if sep and kind and ref:  # anything else names no node
+            by_kind.setdefault(kind, []).append(ref)
     if not by_kind:
         return {}
     query = Q()

@@ -608,7 +608,8 @@ def run(
     out.write(
         f"\ndescendants, p50 of {repeat} runs. CTE = reach(): counts by kind + first page of 100"
         f" (the walk runs once). networkx = nx.descendants on the same graph, frozen out of the GC"
-        f" (nx GC on: without that). proposed = the reference one-statement query reach() adopted (see proposed_reach).\n"
+        f" (nx GC on: without that). proposed = the reference query reach() adopted"
+        f" (see proposed_reach).\n"
     )
     out.write(
         f"{'engine':<11}{'root':<34}{'reached':>9}{'CTE ms':>9}{'CTE p95':>9}"

@@ -10,6 +10,7 @@ bare axes. `figure_json` embeds a figure as data for static/reconcile/charts.js 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 import plotly.graph_objects as go
@@ -30,6 +31,14 @@ TONES = {
     "purple": "#8657d6",
     "grey": "#9aa3ae",
     "blue": "#3b78d8",
+}
+# Stacked series whose values share a badge colour (superseded and stale_state are both amber,
+# deny and refuse both red) need telling apart: a lighter shade of the same hue.
+SHADES = {
+    "stale_state": "#f0c674",
+    "refuse": "#e98a8a",
+    "out_of_scope": "#c8cdd4",
+    "historical_only": "#c8cdd4",
 }
 PROTOCOL, BASELINE = "#1d5fd1", "#d99a2b"
 # The second run of a comparison: lighter tones of the same hues.
@@ -53,7 +62,9 @@ def figure_json(figure: go.Figure) -> SafeString:
 
 
 def tone(value: str) -> str:
-    """The chart colour of a badge value (verdict, result, status)."""
+    """The chart colour of a badge value (verdict, result, status): its badge's hue."""
+    if value in SHADES:
+        return SHADES[value]
     return TONES.get(BADGE_COLOURS.get(value, "grey"), TONES["grey"])
 
 
@@ -234,7 +245,7 @@ def drift_compare_figure(runs: Sequence[tuple[int, Mapping[str, Any]]]) -> go.Fi
 
 def _metric_bars(totals: Mapping[str, Any], name: str, colour: str, offsetgroup: str) -> go.Bar:
     return go.Bar(
-        x=[label for _, label in DRILL_METRICS],
+        x=[label.replace(" ", "<br>", 1) for _, label in DRILL_METRICS],
         y=[_rate(totals, metric) for metric, _ in DRILL_METRICS],
         name=name,
         marker={"color": colour},
@@ -243,7 +254,7 @@ def _metric_bars(totals: Mapping[str, Any], name: str, colour: str, offsetgroup:
         textposition="outside",
         textfont={"size": 11, "color": SOFT},
         cliponaxis=False,
-        hovertemplate=f"{name}: %{{x}} in %{{text}} exposed trials (%{{y:.0%}})<extra></extra>",
+        hovertemplate=f"{name}: failed %{{text}} exposed trials (%{{y:.0%}})<extra></extra>",
     )
 
 
@@ -301,7 +312,9 @@ def _duration_unit(seconds: Sequence[float]) -> tuple[float, str]:
         return 3600.0, "hours"
     if longest >= 120:
         return 60.0, "minutes"
-    return 1.0, "seconds"
+    if longest >= 1:
+        return 1.0, "seconds"
+    return 0.001, "ms"
 
 
 def _horizontal_bars(
@@ -320,7 +333,12 @@ def _horizontal_bars(
 
 
 def _bars_height(count: int) -> int:
-    return max(160, min(420, 40 + 24 * count))
+    return max(120, min(440, 70 + 28 * count))
+
+
+def _room_for_labels(values: Sequence[float]) -> list[float]:
+    """An axis range with room for the numbers printed beyond the longest bar."""
+    return [0, max(values, default=0) * 1.18 or 1]
 
 
 def unknown_ages_figure(unknown_outcomes: Mapping[str, Any]) -> go.Figure:
@@ -347,7 +365,11 @@ def unknown_ages_figure(unknown_outcomes: Mapping[str, Any]) -> go.Figure:
         layout=_layout(
             _bars_height(len(items)),
             showlegend=False,
-            xaxis={"title": {"text": f"waiting ({unit})"}, "rangemode": "tozero"},
+            bargap=0.3,
+            xaxis={
+                "title": {"text": f"waiting ({unit})"},
+                "range": _room_for_labels([item["age_seconds"] / scale for item in items]),
+            },
             yaxis={"tickfont": {"family": "monospace", "size": 11, "color": SOFT}},
         ),
     )
@@ -392,11 +414,16 @@ def refusals_figure(refusals: Sequence[Mapping[str, Any]]) -> go.Figure:
             codes.append(row["code"])
     codes.reverse()  # most frequent on top
     results = sorted({row["result"] for row in refusals})
+    most = max(sum(row["count"] for row in refusals if row["code"] == code) for code in codes)
     figure = go.Figure(
         layout=_layout(
             _bars_height(len(codes)),
             barmode="stack",
-            xaxis={"title": {"text": "decisions"}, "rangemode": "tozero"},
+            xaxis={
+                "title": {"text": "decisions"},
+                "rangemode": "tozero",
+                "dtick": 1 if most <= 8 else None,
+            },
             yaxis={"tickfont": {"family": "monospace", "size": 11, "color": SOFT}},
         )
     )
@@ -419,8 +446,20 @@ def _hours(hourly: Sequence[Mapping[str, Any]]) -> list[str]:
     return [row["hour"] for row in hourly]
 
 
-def _time_axis() -> dict[str, Any]:
-    return {"type": "date", "tickformat": "%H:%M", "hoverformat": "%Y-%m-%d %H:%M UTC"}
+def _time_axis(hourly: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The whole window, half an hour of margin each side, whatever hours have data."""
+    axis: dict[str, Any] = {
+        "type": "date",
+        "tickformat": "%H:%M",
+        "hoverformat": "%Y-%m-%d %H:%M UTC",
+    }
+    if hourly:
+        half = timedelta(minutes=30)
+        first = datetime.fromisoformat(hourly[0]["hour"]) - half
+        last = datetime.fromisoformat(hourly[-1]["hour"]) + half
+        # Plotly draws dates as given, without zones: the series' hours are UTC, so is this.
+        axis["range"] = [moment.strftime("%Y-%m-%d %H:%M:%S") for moment in (first, last)]
+    return axis
 
 
 def verdict_mix_figure(hourly: Sequence[Mapping[str, Any]]) -> go.Figure:
@@ -433,7 +472,7 @@ def verdict_mix_figure(hourly: Sequence[Mapping[str, Any]]) -> go.Figure:
             260,
             barmode="stack",
             bargap=0.15,
-            xaxis=_time_axis(),
+            xaxis=_time_axis(hourly),
             yaxis={"title": {"text": "claims"}, "rangemode": "tozero"},
         )
     )
@@ -458,7 +497,7 @@ def latency_figure(hourly: Sequence[Mapping[str, Any]]) -> go.Figure:
     figure = go.Figure(
         layout=_layout(
             260,
-            xaxis=_time_axis(),
+            xaxis=_time_axis(hourly),
             yaxis={"title": {"text": "milliseconds"}, "rangemode": "tozero"},
         )
     )
@@ -501,7 +540,10 @@ def counts_figure(counts: Mapping[str, int], *, colour: str, empty: str) -> go.F
         layout=_layout(
             _bars_height(len(rows)),
             showlegend=False,
-            bargap=0.35,
-            xaxis={"rangemode": "tozero", "dtick": 1 if rows[-1][1] <= 8 else None},
+            bargap=0.3,
+            xaxis={
+                "range": _room_for_labels([count for _, count in rows]),
+                "dtick": 1 if rows[-1][1] <= 8 else None,
+            },
         ),
     )

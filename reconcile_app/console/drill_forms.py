@@ -28,14 +28,25 @@ def _number(**attrs: Any) -> forms.NumberInput:
     return forms.NumberInput(attrs={"class": "num-input", **attrs})
 
 
-class DriftBenchmarkForm(forms.Form):
+class StartForm(forms.Form):
+    """Both forms sit on one page: element ids carry the form's name (`drift-episodes`)."""
+
+    prefix_id = "start"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", f"{self.prefix_id}-%s")
+        super().__init__(*args, **kwargs)
+
+
+class DriftBenchmarkForm(StartForm):
+    prefix_id = "drift"
     kind = forms.CharField(widget=forms.HiddenInput, initial=DrillRun.Kind.DRIFT_BENCHMARK)
     episodes = forms.IntegerField(
         label="Episodes per horizon",
         min_value=1,
         max_value=MAX_EPISODES,
         initial=CONSOLE_EPISODES,
-        widget=_number(step=100),
+        widget=_number(),
         help_text=f"The seed ran {SEED.episodes:,}.",
     )
     min_horizon = forms.IntegerField(
@@ -92,7 +103,8 @@ class DriftBenchmarkForm(forms.Form):
         return parameters.as_dict()
 
 
-class DrillForm(forms.Form):
+class DrillForm(StartForm):
+    prefix_id = "drill"
     kind = forms.CharField(widget=forms.HiddenInput, initial=DrillRun.Kind.DRILL)
     repeat = forms.IntegerField(
         label="Trials per scenario",

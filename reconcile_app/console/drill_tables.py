@@ -88,8 +88,9 @@ def run_parameters(run: Any) -> str:
             f"{p.get('max_horizon', '?')} · mutation {float(p.get('mutation_rate', 0)):.0%}"
             f" · omission {float(p.get('omission_rate', 0)):.0%}"
         )
-    scenarios = p.get("scenarios") or []
-    return f"{p.get('repeat', '?')} trials of {len(scenarios) or 'all'} scenarios"
+    repeat = p.get("repeat", "?")
+    count = len(p.get("scenarios") or []) or "all"
+    return f"{repeat} trial{'' if repeat == 1 else 's'} per scenario · {count} scenarios"
 
 
 class DrillRunTable(tables.Table):
@@ -160,5 +161,5 @@ class DrillRunTable(tables.Table):
             duration((record.finished_at - record.started_at).total_seconds()),
         )
 
-    def render_started_by(self, value: str | None) -> str:
-        return value or "command line"
+    def render_started_by(self, value: str | None) -> SafeString:
+        return format_html('<span class="nowrap">{}</span>', value or "command line")

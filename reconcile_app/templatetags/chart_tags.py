@@ -10,6 +10,8 @@ from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from reconcile_app.templatetags.reconcile_tags import duration
+
 register = template.Library()
 
 
@@ -19,6 +21,16 @@ def pct(value: Any, places: int = 1) -> str:
     if value is None or value == "":
         return "—"
     return f"{float(value):.{int(places)}%}"
+
+
+@register.filter
+def seconds(value: float | None) -> str:
+    """A duration in seconds, short: `6.8 ms` below a second, else as `duration` prints it."""
+    if value is None:
+        return "—"
+    if abs(float(value)) < 1:
+        return f"{float(value) * 1000:.1f} ms"
+    return duration(value)
 
 
 @register.filter

@@ -14,23 +14,18 @@ was judged exactly once, and that nothing was executed twice at the owner.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pytest
-from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
@@ -49,6 +44,7 @@ from reconcile_app.services.sandbox import (
     sandbox_record_write,
 )
 from tests.conftest import COLLECTIONS, ago
+from tests.reconcile_app.effects.celery_workers import Worker, publishing_to, wait_for
 from tests.reconcile_app.effects.conftest import commit
 
 REDIS_SERVER = shutil.which("redis-server")
@@ -60,8 +56,6 @@ pytestmark = [
     pytest.mark.skipif(REDIS_SERVER is None, reason="needs redis-server on PATH"),
 ]
 
-BASE_DIR = Path(settings.BASE_DIR)
-CELERY = Path(sys.executable).with_name("celery")
 EFFECTS = 30
 START_VERSION = 42
 ACTION = "release_collections_hold"
@@ -75,17 +69,6 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _test_database_url() -> str:
-    """DATABASE_URL of the database pytest-django created (not the configured one)."""
-    db = connection.settings_dict
-    credentials = quote(db["USER"] or "", safe="")
-    if db["PASSWORD"]:
-        credentials += ":" + quote(db["PASSWORD"], safe="")
-    host = db["HOST"] or "127.0.0.1"
-    port = db["PORT"] or 5432
-    return f"postgres://{credentials}@{host}:{port}/{quote(db['NAME'], safe='')}"
 
 
 class RedisServer:
@@ -175,106 +158,19 @@ class RedisServer:
         )
 
 
-class Worker:
-    """A real `celery worker` subprocess in its own session (so its group can be killed)."""
-
-    def __init__(self, name: str, log_dir: Path, broker_url: str) -> None:
-        self.name = name
-        self.log_path = log_dir / f"{name}.log"
-        env = {**os.environ}
-        env.pop("RECONCILE_CELERY_EAGER", None)
-        env.update(
-            DJANGO_SETTINGS_MODULE="config.settings",
-            DATABASE_URL=_test_database_url(),
-            CELERY_BROKER_URL=broker_url,
-            PYTHONUNBUFFERED="1",
-        )
-        self._log = self.log_path.open("wb")
-        self.process = subprocess.Popen(
-            [
-                str(CELERY),
-                "-A",
-                "config",
-                "worker",
-                "-l",
-                "info",
-                "--concurrency",
-                "2",
-                "-P",
-                "prefork",
-                "--without-heartbeat",
-                "--without-gossip",
-                "--without-mingle",
-                "-n",
-                f"{name}-{uuid.uuid4().hex[:8]}@%h",
-            ],
-            cwd=BASE_DIR,
-            env=env,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def stop(self) -> None:
-        """SIGTERM (warm shutdown), then SIGKILL if it does not exit in time."""
-        if self.process.poll() is None:
-            self._signal_group(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._signal_group(signal.SIGKILL)
-                self.process.wait(timeout=10)
-        else:
-            # The main process is gone; make sure no orphaned pool child survives it.
-            self._signal_group(signal.SIGKILL)
-        self._log.close()
-
-    def _signal_group(self, sig: int) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, sig)  # start_new_session: pgid == pid
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def connects(self) -> int:
-        """How many times the consumer reported a (re)connection to the broker."""
-        return self.log().count("Connected to redis://")
-
-
-def _reset_producer_pools(app: Any) -> None:
-    """Drop cached broker connections so the next publish uses the configured broker."""
-    if app._pool is not None:
-        app._pool.force_close_all()
-    app._pool = None
-    app.amqp._producer_pool = None
-
-
 @pytest.fixture
 def private_redis() -> Iterator[RedisServer]:
     """A private Redis, and the test process's Celery app publishing to it."""
-    from config.celery import app
-
     with tempfile.TemporaryDirectory(prefix="redis-restart-") as tmp:
         server = RedisServer(Path(tmp))
         server.start()
-        names = ("broker_url", "broker_read_url", "broker_write_url")
-        previous = {name: app.conf[name] for name in names}
-        previous_options = app.conf.broker_transport_options
-        app.conf.update({name: server.url for name in names})
-        # What config/settings.py sets for any non-filesystem broker (the worker gets it from
-        # its CELERY_BROKER_URL); the test process may have been configured for filesystem://.
-        app.conf.broker_transport_options = {"visibility_timeout": 3600}
-        _reset_producer_pools(app)
-        assert not app.conf.task_always_eager, "this test needs the real broker, not eager tasks"
         try:
-            yield server
+            # What config/settings.py sets for any non-filesystem broker (the worker gets it
+            # from its CELERY_BROKER_URL); the test process may have been configured for
+            # filesystem://.
+            with publishing_to(server.url, transport_options={"visibility_timeout": 3600}):
+                yield server
         finally:
-            app.conf.update(previous)
-            app.conf.broker_transport_options = previous_options
-            _reset_producer_pools(app)
             server.kill()
 
 
@@ -337,19 +233,6 @@ def _statuses(ids: list[int]) -> dict[str, int]:
     return counts
 
 
-def wait_for(
-    predicate: Callable[[], bool], timeout: float, what: str, workers: list[Worker]
-) -> float:
-    """Poll until `predicate()`; fail if it never holds or the newest worker exits."""
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        if predicate():
-            return time.monotonic() - started
-        assert workers[-1].alive(), f"worker {workers[-1].name} exited early"
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-
-
 @pytest.mark.django_db(transaction=True)
 def test_redis_restart_mid_burst_every_accepted_effect_concludes(estate, agent, private_redis):
     started = time.monotonic()
@@ -380,13 +263,13 @@ def test_redis_restart_mid_burst_every_accepted_effect_concludes(estate, agent, 
 
         # The owner becomes slow: each readback takes a second, two at a time.
         sandbox_fault_add(source="case-service", kind="latency", seconds=1)
-        first = Worker("burst", log_dir, redis_server.url)
+        first = Worker("burst", log_dir, redis_server.url, concurrency=2)
         workers.append(first)
         wait_for(
             lambda: _concluded(ids) >= CONCLUDED_BEFORE_RESTART,
             30,
             f"{CONCLUDED_BEFORE_RESTART} readbacks to conclude",
-            workers,
+            workers[-1:],
         )
 
         # 2. Redis dies mid-burst and comes back empty on the same port.
@@ -411,7 +294,7 @@ def test_redis_restart_mid_burst_every_accepted_effect_concludes(estate, agent, 
             note("worker reconnected to the fresh redis")
         else:
             note(f"worker exited (code {first.process.returncode}); starting a replacement")
-            workers.append(Worker("replacement", log_dir, redis_server.url))
+            workers.append(Worker("replacement", log_dir, redis_server.url, concurrency=2))
 
         # Readbacks in flight at the kill finish (they talk to the database, not Redis); the
         # queued ones are gone with the old server. Wait out the one-second reads in flight.
@@ -432,13 +315,14 @@ def test_redis_restart_mid_burst_every_accepted_effect_concludes(estate, agent, 
         sandbox_faults_clear(source="case-service")
         swept = effects_sweep(now=timezone.now() + timedelta(seconds=61))
         note(f"sweep 1: {swept}")
+        # Only the newest worker must stay up: the first may have died with the old Redis.
         assert swept["readbacks"] == len(stranded), swept
         try:
             wait_for(
                 lambda: _none_accepted(ids),
                 20,
                 "the swept readbacks to conclude",
-                workers,
+                workers[-1:],
             )
         except AssertionError:
             # One more sweep, late enough to pass the backoff the first one set.
@@ -449,7 +333,7 @@ def test_redis_restart_mid_burst_every_accepted_effect_concludes(estate, agent, 
                 lambda: _none_accepted(ids),
                 30,
                 "the second sweep's readbacks to conclude",
-                workers,
+                workers[-1:],
             )
         note(f"all concluded: {_statuses(ids)}")
 

@@ -72,7 +72,7 @@ def console_drill_latest(*, kind: str) -> DrillRun | None:
 
 
 def console_drill_pair(*, run_ids: Sequence[int]) -> list[DrillRun]:
-    """Two runs of one kind, in the order asked (one query)."""
+    """Two runs of one kind, the earlier first (one query)."""
     wanted = list(dict.fromkeys(run_ids))
     if len(wanted) != 2:
         raise ValidationFailed("pick two different runs to compare", code="pick_two_runs")
@@ -87,7 +87,7 @@ def console_drill_pair(*, run_ids: Sequence[int]) -> list[DrillRun]:
             "only runs of the same kind compare: pick two drills or two drift benchmarks",
             code="different_kinds",
         )
-    return [runs[run_id] for run_id in wanted]
+    return [runs[run_id] for run_id in sorted(wanted)]
 
 
 # --- Numbers beside the charts --------------------------------------------------------------

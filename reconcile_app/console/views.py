@@ -13,7 +13,7 @@ from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
 from django.views import View
-from django.views.generic import RedirectView, TemplateView
+from django.views.generic import TemplateView
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
@@ -124,10 +124,6 @@ class HtmxPartialMixin:
         response = super().render_to_response(context, **kwargs)  # type: ignore[misc]
         patch_vary_headers(response, ("HX-Request",))
         return response
-
-
-class HomeView(LoginRequiredMixin, RedirectView):
-    pattern_name = "console-snapshots"
 
 
 class SnapshotListView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin, FilterView):

@@ -117,9 +117,18 @@ def drill_run_execute(*, run_id: int) -> DrillRun:
 def drill_run_enqueue(*, kind: str, parameters: dict[str, Any], started_by: Any = None) -> DrillRun:
     """Start a run and have a worker execute it once this transaction has committed."""
     from reconcile_app.drills.tasks import execute_drill_run
+    from reconcile_app.services.audit import audit_record
 
     with transaction.atomic():
         run = drill_run_start(kind=kind, parameters=parameters, started_by=started_by)
+        # Drills inject faults into (drill) sources: who started one is on the record.
+        audit_record(
+            actor=started_by,
+            action="drill.start",
+            object_kind="drill_run",
+            object_ref=str(run.pk),
+            after={"kind": kind, "parameters": parameters},
+        )
         transaction.on_commit(lambda: execute_drill_run.delay(run.pk))
     return run
 

@@ -345,8 +345,10 @@ def _mark_unknown(effect: Effect, detail: str) -> Effect:
             evidence_id=entry.evidence_id,
             what="request sent; response not received",
         )
+        # Read back before the commit: the answer to this request is "unknown", whatever
+        # the resolution queued below finds later.
+        effect.refresh_from_db()
         transaction.on_commit(lambda: effect_resolve.delay(effect.pk))
-    effect.refresh_from_db()
     return effect
 
 

@@ -109,6 +109,10 @@ else:
                 "timeout": 20,
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
             },
+            # A file, not the default shared in-memory database: with a live server thread
+            # writing beside the test, shared-cache memory databases fail with "table is
+            # locked" where a WAL file with a busy timeout simply waits.
+            "TEST": {"NAME": str(VAR_DIR / "test-reconcile.sqlite3")},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -34,6 +34,7 @@ from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_wri
 ESTATE_DIR = Path(__file__).resolve().parent.parent / "demo" / "estate"
 DECISION_CLASS = "collections-contact-release"
 SUBJECT = "bench-account"
+SUBJECTS = 200
 TIMEOUT_RATE = 0.30
 MAX_ATTEMPTS = 5
 
@@ -59,36 +60,44 @@ def run(out: TextIO, repeat: int, commits: int = 10_000) -> None:
         name="bench-agent", capabilities=[f"{DECISION_CLASS}:release_collections_hold"]
     )
     now = timezone.now()
-    sandbox_record_write(
-        source="complaints-service",
-        subject=SUBJECT,
-        field="complaint_status",
-        value="none",
-        valid_from=now - timedelta(days=1),
-    )
-    for value in ("collect", "released"):
-        evidence_append(
-            kind="observation",
-            subject=SUBJECT,
-            field="collections_status",
-            value=value,
-            source="case-ledger",
-            observed_at=now - timedelta(hours=1),
+    # Commits rotate over many accounts, as production traffic does: each account's history
+    # (receipts, readbacks) stays the size a real account's would, not 10,000 entries deep.
+    subjects = [f"{SUBJECT}-{number:03d}" for number in range(SUBJECTS)]
+    for subject in subjects:
+        sandbox_record_write(
+            source="complaints-service",
+            subject=subject,
+            field="complaint_status",
+            value="none",
+            valid_from=now - timedelta(days=1),
         )
-    sandbox_record_write(
-        source="case-service",
-        subject=SUBJECT,
-        field="collections_status",
-        value="collect",
-        version=1,
-        valid_from=now - timedelta(hours=1),
-    )
-    request = ReconcileRequest(
-        subject=SUBJECT,
-        purpose="collections",
-        decision_class=DECISION_CLASS,
-        proposed_action="release_collections_hold",
-    )
+        for value in ("collect", "released"):
+            evidence_append(
+                kind="observation",
+                subject=subject,
+                field="collections_status",
+                value=value,
+                source="case-ledger",
+                observed_at=now - timedelta(hours=1),
+            )
+        sandbox_record_write(
+            source="case-service",
+            subject=subject,
+            field="collections_status",
+            value="collect",
+            version=1,
+            valid_from=now - timedelta(hours=1),
+        )
+    requests = {
+        subject: ReconcileRequest(
+            subject=subject,
+            purpose="collections",
+            decision_class=DECISION_CLASS,
+            proposed_action="release_collections_hold",
+        )
+        for subject in subjects
+    }
+    changes = dict.fromkeys(subjects, 0)
     rng = random.Random(20261129)  # noqa: S311 - a reproducible fault schedule, not a secret
     latencies: list[float] = []
     outcomes: Counter[str] = Counter()
@@ -97,10 +106,12 @@ def run(out: TextIO, repeat: int, commits: int = 10_000) -> None:
     started = time.perf_counter()
     with collected_readbacks() as queued:
         for index in range(commits):
-            snapshot = snapshot_issue(principal=principal, request=request)
+            subject = subjects[index % SUBJECTS]
+            snapshot = snapshot_issue(principal=principal, request=requests[subject])
             version = snapshot.content["fields"]["collections_status"]["version"]
             # Alternate the value so every commit is a real change.
-            value = "released" if index % 2 == 0 else "collect"
+            value = "released" if changes[subject] % 2 == 0 else "collect"
+            changes[subject] += 1
             if snapshot.result != "allow":
                 outcomes[f"not allowed ({snapshot.result})"] += 1
                 continue
@@ -130,10 +141,14 @@ def run(out: TextIO, repeat: int, commits: int = 10_000) -> None:
         elapsed = time.perf_counter() - started
 
     accepted_keys = SandboxEffect.objects.filter(source="case-service").count()
-    version = SandboxRecord.objects.get(
-        source="case-service", subject=SUBJECT, field="collections_status"
-    ).version
-    duplicate_effects = (version - 1) - accepted_keys
+    # Every account started at version 1; each executed command added exactly one.
+    versions_moved = sum(
+        version - 1
+        for version in SandboxRecord.objects.filter(
+            source="case-service", subject__in=subjects, field="collections_status"
+        ).values_list("version", flat=True)
+    )
+    duplicate_effects = versions_moved - accepted_keys
     keys_with_two_effects = (
         Effect.objects.values("idempotency_key").annotate(n=Count("id")).filter(n__gt=1).count()
     )
@@ -142,7 +157,8 @@ def run(out: TextIO, repeat: int, commits: int = 10_000) -> None:
     sample = latencies[: max(1, min(repeat, len(latencies)))]
     s50, s95 = percentiles(sample)
     out.write(
-        f"effects benchmark: {commits} commits, {TIMEOUT_RATE:.0%} timeout_after_commit, "
+        f"effects benchmark: {commits} commits over {SUBJECTS} accounts, "
+        f"{TIMEOUT_RATE:.0%} timeout_after_commit, "
         f"retry with the same key up to {MAX_ATTEMPTS} times\n"
     )
     out.write(f"commit latency (first attempt)      p50 {p50:7.2f} ms   p95 {p95:7.2f} ms\n")

@@ -38,9 +38,17 @@ def _test_database_url() -> str:
 
 
 def reset_producer_pools(app: Any) -> None:
-    """Drop cached broker connections so the next publish uses the configured broker."""
+    """Drop cached broker connections so the next publish uses the configured broker.
+
+    kombu keeps producer pools in a process-wide registry too; a pool closed here but left
+    there makes every later publish — even an eager task's, which still borrows a producer —
+    fail with "Acquire on closed pool" in whatever test runs next in this process.
+    """
+    from kombu import pools
+
     if app._pool is not None:
         app._pool.force_close_all()
+    pools.reset()
     app._pool = None
     app.amqp._producer_pool = None
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from django.db import OperationalError
+import pytest
+from django.db import OperationalError, connection
 
 from reconcile_app.models import ClaimVerdict, DecisionReceipt, DecisionSnapshot, StateRead
 from tests.reconcile_app.effects.conftest import SUBJECT, collectible  # noqa: F401
@@ -45,3 +46,44 @@ def test_database_unreachable_is_a_clean_503_problem(agent, monkeypatch, db):
     assert response.status_code == 503
     assert response["Content-Type"] == "application/problem+json"
     assert response.json()["code"] == "database_unavailable"
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a real server-side kill")
+@pytest.mark.django_db(transaction=True)
+def test_postgresql_backend_killed_mid_snapshot_is_503_and_writes_nothing(
+    collectible, agent, monkeypatch
+):
+    """The server terminates our session in the middle of the snapshot's transaction."""
+    import psycopg
+
+    original = StateRead.objects.bulk_create
+    settings_dict = connection.settings_dict
+
+    def kill_then_insert(*args, **kwargs):
+        pid = connection.connection.info.backend_pid
+        with psycopg.connect(
+            host=settings_dict["HOST"] or "127.0.0.1",
+            port=settings_dict["PORT"] or 5432,
+            user=settings_dict["USER"],
+            dbname=settings_dict["NAME"],
+            autocommit=True,
+        ) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(StateRead.objects, "bulk_create", kill_then_insert)
+    response = agent.post(
+        "/api/v1/reconcile",
+        {
+            "subject": SUBJECT,
+            "purpose": "collections",
+            "decision_class": "collections-contact-release",
+            "proposed_action": "release_collections_hold",
+        },
+    )
+    monkeypatch.undo()
+    assert response.status_code == 503
+    assert response.json()["code"] == "database_unavailable"
+    connection.close()  # the killed session is gone; the next query opens a new one
+    for model in (DecisionSnapshot, StateRead, ClaimVerdict, DecisionReceipt):
+        assert not model.objects.exists(), model.__name__

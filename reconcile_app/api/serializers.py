@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rest_framework import serializers
 
 from reconcile_app.choices import EvidenceKind
@@ -183,9 +181,6 @@ class MemoryInput(serializers.Serializer):
     note = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
     written_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     memory_id = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        return attrs
 
 
 class MemoryOutput(serializers.Serializer):

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
-from rest_framework import exceptions, status
+from rest_framework import exceptions
 from rest_framework.response import Response
 
 from reconcile_app.errors import DomainError
@@ -76,11 +76,11 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         extra["errors"] = exc.detail
     if isinstance(exc, exceptions.PermissionDenied) and getattr(exc, "problem_code", None):
         code = exc.problem_code  # type: ignore[attr-defined]
+    title = "Invalid request" if exc.status_code == 400 else str(exc.default_detail).rstrip(".")
     response = problem_response(
         status_code=exc.status_code,
         code=code,
-        title=(exc.status_code == status.HTTP_400_BAD_REQUEST and "Invalid request")
-        or exc.default_detail.__str__().rstrip("."),
+        title=title,
         detail=_detail_text(exc.detail),
         **extra,
     )

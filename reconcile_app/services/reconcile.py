@@ -25,7 +25,7 @@ from reconcile_app.choices import (
     EvidenceKind,
     ReadStatus,
 )
-from reconcile_app.errors import Forbidden, ValidationFailed
+from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
 from reconcile_app.models import (
     ClaimVerdict,
     Contradiction,
@@ -288,12 +288,16 @@ def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> Decisi
     A reconcile that races a quarantine either sees it or was issued before it: if the
     quarantine view changes between the reads and the insert, the protocol runs again.
     """
-    for _ in range(ATTEMPTS_ON_QUARANTINE_CHANGE - 1):
+    for _ in range(ATTEMPTS_ON_QUARANTINE_CHANGE):
         try:
             return _snapshot_issue_once(principal=principal, request=request)
         except QuarantineChanged:
             continue
-    return _snapshot_issue_once(principal=principal, request=request)
+    # Quarantines changing under every attempt: say so rather than issue a half-seen view.
+    raise Conflict(
+        "quarantines kept changing while this decision was made; ask again",
+        code="quarantine_changed",
+    )
 
 
 def _snapshot_issue_once(*, principal: Principal, request: ReconcileRequest) -> DecisionSnapshot:

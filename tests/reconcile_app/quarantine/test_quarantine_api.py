@@ -217,3 +217,22 @@ def test_reconcile_racing_a_quarantine_reruns_with_it(collectible, agent, operat
     body = reconcile(agent)
     assert body["fields"]["collections_status"]["status"] == "quarantined"
     assert body["decision"]["result"] == "refuse"
+
+
+def test_quarantines_changing_under_every_attempt_is_a_clean_409(collectible, agent, monkeypatch):
+    from reconcile_app.services import reconcile as protocol
+
+    monkeypatch.setattr(protocol, "epoch_check", lambda expected: False)
+    response = agent.post(
+        "/api/v1/reconcile",
+        {
+            "subject": SUBJECT,
+            "purpose": "collections",
+            "decision_class": "collections-contact-release",
+            "proposed_action": "release_collections_hold",
+        },
+    )
+    assert (response.status_code, response.json()["code"]) == (409, "quarantine_changed")
+    from reconcile_app.models import DecisionSnapshot
+
+    assert not DecisionSnapshot.objects.exists()

@@ -35,7 +35,14 @@ class ReconcileView(APIView):
 
     @extend_schema(
         request=ReconcileInput,
-        responses={201: SnapshotOutput, 400: PROBLEM, 401: PROBLEM, 403: PROBLEM, 404: PROBLEM},
+        responses={
+            201: SnapshotOutput,
+            400: PROBLEM,
+            401: PROBLEM,
+            403: PROBLEM,
+            404: PROBLEM,
+            409: PROBLEM,
+        },
     )
     def post(self, request: Request) -> Response:
         payload = ReconcileInput(data=request.data)

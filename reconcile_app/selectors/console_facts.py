@@ -8,17 +8,22 @@ shown, never a value remembered in a memory record.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
-from fnmatch import fnmatchcase
 
 from django.db.models import Count, Q, QuerySet
 
 from reconcile_app.choices import MemoryStatus
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Escalation, MemoryRecord, Source
-from reconcile_app.services.facts import OK, Selection, authority_source_for, select_current
+from reconcile_app.services.facts import (
+    OK,
+    Selection,
+    authority_source_for,
+    authority_sources,
+    select_current,
+)
 from reconcile_app.sources import AuthorityResult, adapter_for
 
 
@@ -57,17 +62,6 @@ class FactSelection:
         return self.selection.code == OK
 
 
-def authority_source_among(fact_key: str, sources: Sequence[Source]) -> Source | None:
-    """`authority_source_for` over sources already read (ordered by name), for a whole page.
-
-    The same rule: the first source, by name, whose `fact_keys` patterns match the key.
-    """
-    for source in sources:
-        if any(fnmatchcase(fact_key, pattern) for pattern in source.fact_keys):
-            return source
-    return None
-
-
 def _select(
     fact_key: str,
     records: list[MemoryRecord],
@@ -96,7 +90,7 @@ def fact_selections(*, fact_keys: Iterable[str], on: date) -> dict[str, FactSele
     by_key: dict[str, list[MemoryRecord]] = {key: [] for key in keys}
     for record in MemoryRecord.objects.filter(fact_key__in=keys).order_by("pk"):
         by_key[record.fact_key].append(record)
-    sources = list(Source.objects.exclude(fact_keys=[]).order_by("name"))
+    sources = authority_sources()
     open_escalations = dict(
         Escalation.objects.filter(fact_key__in=keys, status=Escalation.Status.OPEN).values_list(
             "fact_key", "escalation_id"
@@ -104,7 +98,7 @@ def fact_selections(*, fact_keys: Iterable[str], on: date) -> dict[str, FactSele
     )
     return {
         key: _select(
-            key, by_key[key], on, authority_source_among(key, sources), open_escalations.get(key)
+            key, by_key[key], on, authority_source_for(key, sources), open_escalations.get(key)
         )
         for key in keys
     }

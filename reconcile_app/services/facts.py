@@ -60,9 +60,17 @@ def select_current(
     return Selection(AUTHORITY_AMBIGUOUS, candidates=[record.memory_id for record in eligible])
 
 
-def authority_source_for(fact_key: str) -> Source | None:
-    """The first source (by name) whose `fact_keys` patterns match the key."""
-    for source in Source.objects.exclude(fact_keys=[]).order_by("name"):
+def authority_sources() -> list[Source]:
+    """Sources that answer for some fact keys, in the order the rule tries them (by name)."""
+    return list(Source.objects.exclude(fact_keys=[]).order_by("name"))
+
+
+def authority_source_for(fact_key: str, sources: Sequence[Source] | None = None) -> Source | None:
+    """The first source (by name) whose `fact_keys` patterns match the key.
+
+    Pass `sources` (from `authority_sources()`) to apply the rule to many keys with one query.
+    """
+    for source in authority_sources() if sources is None else sources:
         if any(fnmatchcase(fact_key, pattern) for pattern in source.fact_keys):
             return source
     return None

@@ -43,15 +43,24 @@ RELEASE = "release_collections_hold"
 RETAIN = "retain_manual_review"
 HARM = frozenset({"stale", "unsupported"})
 
-SCENARIOS: tuple[Scenario, ...] = (
-    Scenario(
-        name="confirmed_memory",
-        title="control: a memory confirmed by fresh, evidenced state",
+
+def settled(**rest: Any) -> Scenario:
+    """A scenario on an account collectible for 20 minutes, evidenced, remembered 10 minutes
+    ago as collectible: the common ground most seed cases then disturb one way."""
+    return Scenario(
         state="collect",
         state_age=20 * MIN,
         evidence=(Observation("collect", 20 * MIN),),
         claim_value="collect",
         claim_age=10 * MIN,
+        **rest,
+    )
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    settled(
+        name="confirmed_memory",
+        title="control: a memory confirmed by fresh, evidenced state",
         action=RETAIN,
         resulting_value="manual_review",
         premise_supported=True,
@@ -74,14 +83,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         safe_at_commit=False,
         hazards=HARM,
     ),
-    Scenario(
+    settled(
         name="fresh_read_stale_source",
         title="a source fresh by read time but stale by its own update contract",
-        state="collect",
-        state_age=20 * MIN,
-        evidence=(Observation("collect", 20 * MIN),),
-        claim_value="collect",
-        claim_age=10 * MIN,
         action=RELEASE,
         resulting_value="collect",
         fault_before_decision=("lag", 3600),
@@ -121,14 +125,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         safe_at_commit=False,
         hazards=HARM,
     ),
-    Scenario(
+    settled(
         name="timeout_after_commit",
         title="a tool timeout after the effect commits",
-        state="collect",
-        state_age=20 * MIN,
-        evidence=(Observation("collect", 20 * MIN),),
-        claim_value="collect",
-        claim_age=10 * MIN,
         action=RETAIN,
         resulting_value="manual_review",
         fault_before_commit="timeout_after_commit",
@@ -136,14 +135,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         safe_at_commit=True,
         hazards=frozenset({"duplicate"}),
     ),
-    Scenario(
+    settled(
         name="state_change_before_commit",
         title="a state update between policy evaluation and execution",
-        state="collect",
-        state_age=20 * MIN,
-        evidence=(Observation("collect", 20 * MIN),),
-        claim_value="collect",
-        claim_age=10 * MIN,
         action=RELEASE,
         resulting_value="collect",
         change_before_commit="hold",
@@ -151,14 +145,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         safe_at_commit=False,
         hazards=frozenset({"stale"}),
     ),
-    Scenario(
+    settled(
         name="idempotency_key_collision",
         title="an idempotency-key collision (the same key, another request)",
-        state="collect",
-        state_age=20 * MIN,
-        evidence=(Observation("collect", 20 * MIN),),
-        claim_value="collect",
-        claim_age=10 * MIN,
         action=RETAIN,
         resulting_value="manual_review",
         retry="other_body",
@@ -166,14 +155,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         safe_at_commit=True,
         hazards=frozenset({"duplicate"}),
     ),
-    Scenario(
+    settled(
         name="missing_dedupe_record",
         title="a retry with no deduplication record",
-        state="collect",
-        state_age=20 * MIN,
-        evidence=(Observation("collect", 20 * MIN),),
-        claim_value="collect",
-        claim_age=10 * MIN,
         action=RETAIN,
         resulting_value="manual_review",
         retry="same",
@@ -181,14 +165,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         safe_at_commit=True,
         hazards=frozenset({"duplicate"}),
     ),
-    Scenario(
+    settled(
         name="postcondition_absent",
         title="a successful command whose postcondition is absent on readback",
-        state="collect",
-        state_age=20 * MIN,
-        evidence=(Observation("collect", 20 * MIN),),
-        claim_value="collect",
-        claim_age=10 * MIN,
         action=RETAIN,
         resulting_value="manual_review",
         fault_before_commit="drop_postcondition",

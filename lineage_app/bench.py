@@ -485,51 +485,18 @@ def recursive_step_plan(root: int) -> str:
         return "; ".join(row[-1] for row in cursor.fetchall() if row[-1].startswith("SEARCH e"))
 
 
-def proposed_reach(root_ids: list[int], *, limit: int = 100, offset: int = 0) -> tuple[dict, list]:
-    """A candidate for reach.py, measured next to it: (counts by kind, page of node ids).
-
-    One statement instead of two, so the recursive CTE runs once; each reached node's kind
-    is an index lookup (scalar subquery) rather than a join the planner sizes from the
-    recursive CTE's row estimate (hundreds of thousands of rows for a reach of 1,000) and
-    answers with a full scan of the node table; on PostgreSQL, no JIT compilation (those
-    same estimates make every reach "expensive" enough to JIT, 15-150 ms per statement).
-    """
-    node, edge = Node._meta.db_table, Edge._meta.db_table
-    roots = ", ".join(["%s"] * len(root_ids))
-    sql = (
-        f"WITH RECURSIVE reach(id) AS ("  # noqa: S608  # nosec B608
-        f" SELECT e.dst_id FROM {edge} e WHERE e.src_id IN ({roots})"
-        f" UNION SELECT e.dst_id FROM {edge} e JOIN reach r ON e.src_id = r.id),"
-        f" hit(id, kind) AS MATERIALIZED (SELECT r.id,"
-        f" (SELECT n.kind FROM {node} n WHERE n.id = r.id)"
-        f" FROM reach r WHERE r.id NOT IN ({roots}))"
-        f" SELECT 0, kind, COUNT(*) FROM hit GROUP BY kind"
-        f" UNION ALL SELECT 1, kind, id FROM"
-        f" (SELECT id, kind FROM hit ORDER BY kind, id LIMIT %s OFFSET %s) page"
-    )
-    with transaction.atomic(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SET LOCAL jit = off")
-        cursor.execute(sql, [*root_ids, *root_ids, limit, offset])
-        rows = cursor.fetchall()
-    counts = {kind: value for part, kind, value in rows if part == 0}
-    page = [pk for _, pk in sorted((kind, pk) for part, kind, pk in rows if part == 1)]
-    return counts, page
-
-
 @dataclass(frozen=True)
 class Measured:
     root: Root
     reached: int
     cte: tuple[float, float]
-    proposed: tuple[float, float]
     networkx: tuple[float, float]
     networkx_gc: tuple[float, float]
     identical: bool
 
 
 def verify(generated: Generated, root: Root, limit: int = 100) -> tuple[int, bool]:
-    """Same node count, counts by kind and first page as networkx descendants (both queries)."""
+    """Same node count, counts by kind and first page as networkx descendants."""
     result = reach([root.pk], [root.node], direction="descendants", limit=limit)
     expected = nx.descendants(generated.graph, root.pk)
     by_kind: dict[str, int] = {}
@@ -537,11 +504,10 @@ def verify(generated: Generated, root: Root, limit: int = 100) -> tuple[int, boo
         kind = generated.kind(pk)
         by_kind[kind] = by_kind.get(kind, 0) + 1
     page = sorted(expected, key=lambda pk: (generated.kind(pk), pk))[:limit]
-    proposed_counts, proposed_page = proposed_reach([root.pk], limit=limit)
     identical = (
         result.total == len(expected)
-        and result.counts == by_kind == proposed_counts
-        and [node["pk"] for node in result.nodes] == page == proposed_page
+        and result.counts == by_kind
+        and [node["pk"] for node in result.nodes] == page
     )
     return len(expected), identical
 
@@ -555,7 +521,7 @@ def _frozen_descendants(graph: nx.DiGraph, pk: int) -> set[int]:
 
 
 def measure(generated: Generated, root: Root, repeat: int) -> Measured:
-    """Round-robin over the four ways, so a busy machine slows them alike."""
+    """Round-robin over the three ways, so a busy machine slows them alike."""
     reached, identical = verify(generated, root)  # also warms the caches
     graph = generated.graph
     # The graph's ~2 million dicts make each full collection of the cyclic GC cost hundreds
@@ -563,7 +529,6 @@ def measure(generated: Generated, root: Root, repeat: int) -> Measured:
     # frozen out of the GC (how a long-lived in-memory graph would be kept), and without.
     ways = {
         "cte": lambda: reach([root.pk], [root.node], direction="descendants"),
-        "proposed": lambda: proposed_reach([root.pk]),
         "networkx": lambda: _frozen_descendants(graph, root.pk),
         "networkx_gc": lambda: nx.descendants(graph, root.pk),
     }
@@ -575,7 +540,6 @@ def measure(generated: Generated, root: Root, repeat: int) -> Measured:
         root,
         reached,
         percentiles(samples["cte"]),
-        percentiles(samples["proposed"]),
         percentiles(samples["networkx"]),
         percentiles(samples["networkx_gc"]),
         identical,
@@ -608,33 +572,26 @@ def run(
     out.write(
         f"\ndescendants, p50 of {repeat} runs. CTE = reach(): counts by kind + first page of 100"
         f" (the walk runs once). networkx = nx.descendants on the same graph, frozen out of the GC"
-        f" (nx GC on: without that). proposed = the reference query reach() adopted"
-        f" (see proposed_reach).\n"
+        f" (nx GC on: without that).\n"
     )
     out.write(
         f"{'engine':<11}{'root':<34}{'reached':>9}{'CTE ms':>9}{'CTE p95':>9}"
-        f"{'networkx ms':>12}{'ratio':>8}{'nx GC on':>10}{'proposed':>10}  same\n"
+        f"{'networkx ms':>12}{'ratio':>8}{'nx GC on':>10}  same\n"
     )
     for item in measured:
         ratio = item.cte[0] / item.networkx[0] if item.networkx[0] else float("inf")
         out.write(
             f"{vendor:<11}{item.root.node:<34}{item.reached:>9,}{item.cte[0]:>9.1f}"
             f"{item.cte[1]:>9.1f}{item.networkx[0]:>12.1f}{ratio:>7.1f}x"
-            f"{item.networkx_gc[0]:>10.1f}{item.proposed[0]:>10.1f}"
+            f"{item.networkx_gc[0]:>10.1f}"
             f"  {'yes' if item.identical else 'NO'}\n"
         )
     if not all(item.identical for item in measured):
         out.write("MISMATCH: the CTE and networkx disagree on the nodes reached\n")
     full = measured[0]
-    line = (
-        f"full reach ({full.reached:,} nodes): reach() {full.cte[0]:.0f} ms, proposed"
-        f" one-statement query {full.proposed[0]:.0f} ms"
-    )
+    line = f"full reach ({full.reached:,} nodes): reach() {full.cte[0]:.0f} ms"
     if vendor == "postgresql":
-        now, proposed = (
-            "met" if ms <= 1000 else "MISSED" for ms in (full.cte[0], full.proposed[0])
-        )
-        line += f"; target on PostgreSQL <= 1 s: reach() {now}, proposed {proposed}"
+        line += f"; target on PostgreSQL <= 1 s: {'met' if full.cte[0] <= 1000 else 'MISSED'}"
     out.write(line + "\n")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     load = os.getloadavg()

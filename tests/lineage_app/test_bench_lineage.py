@@ -121,16 +121,13 @@ def test_cte_ancestors_equal_networkx(generated):
         assert result.counts == _by_kind(generated, expected), pk
 
 
-def test_first_page_and_the_proposed_query_agree_with_networkx(generated):
+def test_first_page_agrees_with_networkx(generated):
     graph = generated.graph
     for root in (generated.big, generated.small):
         expected = nx.descendants(graph, root.pk)
         page = sorted(expected, key=lambda pk: (generated.kind(pk), pk))[:25]
         result = reach([root.pk], [root.node], limit=25)
         assert [node["pk"] for node in result.nodes] == page
-        counts, proposed_page = bench.proposed_reach([root.pk], limit=25)
-        assert counts == result.counts
-        assert proposed_page == page
 
 
 def test_built_in_roots_scale_with_the_edge_count(generated):

@@ -199,7 +199,9 @@ def effect_resolve_manually(
                 code="not_resolvable",
             )
         before = effect.status
-        new_status = EffectStatus.VERIFIED if outcome == "succeeded" else EffectStatus.NOT_EXECUTED
+        # "Succeeded" is a person's word, not proof: the effect becomes `accepted` (API.md:
+        # unknown → accepted) and a readback checks the target like any other.
+        new_status = EffectStatus.ACCEPTED if outcome == "succeeded" else EffectStatus.NOT_EXECUTED
         entry = evidence_append(
             kind=EvidenceKind.OBSERVATION,
             subject=effect.subject,
@@ -210,12 +212,20 @@ def effect_resolve_manually(
             derived_from=[effect.snapshot.snapshot_id],
             note=f"manual resolution: {reason}",
         )
+        accepted = new_status == EffectStatus.ACCEPTED
+        now = timezone.now()
         Effect.objects.filter(pk=effect.pk, status=before).update(
             status=new_status,
-            next_check_at=None,
             outcome={**effect.outcome, "resolution": outcome, "reason": reason},
-            verified_at=timezone.now() if new_status == EffectStatus.VERIFIED else None,
+            outcome_at=now,
+            # Without a receipt, the least version the command could have produced.
+            resulting_version=effect.resulting_version or effect.expected_version + 1,
+            next_check_at=now + timedelta(seconds=READBACK_RECHECK_SECONDS) if accepted else None,
         )
+        if accepted:
+            from reconcile_app.tasks import effect_readback as readback_task
+
+            transaction.on_commit(lambda: readback_task.delay(effect.pk))
         effect_evidence_lineage(
             idempotency_key=idempotency_key,
             evidence_id=entry.evidence_id,

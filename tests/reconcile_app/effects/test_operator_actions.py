@@ -107,15 +107,35 @@ def test_effect_list_filters_by_status(unknown_effect, operator, agent):
 
 
 def test_operator_escalates_an_unknown_outcome_to_its_owner(unknown_effect, operator, agent):
-    response = operator.post(f"/api/v1/effects/{unknown_effect}/escalate",
-                             {"reason": "ledger unreachable for an hour"})
+    response = operator.post(
+        f"/api/v1/effects/{unknown_effect}/escalate", {"reason": "ledger unreachable for an hour"}
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["code"], body["effect_key"], body["owner"]) == (
-        "effect_unknown", unknown_effect, "servicing-team",
+        "effect_unknown",
+        unknown_effect,
+        "servicing-team",
     )
     again = operator.post(f"/api/v1/effects/{unknown_effect}/escalate", {"reason": "again"})
     assert again.json()["escalation_id"] == body["escalation_id"]
     assert AuditEvent.objects.filter(action="effect.escalate").count() == 1
-    assert agent.post(f"/api/v1/effects/{unknown_effect}/escalate",
-                      {"reason": "x"}).status_code == 403
+    assert (
+        agent.post(f"/api/v1/effects/{unknown_effect}/escalate", {"reason": "x"}).status_code == 403
+    )
+
+
+def test_manual_success_is_accepted_then_proven_by_a_readback(
+    unknown_effect, operator, eager_tasks, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = operator.post(
+            f"/api/v1/effects/{unknown_effect}/resolve",
+            {"outcome": "succeeded", "reason": "seen in the owner's console"},
+        )
+    assert response.status_code == 200
+    effect = Effect.objects.get(idempotency_key=unknown_effect)
+    # The owner did commit (timeout after commit), so the readback proves the person right.
+    assert effect.status == "verified"
+    kinds = list(effect.events.values_list("kind", flat=True))
+    assert kinds.index("manual_resolution") < kinds.index("readback")

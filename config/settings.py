@@ -57,6 +57,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "reconcile_app.request_id.RequestIdMiddleware",
+    "reconcile_app.api.middleware.BodyLimitMiddleware",
     "reconcile_app.security.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "reconcile_app.api.middleware.ApiProblemMiddleware",
@@ -290,6 +291,9 @@ RECONCILE_METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 # Where escalations go when the owner's system names no owner.
 RECONCILE_FALLBACK_OWNER = env_str("FALLBACK_OWNER", "platform-operations")
 RECONCILE_HTTP_TIMEOUT_SECONDS = float(env_int("HTTP_TIMEOUT_MS", 2000)) / 1000.0
+# Request bodies larger than this are refused with 413 before anything reads them.
+RECONCILE_MAX_BODY_BYTES = env_int("MAX_BODY_BYTES", 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = RECONCILE_MAX_BODY_BYTES
 
 LOGGING = {
     "version": 1,

@@ -12,6 +12,12 @@ class Consistency(models.TextChoices):
     BATCH = "batch"
 
 
+class ContractStatus(models.TextChoices):
+    DRAFT = "draft"
+    ACTIVE = "active"
+    RETIRED = "retired"
+
+
 class ReadStatus(models.TextChoices):
     OK = "ok"
     UNAVAILABLE = "unavailable"

@@ -7,8 +7,9 @@ from typing import Any
 
 import cel
 
-# Policy may read state values and nothing else: claims are never visible to policy.
-ALLOWED_VARIABLES = frozenset({"fields"})
+# Policy may read state values and the proposed effect (its action and, when one was
+# proposed, its value) — never a claim: memory is not visible to policy.
+ALLOWED_VARIABLES = frozenset({"fields", "effect"})
 
 
 class PolicyCompileError(ValueError):
@@ -29,7 +30,8 @@ def compiled(expression: str) -> cel.Program:
     unknown = [name for name in unknown if name not in macro_bound]
     if unknown:
         raise PolicyCompileError(
-            f"conditions may only read `fields` (state values); found {', '.join(unknown)}"
+            "conditions may only read `fields` (state values) and `effect` (the proposed "
+            f"action and value); found {', '.join(unknown)}"
         )
     return program
 
@@ -41,14 +43,16 @@ def _macro_bound_names(expression: str) -> set[str]:
     return set(re.findall(pattern, expression))
 
 
-def evaluate(expression: str, fields: dict[str, Any]) -> bool | None:
+def evaluate(
+    expression: str, fields: dict[str, Any], effect: dict[str, Any] | None = None
+) -> bool | None:
     """True or False, or None when the condition cannot be evaluated to a boolean.
 
     The caller decides what None means: it fails closed (matches deny and escalate, never
     allow).
     """
     try:
-        result = compiled(expression).execute({"fields": fields})
+        result = compiled(expression).execute({"fields": fields, "effect": effect or {}})
     except Exception:
         return None
     return result if isinstance(result, bool) else None

@@ -1,16 +1,50 @@
-"""Keep /api/ answers JSON even when Django itself answers (404 routes, crashes)."""
+"""Keep /api/ answers JSON even when Django itself answers (404 routes, crashes), and refuse
+bodies over the size limit before anything reads them."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 
 from reconcile_app.api.problems import problem_json_response
 
 logger = logging.getLogger(__name__)
+
+
+class BodyLimitMiddleware:
+    """413 for a body over RECONCILE_MAX_BODY_BYTES, decided from Content-Length alone.
+
+    Nothing is read or parsed first: a 6 MiB body used to reach the JSON parser and the
+    serializers, and ended in a 500. Django's own DATA_UPLOAD_MAX_MEMORY_SIZE (set to the
+    same limit) covers bodies that understate their length.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        limit: int = settings.RECONCILE_MAX_BODY_BYTES
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > limit:
+            detail = f"the request body is {length} bytes; the limit is {limit}"
+            if request.path.startswith("/api/"):
+                return problem_json_response(
+                    status_code=413,
+                    code="payload_too_large",
+                    title="Payload too large",
+                    detail=detail,
+                    limit=limit,
+                )
+            return HttpResponse(detail, status=413, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
 
 
 class ApiProblemMiddleware:
@@ -37,6 +71,14 @@ class ApiProblemMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not request.path.startswith("/api/"):
             return None
+        if isinstance(exception, RequestDataTooBig):
+            return problem_json_response(
+                status_code=413,
+                code="payload_too_large",
+                title="Payload too large",
+                detail=str(exception),
+                limit=settings.RECONCILE_MAX_BODY_BYTES,
+            )
         # Only a database that cannot be reached or is locked is "unavailable"; programming
         # errors stay 500s so they are seen and fixed.
         if isinstance(exception, OperationalError | InterfaceError):

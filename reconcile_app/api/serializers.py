@@ -2,38 +2,34 @@
 
 from __future__ import annotations
 
+from django.core.validators import validate_slug
 from rest_framework import serializers
 
+from reconcile_app.api.fields import Identifier, Justification, Text, Value
 from reconcile_app.choices import EvidenceKind
-
-JSON_VALUE = serializers.JSONField(allow_null=True)
 
 
 class ClaimInput(serializers.Serializer):
-    subject = serializers.CharField(max_length=200)
-    field = serializers.CharField(max_length=150)
-    value = serializers.JSONField(allow_null=True)
+    subject = Identifier()
+    field = Identifier(max_length=150)
+    value = Value(allow_null=True)
     written_at = serializers.DateTimeField(required=False, allow_null=True)
-    memory_class = serializers.CharField(
-        max_length=100, required=False, allow_blank=True, default=""
-    )
-    purpose = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
+    memory_class = Identifier(max_length=100, required=False, allow_blank=True, default="")
+    purpose = Text(max_length=150, required=False, allow_blank=True, default="")
     derived_from = serializers.ListField(
-        child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
+        child=Text(max_length=200), required=False, default=list, max_length=100
     )
-    note = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+    note = Text(max_length=2000, required=False, allow_blank=True, default="")
 
 
 class ReconcileInput(serializers.Serializer):
-    subject = serializers.CharField(max_length=200)
-    purpose = serializers.CharField(max_length=150)
-    decision_class = serializers.CharField(max_length=150)
-    proposed_action = serializers.CharField(
-        max_length=150, required=False, allow_blank=True, default=""
-    )
-    contract_version = serializers.CharField(
-        max_length=50, required=False, allow_null=True, default=None
-    )
+    subject = Identifier()
+    purpose = Text(max_length=150)
+    decision_class = Identifier(max_length=150)
+    proposed_action = Text(max_length=150, required=False, allow_blank=True, default="")
+    # Absent, not null, when not given: a snapshot binds a value only when one was proposed.
+    proposed_value = Value(required=False, allow_null=True)
+    contract_version = Text(max_length=50, required=False, allow_null=True, default=None)
     claims = ClaimInput(many=True, required=False, default=list, max_length=1000)
 
 
@@ -97,6 +93,12 @@ class ContradictionOutput(serializers.Serializer):
     resolution_note = serializers.CharField(allow_blank=True)
 
 
+class ActionHowOutput(serializers.Serializer):
+    field = serializers.CharField()
+    if_match = serializers.CharField()
+    commit_deadline = serializers.DateTimeField()
+
+
 class SnapshotOutput(serializers.Serializer):
     snapshot_id = serializers.CharField()
     content_hash = serializers.CharField()
@@ -106,11 +108,19 @@ class SnapshotOutput(serializers.Serializer):
     purpose = serializers.CharField()
     decision_class = serializers.CharField()
     proposed_action = serializers.CharField(allow_blank=True)
+    proposed_value = serializers.JSONField(
+        required=False,
+        help_text="present when the request bound a value: the only one it authorises",
+    )
     completeness = serializers.ChoiceField(choices=["complete", "degraded", "incomplete"])
     decision = DecisionOutput()
     fields = serializers.DictField(child=FieldOutput())
     claims = ClaimOutput(many=True)
     contradictions = ContradictionOutput(many=True)
+    actions = serializers.DictField(
+        child=ActionHowOutput(),
+        help_text="for each action this snapshot can authorise: the field, If-Match, deadline",
+    )
     escalation_id = serializers.CharField(allow_null=True)
     contract = serializers.DictField(child=serializers.CharField())
     reducer_version = serializers.CharField(allow_null=True)
@@ -121,22 +131,18 @@ class SnapshotOutput(serializers.Serializer):
 
 class EvidenceInput(serializers.Serializer):
     kind = serializers.ChoiceField(choices=EvidenceKind.choices)
-    subject = serializers.CharField(max_length=200)
-    field = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
-    value = serializers.JSONField(required=False, allow_null=True, default=None)
-    source = serializers.CharField(max_length=200)
+    subject = Identifier()
+    field = Identifier(max_length=150, required=False, allow_blank=True, default="")
+    value = Value(required=False, allow_null=True, default=None)
+    source = Identifier()
     observed_at = serializers.DateTimeField()
-    revokes = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
-    supersedes = serializers.CharField(
-        max_length=100, required=False, allow_null=True, default=None
-    )
+    revokes = Text(max_length=100, required=False, allow_null=True, default=None)
+    supersedes = Text(max_length=100, required=False, allow_null=True, default=None)
     derived_from = serializers.ListField(
-        child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
+        child=Text(max_length=200), required=False, default=list, max_length=100
     )
-    note = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
-    evidence_id = serializers.CharField(
-        max_length=100, required=False, allow_null=True, default=None
-    )
+    note = Text(max_length=4000, required=False, allow_blank=True, default="")
+    evidence_id = Text(max_length=100, required=False, allow_null=True, default=None)
 
 
 class EvidenceOutput(serializers.Serializer):
@@ -161,26 +167,22 @@ class EvidenceOutput(serializers.Serializer):
 
 
 class MemoryInput(serializers.Serializer):
-    memory_class = serializers.SlugField(max_length=100)
-    subject = serializers.CharField(max_length=200)
-    purpose = serializers.CharField(max_length=150)
-    field = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
-    fact_key = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    value = serializers.JSONField(allow_null=True)
+    memory_class = Identifier(max_length=100, validators=[validate_slug])
+    subject = Identifier()
+    purpose = Text(max_length=150)
+    field = Identifier(max_length=150, required=False, allow_blank=True, default="")
+    fact_key = Identifier(required=False, allow_blank=True, default="")
+    value = Value(allow_null=True)
     derived_from = serializers.ListField(
-        child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
+        child=Text(max_length=200), required=False, default=list, max_length=100
     )
     valid_until = serializers.DateField(required=False, allow_null=True, default=None)
-    owner = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
-    source_revision = serializers.CharField(
-        max_length=200, required=False, allow_blank=True, default=""
-    )
-    supersedes = serializers.CharField(
-        max_length=100, required=False, allow_null=True, default=None
-    )
-    note = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+    owner = Text(max_length=200, required=False, allow_null=True, default=None)
+    source_revision = Text(max_length=200, required=False, allow_blank=True, default="")
+    supersedes = Text(max_length=100, required=False, allow_null=True, default=None)
+    note = Text(max_length=4000, required=False, allow_blank=True, default="")
     written_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
-    memory_id = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
+    memory_id = Text(max_length=100, required=False, allow_null=True, default=None)
 
 
 class MemoryOutput(serializers.Serializer):
@@ -204,11 +206,11 @@ class MemoryOutput(serializers.Serializer):
 
 
 class ResolveContradictionInput(serializers.Serializer):
-    note = serializers.CharField(max_length=4000)
+    note = Justification()
 
 
 class SandboxWriteInput(serializers.Serializer):
-    value = serializers.JSONField(allow_null=True)
+    value = Value(allow_null=True)
     valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
     version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
 
@@ -222,7 +224,7 @@ class SandboxRecordOutput(serializers.Serializer):
 
 
 class SandboxFaultInput(serializers.Serializer):
-    kind = serializers.CharField(max_length=30)
+    kind = Text(max_length=30)
     count = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
     seconds = serializers.IntegerField(required=False, default=0, min_value=0, max_value=10**7)
 
@@ -253,10 +255,8 @@ class EscalationOutput(serializers.Serializer):
 
 
 class EscalationDecisionInput(serializers.Serializer):
-    rationale = serializers.CharField(max_length=4000)
-    selected_ref = serializers.CharField(
-        max_length=100, required=False, allow_null=True, default=None
-    )
+    rationale = Justification()
+    selected_ref = Text(max_length=100, required=False, allow_null=True, default=None)
 
 
 class FactOutput(serializers.Serializer):
@@ -268,14 +268,14 @@ class FactOutput(serializers.Serializer):
 
 
 class SandboxAuthorityInput(serializers.Serializer):
-    owner = serializers.CharField(max_length=200, allow_blank=True)
-    source_revision = serializers.CharField(max_length=200, allow_blank=True)
+    owner = Text(max_length=200, allow_blank=True)
+    source_revision = Text(max_length=200, allow_blank=True)
 
 
 class EffectInput(serializers.Serializer):
-    snapshot_id = serializers.CharField(max_length=80)
-    action = serializers.CharField(max_length=150)
-    resulting_value = serializers.JSONField(allow_null=True)
+    snapshot_id = Text(max_length=80)
+    action = Text(max_length=150)
+    resulting_value = Value(allow_null=True)
 
 
 class EffectEventOutput(serializers.Serializer):
@@ -316,28 +316,28 @@ class EffectDetailOutput(EffectOutput):
 
 class EffectResolveInput(serializers.Serializer):
     outcome = serializers.ChoiceField(choices=["succeeded", "not_executed"])
-    reason = serializers.CharField(max_length=4000)
+    reason = Justification()
 
 
 class SandboxEffectInput(serializers.Serializer):
-    subject = serializers.CharField(max_length=200)
-    field = serializers.CharField(max_length=150)
-    action = serializers.CharField(max_length=150)
-    resulting_value = serializers.JSONField(allow_null=True)
+    subject = Identifier()
+    field = Identifier(max_length=150)
+    action = Text(max_length=150)
+    resulting_value = Value(allow_null=True)
 
 
 class EffectEscalateInput(serializers.Serializer):
-    reason = serializers.CharField(max_length=4000)
+    reason = Justification()
 
 
 class ReplacementInput(serializers.Serializer):
-    value = serializers.JSONField(allow_null=True)
+    value = Value(allow_null=True)
     observed_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
 class CorrectionInput(serializers.Serializer):
-    evidence_id = serializers.CharField(max_length=100)
-    reason = serializers.CharField(max_length=4000)
+    evidence_id = Text(max_length=100)
+    reason = Justification()
     replacement = ReplacementInput(required=False, allow_null=True, default=None)
 
 
@@ -355,25 +355,25 @@ class ReplayOutput(serializers.Serializer):
 
 
 class SandboxEventInput(serializers.Serializer):
-    event_id = serializers.CharField(max_length=100)
-    type = serializers.CharField(max_length=60)
-    subject = serializers.CharField(max_length=200)
-    field = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
-    value = serializers.JSONField(required=False, allow_null=True, default=None)
+    event_id = Text(max_length=100)
+    type = Text(max_length=60)
+    subject = Identifier()
+    field = Identifier(max_length=150, required=False, allow_blank=True, default="")
+    value = Value(required=False, allow_null=True, default=None)
     seq = serializers.IntegerField(required=False, allow_null=True, default=None)
     valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
 class QuarantineInput(serializers.Serializer):
     scope = serializers.ChoiceField(choices=["source", "memory_class"])
-    target = serializers.CharField(max_length=150)
-    reason = serializers.CharField(max_length=4000)
+    target = Identifier(max_length=150)
+    reason = Justification()
     since = serializers.DateTimeField(required=False, allow_null=True, default=None)
     ends_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
 class QuarantineLiftInput(serializers.Serializer):
-    reason = serializers.CharField(max_length=4000)
+    reason = Justification()
 
 
 class QuarantineOutput(serializers.Serializer):

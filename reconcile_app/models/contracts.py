@@ -1,16 +1,20 @@
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import Q
 
-from reconcile_app.choices import ContradictionPolicy
+from reconcile_app.choices import ContractStatus, ContradictionPolicy
 
 
 class Contract(models.Model):
     """One version of a decision contract: what a decision class must read, and its policy.
 
     Invariants: a (decision_class, version) pair is immutable once loaded; loading the same
-    pair again with different content is refused (`content_hash` detects it). The newest
-    loaded version of a class is the one `reconcile` uses unless a version is requested.
+    pair again with different content is refused (`content_hash` detects it). At most one
+    version of a class is `active` (a partial unique index): it is the only one `reconcile`
+    serves, and a snapshot issued under a version that is no longer active cannot authorise
+    a commit. Status moves draft → active → retired; activating a version retires the one
+    active before it.
     """
 
     decision_class = models.SlugField(max_length=150)
@@ -25,6 +29,9 @@ class Contract(models.Model):
     document = models.JSONField()
     content_hash = models.CharField(max_length=64)
     source_path = models.CharField(max_length=500, blank=True, default="")
+    status = models.CharField(
+        max_length=10, choices=ContractStatus.choices, default=ContractStatus.DRAFT, db_index=True
+    )
     loaded_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -32,7 +39,12 @@ class Contract(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["decision_class", "version"], name="contract_class_version_unique"
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["decision_class"],
+                condition=Q(status="active"),
+                name="one_active_contract_per_class",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -61,11 +73,13 @@ class ContractField(models.Model):
 
 
 class ContractAction(models.Model):
-    """An action an allowed decision may permit, and the (required) field it writes."""
+    """An action an allowed decision may permit, the (required) field it writes, and the
+    values it may write there (`values`: null means any value the policy allows)."""
 
     contract = models.ForeignKey(Contract, on_delete=models.CASCADE, related_name="actions")
     name = models.SlugField(max_length=150)
     field = models.CharField(max_length=150)
+    values = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["contract", "name"]

@@ -222,21 +222,25 @@ def decide(
         return _decision(DecisionResult.REFUSE, [], refusals, contract)
 
     fields = {name: read.value for name, read in reads.items() if read.status == ReadStatus.OK}
+    effect = binding.effect()
     denies = [
         _reason(rule.code or "denied", _match_detail(rule.expression, matched))
         for rule in contract.rules
         if rule.kind == "deny"
-        for matched in [policy.evaluate(rule.expression, fields)]
+        for matched in [policy.evaluate(rule.expression, fields, effect)]
         if matched is not False
     ]
     if denies:
         return _decision(DecisionResult.DENY, [], denies, contract)
+    unwritable = _value_not_permitted(contract, binding)
+    if unwritable is not None:
+        return _decision(DecisionResult.DENY, [], [unwritable], contract)
 
     escalations = [
         _reason(rule.code or "escalated", _match_detail(rule.expression, matched))
         for rule in contract.rules
         if rule.kind == "escalate"
-        for matched in [policy.evaluate(rule.expression, fields)]
+        for matched in [policy.evaluate(rule.expression, fields, effect)]
         if matched is not False
     ]
     if contradictions and contract.contradictions == ContradictionPolicy.ESCALATE:
@@ -245,7 +249,7 @@ def decide(
         return _decision(DecisionResult.ESCALATE, [], escalations, contract)
 
     for position, rule in enumerate(r for r in contract.rules if r.kind == "allow"):
-        if policy.evaluate(rule.expression, fields) is True:
+        if policy.evaluate(rule.expression, fields, effect) is True:
             permitted = [
                 action
                 for action in rule.permits
@@ -272,6 +276,19 @@ def decide(
             )
     return _decision(
         DecisionResult.DENY, [], [_reason("no_rule_matched", "no allow rule matched")], contract
+    )
+
+
+def _value_not_permitted(contract: ContractSpec, binding: Binding) -> dict[str, str] | None:
+    """A proposed value outside the values the contract lets the action write is denied."""
+    if not (binding.value_bound and binding.proposed_action):
+        return None
+    allowed = contract.action_values.get(binding.proposed_action)
+    if allowed is None or any(same_value(binding.proposed_value, value) for value in allowed):
+        return None
+    return _reason(
+        "value_not_permitted",
+        f"{binding.proposed_action} may write {list(allowed)!r}, not {binding.proposed_value!r}",
     )
 
 
@@ -393,6 +410,9 @@ def evaluate(
             "purpose": binding.purpose,
             "decision_class": binding.decision_class,
             "proposed_action": binding.proposed_action,
+            # Present only when a value was proposed: the snapshot then authorises that value
+            # alone (and snapshots issued before values could be bound keep their hash).
+            **({"proposed_value": binding.proposed_value} if binding.value_bound else {}),
             # The authority the principal held for this class when it asked: replay must not
             # depend on capabilities granted or revoked since.
             "capabilities": sorted(capable_actions),

@@ -40,6 +40,8 @@ class ContractSpec:
     fields: tuple[FieldSpec, ...]
     actions: dict[str, str]  # action -> field it writes
     rules: tuple[RuleSpec, ...]
+    # action -> the values it may write (None: any value the policy allows)
+    action_values: dict[str, tuple[Any, ...] | None] = field(default_factory=dict)
 
     def field(self, name: str) -> FieldSpec | None:
         return next((spec for spec in self.fields if spec.name == name), None)
@@ -89,6 +91,16 @@ class Claim:
     note: str = ""
 
 
+class _NotProposed:
+    """No value was proposed: the snapshot then binds the action, not the value it writes."""
+
+    def __repr__(self) -> str:
+        return "NOT_PROPOSED"
+
+
+NOT_PROPOSED: Any = _NotProposed()
+
+
 @dataclass(frozen=True)
 class Binding:
     principal: str
@@ -96,6 +108,19 @@ class Binding:
     purpose: str
     decision_class: str
     proposed_action: str
+    proposed_value: Any = NOT_PROPOSED
+
+    @property
+    def value_bound(self) -> bool:
+        return self.proposed_value is not NOT_PROPOSED
+
+    def effect(self) -> dict[str, Any]:
+        """What policy sees of the proposed effect: `effect.action`, and `effect.value` when
+        a value was proposed (test it with `has(effect.value)`)."""
+        proposed: dict[str, Any] = {"action": self.proposed_action}
+        if self.value_bound:
+            proposed["value"] = self.proposed_value
+        return proposed
 
 
 @dataclass

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from reconcile_app.errors import NotFound
+from reconcile_app.choices import ContractStatus
+from reconcile_app.errors import DomainError, NotFound
 from reconcile_app.models import Contract
 from reconcile_app.reconciliation.types import ContractSpec, FieldSpec, RuleSpec
 
@@ -12,15 +13,29 @@ _RULE_ORDER = {"deny": 0, "escalate": 1, "allow": 2}
 
 
 def contract_current(*, decision_class: str, version: str | None = None) -> Contract:
-    contracts = Contract.objects.filter(decision_class=decision_class)
-    if version:
-        contracts = contracts.filter(version=version)
-    contract = contracts.order_by("-loaded_at", "-id").first()
+    """The class's active version: the only one a reconcile may be served under.
+
+    Pinning another version (an older one, say, before a policy was tightened) is refused:
+    an agent never chooses the rules it is judged by.
+    """
+    contract = (
+        Contract.objects.filter(decision_class=decision_class, status=ContractStatus.ACTIVE)
+        .order_by("-loaded_at", "-id")
+        .first()
+    )
     if contract is None:
-        detail = f"no contract is loaded for decision class {decision_class!r}"
-        if version:
-            detail += f" at version {version!r}"
-        raise NotFound(detail, code="unknown_decision_class")
+        raise NotFound(
+            f"no contract version is active for decision class {decision_class!r}",
+            code="unknown_decision_class",
+        )
+    if version and version != contract.version:
+        raise DomainError(
+            f"{decision_class}@{version} is not the active version; {contract.version} is",
+            code="contract_version_inactive",
+            status=422,
+            title="Contract version inactive",
+            active_version=contract.version,
+        )
     return contract
 
 
@@ -52,6 +67,7 @@ def _contract_spec(contract_id: int, content_hash: str) -> ContractSpec:
         )
         for rule in sorted(contract.rules.all(), key=lambda r: (_RULE_ORDER[r.kind], r.position))
     )
+    actions = list(contract.actions.all())
     return ContractSpec(
         pk=contract.pk,
         decision_class=contract.decision_class,
@@ -63,6 +79,10 @@ def _contract_spec(contract_id: int, content_hash: str) -> ContractSpec:
         reducer=contract.reducer,
         content_hash=contract.content_hash,
         fields=fields,
-        actions={action.name: action.field for action in contract.actions.all()},
+        actions={action.name: action.field for action in actions},
+        action_values={
+            action.name: tuple(action.values) if action.values is not None else None
+            for action in actions
+        },
         rules=rules,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.db.models import QuerySet
@@ -14,7 +15,7 @@ from reconcile_app.roles import is_staff_role
 
 def snapshots_visible_to(user: Any) -> QuerySet[DecisionSnapshot]:
     """People in a role see every snapshot; an agent sees the ones it asked for."""
-    snapshots = DecisionSnapshot.objects.select_related("principal").prefetch_related(
+    snapshots = DecisionSnapshot.objects.select_related("principal", "contract").prefetch_related(
         "contradictions__resolved_by", "escalations", "taints__correction"
     )
     if is_staff_role(user):
@@ -59,6 +60,11 @@ def snapshot_representation(snapshot: DecisionSnapshot) -> dict[str, Any]:
         "purpose": snapshot.purpose,
         "decision_class": snapshot.decision_class,
         "proposed_action": snapshot.proposed_action,
+        **(
+            {"proposed_value": content["binding"]["proposed_value"]}
+            if "proposed_value" in content["binding"]
+            else {}
+        ),
         "completeness": content["completeness"],
         "decision": content["decision"],
         "fields": content["fields"],
@@ -67,6 +73,7 @@ def snapshot_representation(snapshot: DecisionSnapshot) -> dict[str, Any]:
             contradiction_representation(row, snapshot.snapshot_id)
             for row in sorted(snapshot.contradictions.all(), key=lambda row: row.pk)
         ],
+        "actions": snapshot_actions(snapshot),
         "escalation_id": next((item.escalation_id for item in snapshot.escalations.all()), None),
         "contract": {
             "decision_class": content["contract"]["decision_class"],
@@ -78,6 +85,31 @@ def snapshot_representation(snapshot: DecisionSnapshot) -> dict[str, Any]:
         # Corrections downstream of which this snapshot sits (the snapshot itself is immutable).
         "tainted_by": [taint.correction.correction_id for taint in snapshot.taints.all()],
     }
+
+
+def snapshot_actions(snapshot: DecisionSnapshot) -> dict[str, dict[str, Any]]:
+    """How to act on each permitted action: the field it writes, the If-Match to send (the
+    version the snapshot read) and the last moment a commit is accepted."""
+    content = snapshot.content
+    contract = snapshot.contract
+    declared = contract.document.get("actions", {})
+    deadline = snapshot.issued_at + timedelta(seconds=contract.commit_window_seconds)
+    actions = {}
+    committable = content["decision"]["permitted_actions"]
+    if "proposed_value" in content["binding"]:
+        # A bound value is authorised for the proposed action alone.
+        committable = [name for name in committable if name == snapshot.proposed_action]
+    for name in committable:
+        field = declared.get(name, {}).get("field")
+        read = content["fields"].get(field) if field else None
+        if read is None:
+            continue
+        actions[name] = {
+            "field": field,
+            "if_match": f'"{read["version"]}"',
+            "commit_deadline": rfc3339(deadline),
+        }
+    return actions
 
 
 def principal_of(user: Any, auth: Any) -> Principal:

@@ -2,58 +2,22 @@
 
 A (decision class, version) pair is immutable once loaded: loading identical content again is
 a no-op, different content under the same pair is refused. Sources are configuration and are
-updated in place. CEL conditions are compiled at load, so a broken policy never goes live.
+updated in place. Loading a new version activates it and retires the one it replaces.
+Validation (contract_schema) happens before anything is written.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from django.db import transaction
 
-from reconcile_app import policy
-from reconcile_app.canonical import content_hash
-from reconcile_app.choices import Consistency, ContradictionPolicy
+from reconcile_app.choices import ContractStatus
 from reconcile_app.errors import ContractFileError
 from reconcile_app.models import Contract, ContractAction, ContractField, PolicyRule, Source
-from reconcile_app.reducers import reducer_named
-from reconcile_app.services.contract_files import ParsedFile, parse_file, yaml_paths
-from reconcile_app.sources import adapter_class
-
-SLUG = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,149}$")
-IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,149}$")
-REDUCER = re.compile(r"^[a-z0-9][a-z0-9_.-]*@[A-Za-z0-9_.-]+$")
-
-SOURCE_KEYS = {
-    "source",
-    "owner",
-    "adapter",
-    "base_url",
-    "consistency",
-    "expected_lag_seconds",
-    "fact_classes",
-    "fact_keys",
-    "mode",
-    "auth_token_env",
-    "timeout_ms",
-    "description",
-}
-CONTRACT_KEYS = {
-    "decision_class",
-    "version",
-    "purpose",
-    "required",
-    "optional",
-    "actions",
-    "policy",
-    "contradictions",
-    "commit_window_seconds",
-    "reducer",
-    "description",
-}
+from reconcile_app.services.contract_files import parse_file, yaml_paths
+from reconcile_app.services.contract_schema import contract_values, source_values
 
 
 @dataclass
@@ -62,260 +26,6 @@ class LoadReport:
     sources_updated: list[str] = field(default_factory=list)
     contracts_created: list[str] = field(default_factory=list)
     contracts_unchanged: list[str] = field(default_factory=list)
-
-
-def _require(
-    parsed: ParsedFile, data: dict[str, Any], key: str, kind: type, *where: str | int
-) -> Any:
-    if key not in data:
-        raise parsed.fail(f"missing `{key}`", *where)
-    value = data[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise parsed.fail(f"`{key}` must be a {kind.__name__}", *where, key)
-    return value
-
-
-def _unknown_keys(
-    parsed: ParsedFile, data: dict[str, Any], allowed: set[str], *where: str | int
-) -> None:
-    for key in data:
-        if key not in allowed:
-            raise parsed.fail(f"unknown key `{key}`", *where, key)
-
-
-def _source_values(parsed: ParsedFile) -> dict[str, Any]:
-    data = parsed.data
-    _unknown_keys(parsed, data, SOURCE_KEYS)
-    name = _require(parsed, data, "source", str)
-    if not SLUG.match(name):
-        raise parsed.fail("`source` must be lower-case letters, digits, '-', '_' or '.'", "source")
-    owner = _require(parsed, data, "owner", str)
-    adapter = _require(parsed, data, "adapter", str)
-    try:
-        adapter_class(adapter)
-    except (ImportError, TypeError, ValueError) as exc:
-        raise parsed.fail(f"adapter {adapter!r} cannot be used: {exc}", "adapter") from exc
-    base_url = data.get("base_url") or ""
-    if not isinstance(base_url, str):
-        raise parsed.fail("`base_url` must be a string", "base_url")
-    if adapter == "http" and not base_url.startswith(("http://", "https://")):
-        raise parsed.fail("an http source needs an http(s) `base_url`", "base_url")
-    consistency = _require(parsed, data, "consistency", str)
-    if consistency not in Consistency.values:
-        raise parsed.fail(
-            f"`consistency` must be one of {', '.join(Consistency.values)}", "consistency"
-        )
-    lag = data.get("expected_lag_seconds", 0)
-    if not isinstance(lag, int) or isinstance(lag, bool) or lag < 0:
-        raise parsed.fail(
-            "`expected_lag_seconds` must be a non-negative integer", "expected_lag_seconds"
-        )
-    fact_classes = _require(parsed, data, "fact_classes", list)
-    for index, fact in enumerate(fact_classes):
-        if not isinstance(fact, str) or not IDENT.match(fact):
-            raise parsed.fail("fact classes must be identifiers", "fact_classes", index)
-    mode = data.get("mode", "live")
-    if mode not in ("live", "event_sourced"):
-        raise parsed.fail("`mode` must be live or event_sourced", "mode")
-    fact_keys = data.get("fact_keys") or []
-    if not isinstance(fact_keys, list) or not all(isinstance(k, str) and k for k in fact_keys):
-        raise parsed.fail("`fact_keys` must be a list of fact key patterns", "fact_keys")
-    options = {key: data[key] for key in ("auth_token_env", "timeout_ms") if key in data}
-    return {
-        "name": name,
-        "owner": owner,
-        "adapter": adapter,
-        "base_url": base_url,
-        "consistency": consistency,
-        "expected_lag_seconds": lag,
-        "fact_classes": fact_classes,
-        "fact_keys": fact_keys,
-        "mode": mode,
-        "options": options,
-        "document": data,
-    }
-
-
-def _field_specs(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    data = parsed.data
-    specs: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for section, required in (("required", True), ("optional", False)):
-        entries = data.get(section, [])
-        if entries is None:
-            entries = []
-        if not isinstance(entries, list):
-            raise parsed.fail(f"`{section}` must be a list", section)
-        for index, entry in enumerate(entries):
-            where = (section, index)
-            if not isinstance(entry, dict):
-                raise parsed.fail("each field must be a mapping", *where)
-            _unknown_keys(parsed, entry, {"field", "source", "max_age_seconds", "evidence"}, *where)
-            name = _require(parsed, entry, "field", str, *where)
-            if not IDENT.match(name):
-                raise parsed.fail(f"field {name!r} is not an identifier", *where, "field")
-            if name in seen:
-                raise parsed.fail(f"field {name} is listed twice", *where, "field")
-            seen.add(name)
-            source_name = _require(parsed, entry, "source", str, *where)
-            source = sources.get(source_name)
-            if source is None:
-                raise parsed.fail(f"unknown source {source_name!r}", *where, "source")
-            if name not in source["fact_classes"]:
-                raise parsed.fail(
-                    f"source {source_name} does not own {name} (its fact_classes: "
-                    f"{', '.join(source['fact_classes']) or 'none'})",
-                    *where,
-                    "source",
-                )
-            max_age = _require(parsed, entry, "max_age_seconds", int, *where)
-            if max_age < 1:
-                raise parsed.fail("`max_age_seconds` must be at least 1", *where, "max_age_seconds")
-            evidence = entry.get("evidence", "optional")
-            if evidence not in ("required", "optional"):
-                raise parsed.fail("`evidence` must be required or optional", *where, "evidence")
-            specs.append(
-                {
-                    "name": name,
-                    "source": source_name,
-                    "required": required,
-                    "max_age_seconds": max_age,
-                    "evidence_required": evidence == "required",
-                }
-            )
-    if not any(spec["required"] for spec in specs):
-        raise parsed.fail("a contract needs at least one required field", "required")
-    return specs
-
-
-def _actions(parsed: ParsedFile, specs: list[dict[str, Any]]) -> dict[str, str]:
-    raw = _require(parsed, parsed.data, "actions", dict)
-    required = {spec["name"] for spec in specs if spec["required"]}
-    actions: dict[str, str] = {}
-    for name, body in raw.items():
-        if not isinstance(name, str) or not IDENT.match(name):
-            raise parsed.fail(f"action {name!r} is not an identifier", "actions", str(name))
-        if not isinstance(body, dict) or "field" not in body:
-            raise parsed.fail(f"action {name} needs `field`", "actions", name)
-        target = body["field"]
-        if target not in required:
-            raise parsed.fail(
-                f"action {name} writes {target!r}, which is not a required field of this "
-                "contract (the snapshot must hold the version to commit against)",
-                "actions",
-                name,
-                "field",
-            )
-        actions[name] = target
-    return actions
-
-
-def _rules(parsed: ParsedFile, actions: dict[str, str]) -> tuple[str, list[dict[str, Any]]]:
-    body = _require(parsed, parsed.data, "policy", dict)
-    _unknown_keys(parsed, body, {"version", "deny", "escalate", "allow"}, "policy")
-    version = body.get("version")
-    if not isinstance(version, str) or not version:
-        raise parsed.fail("`policy.version` must be a quoted string", "policy", "version")
-    rules: list[dict[str, Any]] = []
-    for kind in ("deny", "escalate", "allow"):
-        entries = body.get(kind) or []
-        if not isinstance(entries, list):
-            raise parsed.fail(f"`policy.{kind}` must be a list", "policy", kind)
-        for index, entry in enumerate(entries):
-            where = ("policy", kind, index)
-            if not isinstance(entry, dict):
-                raise parsed.fail("each rule must be a mapping", *where)
-            allowed = {"when", "permits"} if kind == "allow" else {"when", "code"}
-            _unknown_keys(parsed, entry, allowed, *where)
-            when = entry.get("when")
-            if isinstance(when, bool):
-                when = "true" if when else "false"
-            if not isinstance(when, str) or not when.strip():
-                raise parsed.fail("`when` must be a CEL expression string", *where, "when")
-            try:
-                policy.compiled(when)
-            except policy.PolicyCompileError as exc:
-                raise parsed.fail(f"invalid CEL condition: {exc}", *where, "when") from exc
-            code = ""
-            permits: list[str] = []
-            if kind == "allow":
-                permits = entry.get("permits") or []
-                if not isinstance(permits, list) or not permits:
-                    raise parsed.fail("an allow rule needs a non-empty `permits` list", *where)
-                for position, action in enumerate(permits):
-                    if action not in actions:
-                        raise parsed.fail(
-                            f"permits unknown action {action!r}", *where, "permits", position
-                        )
-            else:
-                code = entry.get("code")
-                if not isinstance(code, str) or not IDENT.match(code):
-                    raise parsed.fail(f"a {kind} rule needs an identifier `code`", *where, "code")
-            rules.append(
-                {
-                    "kind": kind,
-                    "position": index,
-                    "expression": when,
-                    "code": code,
-                    "permits": permits,
-                }
-            )
-    if not any(rule["kind"] == "allow" for rule in rules):
-        raise parsed.fail("a policy needs at least one allow rule", "policy")
-    return version, rules
-
-
-def _contract_values(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    data = parsed.data
-    _unknown_keys(parsed, data, CONTRACT_KEYS)
-    decision_class = _require(parsed, data, "decision_class", str)
-    if not SLUG.match(decision_class):
-        raise parsed.fail("`decision_class` must be a lower-case slug", "decision_class")
-    version = data.get("version")
-    if not isinstance(version, str) or not version:
-        raise parsed.fail('`version` must be a quoted string, e.g. "7.3"', "version")
-    purpose = _require(parsed, data, "purpose", str)
-    specs = _field_specs(parsed, sources)
-    actions = _actions(parsed, specs)
-    policy_version, rules = _rules(parsed, actions)
-    contradictions = data.get("contradictions", ContradictionPolicy.ESCALATE.value)
-    if contradictions not in ContradictionPolicy.values:
-        raise parsed.fail("`contradictions` must be escalate or refuse", "contradictions")
-    window = data.get("commit_window_seconds", 120)
-    if not isinstance(window, int) or isinstance(window, bool) or window < 1:
-        raise parsed.fail(
-            "`commit_window_seconds` must be a positive integer", "commit_window_seconds"
-        )
-    reducer = data.get("reducer") or ""
-    if reducer and (not isinstance(reducer, str) or not REDUCER.match(reducer)):
-        raise parsed.fail('`reducer` must be null or "name@version"', "reducer")
-    folded_fields = [
-        spec for spec in specs if sources[spec["source"]].get("mode") == "event_sourced"
-    ]
-    if folded_fields:
-        shipped = reducer_named(reducer) if reducer else None
-        if shipped is None:
-            raise parsed.fail(
-                f"fields from event-sourced sources need a registered reducer, not {reducer!r}",
-                "reducer",
-            )
-        for spec in folded_fields:
-            if spec["name"] not in shipped.fields:
-                raise parsed.fail(f"reducer {reducer} does not produce {spec['name']}", "reducer")
-    return {
-        "decision_class": decision_class,
-        "version": version,
-        "purpose": purpose,
-        "policy_version": policy_version,
-        "contradictions": contradictions,
-        "commit_window_seconds": window,
-        "reducer": reducer,
-        "document": data,
-        "content_hash": content_hash(data),
-        "fields": specs,
-        "actions": actions,
-        "rules": rules,
-    }
 
 
 def contracts_load(*, paths: list[str]) -> LoadReport:
@@ -332,21 +42,21 @@ def contracts_load(*, paths: list[str]) -> LoadReport:
         source.name: {"fact_classes": source.fact_classes, "mode": source.mode}
         for source in Source.objects.all()
     }
-    source_values = []
+    sources_parsed = []
     for item in source_files:
-        values = _source_values(item)
+        values = source_values(item)
         known[values["name"]] = values
-        source_values.append(values)
-    contract_values = [(item, _contract_values(item, known)) for item in contract_files]
+        sources_parsed.append(values)
+    contracts_parsed = [(item, contract_values(item, known)) for item in contract_files]
 
     report = LoadReport()
     with transaction.atomic():
-        for values in source_values:
+        for values in sources_parsed:
             name = values.pop("name")
             _, created = Source.objects.update_or_create(name=name, defaults=values)
             (report.sources_created if created else report.sources_updated).append(name)
         sources = {source.name: source for source in Source.objects.all()}
-        for item, values in contract_values:
+        for item, values in contracts_parsed:
             label = f"{values['decision_class']}@{values['version']}"
             existing = Contract.objects.filter(
                 decision_class=values["decision_class"], version=values["version"]
@@ -360,7 +70,12 @@ def contracts_load(*, paths: list[str]) -> LoadReport:
                     )
                 report.contracts_unchanged.append(label)
                 continue
+            # A new version goes live at once, and the one it replaces stops authorising.
+            Contract.objects.filter(
+                decision_class=values["decision_class"], status=ContractStatus.ACTIVE
+            ).update(status=ContractStatus.RETIRED)
             contract = Contract.objects.create(
+                status=ContractStatus.ACTIVE,
                 decision_class=values["decision_class"],
                 version=values["version"],
                 purpose=values["purpose"],
@@ -385,8 +100,10 @@ def contracts_load(*, paths: list[str]) -> LoadReport:
                 for position, spec in enumerate(values["fields"])
             )
             ContractAction.objects.bulk_create(
-                ContractAction(contract=contract, name=name, field=target)
-                for name, target in values["actions"].items()
+                ContractAction(
+                    contract=contract, name=name, field=action.field, values=action.values
+                )
+                for name, action in values["actions"].items()
             )
             PolicyRule.objects.bulk_create(
                 PolicyRule(contract=contract, **rule) for rule in values["rules"]

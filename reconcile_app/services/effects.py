@@ -15,28 +15,24 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from reconcile_app.canonical import content_hash
-from reconcile_app.choices import DecisionResult, EvidenceKind
-from reconcile_app.errors import DomainError, Forbidden, NotFound, ValidationFailed
+from reconcile_app.choices import EvidenceKind
+from reconcile_app.errors import DomainError, NotFound, ValidationFailed
+from reconcile_app.limits import identifier_check
 from reconcile_app.models import (
     DecisionSnapshot,
     Effect,
     EffectEvent,
     EffectStatus,
     Principal,
-    Source,
+)
+from reconcile_app.services.effect_gate import (
+    action_target,
+    effect_authorise,
 )
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.provenance import effect_evidence_lineage, effect_lineage
 from reconcile_app.services.quarantine import source_check
 from reconcile_app.sources import ApplyOutcome, EffectCommand, adapter_for
-
-MAX_KEY_LENGTH = 200
-
-
-class PreconditionFailed(DomainError):
-    status = 412
-    code = "version_changed"
-    title = "Precondition failed"
 
 
 @dataclass(frozen=True)
@@ -68,13 +64,7 @@ def parse_if_match(raw: str | None) -> int:
 def check_idempotency_key(raw: str | None) -> str:
     if raw is None or not raw.strip():
         raise ValidationFailed("Idempotency-Key header is required", code="idempotency_key_missing")
-    key = raw.strip()
-    if len(key) > MAX_KEY_LENGTH or not key.isprintable():
-        raise ValidationFailed(
-            f"Idempotency-Key must be printable and at most {MAX_KEY_LENGTH} characters",
-            code="invalid_idempotency_key",
-        )
-    return key
+    return identifier_check(raw.strip(), "Idempotency-Key")
 
 
 def effect_fingerprint(
@@ -98,55 +88,6 @@ def effect_fingerprint(
             "expected_version": expected_version,
         }
     )
-
-
-def _target_field(snapshot: DecisionSnapshot | None, action: str) -> str:
-    if snapshot is None:
-        return ""
-    found = snapshot.contract.actions.filter(name=action).values_list("field", flat=True).first()
-    return found or ""
-
-
-def _authorise(
-    *, principal: Principal, snapshot: DecisionSnapshot, action: str, field: str, expected: int
-) -> Source:
-    """Everything the snapshot must say before an effect may be recorded."""
-    decision = snapshot.content["decision"]
-    if snapshot.principal_id != principal.pk:
-        raise Forbidden("the snapshot was issued to another principal", code="decision_not_allowed")
-    if decision["result"] != DecisionResult.ALLOW:
-        raise Forbidden(
-            f"the snapshot's decision is {decision['result']}, not allow",
-            code="decision_not_allowed",
-        )
-    if action not in decision["permitted_actions"] or not field:
-        raise Forbidden(
-            f"{action} is not among the permitted actions {decision['permitted_actions']}",
-            code="decision_not_allowed",
-        )
-    if not principal.capabilities.filter(
-        decision_class=snapshot.decision_class, action__in=[action, "*"]
-    ).exists():
-        raise Forbidden(
-            f"{principal.name} has no capability {snapshot.decision_class}:{action}",
-            code="capability_missing",
-        )
-    read = snapshot.content["fields"][field]
-    if read["version"] != expected:
-        raise PreconditionFailed(
-            f"If-Match {expected} is not the version the snapshot read ({read['version']})",
-            code="snapshot_version_mismatch",
-            expected=read["version"],
-            found=expected,
-        )
-    window = snapshot.contract.commit_window_seconds
-    age = (timezone.now() - snapshot.issued_at).total_seconds()
-    if age > window:
-        raise PreconditionFailed(
-            f"the snapshot is {age:.0f}s old; its commit window is {window}s: reconcile again",
-            code="snapshot_expired",
-        )
-    return Source.objects.get(name=read["source"])
 
 
 def _event(effect: Effect, kind: str, detail: dict[str, Any] | None = None, **extra: Any) -> None:
@@ -190,13 +131,13 @@ def effect_commit(
         .filter(snapshot_id=snapshot_id)
         .first()
     )
-    field = _target_field(snapshot, action)
+    target = action_target(snapshot, action)
     fingerprint = effect_fingerprint(
         principal=principal,
         snapshot_id=snapshot_id,
         action=action,
         subject=snapshot.subject if snapshot else "",
-        field=field,
+        field=target.field,
         resulting_value=resulting_value,
         expected_version=expected,
     )
@@ -206,8 +147,13 @@ def effect_commit(
         return _resolve_on_retry(_existing(key, fingerprint))
     if snapshot is None:
         raise NotFound(f"no snapshot {snapshot_id}", code="snapshot_not_found")
-    source = _authorise(
-        principal=principal, snapshot=snapshot, action=action, field=field, expected=expected
+    source = effect_authorise(
+        principal=principal,
+        snapshot=snapshot,
+        action=action,
+        target=target,
+        resulting_value=resulting_value,
+        expected=expected,
     )
     source_check(source.name)
     try:
@@ -221,7 +167,7 @@ def effect_commit(
                 source=source,
                 action=action,
                 subject=snapshot.subject,
-                field=field,
+                field=target.field,
                 resulting_value=resulting_value,
                 expected_version=expected,
                 status=EffectStatus.RECORDED,

@@ -38,6 +38,7 @@ from reconcile_app.models import (
 )
 from reconcile_app.reconciliation import engine
 from reconcile_app.reconciliation.types import (
+    NOT_PROPOSED,
     Binding,
     Claim,
     ContractSpec,
@@ -70,6 +71,7 @@ class ReconcileRequest:
     proposed_action: str = ""
     contract_version: str | None = None
     claims: Sequence[Claim] = ()
+    proposed_value: Any = NOT_PROPOSED
 
 
 def _capable_actions(principal: Principal, decision_class: str) -> frozenset[str]:
@@ -105,6 +107,11 @@ def bind(*, principal: Principal, request: ReconcileRequest) -> tuple[ContractSp
             f"{request.proposed_action!r} is not an action of {spec.decision_class}@{spec.version}",
             code="unknown_action",
             actions=sorted(spec.actions),
+        )
+    if request.proposed_value is not NOT_PROPOSED and not request.proposed_action:
+        raise ValidationFailed(
+            "proposed_value binds the value of a proposed_action: name the action too",
+            code="proposed_action_missing",
         )
     if len(request.claims) > MAX_CLAIMS:
         raise ValidationFailed(f"at most {MAX_CLAIMS} claims per request", code="too_many_claims")
@@ -323,6 +330,7 @@ def _snapshot_issue_once(*, principal: Principal, request: ReconcileRequest) -> 
         purpose=request.purpose,
         decision_class=request.decision_class,
         proposed_action=request.proposed_action,
+        proposed_value=request.proposed_value,
     )
     outcome = engine.evaluate(
         contract=spec,

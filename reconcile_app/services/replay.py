@@ -20,7 +20,13 @@ from reconcile_app.canonical import content_hash, same_value
 from reconcile_app.errors import ValidationFailed
 from reconcile_app.models import DecisionSnapshot, Source
 from reconcile_app.reconciliation import engine
-from reconcile_app.reconciliation.types import Binding, Claim, ContractSpec, FieldRead
+from reconcile_app.reconciliation.types import (
+    NOT_PROPOSED,
+    Binding,
+    Claim,
+    ContractSpec,
+    FieldRead,
+)
 from reconcile_app.selectors.contracts import contract_spec
 from reconcile_app.services.event_reads import folded_reads
 from reconcile_app.services.reconcile import evidence_as_of
@@ -133,6 +139,7 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str) -> ReplayResult:
         purpose=binding_content["purpose"],
         decision_class=binding_content["decision_class"],
         proposed_action=binding_content["proposed_action"],
+        proposed_value=binding_content.get("proposed_value", NOT_PROPOSED),
     )
     valid_time = _time(original["cutoffs"]["valid_time"])
     recorded_time = _time(original["cutoffs"]["recorded_time"])

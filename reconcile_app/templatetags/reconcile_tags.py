@@ -23,6 +23,7 @@ NEUTRAL = "grey"
 # Constant markup, nothing from a request: safe to mark.
 EMPTY = mark_safe('<span class="muted">—</span>')  # nosec B308
 
+
 @register.filter
 def badge_colour(value: Any) -> str:
     text = str(value)

@@ -17,7 +17,7 @@ from reconcile_app.api.serializers import (
 )
 from reconcile_app.filtersets import SnapshotFilterSet
 from reconcile_app.models import DecisionSnapshot
-from reconcile_app.reconciliation.types import Claim
+from reconcile_app.reconciliation.types import NOT_PROPOSED, Claim
 from reconcile_app.selectors.snapshots import (
     principal_of,
     snapshot_get,
@@ -70,6 +70,7 @@ class ReconcileView(APIView):
                 proposed_action=data["proposed_action"],
                 contract_version=data["contract_version"],
                 claims=claims,
+                proposed_value=data.get("proposed_value", NOT_PROPOSED),
             ),
         )
         return Response(snapshot_representation(snapshot), status=status.HTTP_201_CREATED)

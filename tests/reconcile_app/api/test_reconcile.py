@@ -600,11 +600,12 @@ def test_person_without_capability_cannot_reconcile(estate, operator, now):
     assert response.json()["code"] == "capability_missing"
 
 
-def test_pinned_contract_version_is_used(estate, agent, now):
+def test_pinned_contract_version_is_used_only_when_it_is_the_active_one(estate, agent, now):
     seed_account_17(now)
     body = agent.post(RECONCILE, {**reconcile_body(), "contract_version": "7.3"}).json()
     assert body["contract"]["version"] == "7.3"
 
     response = agent.post(RECONCILE, {**reconcile_body(), "contract_version": "9.9"})
-    assert response.status_code == 404
-    assert response.json()["code"] == "unknown_decision_class"
+    assert response.status_code == 422
+    assert response.json()["code"] == "contract_version_inactive"
+    assert not DecisionSnapshot.objects.filter(contract__version="9.9").exists()

@@ -117,7 +117,8 @@ def test_unknown_outcome_not_executed_when_owner_never_saw_it(allowed, agent, mo
 
     # The request is lost on the way: the owner never sees it, the caller times out.
     monkeypatch.setattr(
-        SandboxAdapter, "apply",
+        SandboxAdapter,
+        "apply",
         lambda self, command: ApplyResult(outcome=ApplyOutcome.UNKNOWN, code="timeout"),
     )
     assert commit(agent, allowed, "release_collections_hold", "released", "k-10").status_code == 202

@@ -1,0 +1,59 @@
+"""Serializer fields that take input exactly as typed: no coercion, limits enforced.
+
+DRF's CharField turns `0` into `"0"` and `true` into `"True"`: a fuzzer's
+`{"evidence_id": "ev-001", "reason": 0}` once created a correction whose reason was "0".
+Text that justifies an action must be text, so these fields refuse anything but a string.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from reconcile_app.limits import MAX_IDENTIFIER_LENGTH, identifier_check, value_check
+
+
+class Text(serializers.CharField):
+    """A string, as sent. Blank only where `allow_blank` says so; surrounding space trimmed."""
+
+    default_error_messages = {"not_text": "must be a string"}
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("not_text")
+        return super().to_internal_value(data)  # type: ignore[no-any-return]
+
+
+class Justification(Text):
+    """Why a person or agent does something (reason, rationale, note): required, non-empty."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_length", 4000)
+        kwargs["allow_blank"] = False
+        super().__init__(**kwargs)
+
+
+class Identifier(Text):
+    """A subject, field, fact key, source or memory class (API.md "Input limits").
+
+    A malformed one is a 400 `invalid_identifier`, not a generic validation error: the
+    caller is told exactly which name broke which rule.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_length", MAX_IDENTIFIER_LENGTH)
+        kwargs["trim_whitespace"] = False
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        if data == "" and self.allow_blank:
+            return ""
+        return identifier_check(data, self.field_name or "identifier")
+
+
+class Value(serializers.JSONField):
+    """Any JSON value, up to 64 KiB as JSON (else 422 `value_too_large`)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        return value_check(super().to_internal_value(data), self.field_name or "value")

@@ -1,0 +1,59 @@
+"""Input limits (API.md "Input limits"): identifiers and single values.
+
+Identifiers end up in owner URLs (`records/{subject}/{field}`), in lineage node ids and in
+log lines, so they are kept to what cannot be read as a path, a separator or a control
+sequence anywhere downstream. A single value is capped so that one field of one request
+cannot be the whole of a snapshot, a ledger entry or an owner write.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconcile_app.canonical import canonical_json
+from reconcile_app.errors import DomainError, ValidationFailed
+
+MAX_IDENTIFIER_LENGTH = 200
+MAX_VALUE_BYTES = 64 * 1024
+DOT_SEGMENTS = frozenset({".", ".."})
+
+
+def identifier_problem(value: str) -> str | None:
+    """Why `value` is not a valid identifier, or None when it is."""
+    if not 1 <= len(value) <= MAX_IDENTIFIER_LENGTH:
+        return f"must be 1-{MAX_IDENTIFIER_LENGTH} characters"
+    if value in DOT_SEGMENTS:
+        return "may not be '.' or '..'"
+    if "/" in value or "\\" in value:
+        return "may not contain '/' or '\\'"
+    if any(ch.isspace() or not ch.isprintable() for ch in value):
+        return "may not contain whitespace or control characters"
+    return None
+
+
+def identifier_check(value: Any, name: str) -> str:
+    """The identifier itself, or a 400 `invalid_identifier` naming what is wrong."""
+    if not isinstance(value, str):
+        raise ValidationFailed(f"{name} must be a string", code="invalid_identifier", name=name)
+    problem = identifier_problem(value)
+    if problem is not None:
+        raise ValidationFailed(f"{name} {problem}", code="invalid_identifier", name=name)
+    return value
+
+
+class ValueTooLarge(DomainError):
+    status = 422
+    code = "value_too_large"
+    title = "Value too large"
+
+
+def value_check(value: Any, name: str = "value") -> Any:
+    """The value itself, or a 422 `value_too_large` when its JSON is over 64 KiB."""
+    size = len(canonical_json(value).encode("utf-8"))
+    if size > MAX_VALUE_BYTES:
+        raise ValueTooLarge(
+            f"{name} is {size} bytes as JSON; the limit is {MAX_VALUE_BYTES}",
+            name=name,
+            limit=MAX_VALUE_BYTES,
+        )
+    return value

@@ -1,0 +1,140 @@
+"""The gate an effect passes before it is recorded: what its snapshot must still say.
+
+A snapshot authorises a commit only while every one of these holds: it was issued to this
+principal, it allowed this action (which the principal may still take), it binds the value
+being written (when it bound one) and the contract lets the action write it, its contract
+version is still the active one, no evidence it relied on has been withdrawn, the If-Match
+is the version it read, and its commit window is open.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+
+from reconcile_app.canonical import same_value
+from reconcile_app.choices import ContractStatus, DecisionResult
+from reconcile_app.errors import Conflict, DomainError, Forbidden
+from reconcile_app.models import DecisionSnapshot, EvidenceEntry, Principal, Source
+
+
+class PreconditionFailed(DomainError):
+    status = 412
+    code = "version_changed"
+    title = "Precondition failed"
+
+
+@dataclass(frozen=True)
+class ActionTarget:
+    field: str  # "" when the snapshot's contract has no such action
+    values: list[Any] | None  # what the action may write; None: whatever policy allowed
+
+
+def action_target(snapshot: DecisionSnapshot | None, action: str) -> ActionTarget:
+    if snapshot is None:
+        return ActionTarget(field="", values=None)
+    found = snapshot.contract.actions.filter(name=action).values_list("field", "values").first()
+    return ActionTarget(*found) if found else ActionTarget(field="", values=None)
+
+
+def effect_authorise(
+    *,
+    principal: Principal,
+    snapshot: DecisionSnapshot,
+    action: str,
+    target: ActionTarget,
+    resulting_value: Any,
+    expected: int,
+) -> Source:
+    """Everything the snapshot must say before an effect may be recorded."""
+    decision = snapshot.content["decision"]
+    if snapshot.principal_id != principal.pk:
+        raise Forbidden("the snapshot was issued to another principal", code="decision_not_allowed")
+    if decision["result"] != DecisionResult.ALLOW:
+        raise Forbidden(
+            f"the snapshot's decision is {decision['result']}, not allow",
+            code="decision_not_allowed",
+        )
+    if action not in decision["permitted_actions"] or not target.field:
+        raise Forbidden(
+            f"{action} is not among the permitted actions {decision['permitted_actions']}",
+            code="decision_not_allowed",
+        )
+    if not principal.capabilities.filter(
+        decision_class=snapshot.decision_class, action__in=[action, "*"]
+    ).exists():
+        raise Forbidden(
+            f"{principal.name} has no capability {snapshot.decision_class}:{action}",
+            code="capability_missing",
+        )
+    _check_payload(snapshot, action, target, resulting_value)
+    _check_still_authoritative(snapshot)
+    read = snapshot.content["fields"][target.field]
+    if read["version"] != expected:
+        raise PreconditionFailed(
+            f"If-Match {expected} is not the version the snapshot read ({read['version']})",
+            code="snapshot_version_mismatch",
+            expected=read["version"],
+            found=expected,
+        )
+    window = snapshot.contract.commit_window_seconds
+    age = (timezone.now() - snapshot.issued_at).total_seconds()
+    if age > window:
+        raise PreconditionFailed(
+            f"the snapshot is {age:.0f}s old; its commit window is {window}s: reconcile again",
+            code="snapshot_expired",
+        )
+    return Source.objects.get(name=read["source"])
+
+
+def _check_payload(
+    snapshot: DecisionSnapshot, action: str, target: ActionTarget, resulting_value: Any
+) -> None:
+    """The snapshot authorises a value, not only an action: what was proposed, within what
+    the contract lets the action write."""
+    binding = snapshot.content["binding"]
+    if "proposed_value" in binding and (
+        action != binding["proposed_action"]
+        or not same_value(resulting_value, binding["proposed_value"])
+    ):
+        raise Forbidden(
+            f"the snapshot authorises {binding['proposed_action']} writing "
+            f"{binding['proposed_value']!r}, not {action} writing {resulting_value!r}",
+            code="effect_not_bound",
+        )
+    if target.values is not None and not any(
+        same_value(resulting_value, value) for value in target.values
+    ):
+        raise Forbidden(
+            f"{action} may write {target.values!r}, not {resulting_value!r}",
+            code="value_not_permitted",
+            permitted_values=target.values,
+        )
+
+
+def _check_still_authoritative(snapshot: DecisionSnapshot) -> None:
+    """A snapshot stops authorising when its rules or its evidence are withdrawn."""
+    if snapshot.contract.status != ContractStatus.ACTIVE:
+        raise Conflict(
+            f"{snapshot.decision_class}@{snapshot.contract.version} is no longer the active "
+            "version: reconcile again under the active one",
+            code="contract_superseded",
+        )
+    used = [item["evidence_id"] for item in snapshot.content["evidence_manifest"]]
+    withdrawn = list(
+        EvidenceEntry.objects.filter(
+            Q(revokes__evidence_id__in=used) | Q(supersedes__evidence_id__in=used)
+        ).values_list("evidence_id", flat=True)[:20]
+    )
+    corrections = list(snapshot.taints.values_list("correction__correction_id", flat=True))
+    if withdrawn or corrections:
+        raise Conflict(
+            "evidence this snapshot relied on was revoked or superseded since it was issued: "
+            "reconcile again",
+            code="snapshot_tainted",
+            withdrawn_by=withdrawn,
+            corrections=corrections,
+        )

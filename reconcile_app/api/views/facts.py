@@ -20,6 +20,7 @@ from reconcile_app.api.serializers import (
 )
 from reconcile_app.errors import NotFound, ValidationFailed
 from reconcile_app.filtersets import EscalationFilterSet
+from reconcile_app.limits import identifier_check
 from reconcile_app.models import Escalation
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.snapshots import principal_of
@@ -57,6 +58,7 @@ class FactCurrentView(APIView):
         },
     )
     def get(self, request: Request, fact_key: str) -> Response:
+        identifier_check(fact_key, "fact_key")
         raw_on = request.query_params.get("on")
         try:
             on = date.fromisoformat(raw_on) if raw_on else fact_today()

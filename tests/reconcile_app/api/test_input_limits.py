@@ -1,0 +1,230 @@
+"""API.md "Input limits": bodies, single values, identifiers, and text taken as typed.
+
+Each refusal is a problem+json with a stable code, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from reconcile_app.models import (
+    AuditEvent,
+    Correction,
+    DecisionSnapshot,
+    Effect,
+    EvidenceEntry,
+    MemoryRecord,
+    Quarantine,
+)
+from tests.factories import ACCOUNT, EvidenceFactory, claim, reconcile_body, seed_collectible
+
+BIG = "x" * (64 * 1024 + 1)
+
+
+def problem(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.content
+    assert response["Content-Type"] == "application/problem+json"
+    body = response.json()
+    assert body["code"] == code
+    return body
+
+
+# --- Bodies -----------------------------------------------------------------------------------
+
+
+def test_a_body_over_the_limit_is_413_before_anything_reads_it(estate, agent, now):
+    seed_collectible(now)
+    padded = reconcile_body(claims=[claim("collect", written_at=now, note="n" * 1900)] * 600)
+    raw = json.dumps(padded)
+    assert len(raw) > 1024 * 1024
+
+    response = agent.client.post("/api/v1/reconcile", raw, content_type="application/json")
+
+    body = problem(response, 413, "payload_too_large")
+    assert body["limit"] == 1024 * 1024
+    assert not DecisionSnapshot.objects.exists()
+
+
+def test_the_body_limit_is_a_setting(estate, agent, settings, now):
+    seed_collectible(now)
+    settings.RECONCILE_MAX_BODY_BYTES = 100
+    response = agent.post("/api/v1/reconcile", reconcile_body())
+    problem(response, 413, "payload_too_large")
+
+
+def test_a_console_form_over_the_limit_is_413_too(client, settings, db):
+    settings.RECONCILE_MAX_BODY_BYTES = 100
+    response = client.post("/accounts/login/", {"username": "u" * 200, "password": "p"})
+    assert response.status_code == 413
+
+
+# --- Single values ----------------------------------------------------------------------------
+
+
+def test_a_claim_value_over_64_kib_is_422(estate, agent, now):
+    seed_collectible(now)
+    response = agent.post("/api/v1/reconcile", reconcile_body(claims=[claim(BIG, written_at=now)]))
+    body = problem(response, 422, "value_too_large")
+    assert body["limit"] == 64 * 1024
+    assert not DecisionSnapshot.objects.exists()
+
+
+def test_an_evidence_value_over_64_kib_is_422(estate, operator, now):
+    response = operator.post(
+        "/api/v1/evidence",
+        {
+            "kind": "observation",
+            "subject": ACCOUNT,
+            "field": "collections_status",
+            "value": {"blob": BIG},
+            "source": "case-ledger",
+            "observed_at": "2026-11-01T00:00:00Z",
+        },
+    )
+    problem(response, 422, "value_too_large")
+    assert not EvidenceEntry.objects.exists()
+
+
+def test_a_memory_value_over_64_kib_is_422(estate, agent):
+    EvidenceFactory(evidence_id="ev-1")
+    response = agent.post(
+        "/api/v1/memories",
+        {
+            "memory_class": "episodic",
+            "subject": ACCOUNT,
+            "purpose": "collections",
+            "field": "collections_status",
+            "value": [BIG],
+            "derived_from": ["ev-1"],
+        },
+    )
+    problem(response, 422, "value_too_large")
+    assert not MemoryRecord.objects.exists()
+
+
+def test_an_effect_value_over_64_kib_is_422(estate, agent, now):
+    seed_collectible(now)
+    snapshot = agent.post("/api/v1/reconcile", reconcile_body()).json()
+    response = agent.post(
+        "/api/v1/effects",
+        {
+            "snapshot_id": snapshot["snapshot_id"],
+            "action": "release_collections_hold",
+            "resulting_value": BIG,
+        },
+        HTTP_IDEMPOTENCY_KEY="k-big",
+        HTTP_IF_MATCH='"7"',
+    )
+    problem(response, 422, "value_too_large")
+    assert not Effect.objects.exists()
+
+
+def test_a_value_of_exactly_64_kib_is_accepted(estate, agent, now):
+    seed_collectible(now)
+    exact = "x" * (64 * 1024 - 2)  # plus its two quotes
+    response = agent.post(
+        "/api/v1/reconcile", reconcile_body(claims=[claim(exact, written_at=now)])
+    )
+    assert response.status_code == 201, response.content
+
+
+# --- Identifiers ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "subject", ["..", ".", "a/b", "a\\b", "a b", "tab\there", "nul\x01", "", "s" * 201, 17]
+)
+def test_a_malformed_subject_is_400_invalid_identifier(estate, agent, subject):
+    response = agent.post("/api/v1/reconcile", {**reconcile_body(), "subject": subject})
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] in ("invalid_identifier", "invalid_request")
+    if subject != "":  # a blank required field is the generic shape error
+        assert response.json()["code"] == "invalid_identifier"
+    assert not DecisionSnapshot.objects.exists()
+
+
+@pytest.mark.parametrize("name", ["field", "subject"])
+def test_a_malformed_claim_identifier_is_400(estate, agent, now, name):
+    bad = claim("collect", written_at=now)
+    bad[name] = ".."
+    response = agent.post("/api/v1/reconcile", reconcile_body(claims=[bad]))
+    problem(response, 400, "invalid_identifier")
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("source", "../etc"), ("field", "a b"), ("subject", "..")],
+)
+def test_a_malformed_evidence_identifier_is_400(estate, operator, key, value):
+    body = {
+        "kind": "observation",
+        "subject": ACCOUNT,
+        "field": "collections_status",
+        "value": "hold",
+        "source": "case-ledger",
+        "observed_at": "2026-11-01T00:00:00Z",
+        key: value,
+    }
+    problem(operator.post("/api/v1/evidence", body), 400, "invalid_identifier")
+    assert not EvidenceEntry.objects.exists()
+
+
+@pytest.mark.parametrize("key", ["a b", "..", "x/y", "k" * 201])
+def test_a_malformed_idempotency_key_is_400(estate, agent, now, key):
+    seed_collectible(now)
+    snapshot = agent.post("/api/v1/reconcile", reconcile_body()).json()
+    response = agent.post(
+        "/api/v1/effects",
+        {
+            "snapshot_id": snapshot["snapshot_id"],
+            "action": "release_collections_hold",
+            "resulting_value": "released",
+        },
+        HTTP_IDEMPOTENCY_KEY=key,
+        HTTP_IF_MATCH='"7"',
+    )
+    problem(response, 400, "invalid_identifier")
+    assert not Effect.objects.exists()
+
+
+def test_a_malformed_fact_key_is_400(estate, agent):
+    problem(agent.client.get("/api/v1/facts/a%20b/current"), 400, "invalid_identifier")
+
+
+def test_a_malformed_quarantine_target_is_400(estate, operator):
+    response = operator.post(
+        "/api/v1/quarantines", {"scope": "source", "target": "..", "reason": "test"}
+    )
+    problem(response, 400, "invalid_identifier")
+    assert not Quarantine.objects.exists()
+
+
+# --- Text that justifies an action must be text ------------------------------------------------
+
+
+@pytest.mark.parametrize("reason", [0, 1, True, ["why"], {"why": 1}, "", "   "])
+def test_a_correction_reason_must_be_a_non_empty_string(estate, operator, reason):
+    EvidenceFactory(evidence_id="ev-001")
+
+    response = operator.post("/api/v1/corrections", {"evidence_id": "ev-001", "reason": reason})
+
+    problem(response, 400, "invalid_request")
+    assert not Correction.objects.exists()
+    assert not EvidenceEntry.objects.filter(revokes__isnull=False).exists()
+    assert not AuditEvent.objects.filter(action__startswith="correction").exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/api/v1/quarantines", {"scope": "source", "target": "case-service", "reason": 0}),
+        ("/api/v1/escalations/esc_x/approve", {"rationale": False}),
+        ("/api/v1/contradictions/1/resolve", {"note": 7}),
+    ],
+)
+def test_justifications_are_never_coerced_from_other_types(estate, operator, reviewer, path, body):
+    persona = reviewer if "escalations" in path else operator
+    problem(persona.post(path, body), 400, "invalid_request")
+    assert not Quarantine.objects.exists()

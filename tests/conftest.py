@@ -108,6 +108,12 @@ def agent(db: Any) -> Persona:
             f"{COLLECTIONS}:retain_manual_review",
             "warehouse-pick:pick_pallet",
             "dispatch-card:dispatch_card",
+            # It vouches for the case ledger's observations and keeps the facts it relies on:
+            # eval baselines, cluster quotas, account facts (API.md: attest:, fact:).
+            "attest:case-ledger",
+            "fact:baseline.*",
+            "fact:quota.*",
+            "fact:collections.*",
         ],
     )
 

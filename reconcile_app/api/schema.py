@@ -39,8 +39,11 @@ COMMON_ERRORS = {
     "401": "Not authenticated",
     "403": "Forbidden",
     "404": "Not found",
+    "413": "Payload too large",
     "429": "Throttled",
 }
+# Every write can also be refused for its content: a value over 64 KiB, say.
+WRITE_ERRORS = {"422": "Unprocessable: a value over the limit, or a rule of the request's own"}
 PROBLEM_MEDIA = "application/problem+json"
 
 
@@ -54,7 +57,8 @@ def document_problems(result: dict[str, Any], generator: Any, request: Any, publ
             if method not in ("get", "post", "put", "patch", "delete"):
                 continue
             responses = operation.setdefault("responses", {})
-            for status, description in COMMON_ERRORS.items():
+            errors = {**COMMON_ERRORS, **(WRITE_ERRORS if method in ("post", "put") else {})}
+            for status, description in errors.items():
                 responses.setdefault(status, {"description": description})
             for status, response in responses.items():
                 if status.startswith(("4", "5")):

@@ -37,11 +37,15 @@ from reconcile_app.models import (
     SandboxEvent,
     SandboxRecord,
 )
-from reconcile_app.reconciliation.types import Claim
+from reconcile_app.reconciliation.types import NOT_PROPOSED, Claim
 from reconcile_app.services.contracts import LoadReport, contracts_load
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.memory import memory_admit
-from reconcile_app.services.principals import principal_create, user_create
+from reconcile_app.services.principals import (
+    capabilities_grant,
+    principal_create,
+    user_create,
+)
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from reconcile_app.services.sandbox import (
     sandbox_authority_write,
@@ -127,6 +131,7 @@ class SeedReconcile:
     proposed_action: str
     claims: tuple[str, ...]  # ids of the agent's memories it presents as claims
     fault: SeedFault | None = None  # injected (count=1) just before this reconcile
+    proposed_value: Any = NOT_PROPOSED  # the value the action would write, when bound
 
 
 @dataclass(frozen=True)
@@ -214,11 +219,22 @@ class DemoReport:
     batch: list[tuple[str, DecisionSnapshot]] = field(default_factory=list)
 
 
+# Beyond the demo contracts' actions, the demo agent vouches for the ledgers its work relies
+# on and keeps the eval baselines (API.md: attest:SOURCE, fact:PATTERN) — and nothing else.
+AGENT_EXTRA_CAPABILITIES = (
+    "attest:case-ledger",
+    "attest:warehouse-event-ledger",
+    "attest:customer-master",
+    "fact:baseline.*",
+)
+
+
 def _agent_ensure(decision_classes: set[str]) -> tuple[Principal, str | None]:
-    """The demo agent may do every action of the demo's decision classes, and nothing else."""
-    agent = Principal.objects.filter(name=AGENT_NAME).first()
-    if agent is not None:
-        return agent, None
+    """The demo agent may do every action of the demo's decision classes, and nothing else.
+
+    An agent from an earlier load gains the capabilities it lacks (the key is not shown
+    again: it exists once).
+    """
     capabilities = [
         f"{decision_class}:{action}"
         for decision_class, action in ContractAction.objects.filter(
@@ -227,8 +243,12 @@ def _agent_ensure(decision_classes: set[str]) -> tuple[Principal, str | None]:
         .values_list("contract__decision_class", "name")
         .order_by("contract__decision_class", "name")
         .distinct()
-    ]
-    return principal_create(name=AGENT_NAME, capabilities=capabilities)
+    ] + list(AGENT_EXTRA_CAPABILITIES)
+    agent = Principal.objects.filter(name=AGENT_NAME).first()
+    if agent is None:
+        return principal_create(name=AGENT_NAME, capabilities=capabilities)
+    capabilities_grant(principal=agent, capabilities=capabilities)
+    return agent, None
 
 
 def _claim(memory: MemoryRecord) -> Claim:
@@ -260,6 +280,7 @@ def _batch_issue(
             purpose=item.purpose,
             decision_class=item.decision_class,
             proposed_action=item.proposed_action,
+            proposed_value=item.proposed_value,
             claims=[_claim(memories[memory_id]) for memory_id in item.claims],
         )
         issued.append((item.label, snapshot_issue(principal=agent, request=request)))

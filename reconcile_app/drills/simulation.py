@@ -59,7 +59,8 @@ class Desk:
     witness: str = "contact-centre"  # a second source that may contradict the owner
 
     def action_for(self, believed: Any) -> tuple[str, Any]:
-        """What the agent proposes, from what it believes (dispatch writes the address read)."""
+        """What the agent proposes, from what it believes (dispatch confirms the address it
+        remembers: when that is outdated, policy denies it)."""
         if self.decision_class == "collections-contact-release":
             if believed == "collect":
                 return "retain_manual_review", "manual_review"
@@ -262,6 +263,10 @@ class Simulation:
                 purpose=desk.purpose,
                 decision_class=desk.decision_class,
                 proposed_action=action,
+                # The snapshot binds the value the agent means to write: what it commits is
+                # exactly what policy saw (a dispatch to a remembered, outdated address is
+                # denied rather than written).
+                proposed_value=value,
                 claims=[claim],
             ),
         )
@@ -280,8 +285,6 @@ class Simulation:
             return line + (f" [fault {fault}]" if fault in ("lag", "unavailable") else "")
         # Commit against the version read; a race is someone else writing in between.
         read = snapshot.content["fields"][desk.field]
-        if desk.decision_class == "dispatch-card":
-            value = read["value"]
         if fault == "race":
             line += " | " + self.world_change(desk, subject)
         elif fault in ("timeout_after_commit", "drop_postcondition", "outage"):

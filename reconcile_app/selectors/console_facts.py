@@ -22,8 +22,9 @@ from reconcile_app.services.facts import (
     Selection,
     authority_source_for,
     authority_sources,
-    select_current,
+    select_current_guarded,
 )
+from reconcile_app.services.quarantine import quarantined_memory_classes
 from reconcile_app.sources import AuthorityResult, adapter_for
 
 
@@ -68,6 +69,7 @@ def _select(
     on: date,
     source: Source | None,
     open_escalation: str | None,
+    quarantined_classes: frozenset[str],
 ) -> FactSelection:
     authority = adapter_for(source).authority(fact_key) if source is not None else None
     # The API's order (by id), so candidates read the same on both.
@@ -75,7 +77,7 @@ def _select(
     return FactSelection(
         fact_key=fact_key,
         on=on,
-        selection=select_current(records, on, authority),
+        selection=select_current_guarded(records, on, authority, quarantined_classes),
         authority=authority,
         authority_source=source.name if source is not None else None,
         open_escalation=open_escalation,
@@ -83,7 +85,7 @@ def _select(
 
 
 def fact_selections(*, fact_keys: Iterable[str], on: date) -> dict[str, FactSelection]:
-    """The selection for each key of a page: three queries plus one owner call per key."""
+    """The selection for each key of a page: four queries plus one owner call per key."""
     keys = list(fact_keys)
     if not keys:
         return {}
@@ -96,9 +98,15 @@ def fact_selections(*, fact_keys: Iterable[str], on: date) -> dict[str, FactSele
             "fact_key", "escalation_id"
         )
     )
+    quarantined = quarantined_memory_classes()
     return {
         key: _select(
-            key, by_key[key], on, authority_source_for(key, sources), open_escalations.get(key)
+            key,
+            by_key[key],
+            on,
+            authority_source_for(key, sources),
+            open_escalations.get(key),
+            quarantined,
         )
         for key in keys
     }
@@ -121,7 +129,7 @@ class FactDetail:
 
 
 def console_fact_detail(*, fact_key: str, on: date) -> FactDetail:
-    """A fact key's selection on `on` and its whole history: four queries and one owner call."""
+    """A fact key's selection on `on` and its whole history: five queries and one owner call."""
     history = list(
         MemoryRecord.objects.filter(fact_key=fact_key)
         .select_related("agent", "supersedes")
@@ -143,7 +151,14 @@ def console_fact_detail(*, fact_key: str, on: date) -> FactDetail:
         None,
     )
     return FactDetail(
-        current=_select(fact_key, history, on, authority_source_for(fact_key), open_escalation),
+        current=_select(
+            fact_key,
+            history,
+            on,
+            authority_source_for(fact_key),
+            open_escalation,
+            quarantined_memory_classes(),
+        ),
         history=history,
         superseded_by=superseded_by,
         escalations=escalations,

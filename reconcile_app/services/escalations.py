@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -98,6 +99,30 @@ def fact_key_write_check(fact_key: str) -> None:
             code="fact_key_frozen",
             escalation_id=open_escalation,
         )
+
+
+def fact_candidates_check(derived_from: Sequence[str]) -> None:
+    """Nothing may be derived from a candidate of a frozen fact key (seed 001: "it may not
+    write a derived fact from either candidate") until the escalation is resolved."""
+    memory_ids = {
+        reference.partition(":")[2] for reference in derived_from if reference.startswith("memory:")
+    }
+    if not memory_ids:
+        return
+    for escalation_id, fact_key, candidates in (
+        Escalation.objects.filter(status=Escalation.Status.OPEN)
+        .exclude(fact_key="")
+        .values_list("escalation_id", "fact_key", "candidate_refs")
+    ):
+        frozen = memory_ids & set(candidates)
+        if frozen:
+            raise Locked(
+                f"{', '.join(sorted(frozen))} is a candidate of {fact_key}, frozen until "
+                f"escalation {escalation_id} is resolved",
+                code="fact_key_frozen",
+                escalation_id=escalation_id,
+                fact_key=fact_key,
+            )
 
 
 def _state(escalation: Escalation) -> dict[str, Any]:

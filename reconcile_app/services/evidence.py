@@ -1,11 +1,16 @@
-"""Append to the evidence ledger. There is no update and no delete: corrections are entries."""
+"""Append to the evidence ledger. There is no update and no delete: corrections are entries.
+
+`evidence_append` is the ledger itself (the product's own receipts, readbacks and
+corrections go through it); `evidence_attest` is what a caller outside the product may do:
+append evidence for a source it is allowed to vouch for, never a correction.
+"""
 
 from __future__ import annotations
 
 import re
 import secrets
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -13,10 +18,15 @@ from django.utils import timezone
 
 from reconcile_app.canonical import content_hash, rfc3339
 from reconcile_app.choices import EvidenceKind
-from reconcile_app.errors import Conflict, ValidationFailed
+from reconcile_app.errors import Conflict, DomainError, Forbidden, ValidationFailed
 from reconcile_app.models import EvidenceEntry, LedgerHead, Principal
+from reconcile_app.selectors.capabilities import may_attest, principal_is_operator
+from reconcile_app.services.audit import audit_record
 from reconcile_app.services.provenance import evidence_lineage
 from reconcile_app.services.references import missing_references, split_reference
+
+# How far ahead of the server's clock an observation may claim to be (clock skew).
+FUTURE_TOLERANCE = timedelta(seconds=300)
 
 EVIDENCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
 
@@ -70,7 +80,9 @@ def evidence_append(
     note: str = "",
     recorded_by: Principal | None = None,
     evidence_id: str | None = None,
+    visible_to: Principal | None = None,
 ) -> EvidenceEntry:
+    """Append one entry. `visible_to` scopes the references a caller may derive from."""
     if kind not in EvidenceKind.values:
         raise ValidationFailed(
             f"kind must be one of {', '.join(EvidenceKind.values)}", code="invalid_kind"
@@ -82,7 +94,8 @@ def evidence_append(
         )
     revokes, supersedes = (_ledger_ref(ref) for ref in (revokes, supersedes))
     missing = missing_references(
-        [*derived_from, *(ref for ref in (revokes, supersedes) if ref is not None)]
+        [*derived_from, *(ref for ref in (revokes, supersedes) if ref is not None)],
+        visible_to=visible_to,
     )
     if missing:
         raise ValidationFailed(
@@ -128,4 +141,89 @@ def evidence_append(
             supersedes=supersedes,
             label=f"{kind} {subject}.{field}",
         )
+    return entry
+
+
+def evidence_attest(
+    *,
+    principal: Principal,
+    kind: str,
+    subject: str,
+    source: str,
+    observed_at: datetime,
+    field: str = "",
+    value: Any = None,
+    revokes: str | None = None,
+    supersedes: str | None = None,
+    derived_from: Sequence[str] = (),
+    note: str = "",
+    evidence_id: str | None = None,
+    request_id: str = "",
+) -> EvidenceEntry:
+    """Evidence from outside the product: only for a source the principal may vouch for.
+
+    Corrections and revocations never come this way: they go through `correction_create`,
+    which taints what relied on the entry and records who corrected it and why. An
+    observation dated ahead of the server's clock is refused: it would stay "the latest"
+    and contradict every future state of the subject.
+    """
+    if kind == EvidenceKind.CORRECTION or revokes:
+        raise Forbidden(
+            "corrections and revocations go through POST /api/v1/corrections (operators), "
+            "which marks what relied on the entry",
+            code="correction_requires_operator",
+        )
+    if observed_at > timezone.now() + FUTURE_TOLERANCE:
+        raise DomainError(
+            f"observed_at {rfc3339(observed_at)} is ahead of the server's clock",
+            code="observed_in_future",
+            status=422,
+            title="Observed in the future",
+            tolerance_seconds=int(FUTURE_TOLERANCE.total_seconds()),
+        )
+    operator = principal_is_operator(principal)
+    vouched = {source}
+    if supersedes:
+        _, superseded = split_reference(supersedes)
+        vouched |= set(
+            EvidenceEntry.objects.filter(evidence_id=superseded).values_list("source", flat=True)
+        )
+    for name in sorted(vouched):
+        if not operator and not may_attest(principal, name):
+            raise Forbidden(
+                f"{principal.name} may not attest evidence of {name} (needs attest:{name})",
+                code="attestation_not_allowed",
+                capability=f"attest:{name}",
+            )
+    with transaction.atomic():
+        entry = evidence_append(
+            kind=kind,
+            subject=subject,
+            field=field,
+            value=value,
+            source=source,
+            observed_at=observed_at,
+            supersedes=supersedes,
+            derived_from=derived_from,
+            note=note,
+            recorded_by=principal,
+            evidence_id=evidence_id,
+            visible_to=None if operator else principal,
+        )
+        if operator:
+            audit_record(
+                actor=principal.user,
+                action="evidence.attest",
+                object_kind="evidence",
+                object_ref=entry.evidence_id,
+                reason=note,
+                request_id=request_id,
+                after={
+                    "kind": kind,
+                    "subject": subject,
+                    "field": field,
+                    "source": source,
+                    "supersedes": entry.supersedes.evidence_id if entry.supersedes_id else None,
+                },
+            )
     return entry

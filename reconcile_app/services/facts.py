@@ -15,6 +15,7 @@ from fnmatch import fnmatchcase
 from reconcile_app.choices import MemoryStatus, ReadStatus
 from reconcile_app.models import Escalation, MemoryRecord, Principal, Source
 from reconcile_app.services.escalations import escalation_open_for_fact
+from reconcile_app.services.quarantine import quarantined_memory_classes
 from reconcile_app.sources import AuthorityResult, adapter_for
 
 OK = "ok"
@@ -22,6 +23,7 @@ AUTHORITY_UNAVAILABLE = "current_authority_unavailable"
 OWNER_MISSING = "owner_missing"
 NO_CURRENT_RECORD = "no_current_record"
 AUTHORITY_AMBIGUOUS = "authority_ambiguous"
+MEMORY_CLASS_QUARANTINED = "memory_class_quarantined"
 ESCALATING_CODES = (AUTHORITY_AMBIGUOUS, OWNER_MISSING)
 
 
@@ -60,6 +62,27 @@ def select_current(
     return Selection(AUTHORITY_AMBIGUOUS, candidates=[record.memory_id for record in eligible])
 
 
+def select_current_guarded(
+    records: Sequence[MemoryRecord],
+    today: date,
+    authority: AuthorityResult | None,
+    quarantined_classes: frozenset[str],
+) -> Selection:
+    """`select_current`, unless a current record of the key is in a quarantined class.
+
+    Such a key is not answered (`memory_class_quarantined`): the class is under suspicion,
+    and the rule must not quietly pick around it either.
+    """
+    held = [
+        record.memory_id
+        for record in records
+        if record.status == MemoryStatus.CURRENT and record.memory_class in quarantined_classes
+    ]
+    if held:
+        return Selection(MEMORY_CLASS_QUARANTINED, candidates=held)
+    return select_current(records, today, authority)
+
+
 def authority_sources() -> list[Source]:
     """Sources that answer for some fact keys, in the order the rule tries them (by name)."""
     return list(Source.objects.exclude(fact_keys=[]).order_by("name"))
@@ -90,7 +113,7 @@ def fact_current(*, fact_key: str, on: date, requested_by: Principal | None) -> 
     records = list(
         MemoryRecord.objects.filter(fact_key=fact_key).select_related("agent").order_by("id")
     )
-    selection = select_current(records, on, authority)
+    selection = select_current_guarded(records, on, authority, quarantined_memory_classes())
     escalation = None
     if selection.code in ESCALATING_CODES:
         escalation = escalation_open_for_fact(

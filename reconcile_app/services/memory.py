@@ -14,9 +14,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from reconcile_app.choices import MemoryStatus
-from reconcile_app.errors import Conflict, ValidationFailed
+from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
 from reconcile_app.models import MemoryRecord, Principal
-from reconcile_app.services.escalations import fact_key_write_check
+from reconcile_app.selectors.capabilities import (
+    may_write_fact,
+    principal_is_operator,
+    principal_is_person,
+)
+from reconcile_app.services.audit import audit_record
+from reconcile_app.services.escalations import fact_candidates_check, fact_key_write_check
 from reconcile_app.services.provenance import memory_lineage
 from reconcile_app.services.quarantine import memory_class_check
 from reconcile_app.services.references import missing_references
@@ -41,7 +47,13 @@ def memory_admit(
     supersedes: str | None = None,
     written_at: datetime | None = None,
     memory_id: str | None = None,
+    request_id: str = "",
 ) -> MemoryRecord:
+    """Admit one memory for `agent` (the writing principal), with its derivation.
+
+    Fact records (`fact_key`) need `fact:PATTERN` (operators may write any, audited); a
+    memory derived from a candidate of a frozen fact key is frozen with it (423).
+    """
     if not derived_from:
         raise ValidationFailed(
             "a memory must say what it was derived from (derived_from is empty)",
@@ -51,7 +63,21 @@ def memory_admit(
         raise ValidationFailed("a memory needs a field or a fact_key", code="target_missing")
     if memory_id is not None and not MEMORY_ID.match(memory_id):
         raise ValidationFailed("memory_id has invalid characters", code="invalid_memory_id")
-    missing = missing_references([*derived_from, *([f"memory:{supersedes}"] if supersedes else [])])
+    operator = principal_is_operator(agent)
+    if fact_key and not may_write_fact(agent, fact_key):
+        raise Forbidden(
+            f"{agent.name} may not write fact records of {fact_key} (needs fact:PATTERN)",
+            code="fact_write_not_allowed",
+            fact_key=fact_key,
+        )
+    # An agent derives from its own memories and snapshots only; a fact key's writers may
+    # supersede any record of that key, whoever wrote it (the capability governs the key).
+    own = None if operator else agent
+    missing = missing_references(derived_from, visible_to=own)
+    if supersedes:
+        missing += missing_references(
+            [f"memory:{supersedes}"], visible_to=None if fact_key else own
+        )
     if missing:
         raise ValidationFailed(
             f"unknown references: {', '.join(missing)}", code="unknown_reference", missing=missing
@@ -60,6 +86,7 @@ def memory_admit(
     with transaction.atomic():
         memory_class_check(memory_class)
         fact_key_write_check(fact_key)
+        fact_candidates_check(derived_from)
         previous = None
         if supersedes:
             # Lock the superseded record and flip it in the same transaction as the insert;
@@ -107,6 +134,21 @@ def memory_admit(
             supersedes=supersedes,
             label=f"{memory_class} {subject}.{field or fact_key} = {value!r}",
         )
+        if principal_is_person(agent):
+            audit_record(
+                actor=agent.user,
+                action="memory.write",
+                object_kind="memory",
+                object_ref=new_id,
+                reason=note,
+                request_id=request_id,
+                after={
+                    "memory_class": memory_class,
+                    "subject": subject,
+                    "target": fact_key or field,
+                    "supersedes": supersedes,
+                },
+            )
     return record
 
 

@@ -12,6 +12,7 @@ from django.db import transaction
 
 from reconcile_app.choices import PrincipalKind, Role
 from reconcile_app.errors import Conflict, ValidationFailed
+from reconcile_app.limits import identifier_problem
 from reconcile_app.models import ApiKey, Capability, Principal
 from reconcile_app.services.audit import audit_record
 
@@ -50,11 +51,16 @@ def api_key_authenticate(raw_key: str) -> Principal | None:
 
 
 def parse_capability(text: str) -> tuple[str, str]:
+    """`DECISION_CLASS:ACTION`, `attest:SOURCE` or `fact:PATTERN` → (kind, name)."""
     decision_class, sep, action = text.partition(":")
     if not sep or not decision_class or not action:
         raise ValidationFailed(
-            f"capability {text!r} must be DECISION_CLASS:ACTION", code="invalid_capability"
+            f"capability {text!r} must be DECISION_CLASS:ACTION, attest:SOURCE or fact:PATTERN",
+            code="invalid_capability",
         )
+    problem = identifier_problem(action)
+    if problem is not None:
+        raise ValidationFailed(f"capability {text!r}: {problem}", code="invalid_capability")
     return decision_class, action
 
 
@@ -91,6 +97,31 @@ def principal_create(
             after={"kind": "agent", "capabilities": [f"{dc}:{a}" for dc, a in parsed]},
         )
     return principal, key
+
+
+def capabilities_grant(
+    *, principal: Principal, capabilities: Iterable[str], actor: object = None
+) -> list[str]:
+    """Add the capabilities the principal lacks; returns those added (audited when any)."""
+    parsed = [parse_capability(text) for text in capabilities]
+    held = set(principal.capabilities.values_list("decision_class", "action"))
+    missing = [pair for pair in dict.fromkeys(parsed) if pair not in held]
+    if not missing:
+        return []
+    with transaction.atomic():
+        Capability.objects.bulk_create(
+            Capability(principal=principal, decision_class=dc, action=action)
+            for dc, action in missing
+        )
+        added = [f"{dc}:{action}" for dc, action in missing]
+        audit_record(
+            actor=actor,
+            action="principal.grant",
+            object_kind="principal",
+            object_ref=principal.name,
+            after={"added": added},
+        )
+    return added
 
 
 def user_create(

@@ -46,6 +46,15 @@ def quarantines_active() -> ActiveQuarantines:
     )
 
 
+def quarantined_memory_classes() -> frozenset[str]:
+    """The memory classes under an active quarantine (one query)."""
+    return frozenset(
+        Quarantine.objects.filter(
+            scope=Quarantine.Scope.MEMORY_CLASS, status__in=ACTIVE
+        ).values_list("target", flat=True)
+    )
+
+
 def epoch_check(expected: int) -> bool:
     """Inside the snapshot's transaction: is the quarantine view it used still current?
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reconcile_app.models import DecisionSnapshot, EvidenceEntry, MemoryRecord
+from reconcile_app.models import DecisionSnapshot, EvidenceEntry, MemoryRecord, Principal
 
 KINDS = ("evidence", "snapshot", "memory")
 
@@ -22,7 +22,11 @@ def split_reference(reference: str) -> tuple[str, str]:
     return "evidence", reference
 
 
-def missing_references(references: Iterable[str]) -> list[str]:
+def missing_references(
+    references: Iterable[str], *, visible_to: Principal | None = None
+) -> list[str]:
+    """The references that name nothing. With `visible_to` (an agent), another principal's
+    snapshot or memory counts as missing too: it is not the caller's to derive from."""
     wanted: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
     for reference in references:
         kind, ref = split_reference(reference)
@@ -39,14 +43,16 @@ def missing_references(references: Iterable[str]) -> list[str]:
         found |= {
             wanted["snapshot"][ref]
             for ref in DecisionSnapshot.objects.filter(
-                snapshot_id__in=wanted["snapshot"]
+                snapshot_id__in=wanted["snapshot"],
+                **({"principal": visible_to} if visible_to is not None else {}),
             ).values_list("snapshot_id", flat=True)
         }
     if wanted["memory"]:
         found |= {
             wanted["memory"][ref]
-            for ref in MemoryRecord.objects.filter(memory_id__in=wanted["memory"]).values_list(
-                "memory_id", flat=True
-            )
+            for ref in MemoryRecord.objects.filter(
+                memory_id__in=wanted["memory"],
+                **({"agent": visible_to} if visible_to is not None else {}),
+            ).values_list("memory_id", flat=True)
         }
     return [ref for kind in KINDS for ref in wanted[kind].values() if ref not in found]

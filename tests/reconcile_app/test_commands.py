@@ -73,7 +73,7 @@ def lines_of(text: str) -> list[str]:
 def test_load_contracts_loads_the_demo_estate(db):
     output = lines_of(load(ESTATE))
 
-    for label in ("collections-contact-release@7.3", "warehouse-pick@1.0", "dispatch-card@2.1"):
+    for label in ("collections-contact-release@7.3", "warehouse-pick@1.0", "dispatch-card@2.2"):
         assert f"contract {label}: loaded" in output
     assert "source case-service: created" in output
     contract = Contract.objects.get(decision_class="collections-contact-release", version="7.3")
@@ -427,7 +427,7 @@ def test_verify_ledger_passes_for_entries_with_any_json_number(db, agent, now, v
             "subject": "account-17",
             "field": "balance",
             "value": value,
-            "source": "ledger",
+            "source": "case-ledger",
             "observed_at": now.isoformat(),
         },
     )

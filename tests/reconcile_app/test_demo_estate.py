@@ -97,10 +97,14 @@ def test_demo_agent_key_is_private_and_acts_with_all_demo_capabilities(
     agent = api_key_authenticate(key_file.read_text().strip())
     assert agent is not None and agent.name == "demo-agent"
     assert sorted(str(c) for c in agent.capabilities.all()) == [
+        "attest:case-ledger",
+        "attest:customer-master",
+        "attest:warehouse-event-ledger",
         "collections-contact-release:release_collections_hold",
         "collections-contact-release:retain_manual_review",
         "collections-letter:send_collections_letter",
         "dispatch-card:dispatch_card",
+        "fact:baseline.*",
         "warehouse-pick:pick_pallet",
     ]
 

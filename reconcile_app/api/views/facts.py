@@ -34,12 +34,14 @@ FACT_STATUS = {
     facts.AUTHORITY_AMBIGUOUS: (409, "Authority ambiguous"),
     facts.OWNER_MISSING: (422, "Owner missing"),
     facts.AUTHORITY_UNAVAILABLE: (503, "Current authority unavailable"),
+    facts.MEMORY_CLASS_QUARANTINED: (423, "Memory class quarantined"),
 }
 DETAILS = {
     facts.NO_CURRENT_RECORD: "no record is current for the owner's revision on that date",
     facts.AUTHORITY_AMBIGUOUS: "more than one record is current for the owner's revision",
     facts.OWNER_MISSING: "a current record has no owner",
     facts.AUTHORITY_UNAVAILABLE: "the owner's system of record could not be asked",
+    facts.MEMORY_CLASS_QUARANTINED: "current records of this key are in a quarantined class",
 }
 
 
@@ -55,6 +57,7 @@ class FactCurrentView(APIView):
             422: PROBLEM,
             503: PROBLEM,
             400: PROBLEM,
+            423: PROBLEM,
         },
     )
     def get(self, request: Request, fact_key: str) -> Response:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
@@ -12,11 +13,17 @@ from rest_framework.response import Response
 
 from reconcile_app.api.permissions import AgentOrOperatorWrites
 from reconcile_app.api.serializers import EvidenceInput, EvidenceOutput, MemoryInput, MemoryOutput
-from reconcile_app.errors import NotFound
 from reconcile_app.filtersets import EvidenceFilterSet, MemoryFilterSet
 from reconcile_app.models import EvidenceEntry, MemoryRecord
+from reconcile_app.request_id import request_id_of
+from reconcile_app.selectors.ledger import (
+    evidence_get,
+    evidence_visible_to,
+    memories_visible_to,
+    memory_get,
+)
 from reconcile_app.selectors.snapshots import principal_of
-from reconcile_app.services.evidence import evidence_append
+from reconcile_app.services.evidence import evidence_attest
 from reconcile_app.services.memory import memory_admit
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
@@ -29,17 +36,22 @@ class EvidenceListView(generics.ListAPIView):
     serializer_class = EvidenceOutput
     filter_backends = [DjangoFilterBackend]
     filterset_class = EvidenceFilterSet
-    queryset = EvidenceEntry.objects.select_related("revokes", "supersedes", "recorded_by")
+    queryset = EvidenceEntry.objects.none()  # for the schema; requests use get_queryset
+
+    def get_queryset(self) -> QuerySet[EvidenceEntry]:
+        return evidence_visible_to(self.request.user)
 
     @extend_schema(
         request=EvidenceInput,
-        responses={201: EvidenceOutput, 400: PROBLEM, 403: PROBLEM, 409: PROBLEM},
+        responses={201: EvidenceOutput, 400: PROBLEM, 403: PROBLEM, 409: PROBLEM, 422: PROBLEM},
     )
     def post(self, request: Request) -> Response:
         payload = EvidenceInput(data=request.data)
         payload.is_valid(raise_exception=True)
-        entry = evidence_append(
-            **payload.validated_data, recorded_by=principal_of(request.user, request.auth)
+        entry = evidence_attest(
+            principal=principal_of(request.user, request.auth),
+            request_id=request_id_of(request),
+            **payload.validated_data,
         )
         return Response(EvidenceOutput(entry).data, status=status.HTTP_201_CREATED)
 
@@ -51,14 +63,7 @@ class EvidenceDetailView(generics.RetrieveAPIView):
     serializer_class = EvidenceOutput
 
     def get_object(self) -> EvidenceEntry:
-        entry = (
-            EvidenceEntry.objects.select_related("revokes", "supersedes", "recorded_by")
-            .filter(evidence_id=self.kwargs["evidence_id"])
-            .first()
-        )
-        if entry is None:
-            raise NotFound(f"no evidence {self.kwargs['evidence_id']}", code="evidence_not_found")
-        return entry
+        return evidence_get(user=self.request.user, evidence_id=self.kwargs["evidence_id"])
 
 
 class MemoryListView(generics.ListAPIView):
@@ -66,7 +71,10 @@ class MemoryListView(generics.ListAPIView):
     serializer_class = MemoryOutput
     filter_backends = [DjangoFilterBackend]
     filterset_class = MemoryFilterSet
-    queryset = MemoryRecord.objects.select_related("agent", "supersedes")
+    queryset = MemoryRecord.objects.none()  # for the schema; requests use get_queryset
+
+    def get_queryset(self) -> QuerySet[MemoryRecord]:
+        return memories_visible_to(self.request.user)
 
     @extend_schema(
         request=MemoryInput,
@@ -76,7 +84,11 @@ class MemoryListView(generics.ListAPIView):
         payload = MemoryInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data: dict[str, Any] = payload.validated_data
-        record = memory_admit(agent=principal_of(request.user, request.auth), **data)
+        record = memory_admit(
+            agent=principal_of(request.user, request.auth),
+            request_id=request_id_of(request),
+            **data,
+        )
         return Response(MemoryOutput(record).data, status=status.HTTP_201_CREATED)
 
 
@@ -85,11 +97,4 @@ class MemoryDetailView(generics.RetrieveAPIView):
     serializer_class = MemoryOutput
 
     def get_object(self) -> MemoryRecord:
-        record = (
-            MemoryRecord.objects.select_related("agent", "supersedes")
-            .filter(memory_id=self.kwargs["memory_id"])
-            .first()
-        )
-        if record is None:
-            raise NotFound(f"no memory {self.kwargs['memory_id']}", code="memory_not_found")
-        return record
+        return memory_get(user=self.request.user, memory_id=self.kwargs["memory_id"])

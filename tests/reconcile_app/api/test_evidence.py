@@ -11,8 +11,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from reconcile_app.canonical import content_hash
+from reconcile_app.errors import ValidationFailed
 from reconcile_app.models import EvidenceEntry
-from reconcile_app.services.evidence import entry_hash_content
+from reconcile_app.services.evidence import entry_hash_content, evidence_append
 from tests.factories import ACCOUNT, EvidenceFactory, reconcile_body, seed_collectible
 
 EVIDENCE = "/api/v1/evidence"
@@ -61,7 +62,7 @@ def test_caller_chosen_evidence_id_is_kept_and_unique(db, agent, now):
     assert EvidenceEntry.objects.count() == 1
 
 
-def test_list_filters_by_subject_field_and_recorded_before(db, agent, now):
+def test_list_filters_by_subject_field_and_recorded_before(db, auditor, now):
     EvidenceFactory(evidence_id="ev-a")
     EvidenceFactory(evidence_id="ev-b", field="complaint_status", value="open")
     EvidenceFactory(evidence_id="ev-c", subject="account-18")
@@ -70,7 +71,7 @@ def test_list_filters_by_subject_field_and_recorded_before(db, agent, now):
     EvidenceFactory(evidence_id="ev-d")
 
     def ids(**params):
-        response = agent.get(EVIDENCE, **params)
+        response = auditor.get(EVIDENCE, **params)
         assert response.status_code == 200, response.content
         return [item["evidence_id"] for item in response.json()["results"]]
 
@@ -86,7 +87,7 @@ def test_list_filters_by_subject_field_and_recorded_before(db, agent, now):
 
 
 def test_detail_shows_the_entry(db, agent, now):
-    EvidenceFactory(evidence_id="ev-001")
+    agent.post(EVIDENCE, observation(now, evidence_id="ev-001"))
     response = agent.get(f"{EVIDENCE}/ev-001")
     assert response.status_code == 200
     assert response.json()["evidence_id"] == "ev-001"
@@ -107,9 +108,8 @@ def test_entries_cannot_be_updated_or_deleted(db, agent, operator, now, method):
     assert (stored.value, stored.hash) == ("hold", entry.hash)
 
 
-@pytest.mark.parametrize("reference_field", ["revokes", "supersedes"])
-def test_unknown_correction_target_is_refused(db, agent, now, reference_field):
-    response = agent.post(EVIDENCE, observation(now, **{reference_field: "ev-missing"}))
+def test_unknown_supersession_target_is_refused(db, agent, now):
+    response = agent.post(EVIDENCE, observation(now, supersedes="ev-missing"))
     assert response.status_code == 400
     assert response["Content-Type"] == "application/problem+json"
     assert response.json()["code"] == "unknown_reference"
@@ -126,44 +126,31 @@ def test_unknown_derivation_is_refused(db, agent, now):
     assert EvidenceEntry.objects.count() == 1
 
 
-def test_revocation_points_at_the_revoked_entry(db, agent, now):
-    EvidenceFactory(evidence_id="ev-002")
-    response = agent.post(
-        EVIDENCE,
-        {
-            "kind": "correction",
-            "subject": ACCOUNT,
-            "source": "case-ledger",
-            "observed_at": now.isoformat(),
-            "revokes": "ev-002",
-        },
+# The ledger's own revocations (what POST /api/v1/corrections writes) ---------------------------
+
+
+def revocation(revokes: str):
+    return evidence_append(
+        kind="correction",
+        subject=ACCOUNT,
+        source="operator:olivia",
+        observed_at=timezone.now(),
+        revokes=revokes,
     )
-    assert response.status_code == 201
-    assert response.json()["revokes"] == "ev-002"
+
+
+def test_revocation_points_at_the_revoked_entry(db):
+    EvidenceFactory(evidence_id="ev-002")
+    entry = revocation("ev-002")
+    assert entry.revokes.evidence_id == "ev-002"
     # The revoked entry itself is untouched: corrections are new rows.
     assert EvidenceEntry.objects.get(evidence_id="ev-002").value == "hold"
 
 
-def test_prefixed_revokes_reference_withdraws_that_entry_or_is_refused(db, agent, now):
+def test_prefixed_revokes_reference_withdraws_that_entry(db):
     """`revokes: "evidence:ev-002"` passes the reference check, so it must not be dropped."""
     EvidenceFactory(evidence_id="ev-002")
-
-    response = agent.post(
-        EVIDENCE,
-        {
-            "kind": "correction",
-            "subject": ACCOUNT,
-            "source": "case-ledger",
-            "observed_at": now.isoformat(),
-            "revokes": "evidence:ev-002",
-        },
-    )
-
-    if response.status_code == 201:
-        assert response.json()["revokes"] == "ev-002"
-    else:
-        assert response.status_code == 400
-        assert response.json()["code"] == "unknown_reference"
+    assert revocation("evidence:ev-002").revokes.evidence_id == "ev-002"
 
 
 def test_revokes_naming_a_snapshot_is_refused(estate, agent, now):
@@ -172,19 +159,10 @@ def test_revokes_naming_a_snapshot_is_refused(estate, agent, now):
     snapshot_id = agent.post("/api/v1/reconcile", reconcile_body()).json()["snapshot_id"]
     before = EvidenceEntry.objects.count()
 
-    response = agent.post(
-        EVIDENCE,
-        {
-            "kind": "correction",
-            "subject": ACCOUNT,
-            "source": "case-ledger",
-            "observed_at": now.isoformat(),
-            "revokes": snapshot_id,
-        },
-    )
+    with pytest.raises(ValidationFailed) as refused:
+        revocation(snapshot_id)
 
-    assert response.status_code == 400
-    assert response.json()["code"] == "unknown_reference"
+    assert refused.value.code == "unknown_reference"
     assert EvidenceEntry.objects.count() == before
 
 
@@ -203,27 +181,25 @@ def test_unknown_kind_is_refused(db, agent, now):
     assert response["Content-Type"] == "application/problem+json"
 
 
-def test_evidence_list_query_count_does_not_grow_with_rows(db, agent, now):
-    EvidenceFactory(evidence_id="ev-001")
+@pytest.mark.parametrize("persona_name", ["agent", "auditor"])
+def test_evidence_list_query_count_does_not_grow_with_rows(db, request, now, persona_name):
+    persona = request.getfixturevalue(persona_name)
+    writer = request.getfixturevalue("agent")
+    writer.post(EVIDENCE, observation(now, evidence_id="ev-001"))
 
     def count_queries() -> int:
-        agent.client.get(EVIDENCE)
+        persona.client.get(EVIDENCE)
         with CaptureQueriesContext(connection) as queries:
-            assert agent.client.get(EVIDENCE).status_code == 200
+            response = persona.client.get(EVIDENCE)
+            assert response.status_code == 200
         return len(queries)
 
     few = count_queries()
     for index in range(5):
-        agent.post(
+        writer.post(
             EVIDENCE,
-            {
-                "kind": "correction",
-                "subject": ACCOUNT,
-                "source": "desk",
-                "observed_at": now.isoformat(),
-                "supersedes": "ev-001" if index == 0 else None,
-                "derived_from": ["ev-001"],
-            },
+            observation(now, supersedes="ev-001" if index == 0 else None, derived_from=["ev-001"]),
         )
     assert EvidenceEntry.objects.count() == 6
+    assert persona.client.get(EVIDENCE).json()["count"] == 6
     assert count_queries() == few

@@ -29,6 +29,13 @@ def codes(body: dict) -> list[str]:
     return [reason["code"] for reason in body["decision"]["reasons"]]
 
 
+def revoke(operator, evidence_id: str, reason: str = "entered in error") -> dict:
+    """Revocations come only through the operators' corrections workflow."""
+    response = operator.post("/api/v1/corrections", {"evidence_id": evidence_id, "reason": reason})
+    assert response.status_code in (201, 202), response.content
+    return response.json()
+
+
 def reconcile(persona, **kwargs):
     response = persona.post(RECONCILE, reconcile_body(**kwargs))
     assert response.status_code == 201, response.content
@@ -204,22 +211,11 @@ def test_evidence_for_another_value_does_not_support_the_state(estate, agent, no
     assert codes(body) == ["evidence_missing"]
 
 
-def test_revoking_the_only_support_refuses_with_evidence_missing(estate, agent, now):
+def test_revoking_the_only_support_refuses_with_evidence_missing(estate, agent, operator, now):
     seed_collectible(now)
     assert reconcile(agent)["decision"]["result"] == "allow"
 
-    response = agent.post(
-        "/api/v1/evidence",
-        {
-            "kind": "correction",
-            "subject": ACCOUNT,
-            "source": "case-ledger",
-            "observed_at": now.isoformat(),
-            "revokes": f"ev-collect-{ACCOUNT}",
-            "note": "approval document found invalid",
-        },
-    )
-    assert response.status_code == 201, response.content
+    revoke(operator, f"ev-collect-{ACCOUNT}", "approval document found invalid")
 
     body = reconcile(agent)
     assert body["decision"]["result"] == "refuse"
@@ -227,19 +223,9 @@ def test_revoking_the_only_support_refuses_with_evidence_missing(estate, agent, 
     assert body["fields"]["collections_status"]["evidence"] == []
 
 
-def test_revoked_support_no_longer_confirms_a_claim(estate, agent, now):
+def test_revoked_support_no_longer_confirms_a_claim(estate, agent, operator, now):
     seed_account_17(now)
-    response = agent.post(
-        "/api/v1/evidence",
-        {
-            "kind": "correction",
-            "subject": ACCOUNT,
-            "source": "case-ledger",
-            "observed_at": now.isoformat(),
-            "revokes": "ev-002",
-        },
-    )
-    assert response.status_code == 201, response.content
+    revoke(operator, "ev-002")
 
     body = reconcile(agent, claims=[claim("hold", written_at=now - timedelta(minutes=10))])
 
@@ -248,21 +234,11 @@ def test_revoked_support_no_longer_confirms_a_claim(estate, agent, now):
     assert "evidence_missing" in codes(body)
 
 
-def test_revocation_naming_the_field_is_not_an_observation_of_null(estate, agent, now):
+def test_revocation_naming_the_field_is_not_an_observation_of_null(estate, agent, operator, now):
     """A revocation withdraws ev-002; it does not say the case service now holds `null`."""
     seed_account_17(now)
-    response = agent.post(
-        "/api/v1/evidence",
-        {
-            "kind": "correction",
-            "subject": ACCOUNT,
-            "field": "collections_status",
-            "source": "case-ledger",
-            "observed_at": now.isoformat(),
-            "revokes": "ev-002",
-        },
-    )
-    assert response.status_code == 201, response.content
+    correction = revoke(operator, "ev-002")
+    assert correction["correction"]["field"] == "collections_status"
 
     body = reconcile(agent)
 
@@ -270,23 +246,12 @@ def test_revocation_naming_the_field_is_not_an_observation_of_null(estate, agent
     assert [c for c in body["contradictions"] if c["kind"] == "evidence_vs_state"] == []
 
 
-def test_revoking_an_old_unrelated_entry_does_not_change_an_allow(estate, agent, now):
+def test_revoking_an_old_unrelated_entry_does_not_change_an_allow(estate, agent, operator, now):
     seed_collectible(now)
     EvidenceFactory(evidence_id="ev-typo", value="collect", observed_at=now - timedelta(hours=2))
     assert reconcile(agent)["decision"]["result"] == "allow"
 
-    response = agent.post(
-        "/api/v1/evidence",
-        {
-            "kind": "correction",
-            "subject": ACCOUNT,
-            "field": "collections_status",
-            "source": "case-ledger",
-            "observed_at": now.isoformat(),
-            "revokes": "ev-typo",
-        },
-    )
-    assert response.status_code == 201, response.content
+    revoke(operator, "ev-typo")
 
     # ev-collect still supports the state; withdrawing a duplicate changes nothing.
     body = reconcile(agent)

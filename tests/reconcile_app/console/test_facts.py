@@ -15,10 +15,12 @@ from tests.reconcile_app.console.conftest import BASELINE
 from tests.reconcile_app.facts.conftest import authority, remember
 
 # session, user, the user's groups, the paginator's count, the page of keys, their records,
-# the sources that answer for fact keys, the open escalations of the page's keys.
-LIST_QUERIES = 8
-# session, user, the user's groups, the key's records, its escalations, the authority source.
-DETAIL_QUERIES = 6
+# the sources that answer for fact keys, the open escalations of the page's keys, the
+# quarantined memory classes.
+LIST_QUERIES = 9
+# session, user, the user's groups, the key's records, its escalations, the authority source,
+# the quarantined memory classes.
+DETAIL_QUERIES = 7
 
 
 def fact_rows(page: str) -> list[str]:

@@ -190,6 +190,15 @@ RECONCILE_FAILURE_LIMITS = {
     "login": env_int("LOGIN_FAILURE_LIMIT", 5),
     "api_key": env_int("API_KEY_FAILURE_LIMIT", 20),
 }
+# Reverse proxies in front that each append the address they received from to
+# X-Forwarded-For. 0: the socket's address is the client's, and X-Forwarded-For (which any
+# client can write) is ignored; N: the N-th address from the right. One rule for every
+# throttle and failure counter (reconcile_app.security.client_address).
+RECONCILE_TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+if RECONCILE_TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured(
+        f"RECONCILE_TRUSTED_PROXY_COUNT must be 0 or more, got {RECONCILE_TRUSTED_PROXY_COUNT}"
+    )
 
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -205,6 +214,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "reconcile_app.api.problems.problem_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["reconcile_app.security.PrincipalRateThrottle"],
+    # Left at None, DRF's throttles would believe any X-Forwarded-For a client sends.
+    "NUM_PROXIES": RECONCILE_TRUSTED_PROXY_COUNT,
     "DEFAULT_THROTTLE_RATES": {
         "principal": env_str("API_RATE", "1200/min"),
         "anon": env_str("API_ANON_RATE", "120/min"),

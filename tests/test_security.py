@@ -113,6 +113,13 @@ def test_production_refuses_insecure_defaults(tmp_path):
     assert "RECONCILE_SECRET_KEY" in result.stderr
 
 
+def test_a_negative_trusted_proxy_count_refuses_to_start(tmp_path):
+    env = {**os.environ, "RECONCILE_TRUSTED_PROXY_COUNT": "-1", "RECONCILE_VAR_DIR": str(tmp_path)}
+    result = _run([sys.executable, "manage.py", "check"], env)
+    assert result.returncode != 0
+    assert "RECONCILE_TRUSTED_PROXY_COUNT" in result.stderr
+
+
 @pytest.mark.skipif(
     shutil.which("bandit", path=str(Path(sys.executable).parent)) is None,
     reason="bandit is installed with the dev extras",

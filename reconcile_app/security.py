@@ -96,12 +96,18 @@ def failure_count(kind: str, ident: str) -> int:
 
 
 def failure_record(kind: str, ident: str) -> int:
+    """Count one failure; the count lives FAILURE_WINDOW_SECONDS after the latest failure."""
     key = failures_key(kind, ident)
     try:
-        return int(cache.incr(key))
+        count = int(cache.incr(key))
     except ValueError:
         cache.set(key, 1, FAILURE_WINDOW_SECONDS)
         return 1
+    # Backends disagree on what incr does to the expiry (Redis keeps it, the file cache resets
+    # it to the cache's 5-minute default): set it explicitly, so the window, and the
+    # Retry-After derived from it, is the same on every deployment.
+    cache.touch(key, FAILURE_WINDOW_SECONDS)
+    return count
 
 
 def failures_clear(kind: str, ident: str) -> None:

@@ -300,6 +300,15 @@ RECONCILE_METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 # Where escalations go when the owner's system names no owner.
 RECONCILE_FALLBACK_OWNER = env_str("FALLBACK_OWNER", "platform-operations")
 RECONCILE_HTTP_TIMEOUT_SECONDS = float(env_int("HTTP_TIMEOUT_MS", 2000)) / 1000.0
+# A source file's `auth_token_env` may only name variables under this prefix: the file picks
+# the variable and the base_url its value is sent to, so without a fence it could ship
+# RECONCILE_SECRET_KEY or DATABASE_URL to any host.
+RECONCILE_SOURCE_TOKEN_ENV_PREFIX = env_str("SOURCE_TOKEN_ENV_PREFIX", "RECONCILE_SOURCE_TOKEN_")
+if not RECONCILE_SOURCE_TOKEN_ENV_PREFIX.strip():
+    raise ImproperlyConfigured(
+        "RECONCILE_SOURCE_TOKEN_ENV_PREFIX must not be empty: it would let source files name "
+        "any environment variable as an owner's token."
+    )
 
 LOGGING = {
     "version": 1,

@@ -174,6 +174,18 @@ def test_a_negative_trusted_proxy_count_refuses_to_start(tmp_path):
     assert "RECONCILE_TRUSTED_PROXY_COUNT" in result.stderr
 
 
+def test_an_empty_source_token_prefix_refuses_to_start(tmp_path):
+    """An empty prefix would let a source file name any variable as an owner's token."""
+    env = {
+        **os.environ,
+        "RECONCILE_SOURCE_TOKEN_ENV_PREFIX": "",
+        "RECONCILE_VAR_DIR": str(tmp_path),
+    }
+    result = _run([sys.executable, "manage.py", "check"], env)
+    assert result.returncode != 0
+    assert "RECONCILE_SOURCE_TOKEN_ENV_PREFIX" in result.stderr
+
+
 @pytest.mark.skipif(
     shutil.which("bandit", path=str(Path(sys.executable).parent)) is None,
     reason="bandit is installed with the dev extras",

@@ -3,12 +3,12 @@
 `GET {base_url}records/{subject}/{field}` → `{"value", "version", "valid_from",
 "recorded_at", "observed_at"}` with `ETag: "<version>"`. Authentication, when the owner
 needs it, is a bearer token read from the environment variable the source file names in
-`auth_token_env` (secrets never live in contract files).
+`auth_token_env` (secrets never live in contract files), and only from a variable under
+RECONCILE_SOURCE_TOKEN_ENV_PREFIX (reconcile_app.sources.tokens).
 """
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -30,6 +30,7 @@ from reconcile_app.sources import (
     ReadResult,
     SourceAdapter,
 )
+from reconcile_app.sources.tokens import source_token, token_env_problem
 
 
 def _time(raw: Any) -> datetime | None:
@@ -49,12 +50,22 @@ def _time(raw: Any) -> datetime | None:
 
 
 class HttpAdapter(SourceAdapter):
+    def _refusal(self) -> str | None:
+        """Why no request may go to the owner at all, or None: checked before any I/O."""
+        token_env = (self.source.options or {}).get("auth_token_env")
+        if token_env and (problem := token_env_problem(token_env)):
+            # A row loaded before the prefix existed (or changed): sending it without the
+            # token would only fail at the owner, sending the variable could leak a secret.
+            return f"{self.source.name}: {problem}; nothing was sent"
+        return None
+
     def _client(self) -> httpx.Client:
         options = self.source.options or {}
         headers = {"Accept": "application/json"}
         token_env = options.get("auth_token_env")
-        if token_env and os.environ.get(token_env):
-            headers["Authorization"] = f"Bearer {os.environ[token_env]}"
+        token = source_token(token_env) if token_env else None
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         timeout_ms = options.get("timeout_ms")
         timeout = (
             float(timeout_ms) / 1000.0 if timeout_ms else settings.RECONCILE_HTTP_TIMEOUT_SECONDS
@@ -67,6 +78,8 @@ class HttpAdapter(SourceAdapter):
         return httpx.Client(base_url=base, headers=headers, timeout=timeout)
 
     def read(self, subject: str, field: str) -> ReadResult:
+        if refusal := self._refusal():
+            return ReadResult.failed(ReadStatus.UNAVAILABLE, refusal)
         path = f"records/{quote(subject, safe='')}/{quote(field, safe='')}"
         try:
             with self._client() as client:
@@ -97,6 +110,8 @@ class HttpAdapter(SourceAdapter):
         )
 
     def authority(self, fact_key: str) -> AuthorityResult:
+        if refusal := self._refusal():
+            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=refusal)
         try:
             with self._client() as client:
                 response = client.get(f"authority/{quote(fact_key, safe='')}")
@@ -121,6 +136,10 @@ class HttpAdapter(SourceAdapter):
         )
 
     def apply(self, command: EffectCommand) -> ApplyResult:
+        if refusal := self._refusal():
+            return ApplyResult(
+                outcome=ApplyOutcome.REJECTED, code="owner_unavailable", detail=refusal
+            )
         headers = {
             "Idempotency-Key": command.idempotency_key,
             "If-Match": f'"{command.expected_version}"',
@@ -177,6 +196,8 @@ class HttpAdapter(SourceAdapter):
         )
 
     def lookup_effect(self, idempotency_key: str) -> LookupResult:
+        if refusal := self._refusal():
+            return LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail=refusal)
         try:
             with self._client() as client:
                 response = client.get(f"effects/{quote(idempotency_key, safe='')}")
@@ -196,6 +217,8 @@ class HttpAdapter(SourceAdapter):
     def events(
         self, subject: str, after: int | None = None, recorded_before: datetime | None = None
     ) -> EventsResult:
+        if refusal := self._refusal():
+            return EventsResult(status=ReadStatus.UNAVAILABLE, detail=refusal)
         query: dict[str, str] = {"subject": subject}
         if after is not None:
             query["after"] = str(after)

@@ -74,7 +74,7 @@ class PrincipalRateThrottle(SimpleRateThrottle):
 
     scope = "principal"
 
-    def get_ident(self, request: Request) -> str:
+    def get_ident(self, request: HttpRequest | Request) -> str:
         return client_address(request)
 
     def get_cache_key(self, request: HttpRequest, view: object) -> str | None:

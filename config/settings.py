@@ -37,7 +37,6 @@ if PRODUCTION:
         )
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -191,6 +190,15 @@ RECONCILE_FAILURE_LIMITS = {
     "login": env_int("LOGIN_FAILURE_LIMIT", 5),
     "api_key": env_int("API_KEY_FAILURE_LIMIT", 20),
 }
+# Reverse proxies in front that each append the address they received from to
+# X-Forwarded-For. 0: the socket's address is the client's, and X-Forwarded-For (which any
+# client can write) is ignored; N: the N-th address from the right. One rule for every
+# throttle and failure counter (reconcile_app.security.client_address).
+RECONCILE_TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+if RECONCILE_TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured(
+        f"RECONCILE_TRUSTED_PROXY_COUNT must be 0 or more, got {RECONCILE_TRUSTED_PROXY_COUNT}"
+    )
 
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -206,6 +214,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "reconcile_app.api.problems.problem_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["reconcile_app.security.PrincipalRateThrottle"],
+    # Left at None, DRF's throttles would believe any X-Forwarded-For a client sends.
+    "NUM_PROXIES": RECONCILE_TRUSTED_PROXY_COUNT,
     "DEFAULT_THROTTLE_RATES": {
         "principal": env_str("API_RATE", "1200/min"),
         "anon": env_str("API_ANON_RATE", "120/min"),
@@ -294,6 +304,15 @@ RECONCILE_HTTP_TIMEOUT_SECONDS = float(env_int("HTTP_TIMEOUT_MS", 2000)) / 1000.
 # Request bodies larger than this are refused with 413 before anything reads them.
 RECONCILE_MAX_BODY_BYTES = env_int("MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = RECONCILE_MAX_BODY_BYTES
+# A source file's `auth_token_env` may only name variables under this prefix: the file picks
+# the variable and the base_url its value is sent to, so without a fence it could ship
+# RECONCILE_SECRET_KEY or DATABASE_URL to any host.
+RECONCILE_SOURCE_TOKEN_ENV_PREFIX = env_str("SOURCE_TOKEN_ENV_PREFIX", "RECONCILE_SOURCE_TOKEN_")
+if not RECONCILE_SOURCE_TOKEN_ENV_PREFIX.strip():
+    raise ImproperlyConfigured(
+        "RECONCILE_SOURCE_TOKEN_ENV_PREFIX must not be empty: it would let source files name "
+        "any environment variable as an owner's token."
+    )
 
 LOGGING = {
     "version": 1,

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
@@ -8,6 +7,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from reconcile_app.api.views.metrics import PrometheusMetricsView
 from reconcile_app.console.login import ThrottledLoginView
 
+# No Django admin is served: the product registers no model in it, its user and group pages
+# would grant roles outside the audited services, and its login would be a second sign-in
+# form outside the console's lockout.
 urlpatterns = [
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -15,7 +17,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/lineage/", include("lineage_app.urls")),
     path("api/v1/", include("reconcile_app.api.urls")),
-    path("admin/", admin.site.urls),
     path("metrics", PrometheusMetricsView.as_view(), name="metrics"),
     path("", include("reconcile_app.console.urls")),
 ]

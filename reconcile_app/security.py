@@ -13,6 +13,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
+from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
 CSP = (
@@ -48,10 +49,33 @@ def csp_nonce(request: HttpRequest) -> dict[str, str]:
     return {"csp_nonce": getattr(request, "csp_nonce", "")}
 
 
+def client_address(request: HttpRequest | Request) -> str:
+    """The client's address, as every throttle and failure counter counts it.
+
+    DRF's NUM_PROXIES semantics with N = RECONCILE_TRUSTED_PROXY_COUNT: each trusted proxy
+    appends the address it was connected from to X-Forwarded-For, so the N-th entry from the
+    right is the last one a trusted party wrote; everything left of it is whatever the client
+    sent. With N = 0 the header is ignored: without a proxy in front, any client can forge it
+    and would choose a fresh address for every guess.
+    """
+    remote = str(request.META.get("REMOTE_ADDR") or "unknown")
+    trusted_proxies: int = settings.RECONCILE_TRUSTED_PROXY_COUNT
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
+    if trusted_proxies <= 0 or not forwarded:
+        return remote
+    hops = str(forwarded).split(",")
+    hop = hops[-min(trusted_proxies, len(hops))].strip()
+    # An empty hop is a proxy that wrote nothing: fall back to the one that connected.
+    return hop or remote
+
+
 class PrincipalRateThrottle(SimpleRateThrottle):
     """Requests per principal (an API key or a person), whatever process serves them."""
 
     scope = "principal"
+
+    def get_ident(self, request: HttpRequest | Request) -> str:
+        return client_address(request)
 
     def get_cache_key(self, request: HttpRequest, view: object) -> str | None:
         user = getattr(request, "user", None)
@@ -72,12 +96,18 @@ def failure_count(kind: str, ident: str) -> int:
 
 
 def failure_record(kind: str, ident: str) -> int:
+    """Count one failure; the count lives FAILURE_WINDOW_SECONDS after the latest failure."""
     key = failures_key(kind, ident)
     try:
-        return int(cache.incr(key))
+        count = int(cache.incr(key))
     except ValueError:
         cache.set(key, 1, FAILURE_WINDOW_SECONDS)
         return 1
+    # Backends disagree on what incr does to the expiry (Redis keeps it, the file cache resets
+    # it to the cache's 5-minute default): set it explicitly, so the window, and the
+    # Retry-After derived from it, is the same on every deployment.
+    cache.touch(key, FAILURE_WINDOW_SECONDS)
+    return count
 
 
 def failures_clear(kind: str, ident: str) -> None:

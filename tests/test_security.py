@@ -62,13 +62,67 @@ def test_a_good_sign_in_clears_the_failures(client, operator):
 
 
 def test_guessing_api_keys_is_cut_off(client, agent, settings):
+    """Guesses from one address end in 429; a valid key from that address still works.
+
+    One proxy or NAT is one address for many agents: someone else's bad guesses must not
+    lock them out.
+    """
     settings.RECONCILE_FAILURE_LIMITS = {"login": 5, "api_key": 3}
     for _ in range(3):
         response = client.get("/api/v1/snapshots", HTTP_AUTHORIZATION="Bearer rk_bad_guess")
         assert response.status_code == 401
-    blocked = client.get("/api/v1/snapshots", HTTP_AUTHORIZATION=f"Bearer {agent.key}")
+        assert response.json()["code"] == "authentication_failed"
+    blocked = client.get("/api/v1/snapshots", HTTP_AUTHORIZATION="Bearer rk_bad_guess")
     assert blocked.status_code == 429
     assert blocked.json()["code"] == "throttled"
+    assert int(blocked["Retry-After"]) > 0
+    valid = client.get("/api/v1/snapshots", HTTP_AUTHORIZATION=f"Bearer {agent.key}")
+    assert valid.status_code == 200
+    again = client.get("/api/v1/snapshots", HTTP_AUTHORIZATION="Bearer rk_bad_guess")
+    assert again.status_code == 429
+
+
+def test_a_revoked_key_counts_as_a_guess(client, agent, settings):
+    from django.utils import timezone
+
+    from reconcile_app.models import ApiKey
+
+    settings.RECONCILE_FAILURE_LIMITS = {"login": 5, "api_key": 1}
+    ApiKey.objects.filter(principal=agent.principal).update(revoked_at=timezone.now())
+    statuses = [
+        client.get("/api/v1/snapshots", HTTP_AUTHORIZATION=f"Bearer {agent.key}").status_code
+        for _ in range(2)
+    ]
+    assert statuses == [401, 429]
+
+
+def test_forged_forwarded_for_does_not_spread_key_guesses(client, db, settings):
+    """No trusted proxy (the default): every guess counts on the socket's address."""
+    settings.RECONCILE_FAILURE_LIMITS = {"login": 5, "api_key": 3}
+    statuses = [
+        client.get(
+            "/api/v1/snapshots",
+            HTTP_AUTHORIZATION="Bearer rk_bad_guess",
+            HTTP_X_FORWARDED_FOR=f"198.51.100.{number}",
+        ).status_code
+        for number in range(4)
+    ]
+    assert statuses == [401, 401, 401, 429]
+
+
+def test_behind_one_trusted_proxy_key_guesses_count_on_the_last_hop(client, db, settings):
+    settings.RECONCILE_FAILURE_LIMITS = {"login": 5, "api_key": 3}
+    settings.RECONCILE_TRUSTED_PROXY_COUNT = 1
+
+    def guess(forwarded_for: str) -> int:
+        return client.get(
+            "/api/v1/snapshots",
+            HTTP_AUTHORIZATION="Bearer rk_bad_guess",
+            HTTP_X_FORWARDED_FOR=forwarded_for,
+        ).status_code
+
+    assert [guess(f"10.0.0.{n}, 203.0.113.5") for n in range(4)] == [401, 401, 401, 429]
+    assert guess("203.0.113.5, 198.51.100.7") == 401
 
 
 def test_api_requests_are_rate_limited_per_principal(agent, settings):
@@ -111,6 +165,25 @@ def test_production_refuses_insecure_defaults(tmp_path):
     result = _run([sys.executable, "manage.py", "check"], env)
     assert result.returncode != 0
     assert "RECONCILE_SECRET_KEY" in result.stderr
+
+
+def test_a_negative_trusted_proxy_count_refuses_to_start(tmp_path):
+    env = {**os.environ, "RECONCILE_TRUSTED_PROXY_COUNT": "-1", "RECONCILE_VAR_DIR": str(tmp_path)}
+    result = _run([sys.executable, "manage.py", "check"], env)
+    assert result.returncode != 0
+    assert "RECONCILE_TRUSTED_PROXY_COUNT" in result.stderr
+
+
+def test_an_empty_source_token_prefix_refuses_to_start(tmp_path):
+    """An empty prefix would let a source file name any variable as an owner's token."""
+    env = {
+        **os.environ,
+        "RECONCILE_SOURCE_TOKEN_ENV_PREFIX": "",
+        "RECONCILE_VAR_DIR": str(tmp_path),
+    }
+    result = _run([sys.executable, "manage.py", "check"], env)
+    assert result.returncode != 0
+    assert "RECONCILE_SOURCE_TOKEN_ENV_PREFIX" in result.stderr
 
 
 @pytest.mark.skipif(

@@ -7,7 +7,12 @@ from typing import Any
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from reconcile_app.security import failure_count, failure_limit, failure_record
+from reconcile_app.security import (
+    FAILURE_WINDOW_SECONDS,
+    client_address,
+    failure_limit,
+    failure_record,
+)
 from reconcile_app.services.principals import api_key_authenticate
 
 
@@ -24,15 +29,20 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
         key = key.strip()
         if not key:
             raise exceptions.AuthenticationFailed("empty bearer key")
-        address = str(request.META.get("REMOTE_ADDR", "unknown"))
-        if failure_count("api-key", address) >= failure_limit("api_key"):
-            # Guessing keys from one address is cut off for a while, valid or not.
-            raise exceptions.Throttled(detail="too many invalid keys from this address")
+        # The key is checked before any failure count: many agents share one address behind
+        # a proxy or NAT, and someone else's bad guesses must never lock a valid key out. A
+        # guess costs an indexed prefix lookup and a SHA-256, so checking it first is cheap.
         principal = api_key_authenticate(key)
-        if principal is None:
-            failure_record("api-key", address)
-            raise exceptions.AuthenticationFailed("invalid or revoked key")
-        return principal.user, principal
+        if principal is not None:
+            return principal.user, principal
+        failures = failure_record("api-key", client_address(request))
+        if failures > failure_limit("api_key"):
+            # Tells a guesser to stop (and well-behaved clients when to retry); every
+            # guess restarts the window, so guessing on only prolongs the refusal.
+            raise exceptions.Throttled(
+                wait=FAILURE_WINDOW_SECONDS, detail="too many invalid keys from this address"
+            )
+        raise exceptions.AuthenticationFailed("invalid or revoked key")
 
     def authenticate_header(self, request: Request) -> str:
         return self.keyword

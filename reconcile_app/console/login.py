@@ -1,4 +1,8 @@
-"""Login with throttling: repeated failures for one username or one address are refused."""
+"""Login with throttling: repeated failures for one username or one address are refused.
+
+This is the only sign-in form the product serves (there is no Django admin), so the
+per-username count here is the whole lockout.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,17 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
 from django.core.exceptions import ValidationError
 
-from reconcile_app.security import failure_count, failure_limit, failure_record, failures_clear
+from reconcile_app.security import (
+    client_address,
+    failure_count,
+    failure_limit,
+    failure_record,
+    failures_clear,
+)
 
-
-def _client_ip(request: Any) -> str:
-    return str(request.META.get("REMOTE_ADDR", "unknown"))
+# Many people may sign in from behind one proxy: the address cap only stops one address
+# cycling through usernames, well above what a few honest typos add up to.
+ADDRESS_LIMIT_FACTOR = 4
 
 
 class ThrottledAuthenticationForm(AuthenticationForm):
@@ -22,12 +32,14 @@ class ThrottledAuthenticationForm(AuthenticationForm):
     }
 
     def clean(self) -> dict[str, Any]:
+        # Lower-cased so "Olivia" and "OLIVIA" draw on one budget of guesses.
         username = str(self.data.get("username", "")).strip().lower()
-        address = _client_ip(self.request)
+        address = client_address(self.request) if self.request is not None else "unknown"
         limit = failure_limit("login")
         if failure_count("login-user", username) >= limit or (
-            failure_count("login-ip", address) >= limit * 4
+            failure_count("login-ip", address) >= limit * ADDRESS_LIMIT_FACTOR
         ):
+            # Checked before the password: once locked, the right password is refused too.
             raise ValidationError(self.error_messages["throttled"], code="throttled")
         try:
             cleaned = super().clean()

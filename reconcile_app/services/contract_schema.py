@@ -17,6 +17,7 @@ from reconcile_app.choices import Consistency, ContradictionPolicy
 from reconcile_app.reducers import reducer_named
 from reconcile_app.services.contract_files import ParsedFile
 from reconcile_app.sources import adapter_class
+from reconcile_app.sources.tokens import token_env_problem
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,149}$")
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,149}$")
@@ -109,6 +110,9 @@ def source_values(parsed: ParsedFile) -> dict[str, Any]:
     fact_keys = data.get("fact_keys") or []
     if not isinstance(fact_keys, list) or not all(isinstance(k, str) and k for k in fact_keys):
         raise parsed.fail("`fact_keys` must be a list of fact key patterns", "fact_keys")
+    token_env = data.get("auth_token_env")
+    if token_env is not None and (problem := token_env_problem(token_env)):
+        raise parsed.fail(problem, "auth_token_env")
     options = {key: data[key] for key in ("auth_token_env", "timeout_ms") if key in data}
     return {
         "name": name,

@@ -3,12 +3,14 @@
 `GET {base_url}records/{subject}/{field}` → `{"value", "version", "valid_from",
 "recorded_at", "observed_at"}` with `ETag: "<version>"`. Authentication, when the owner
 needs it, is a bearer token read from the environment variable the source file names in
-`auth_token_env` (secrets never live in contract files).
+`auth_token_env` (secrets never live in contract files), and only from a variable under
+RECONCILE_SOURCE_TOKEN_ENV_PREFIX (reconcile_app.sources.tokens).
 """
 
 from __future__ import annotations
 
-import os
+import unicodedata
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -30,6 +32,7 @@ from reconcile_app.sources import (
     ReadResult,
     SourceAdapter,
 )
+from reconcile_app.sources.tokens import source_token, token_env_problem
 
 
 def _time(raw: Any) -> datetime | None:
@@ -48,13 +51,65 @@ def _time(raw: Any) -> datetime | None:
     return parsed
 
 
+def _shown(value: object) -> str:
+    """An identifier or an owner's value in a detail: quoted, escaped and kept short."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _unsafe_identifier(value: object) -> bool:
+    """True when `value` could steer the owner URL instead of naming one thing in it.
+
+    quote() encodes "/" and "\\", but "." and ".." pass through as dot segments that httpx
+    and the owner's server resolve (records/../effects); whitespace and control characters
+    are no part of an identifier (API.md "Input limits") and could split a header.
+    """
+    if not isinstance(value, str) or value in ("", ".", ".."):
+        return True
+    return any(
+        char in "/\\" or char.isspace() or unicodedata.category(char) == "Cc" for char in value
+    )
+
+
+def _receipt_mismatch(receipt: dict[str, Any], command: EffectCommand) -> str | None:
+    """Which key of the receipt is not the command's, or None when it is proof of it."""
+    for key in ("idempotency_key", "subject", "field"):
+        asked = getattr(command, key)
+        if key not in receipt:
+            return f"the receipt has no {key} (asked {_shown(asked)})"
+        if receipt[key] != asked:
+            return f"the receipt's {key} is {_shown(receipt[key])}, asked {_shown(asked)}"
+    return None
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    """Why a call must not reach the owner; nothing was sent."""
+
+    code: str  # invalid_identifier | owner_unavailable
+    detail: str
+
+
 class HttpAdapter(SourceAdapter):
+    def _refusal(self, **identifiers: str) -> _Refusal | None:
+        """Why no request may go to the owner at all, or None: checked before any I/O."""
+        for name, value in identifiers.items():
+            if _unsafe_identifier(value):
+                return _Refusal("invalid_identifier", f"invalid identifier: {name} {_shown(value)}")
+        token_env = (self.source.options or {}).get("auth_token_env")
+        if token_env and (problem := token_env_problem(token_env)):
+            # A row loaded before the prefix existed (or changed): sending it without the
+            # token would only fail at the owner, sending the variable could leak a secret.
+            return _Refusal("owner_unavailable", f"{self.source.name}: {problem}; nothing was sent")
+        return None
+
     def _client(self) -> httpx.Client:
         options = self.source.options or {}
         headers = {"Accept": "application/json"}
         token_env = options.get("auth_token_env")
-        if token_env and os.environ.get(token_env):
-            headers["Authorization"] = f"Bearer {os.environ[token_env]}"
+        token = source_token(token_env) if token_env else None
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         timeout_ms = options.get("timeout_ms")
         timeout = (
             float(timeout_ms) / 1000.0 if timeout_ms else settings.RECONCILE_HTTP_TIMEOUT_SECONDS
@@ -67,6 +122,8 @@ class HttpAdapter(SourceAdapter):
         return httpx.Client(base_url=base, headers=headers, timeout=timeout)
 
     def read(self, subject: str, field: str) -> ReadResult:
+        if refusal := self._refusal(subject=subject, field=field):
+            return ReadResult.failed(ReadStatus.UNAVAILABLE, refusal.detail)
         path = f"records/{quote(subject, safe='')}/{quote(field, safe='')}"
         try:
             with self._client() as client:
@@ -97,6 +154,8 @@ class HttpAdapter(SourceAdapter):
         )
 
     def authority(self, fact_key: str) -> AuthorityResult:
+        if refusal := self._refusal(fact_key=fact_key):
+            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=refusal.detail)
         try:
             with self._client() as client:
                 response = client.get(f"authority/{quote(fact_key, safe='')}")
@@ -121,6 +180,13 @@ class HttpAdapter(SourceAdapter):
         )
 
     def apply(self, command: EffectCommand) -> ApplyResult:
+        refusal = self._refusal(
+            idempotency_key=command.idempotency_key, subject=command.subject, field=command.field
+        )
+        if refusal:
+            return ApplyResult(
+                outcome=ApplyOutcome.REJECTED, code=refusal.code, detail=refusal.detail
+            )
         headers = {
             "Idempotency-Key": command.idempotency_key,
             "If-Match": f'"{command.expected_version}"',
@@ -148,6 +214,13 @@ class HttpAdapter(SourceAdapter):
         except ValueError:
             answer = {}
         if response.status_code in (200, 201) and isinstance(answer, dict):
+            if mismatch := _receipt_mismatch(answer, command):
+                # The owner answered, but not with proof of this command (a confused owner,
+                # a cache or proxy answering for another request): it may or may not have
+                # executed, so it is unknown, and the owner's ledger decides.
+                return ApplyResult(
+                    outcome=ApplyOutcome.UNKNOWN, code="receipt_mismatch", detail=mismatch
+                )
             return ApplyResult(outcome=ApplyOutcome.ACCEPTED, receipt=answer)
         if response.status_code == 412:
             return ApplyResult(
@@ -177,6 +250,8 @@ class HttpAdapter(SourceAdapter):
         )
 
     def lookup_effect(self, idempotency_key: str) -> LookupResult:
+        if refusal := self._refusal(idempotency_key=idempotency_key):
+            return LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail=refusal.detail)
         try:
             with self._client() as client:
                 response = client.get(f"effects/{quote(idempotency_key, safe='')}")
@@ -189,13 +264,25 @@ class HttpAdapter(SourceAdapter):
                 outcome=LookupOutcome.UNAVAILABLE, detail=f"owner answered {response.status_code}"
             )
         try:
-            return LookupResult(outcome=LookupOutcome.FOUND, receipt=response.json())
+            receipt = response.json()
         except ValueError:
             return LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail="malformed receipt")
+        if not isinstance(receipt, dict):
+            return LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail="malformed receipt")
+        if receipt.get("idempotency_key") != idempotency_key:
+            # Someone else's receipt proves nothing about ours: ask again later.
+            return LookupResult(
+                outcome=LookupOutcome.UNAVAILABLE,
+                detail=f"receipt does not match: its idempotency_key is "
+                f"{_shown(receipt.get('idempotency_key'))}, asked {_shown(idempotency_key)}",
+            )
+        return LookupResult(outcome=LookupOutcome.FOUND, receipt=receipt)
 
     def events(
         self, subject: str, after: int | None = None, recorded_before: datetime | None = None
     ) -> EventsResult:
+        if refusal := self._refusal(subject=subject):
+            return EventsResult(status=ReadStatus.UNAVAILABLE, detail=refusal.detail)
         query: dict[str, str] = {"subject": subject}
         if after is not None:
             query["after"] = str(after)

@@ -40,6 +40,13 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if settings.PRODUCTION:
+            # The demo's people have passwords printed in the README and on every run.
+            raise CommandError(
+                "load_demo refuses to run with RECONCILE_PRODUCTION on: the demo estate "
+                "creates people with published passwords and an agent with every demo "
+                "capability. Create people with create_user and agents with create_principal."
+            )
         try:
             report = demo_estate_load()
         except (ContractFileError, DomainError) as exc:

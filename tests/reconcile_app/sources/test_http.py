@@ -6,12 +6,9 @@ The adapter speaks the owner contract of API.md; the sandbox serves the same con
 
 from __future__ import annotations
 
-import json
 import socket
-import threading
 from collections.abc import Iterator
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.utils import timezone
@@ -20,7 +17,8 @@ from reconcile_app.services.sandbox import sandbox_fault_add
 from tests.conftest import make_agent
 from tests.factories import ACCOUNT, SandboxRecordFactory, load_yaml
 
-TOKEN_ENV = "RECONCILE_TEST_CASE_SERVICE_TOKEN"
+# Under the default RECONCILE_SOURCE_TOKEN_ENV_PREFIX: a source may only name such variables.
+TOKEN_ENV = "RECONCILE_SOURCE_TOKEN_TEST_CASE_SERVICE"
 
 
 def http_files(base_url: str, *, timeout_ms: int | None = None) -> dict[str, str]:
@@ -200,49 +198,6 @@ def test_owner_that_never_answers_times_out_and_is_refused(db, tmp_path, http_ag
 
 
 # --- Owners that answer badly ------------------------------------------------------------------
-
-
-class StubOwner:
-    """A tiny owner system whose answer for every record is `body` (JSON) with `status`."""
-
-    def __init__(self) -> None:
-        self.status = 200
-        self.body: object = {}
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                payload = (
-                    json.dumps(owner.body).encode()
-                    if not isinstance(owner.body, bytes)
-                    else owner.body
-                )
-                self.send_response(owner.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def stub_owner() -> Iterator[StubOwner]:
-    owner = StubOwner()
-    try:
-        yield owner
-    finally:
-        owner.close()
 
 
 def record(**overrides: object) -> dict:

@@ -1,0 +1,74 @@
+"""Loading source files: `auth_token_env` may only name variables under the deployer's prefix.
+
+A source file picks both the variable and the base_url its value is sent to; without the
+fence, a file naming RECONCILE_SECRET_KEY or DATABASE_URL would ship that secret to any host.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reconcile_app.errors import ContractFileError
+from reconcile_app.models import Source
+from reconcile_app.services.contracts import contracts_load
+from tests.factories import write_yaml
+
+TOKEN_LINE = 5
+
+
+def source_file(token_env: str) -> str:
+    # Line numbers matter: the loader reports the `auth_token_env` line (TOKEN_LINE).
+    return (
+        "source: owner-http\n"
+        "owner: servicing-team\n"
+        "adapter: http\n"
+        "base_url: https://owner.example.org/\n"
+        f"auth_token_env: {token_env}\n"
+        "consistency: linearizable\n"
+        "fact_classes: [collections_status]\n"
+    )
+
+
+def load(folder: Path, token_env: str) -> None:
+    contracts_load(paths=[str(write_yaml(folder, "owner-http.yaml", source_file(token_env)))])
+
+
+@pytest.mark.parametrize(
+    "token_env",
+    ["RECONCILE_SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "RECONCILE_SOURCE_TOKEN_"],
+)
+def test_a_token_variable_outside_the_prefix_is_refused_at_its_line(db, tmp_path, token_env):
+    with pytest.raises(ContractFileError) as refused:
+        load(tmp_path, token_env)
+
+    assert refused.value.line == TOKEN_LINE
+    assert "RECONCILE_SOURCE_TOKEN_" in refused.value.reason
+    assert not Source.objects.filter(name="owner-http").exists()
+
+
+@pytest.mark.parametrize(
+    "token_env", ["'not a name'", "'OWNER-TOKEN'", "[RECONCILE_SOURCE_TOKEN_X]"]
+)
+def test_a_token_variable_that_is_no_variable_name_is_refused(db, tmp_path, token_env):
+    with pytest.raises(ContractFileError) as refused:
+        load(tmp_path, token_env)
+
+    assert refused.value.line == TOKEN_LINE
+    assert "environment variable" in refused.value.reason
+
+
+def test_a_token_variable_under_the_prefix_is_kept(db, tmp_path):
+    load(tmp_path, "RECONCILE_SOURCE_TOKEN_OWNER")
+
+    source = Source.objects.get(name="owner-http")
+    assert source.options["auth_token_env"] == "RECONCILE_SOURCE_TOKEN_OWNER"
+
+
+def test_the_deployer_sets_the_prefix(db, tmp_path, settings):
+    settings.RECONCILE_SOURCE_TOKEN_ENV_PREFIX = "OWNER_TOKENS_"
+
+    load(tmp_path, "OWNER_TOKENS_CASE_SERVICE")
+    with pytest.raises(ContractFileError, match="OWNER_TOKENS_"):
+        load(tmp_path, "RECONCILE_SOURCE_TOKEN_CASE_SERVICE")

@@ -19,6 +19,7 @@ from lineage_app.selectors.blast import (
     roots_for_source_versions,
 )
 from lineage_app.selectors.reach import MAX_DEPTH, Reach, reach, resolve_roots
+from reconcile_app.api.permissions import PeopleOnly
 from reconcile_app.canonical import rfc3339
 from reconcile_app.errors import NotFound, ValidationFailed
 
@@ -90,6 +91,7 @@ def reach_body(result: Reach, options: dict[str, Any]) -> dict[str, Any]:
 
 
 class ReachView(APIView):
+    permission_classes = [PeopleOnly]
     direction = "descendants"
 
     @extend_schema(parameters=COMMON, responses={200: None, 400: PROBLEM, 404: PROBLEM})
@@ -113,6 +115,8 @@ class ReachView(APIView):
 
 class BlastRadiusView(APIView):
     """Everything downstream of a source version range or a memory class."""
+
+    permission_classes = [PeopleOnly]
 
     @extend_schema(
         parameters=[
@@ -157,6 +161,8 @@ PROV_NODE_LIMIT = 5000
 
 
 class ProvView(APIView):
+    permission_classes = [PeopleOnly]
+
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=["json", "provn"])],
         responses={200: None, 400: PROBLEM, 404: PROBLEM},

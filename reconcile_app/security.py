@@ -7,6 +7,7 @@ style attributes are allowed because Plotly and htmx set them), no framing, no p
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Callable
 
@@ -88,7 +89,10 @@ FAILURE_WINDOW_SECONDS = 15 * 60
 
 
 def failures_key(kind: str, ident: str) -> str:
-    return f"reconcile:failures:{kind}:{ident}"
+    # Hashed: a username or address is caller-chosen text, and cache keys must stay short
+    # and free of spaces and control characters on every backend.
+    digest = hashlib.sha256(ident.encode("utf-8")).hexdigest()[:32]
+    return f"reconcile:failures:{kind}:{digest}"
 
 
 def failure_count(kind: str, ident: str) -> int:

@@ -9,6 +9,7 @@ from reconcile_app.api.views import (
     effects,
     facts,
     ledger,
+    me,
     metrics,
     quarantine,
     reconcile,
@@ -16,6 +17,7 @@ from reconcile_app.api.views import (
 )
 
 urlpatterns = [
+    path("me", me.MeView.as_view(), name="api-me"),
     path("reconcile", reconcile.ReconcileView.as_view(), name="api-reconcile"),
     path("snapshots", reconcile.SnapshotListView.as_view(), name="api-snapshots"),
     path(

@@ -206,7 +206,7 @@ def _send(effect: Effect) -> Effect:
         return effect_accept(effect_id=effect.pk, receipt=result.receipt or {}, via="receipt")
     if result.outcome == ApplyOutcome.REJECTED:
         return _reject(effect, result.code, result.expected, result.found, result.detail)
-    return _mark_unknown(effect, result.detail)
+    return _mark_unknown(effect, result.detail, code=result.code or "timeout")
 
 
 def effect_accept(*, effect_id: int, receipt: dict[str, Any], via: str, actor: str = "") -> Effect:
@@ -264,13 +264,15 @@ def _reject(
     return effect
 
 
-def _mark_unknown(effect: Effect, detail: str) -> Effect:
+def _mark_unknown(effect: Effect, detail: str, *, code: str = "timeout") -> Effect:
+    """sent → unknown: the request left, and no answer proves what became of it (a timeout,
+    a gateway error, or a receipt that is not for this request: `code` says which)."""
     from reconcile_app.tasks import effect_resolve
 
     with transaction.atomic():
         Effect.objects.filter(pk=effect.pk, status=EffectStatus.SENT).update(
             status=EffectStatus.UNKNOWN,
-            outcome={"code": "timeout", "detail": detail},
+            outcome={"code": code, "detail": detail},
             outcome_at=timezone.now(),
             next_check_at=timezone.now() + timedelta(seconds=RESOLUTION_BACKOFF[0]),
         )
@@ -285,7 +287,7 @@ def _mark_unknown(effect: Effect, detail: str) -> Effect:
             derived_from=[effect.snapshot.snapshot_id],
             note="request sent; response not received",
         )
-        _event(effect, "timeout", {"detail": detail}, evidence_id=entry.evidence_id)
+        _event(effect, "timeout", {"code": code, "detail": detail}, evidence_id=entry.evidence_id)
         effect_evidence_lineage(
             idempotency_key=effect.idempotency_key,
             evidence_id=entry.evidence_id,

@@ -8,6 +8,8 @@ import secrets
 from collections.abc import Iterable
 
 from django.contrib.auth.models import Group, User
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 
 from reconcile_app.choices import PrincipalKind, Role
@@ -137,6 +139,11 @@ def user_create(
     with transaction.atomic():
         if User.objects.filter(username=username).exists():
             raise Conflict(f"user {username!r} exists", code="name_taken")
+        if password is not None:
+            try:
+                validate_password(password, User(username=username))
+            except DjangoValidationError as exc:
+                raise ValidationFailed(" ".join(exc.messages), code="weak_password") from exc
         user = User.objects.create_user(username=username, password=password)
         if password is None:
             user.set_unusable_password()

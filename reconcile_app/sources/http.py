@@ -9,7 +9,6 @@ RECONCILE_SOURCE_TOKEN_ENV_PREFIX (reconcile_app.sources.tokens).
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,6 +19,7 @@ from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from reconcile_app.choices import ReadStatus
+from reconcile_app.limits import identifier_problem
 from reconcile_app.reducers import Event
 from reconcile_app.sources import (
     ApplyOutcome,
@@ -62,13 +62,10 @@ def _unsafe_identifier(value: object) -> bool:
 
     quote() encodes "/" and "\\", but "." and ".." pass through as dot segments that httpx
     and the owner's server resolve (records/../effects); whitespace and control characters
-    are no part of an identifier (API.md "Input limits") and could split a header.
+    are no part of an identifier and could split a header. The API refuses these already
+    (API.md "Input limits"); this is the same rule again where the URL is built.
     """
-    if not isinstance(value, str) or value in ("", ".", ".."):
-        return True
-    return any(
-        char in "/\\" or char.isspace() or unicodedata.category(char) == "Cc" for char in value
-    )
+    return not isinstance(value, str) or identifier_problem(value) is not None
 
 
 def _receipt_mismatch(receipt: dict[str, Any], command: EffectCommand) -> str | None:

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from lineage_app.selectors.blast import REVIEW_KINDS, blast_radius
 from lineage_app.selectors.reach import resolve_roots
-from reconcile_app.api.permissions import IsOperator
+from reconcile_app.api.permissions import IsOperator, PeopleOnly
 from reconcile_app.api.serializers import CorrectionInput, EvidenceOutput
 from reconcile_app.canonical import rfc3339
 from reconcile_app.errors import NotFound
@@ -83,6 +83,8 @@ class CorrectionCreateView(APIView):
 
 
 class CorrectionDetailView(APIView):
+    permission_classes = [PeopleOnly]
+
     @extend_schema(responses={200: None, 404: PROBLEM})
     def get(self, request: Request, correction_id: str) -> Response:
         return Response(correction_body(_correction(correction_id)))

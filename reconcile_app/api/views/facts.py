@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
@@ -11,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from reconcile_app.api.permissions import IsReviewer
 from reconcile_app.api.problems import problem_response
 from reconcile_app.api.serializers import (
     EscalationDecisionInput,
@@ -18,11 +20,12 @@ from reconcile_app.api.serializers import (
     FactOutput,
     MemoryOutput,
 )
-from reconcile_app.errors import NotFound, ValidationFailed
+from reconcile_app.errors import ValidationFailed
 from reconcile_app.filtersets import EscalationFilterSet
 from reconcile_app.limits import identifier_check
 from reconcile_app.models import Escalation
 from reconcile_app.request_id import request_id_of
+from reconcile_app.selectors.escalations import escalation_get, escalations_visible_to
 from reconcile_app.selectors.snapshots import principal_of
 from reconcile_app.services import facts
 from reconcile_app.services.escalations import escalation_decide
@@ -107,27 +110,25 @@ class FactCurrentView(APIView):
         )
 
 
-def _escalations() -> object:
-    return Escalation.objects.select_related("snapshot", "effect", "requested_by", "decided_by")
-
-
 class EscalationListView(generics.ListAPIView):
     serializer_class = EscalationOutput
     filter_backends = [DjangoFilterBackend]
     filterset_class = EscalationFilterSet
-    queryset = _escalations()
+    queryset = Escalation.objects.none()  # for the schema; requests use get_queryset
+
+    def get_queryset(self) -> QuerySet[Escalation]:
+        return escalations_visible_to(self.request.user)
 
 
 class EscalationDetailView(APIView):
     @extend_schema(responses={200: EscalationOutput, 404: PROBLEM})
     def get(self, request: Request, escalation_id: str) -> Response:
-        escalation = _escalations().filter(escalation_id=escalation_id).first()  # type: ignore[attr-defined]
-        if escalation is None:
-            raise NotFound(f"no escalation {escalation_id}", code="escalation_not_found")
+        escalation = escalation_get(user=request.user, escalation_id=escalation_id)
         return Response(EscalationOutput(escalation).data)
 
 
 class EscalationDecisionView(APIView):
+    permission_classes = [IsReviewer]
     approve = True
 
     @extend_schema(

@@ -26,10 +26,10 @@ from rest_framework.views import APIView
 
 from config.env import env_str
 from reconcile_app.api.authentication import BearerKeyAuthentication
+from reconcile_app.api.permissions import PeopleOnly
 from reconcile_app.drills.metrics import MAX_WINDOW_HOURS, operational_metrics
 from reconcile_app.drills.prometheus import CONTENT_TYPE, prometheus_exposition
 from reconcile_app.errors import ValidationFailed
-from reconcile_app.roles import is_staff_role
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 SCRAPE_WINDOW_HOURS = 24
@@ -74,18 +74,11 @@ class MetricsTokenScheme(OpenApiAuthenticationExtension):
         }
 
 
-class StaffRoleOrMetricsToken(BasePermission):
-    message = "metrics are for operators, reviewers, auditors and the metrics token"
+class PeopleOrMetricsToken(BasePermission):
+    """The metrics token, or a person in a role; agents are refused (`people_only`)."""
 
     def has_permission(self, request: Any, view: Any) -> bool:
-        return isinstance(request.auth, MetricsScrape) or is_staff_role(request.user)
-
-
-class StaffRole(BasePermission):
-    message = "metrics are for operators, reviewers and auditors"
-
-    def has_permission(self, request: Any, view: Any) -> bool:
-        return is_staff_role(request.user)
+        return isinstance(request.auth, MetricsScrape) or PeopleOnly().has_permission(request, view)
 
 
 class FirstRenderer(BaseContentNegotiation):
@@ -118,7 +111,7 @@ class MetricsView(APIView):
     reason, decisions / verdicts / latency per hour, open escalations and contradictions,
     active quarantines, the last drill."""
 
-    permission_classes = [StaffRole]
+    permission_classes = [PeopleOnly]
 
     @extend_schema(
         parameters=[
@@ -139,7 +132,7 @@ class PrometheusMetricsView(APIView):
         BearerKeyAuthentication,
         authentication.SessionAuthentication,
     ]
-    permission_classes = [StaffRoleOrMetricsToken]
+    permission_classes = [PeopleOrMetricsToken]
     content_negotiation_class = FirstRenderer
 
     @extend_schema(

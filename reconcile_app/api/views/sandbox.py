@@ -1,17 +1,23 @@
-"""The sandbox owner system, served over HTTP with the owner contract of API.md."""
+"""The sandbox owner system, served over HTTP with the owner contract of API.md.
+
+Operators only, every method: the sandbox is an owner system, and writing to it is writing
+the truth the next reconcile reads. Agents never need it (the sandbox adapter works
+in-process), and every change made here is audited.
+"""
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from reconcile_app.api.permissions import IsOperator
 from reconcile_app.api.problems import problem_response
 from reconcile_app.api.serializers import (
     SandboxAuthorityInput,
@@ -22,10 +28,10 @@ from reconcile_app.api.serializers import (
     SandboxWriteInput,
 )
 from reconcile_app.canonical import rfc3339
-from reconcile_app.choices import Role
-from reconcile_app.errors import Forbidden, NotFound, ValidationFailed
+from reconcile_app.errors import NotFound, ValidationFailed
+from reconcile_app.limits import identifier_check
 from reconcile_app.models import Source
-from reconcile_app.roles import has_role
+from reconcile_app.request_id import request_id_of
 from reconcile_app.services.effects import check_idempotency_key, parse_if_match
 from reconcile_app.services.sandbox import (
     SandboxTimeout,
@@ -51,12 +57,18 @@ def _sandbox_source(name: str) -> str:
 
 
 class SandboxView(APIView):
-    """Reads are the owner contract (any authenticated caller); changes are operators' only."""
+    permission_classes = [IsOperator]
 
-    def check_permissions(self, request: Request) -> None:
-        super().check_permissions(request)
-        if request.method not in SAFE_METHODS and not has_role(request.user, Role.OPERATOR):
-            raise Forbidden("changing the sandbox needs the operator role", code="forbidden")
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        # Path parts name one thing each in the owner's records (API.md "Input limits").
+        for name in ("subject", "field", "fact_key", "key"):
+            if name in kwargs:
+                identifier_check(kwargs[name], name)
+
+
+def _who(request: Request) -> dict[str, Any]:
+    return {"actor": request.user, "request_id": request_id_of(request)}
 
 
 class SandboxRecordView(SandboxView):
@@ -82,7 +94,11 @@ class SandboxRecordView(SandboxView):
         payload = SandboxWriteInput(data=request.data)
         payload.is_valid(raise_exception=True)
         record = sandbox_record_write(
-            source=_sandbox_source(source), subject=subject, field=field, **payload.validated_data
+            source=_sandbox_source(source),
+            subject=subject,
+            field=field,
+            **payload.validated_data,
+            **_who(request),
         )
         response = Response(
             {
@@ -102,7 +118,9 @@ class SandboxFaultsView(SandboxView):
     def post(self, request: Request, source: str) -> Response:
         payload = SandboxFaultInput(data=request.data)
         payload.is_valid(raise_exception=True)
-        fault = sandbox_fault_add(source=_sandbox_source(source), **payload.validated_data)
+        fault = sandbox_fault_add(
+            source=_sandbox_source(source), **payload.validated_data, **_who(request)
+        )
         return Response(
             {
                 "id": fault.pk,
@@ -115,7 +133,7 @@ class SandboxFaultsView(SandboxView):
 
     @extend_schema(responses={200: None, 403: PROBLEM})
     def delete(self, request: Request, source: str) -> Response:
-        cleared = sandbox_faults_clear(source=_sandbox_source(source))
+        cleared = sandbox_faults_clear(source=_sandbox_source(source), **_who(request))
         return Response({"cleared": cleared})
 
 
@@ -130,18 +148,16 @@ class SandboxAuthorityView(SandboxView):
         payload = SandboxAuthorityInput(data=request.data)
         payload.is_valid(raise_exception=True)
         found = sandbox_authority_write(
-            source=_sandbox_source(source), fact_key=fact_key, **payload.validated_data
+            source=_sandbox_source(source),
+            fact_key=fact_key,
+            **payload.validated_data,
+            **_who(request),
         )
         return Response({"owner": found.owner, "source_revision": found.source_revision})
 
 
 class SandboxEffectsView(SandboxView):
     """POST effects: the owner's side of the commit (Idempotency-Key, If-Match)."""
-
-    def check_permissions(self, request: Request) -> None:
-        # Applying an effect is part of the owner contract that adapters speak, not an
-        # operator's sandbox change: any authenticated caller may send one.
-        APIView.check_permissions(self, request)
 
     @extend_schema(
         request=SandboxEffectInput,
@@ -158,6 +174,7 @@ class SandboxEffectsView(SandboxView):
                 idempotency_key=key,
                 expected_version=expected,
                 **payload.validated_data,
+                **_who(request),
             )
         except SandboxTimeout as exc:
             # The command committed; the caller never hears so. Hold the answer past any
@@ -195,6 +212,7 @@ class SandboxEventsView(SandboxView):
         subject = request.query_params.get("subject")
         if not subject:
             raise ValidationFailed("subject is required", code="subject_required")
+        identifier_check(subject, "subject")
         after_raw = request.query_params.get("after")
         recorded_raw = request.query_params.get("recorded_before")
         try:
@@ -233,7 +251,9 @@ class SandboxEventsView(SandboxView):
     def post(self, request: Request, source: str) -> Response:
         payload = SandboxEventInput(data=request.data)
         payload.is_valid(raise_exception=True)
-        event = sandbox_event_append(source=_sandbox_source(source), **payload.validated_data)
+        event = sandbox_event_append(
+            source=_sandbox_source(source), **payload.validated_data, **_who(request)
+        )
         return Response(
             {
                 "event_id": event.event_id,

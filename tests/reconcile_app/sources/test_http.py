@@ -74,12 +74,13 @@ def http_agent(db):
 
 
 def test_http_source_reads_what_the_sandbox_holds(
-    estate, live_server, tmp_path, http_agent, agent, monkeypatch, now
+    estate, live_server, tmp_path, http_agent, operator, monkeypatch, now
 ):
-    monkeypatch.setenv(TOKEN_ENV, agent.key)
+    # The sandbox answers operators only: an owner token for it is an operator's token.
+    monkeypatch.setenv(TOKEN_ENV, operator.key)
     load_yaml(tmp_path, http_files(f"{live_server.url}/api/v1/sandbox/case-service/"))
     SandboxRecordFactory(value="hold", version=42, valid_from=now - timedelta(minutes=20))
-    direct = agent.client.get(
+    direct = operator.client.get(
         f"/api/v1/sandbox/case-service/records/{ACCOUNT}/collections_status"
     ).json()
 
@@ -98,9 +99,9 @@ def test_http_source_reads_what_the_sandbox_holds(
 
 
 def test_http_source_sees_a_new_sandbox_version(
-    estate, live_server, tmp_path, http_agent, agent, operator, monkeypatch
+    estate, live_server, tmp_path, http_agent, operator, monkeypatch
 ):
-    monkeypatch.setenv(TOKEN_ENV, agent.key)
+    monkeypatch.setenv(TOKEN_ENV, operator.key)
     load_yaml(tmp_path, http_files(f"{live_server.url}/api/v1/sandbox/case-service"))
     SandboxRecordFactory(value="hold", version=42)
     operator.client.put(
@@ -115,9 +116,9 @@ def test_http_source_sees_a_new_sandbox_version(
 
 
 def test_http_source_judges_freshness_on_the_owners_observed_at(
-    estate, live_server, tmp_path, http_agent, agent, monkeypatch
+    estate, live_server, tmp_path, http_agent, operator, monkeypatch
 ):
-    monkeypatch.setenv(TOKEN_ENV, agent.key)
+    monkeypatch.setenv(TOKEN_ENV, operator.key)
     load_yaml(tmp_path, http_files(f"{live_server.url}/api/v1/sandbox/case-service/"))
     SandboxRecordFactory(value="collect", version=5)
     sandbox_fault_add(source="case-service", kind="lag", seconds=900)
@@ -143,10 +144,27 @@ def test_http_source_without_credentials_is_unavailable(
     assert body["decision"]["result"] == "refuse"
 
 
-def test_http_source_unavailable_owner_refuses(
+def test_an_agents_key_opens_no_door_into_the_sandbox_owner(
     estate, live_server, tmp_path, http_agent, agent, monkeypatch
 ):
+    """An agent's key is refused by the sandbox (people only), so an http source pointed at
+    the sandbox with it reads nothing, and a commit through it would reach nothing."""
     monkeypatch.setenv(TOKEN_ENV, agent.key)
+    load_yaml(tmp_path, http_files(f"{live_server.url}/api/v1/sandbox/case-service/"))
+    SandboxRecordFactory(value="collect", version=5)
+
+    body = reconcile_through_http(http_agent)
+
+    field = body["fields"]["collections_status"]
+    assert (field["status"], field["value"]) == ("unavailable", None)
+    assert "403" in field["detail"]
+    assert body["decision"]["result"] == "refuse"
+
+
+def test_http_source_unavailable_owner_refuses(
+    estate, live_server, tmp_path, http_agent, operator, monkeypatch
+):
+    monkeypatch.setenv(TOKEN_ENV, operator.key)
     load_yaml(tmp_path, http_files(f"{live_server.url}/api/v1/sandbox/case-service/"))
     SandboxRecordFactory(value="collect", version=5)
     sandbox_fault_add(source="case-service", kind="unavailable")

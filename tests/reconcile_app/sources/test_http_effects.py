@@ -17,8 +17,9 @@ from tests.reconcile_app.sources.test_http import TOKEN_ENV, http_files, reconci
 
 
 @pytest.fixture
-def over_http(estate, live_server, tmp_path, agent, monkeypatch, now, eager_tasks):
-    monkeypatch.setenv(TOKEN_ENV, agent.key)
+def over_http(estate, live_server, tmp_path, operator, monkeypatch, now, eager_tasks):
+    # The sandbox answers operators only: an owner token for it is an operator's token.
+    monkeypatch.setenv(TOKEN_ENV, operator.key)
     load_yaml(
         tmp_path, http_files(f"{live_server.url}/api/v1/sandbox/case-service/", timeout_ms=1000)
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse
-from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -22,6 +21,7 @@ from lineage_app.selectors.reach import MAX_DEPTH, Reach, reach, resolve_roots
 from reconcile_app.api.permissions import PeopleOnly
 from reconcile_app.canonical import rfc3339
 from reconcile_app.errors import NotFound, ValidationFailed
+from reconcile_app.instants import instant_from_text
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 PAGE_SIZE, MAX_PAGE_SIZE = 100, 1000
@@ -48,12 +48,7 @@ def _int(request: Request, name: str, default: int | None, low: int, high: int) 
 
 
 def _options(request: Request) -> dict[str, Any]:
-    as_of = None
-    raw = request.query_params.get("as_of")
-    if raw:
-        as_of = parse_datetime(raw)
-        if as_of is None:
-            raise ValidationFailed("as_of must be an RFC 3339 time", code="invalid_parameter")
+    as_of = instant_from_text(request.query_params.get("as_of"), "as_of")
     page = _int(request, "page", 1, 1, 10**6) or 1
     page_size = _int(request, "page_size", PAGE_SIZE, 1, MAX_PAGE_SIZE) or PAGE_SIZE
     return {

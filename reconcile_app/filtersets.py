@@ -13,6 +13,7 @@ from reconcile_app.choices import (
     EvidenceKind,
     MemoryStatus,
 )
+from reconcile_app.instants import InstantFilter
 from reconcile_app.models import (
     AuditEvent,
     Contradiction,
@@ -34,8 +35,8 @@ class SnapshotFilterSet(django_filters.FilterSet):
     completeness = django_filters.ChoiceFilter(choices=Completeness.choices)
     reducer_version = django_filters.CharFilter()
     source = django_filters.CharFilter(method="filter_source", label="Source")
-    issued_after = django_filters.IsoDateTimeFilter(field_name="issued_at", lookup_expr="gte")
-    issued_before = django_filters.IsoDateTimeFilter(field_name="issued_at", lookup_expr="lt")
+    issued_after = InstantFilter(field_name="issued_at", lookup_expr="gte")
+    issued_before = InstantFilter(field_name="issued_at", lookup_expr="lt")
 
     class Meta:
         model = DecisionSnapshot
@@ -53,8 +54,8 @@ class EvidenceFilterSet(django_filters.FilterSet):
     field = django_filters.CharFilter()
     kind = django_filters.ChoiceFilter(choices=EvidenceKind.choices)
     source = django_filters.CharFilter()
-    recorded_before = django_filters.IsoDateTimeFilter(field_name="recorded_at", lookup_expr="lte")
-    recorded_after = django_filters.IsoDateTimeFilter(field_name="recorded_at", lookup_expr="gt")
+    recorded_before = InstantFilter(field_name="recorded_at", lookup_expr="lte")
+    recorded_after = InstantFilter(field_name="recorded_at", lookup_expr="gt")
 
     class Meta:
         model = EvidenceEntry
@@ -123,8 +124,8 @@ class AuditFilterSet(django_filters.FilterSet):
     action_prefix = django_filters.CharFilter(field_name="action", lookup_expr="startswith")
     object_kind = django_filters.CharFilter()
     object_ref = django_filters.CharFilter()
-    since = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="gte")
-    until = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="lt")
+    since = InstantFilter(field_name="at", lookup_expr="gte")
+    until = InstantFilter(field_name="at", lookup_expr="lt")
 
     class Meta:
         model = AuditEvent

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -29,6 +28,7 @@ from reconcile_app.api.serializers import (
 )
 from reconcile_app.canonical import rfc3339
 from reconcile_app.errors import NotFound, ValidationFailed
+from reconcile_app.instants import instant_from_text
 from reconcile_app.limits import identifier_check
 from reconcile_app.models import Source
 from reconcile_app.request_id import request_id_of
@@ -219,9 +219,7 @@ class SandboxEventsView(SandboxView):
             after = int(after_raw) if after_raw else None
         except ValueError as exc:
             raise ValidationFailed("after must be an integer", code="invalid_parameter") from exc
-        recorded_before = parse_datetime(recorded_raw) if recorded_raw else None
-        if recorded_raw and recorded_before is None:
-            raise ValidationFailed("recorded_before must be RFC 3339", code="invalid_parameter")
+        recorded_before = instant_from_text(recorded_raw, "recorded_before")
         delivered = sandbox_events_read(
             source=_sandbox_source(source),
             subject=subject,

@@ -228,3 +228,36 @@ def test_justifications_are_never_coerced_from_other_types(estate, operator, rev
     persona = reviewer if "escalations" in path else operator
     problem(persona.post(path, body), 400, "invalid_request")
     assert not Quarantine.objects.exists()
+
+
+# --- Times from query strings reach the database in UTC, or are refused -----------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/snapshots?issued_after=0808-10-11T11:51:23%2B18:13",
+        "/api/v1/evidence?recorded_before=2026-01-01T00:00:00%2B23:59",
+        "/api/v1/audit?since=2026-01-01T00:00:00-23:00",
+        "/api/v1/lineage/blast-radius?memory_class=episodic&as_of=2026-01-01T00:00:00%2B18:00",
+    ],
+)
+def test_an_offset_postgresql_cannot_store_is_normalised(estate, auditor, path):
+    EvidenceFactory(evidence_id="ev-1")
+    response = auditor.client.get(path)
+    assert response.status_code == 200, response.content
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/snapshots?issued_after=0001-01-01T00:00:00%2B18:00",
+        "/api/v1/lineage/evidence:ev-1/descendants?as_of=0001-01-01T00:00:00%2B01:00",
+        "/api/v1/snapshots?issued_after=yesterday",
+    ],
+)
+def test_a_time_out_of_range_is_a_clear_400(estate, auditor, path):
+    EvidenceFactory(evidence_id="ev-1")
+    response = auditor.client.get(path)
+    assert response.status_code == 400, response.content
+    assert response["Content-Type"] == "application/problem+json"

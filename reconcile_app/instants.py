@@ -20,6 +20,7 @@ from django_filters.fields import IsoDateTimeField
 
 from reconcile_app.errors import ValidationFailed
 
+
 def instant(moment: datetime) -> datetime:
     """`moment` in UTC (naive means UTC); ValueError when it is out of range."""
     if timezone.is_naive(moment):

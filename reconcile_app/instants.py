@@ -47,18 +47,9 @@ def instant_from_text(raw: str | None, name: str) -> datetime | None:
         ) from exc
 
 
-class InstantFormField(forms.DateTimeField):
-    def to_python(self, value: Any) -> datetime | None:
-        result = super().to_python(value)
-        if result is None:
-            return None
-        try:
-            return instant(result)
-        except ValueError as exc:
-            raise forms.ValidationError(str(exc), code="invalid") from exc
-
-
 class InstantIsoFormField(IsoDateTimeField):
+    """A filter's ISO 8601 value, normalised by `instant`, or invalid (400)."""
+
     def to_python(self, value: Any) -> datetime | None:
         result = super().to_python(value)
         if result is None:

@@ -276,15 +276,15 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "sweep-effects": {
-        "task": "reconcile_app.tasks.sweep_effects",
+        "task": "reconcile_app.tasks.effects_sweep_task",
         "schedule": float(env_int("SWEEP_EFFECTS_EVERY_SECONDS", 30)),
     },
     "expire-quarantines": {
-        "task": "reconcile_app.tasks.expire_quarantines",
+        "task": "reconcile_app.tasks.quarantines_expire_task",
         "schedule": 60.0,
     },
     "expire-memories": {
-        "task": "reconcile_app.tasks.expire_memories",
+        "task": "reconcile_app.tasks.memories_expire_task",
         "schedule": float(env_int("EXPIRE_MEMORIES_EVERY_SECONDS", 900)),
     },
 }

@@ -1,17 +1,20 @@
-"""Celery tasks: each takes ids or nothing, calls one service, and is safe to run twice."""
+"""Celery tasks: each takes ids or nothing, calls one service, and is safe to run twice.
+
+Tasks are named `<service>_task`: the task is the queued form of the service it calls.
+"""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.db import OperationalError
 
-from reconcile_app.services.memory import fact_today, memories_expire
-from reconcile_app.services.outcomes import (
+from reconcile_app.services.effects import (
     OwnerUnavailable,
+    effect_readback,
     effect_resolve_unknown,
     effects_sweep,
 )
-from reconcile_app.services.outcomes import effect_readback as effect_readback_service
+from reconcile_app.services.memory import fact_today, memories_expire
 
 
 @shared_task(
@@ -21,7 +24,7 @@ from reconcile_app.services.outcomes import effect_readback as effect_readback_s
     retry_backoff_max=300,
     max_retries=5,
 )
-def expire_memories() -> int:
+def memories_expire_task() -> int:
     """Scheduled: memory records past valid_until stop being current."""
     return memories_expire(today=fact_today())
 
@@ -34,9 +37,9 @@ def expire_memories() -> int:
     retry_jitter=True,
     max_retries=12,
 )
-def effect_readback(effect_id: int) -> str:
+def effect_readback_task(effect_id: int) -> str:
     """Read the target back and record verified / postcondition_failed. Safe to repeat."""
-    return effect_readback_service(effect_id=effect_id).status
+    return effect_readback(effect_id=effect_id).status
 
 
 @shared_task(
@@ -46,19 +49,19 @@ def effect_readback(effect_id: int) -> str:
     retry_backoff_max=300,
     max_retries=5,
 )
-def effect_resolve(effect_id: int) -> str:
+def effect_resolve_task(effect_id: int) -> str:
     """Ask the owner's ledger about an unknown outcome. Safe to repeat; never re-sends."""
     return effect_resolve_unknown(effect_id=effect_id).status
 
 
 @shared_task(acks_late=True)
-def sweep_effects() -> dict[str, int]:
+def effects_sweep_task() -> dict[str, int]:
     """Scheduled: re-enqueue readbacks and resolutions whose task may have been lost."""
     return effects_sweep()
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
-def correction_blast_radius(correction_id: str) -> dict[str, int]:
+def correction_complete_task(correction_id: str) -> dict[str, int]:
     """Large blast radii are computed here rather than in the request. Idempotent."""
     from reconcile_app.services.corrections import correction_complete
 
@@ -74,7 +77,7 @@ def quarantine_apply_task(quarantine_id: str) -> str:
 
 
 @shared_task(acks_late=True)
-def expire_quarantines() -> int:
+def quarantines_expire_task() -> int:
     """Scheduled: lift quarantines whose end time has passed."""
     from reconcile_app.services.quarantine import quarantines_expire
 

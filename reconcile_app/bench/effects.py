@@ -24,9 +24,8 @@ from reconcile_app import tasks
 from reconcile_app.bench.common import percentiles
 from reconcile_app.models import Effect, EffectStatus, SandboxEffect, SandboxRecord
 from reconcile_app.services.contracts import contracts_load
-from reconcile_app.services.effects import effect_commit
+from reconcile_app.services.effects import effect_commit, effect_readback
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.outcomes import effect_readback
 from reconcile_app.services.principals import principal_create
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_write
@@ -43,15 +42,15 @@ MAX_ATTEMPTS = 5
 def collected_readbacks() -> Iterator[list[int]]:
     """Collect readback enqueues instead of publishing them, to time the commit alone."""
     queued: list[int] = []
-    original = tasks.effect_readback.delay
-    tasks.effect_readback.delay = lambda effect_id: queued.append(effect_id)  # type: ignore[method-assign]
-    resolve_original = tasks.effect_resolve.delay
-    tasks.effect_resolve.delay = lambda effect_id: None  # type: ignore[method-assign]
+    original = tasks.effect_readback_task.delay
+    tasks.effect_readback_task.delay = lambda effect_id: queued.append(effect_id)  # type: ignore[method-assign]
+    resolve_original = tasks.effect_resolve_task.delay
+    tasks.effect_resolve_task.delay = lambda effect_id: None  # type: ignore[method-assign]
     try:
         yield queued
     finally:
-        tasks.effect_readback.delay = original  # type: ignore[method-assign]
-        tasks.effect_resolve.delay = resolve_original  # type: ignore[method-assign]
+        tasks.effect_readback_task.delay = original  # type: ignore[method-assign]
+        tasks.effect_resolve_task.delay = resolve_original  # type: ignore[method-assign]
 
 
 def run(out: TextIO, repeat: int, commits: int = 10_000) -> None:

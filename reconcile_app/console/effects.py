@@ -45,8 +45,8 @@ from reconcile_app.selectors.console_effects import (
     effect_source_names,
     effect_status_counts,
 )
+from reconcile_app.services.effects import effect_request_check, effect_resolve_manually
 from reconcile_app.services.escalations import escalation_open_for_effect
-from reconcile_app.services.outcomes import effect_request_check, effect_resolve_manually
 
 DETAIL_TEMPLATE = "reconcile_app/effect_detail.html"
 STATUS_TEMPLATE = "reconcile_app/partials/effect_status.html"

@@ -24,8 +24,7 @@ from reconcile_app.drills.world import (
 )
 from reconcile_app.errors import DomainError
 from reconcile_app.models import DecisionSnapshot, Effect, EffectEvent, EffectStatus, Principal
-from reconcile_app.services.effects import effect_commit
-from reconcile_app.services.outcomes import OwnerUnavailable, effect_readback
+from reconcile_app.services.effects import OwnerUnavailable, effect_commit, effect_readback
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 
 

@@ -30,7 +30,7 @@ def correction_create(
     replacement: dict[str, Any] | None = None,
     request_id: str = "",
 ) -> Correction:
-    from reconcile_app.tasks import correction_blast_radius
+    from reconcile_app.tasks import correction_complete_task
 
     if not reason or not reason.strip():
         raise ValidationFailed("a correction needs a reason", code="reason_required")
@@ -74,7 +74,7 @@ def correction_create(
         if size <= INLINE_LIMIT:
             correction_complete(correction_id=correction.correction_id)
         else:
-            transaction.on_commit(lambda: correction_blast_radius.delay(correction.correction_id))
+            transaction.on_commit(lambda: correction_complete_task.delay(correction.correction_id))
     correction.refresh_from_db()
     return correction
 

@@ -51,7 +51,9 @@ def tasks_lost() -> Iterator[None]:
     database for the sweep, or for an operator."""
     from reconcile_app import tasks
 
-    originals = {task: task.delay for task in (tasks.effect_resolve, tasks.effect_readback)}
+    originals = {
+        task: task.delay for task in (tasks.effect_resolve_task, tasks.effect_readback_task)
+    }
     for task in originals:
         task.delay = lambda *args, **kwargs: None
     try:

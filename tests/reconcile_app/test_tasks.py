@@ -8,7 +8,7 @@ from reconcile_app.choices import MemoryStatus
 from reconcile_app.models import MemoryRecord
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.memory import memories_expire, memory_admit
-from reconcile_app.tasks import expire_memories
+from reconcile_app.tasks import memories_expire_task
 from tests.conftest import ago
 
 
@@ -89,5 +89,5 @@ def test_expire_task_expires_what_passed_today_in_the_fact_timezone(agent, setti
             memory_id=memory_id,
         )
     # Run the task body as a worker would; the broker round trip is not what is tested here.
-    assert expire_memories.apply().get() == 1
+    assert memories_expire_task.apply().get() == 1
     assert statuses() == {"b-yesterday": MemoryStatus.EXPIRED, "b-today": MemoryStatus.CURRENT}

@@ -28,9 +28,12 @@ from reconcile_app.models import Effect, EffectStatus
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import is_staff_role
 from reconcile_app.selectors.snapshots import principal_of
-from reconcile_app.services.effects import effect_commit
+from reconcile_app.services.effects import (
+    effect_commit,
+    effect_request_check,
+    effect_resolve_manually,
+)
 from reconcile_app.services.escalations import escalation_open_for_effect
-from reconcile_app.services.outcomes import effect_request_check, effect_resolve_manually
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 REJECTION_STATUS = {"version_changed": 412, "owner_unavailable": 503, "idempotency_key_reused": 422}

@@ -224,7 +224,7 @@ def commit_effect(
 
 def read_back(effect: Effect) -> Effect:
     """What the worker's readback task does: verified, or postcondition_failed."""
-    from reconcile_app.services.outcomes import effect_readback
+    from reconcile_app.services.effects import effect_readback
 
     return effect_readback(effect_id=effect.pk)
 

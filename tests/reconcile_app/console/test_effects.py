@@ -283,7 +283,7 @@ def test_readback_now_resolves_the_unknown_outcome_to_verified(
 def test_polling_reports_the_change_and_stops_when_final(
     operator_browser, unknown_effect, django_capture_on_commit_callbacks
 ):
-    from reconcile_app.services.outcomes import effect_resolve_unknown
+    from reconcile_app.services.effects import effect_resolve_unknown
 
     with django_capture_on_commit_callbacks():
         panel = operator_browser.post(

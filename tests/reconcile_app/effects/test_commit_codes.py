@@ -77,10 +77,8 @@ def test_another_principals_snapshot_is_403(allowed):
 def test_expired_snapshot_is_412(allowed, agent, monkeypatch):
     from django.utils import timezone
 
-    from reconcile_app.services import effects
-
     later = timezone.now() + timedelta(seconds=121)
-    monkeypatch.setattr(effects.timezone, "now", lambda: later)
+    monkeypatch.setattr(timezone, "now", lambda: later)
     response = commit(agent, allowed, "release_collections_hold", "released", "k-6")
     assert (response.status_code, response.json()["code"]) == (412, "snapshot_expired")
 
@@ -111,7 +109,7 @@ def test_owner_unavailable_rejects_without_executing(allowed, agent):
 
 
 def test_unknown_outcome_not_executed_when_owner_never_saw_it(allowed, agent, monkeypatch):
-    from reconcile_app.services.outcomes import effect_resolve_unknown
+    from reconcile_app.services.effects import effect_resolve_unknown
     from reconcile_app.sources import ApplyOutcome, ApplyResult
     from reconcile_app.sources.sandbox import SandboxAdapter
 
@@ -130,7 +128,7 @@ def test_unknown_outcome_not_executed_when_owner_never_saw_it(allowed, agent, mo
 
 
 def test_unknown_stays_unknown_when_the_ledger_cannot_be_asked(allowed, agent):
-    from reconcile_app.services.outcomes import effect_resolve_unknown
+    from reconcile_app.services.effects import effect_resolve_unknown
 
     sandbox_fault_add(source="case-service", kind="timeout_after_commit", count=1)
     assert commit(agent, allowed, "release_collections_hold", "released", "k-11").status_code == 202

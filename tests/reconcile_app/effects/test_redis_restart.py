@@ -36,8 +36,8 @@ from reconcile_app.models import (
     SandboxEffect,
     SandboxRecord,
 )
+from reconcile_app.services.effects import effects_sweep
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.outcomes import effects_sweep
 from reconcile_app.services.sandbox import (
     sandbox_fault_add,
     sandbox_faults_clear,

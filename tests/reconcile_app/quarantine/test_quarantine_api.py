@@ -82,7 +82,7 @@ def test_commit_against_a_quarantined_source_is_423(collectible, agent, operator
 
 
 def test_readbacks_wait_while_the_source_is_quarantined(collectible, agent, operator):
-    from reconcile_app.services.outcomes import OwnerUnavailable, effect_readback
+    from reconcile_app.services.effects import OwnerUnavailable, effect_readback
 
     snapshot = reconcile(agent)
     assert commit(agent, snapshot, "release_collections_hold", "released", "q-2").status_code == 201

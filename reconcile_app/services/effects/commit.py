@@ -18,16 +18,13 @@ from reconcile_app.canonical import content_hash
 from reconcile_app.choices import EvidenceKind
 from reconcile_app.errors import DomainError, NotFound, ValidationFailed
 from reconcile_app.limits import identifier_check
-from reconcile_app.models import (
-    DecisionSnapshot,
-    Effect,
-    EffectEvent,
-    EffectStatus,
-    Principal,
-)
-from reconcile_app.services.effect_gate import (
-    action_target,
-    effect_authorise,
+from reconcile_app.models import DecisionSnapshot, Effect, EffectStatus, Principal
+from reconcile_app.services.effects.gate import action_target, effect_authorise
+from reconcile_app.services.effects.resolution import effect_resolve_unknown
+from reconcile_app.services.effects.state import (
+    RESOLUTION_BACKOFF,
+    effect_accept,
+    effect_event,
 )
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.provenance import effect_evidence_lineage, effect_lineage
@@ -87,12 +84,6 @@ def effect_fingerprint(
             "resulting_value": resulting_value,
             "expected_version": expected_version,
         }
-    )
-
-
-def _event(effect: Effect, kind: str, detail: dict[str, Any] | None = None, **extra: Any) -> None:
-    EffectEvent.objects.create(
-        effect=effect, at=timezone.now(), kind=kind, detail=detail or {}, **extra
     )
 
 
@@ -173,7 +164,7 @@ def effect_commit(
                 status=EffectStatus.RECORDED,
                 created_at=timezone.now(),
             )
-            _event(effect, "recorded", {"expected_version": expected})
+            effect_event(effect, "recorded", {"expected_version": expected})
             effect_lineage(
                 decision_id=snapshot.decision_receipt.decision_id,
                 idempotency_key=key,
@@ -191,7 +182,7 @@ def _send(effect: Effect) -> Effect:
         Effect.objects.filter(pk=effect.pk, status=EffectStatus.RECORDED).update(
             status=EffectStatus.SENT, sent_at=now
         )
-        _event(effect, "sent")
+        effect_event(effect, "sent")
     result = adapter_for(effect.source).apply(
         EffectCommand(
             idempotency_key=effect.idempotency_key,
@@ -209,47 +200,6 @@ def _send(effect: Effect) -> Effect:
     return _mark_unknown(effect, result.detail, code=result.code or "timeout")
 
 
-def effect_accept(*, effect_id: int, receipt: dict[str, Any], via: str, actor: str = "") -> Effect:
-    """sent|unknown → accepted, with the receipt as evidence; then a readback is queued."""
-    from reconcile_app.tasks import effect_readback
-
-    with transaction.atomic():
-        effect = (
-            Effect.objects.select_for_update(of=("self",))
-            .select_related("source", "snapshot")
-            .get(pk=effect_id)
-        )
-        moved = Effect.objects.filter(
-            pk=effect.pk, status__in=[EffectStatus.SENT, EffectStatus.UNKNOWN]
-        ).update(
-            status=EffectStatus.ACCEPTED,
-            receipt=receipt,
-            resulting_version=receipt.get("resulting_version"),
-            outcome_at=timezone.now(),
-            # If the readback task is lost, the sweep finds this and enqueues it again.
-            next_check_at=timezone.now() + timedelta(seconds=READBACK_RECHECK_SECONDS),
-        )
-        if not moved:
-            return effect
-        entry = evidence_append(
-            kind=EvidenceKind.EFFECT_RECEIPT,
-            subject=effect.subject,
-            field=effect.field,
-            value=receipt,
-            source=effect.source.name,
-            observed_at=timezone.now(),
-            derived_from=[effect.snapshot.snapshot_id],
-            note=f"{via}: {effect.action} with key {effect.idempotency_key}",
-        )
-        _event(effect, via, {"receipt": receipt}, evidence_id=entry.evidence_id, actor=actor)
-        effect_evidence_lineage(
-            idempotency_key=effect.idempotency_key, evidence_id=entry.evidence_id, what="receipt"
-        )
-        transaction.on_commit(lambda: effect_readback.delay(effect.pk))
-        effect.refresh_from_db()
-    return effect
-
-
 def _reject(
     effect: Effect, code: str, expected: int | None, found: int | None, detail: str
 ) -> Effect:
@@ -259,7 +209,7 @@ def _reject(
             outcome={"code": code, "expected": expected, "found": found, "detail": detail},
             outcome_at=timezone.now(),
         )
-        _event(effect, "rejected", {"code": code, "expected": expected, "found": found})
+        effect_event(effect, "rejected", {"code": code, "expected": expected, "found": found})
     effect.refresh_from_db()
     return effect
 
@@ -267,7 +217,7 @@ def _reject(
 def _mark_unknown(effect: Effect, detail: str, *, code: str = "timeout") -> Effect:
     """sent → unknown: the request left, and no answer proves what became of it (a timeout,
     a gateway error, or a receipt that is not for this request: `code` says which)."""
-    from reconcile_app.tasks import effect_resolve
+    from reconcile_app.tasks import effect_resolve_task
 
     with transaction.atomic():
         Effect.objects.filter(pk=effect.pk, status=EffectStatus.SENT).update(
@@ -287,7 +237,9 @@ def _mark_unknown(effect: Effect, detail: str, *, code: str = "timeout") -> Effe
             derived_from=[effect.snapshot.snapshot_id],
             note="request sent; response not received",
         )
-        _event(effect, "timeout", {"code": code, "detail": detail}, evidence_id=entry.evidence_id)
+        effect_event(
+            effect, "timeout", {"code": code, "detail": detail}, evidence_id=entry.evidence_id
+        )
         effect_evidence_lineage(
             idempotency_key=effect.idempotency_key,
             evidence_id=entry.evidence_id,
@@ -296,20 +248,12 @@ def _mark_unknown(effect: Effect, detail: str, *, code: str = "timeout") -> Effe
         # Read back before the commit: the answer to this request is "unknown", whatever
         # the resolution queued below finds later.
         effect.refresh_from_db()
-        transaction.on_commit(lambda: effect_resolve.delay(effect.pk))
+        transaction.on_commit(lambda: effect_resolve_task.delay(effect.pk))
     return effect
-
-
-# Seconds before the sweep re-enqueues a readback that has not concluded.
-READBACK_RECHECK_SECONDS = 60
-# Seconds to wait before each automatic resolution attempt of an unknown outcome.
-RESOLUTION_BACKOFF = (1, 5, 30, 120, 600, 1800)
 
 
 def _resolve_on_retry(result: CommitResult) -> CommitResult:
     """A retry of an unknown outcome asks the owner's ledger first (never re-sends blindly)."""
     if result.effect.status != EffectStatus.UNKNOWN:
         return result
-    from reconcile_app.services.outcomes import effect_resolve_unknown
-
     return CommitResult(effect=effect_resolve_unknown(effect_id=result.effect.pk), replayed=True)

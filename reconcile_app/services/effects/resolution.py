@@ -1,8 +1,7 @@
-"""After the commit: readbacks, resolution of unknown outcomes, and operators' resolutions.
+"""Resolving unknown outcomes: the owner's ledger, then the target state; or a person's word.
 
-Nothing here re-sends a command. A readback reads the target; a resolution asks the owner's
-effect ledger by idempotency key, then the target state; what neither proves stays `unknown`
-for people to triage.
+Nothing is re-sent blindly: a resolution asks the owner's effect ledger by idempotency key,
+then reads the target; what neither proves stays `unknown` for people to triage.
 """
 
 from __future__ import annotations
@@ -11,109 +10,25 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
-from reconcile_app.canonical import rfc3339, same_value
 from reconcile_app.choices import EvidenceKind, ReadStatus
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
-from reconcile_app.models import Effect, EffectEvent, EffectStatus
+from reconcile_app.models import Effect, EffectStatus
 from reconcile_app.services.audit import audit_record
-from reconcile_app.services.effects import (
+from reconcile_app.services.effects.state import (
     READBACK_RECHECK_SECONDS,
+    READBACK_STATUSES,
     RESOLUTION_BACKOFF,
+    RESOLVABLE,
     effect_accept,
+    effect_event,
+    effect_locked,
+    source_held,
 )
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.provenance import effect_evidence_lineage
 from reconcile_app.sources import LookupOutcome, adapter_for
-
-READBACK_STATUSES = (EffectStatus.ACCEPTED, EffectStatus.POSTCONDITION_FAILED)
-
-
-class OwnerUnavailable(Exception):
-    """The owner could not be read now; the caller retries later (with backoff)."""
-
-
-def _locked(effect_id: int) -> Effect:
-    return (
-        Effect.objects.select_for_update(of=("self",))
-        .select_related("source", "snapshot")
-        .get(pk=effect_id)
-    )
-
-
-def _event(effect: Effect, kind: str, detail: dict[str, Any], **extra: Any) -> None:
-    EffectEvent.objects.create(effect=effect, at=timezone.now(), kind=kind, detail=detail, **extra)
-
-
-def _quarantined(source: str) -> bool:
-    from reconcile_app.services.quarantine import quarantines_active
-
-    return source in quarantines_active().sources
-
-
-def effect_readback(*, effect_id: int) -> Effect:
-    """accepted → verified | postcondition_failed, from an independent read of the target.
-
-    A postcondition_failed effect may be read again (an operator's recheck): if the owner has
-    caught up it becomes verified. Any other status is returned unchanged, so a redelivered
-    task does nothing twice. Raises
-    OwnerUnavailable when the target cannot be read, or was read from a replica that has not
-    yet seen the commit, so the task retries instead of judging on stale data.
-    """
-    effect = Effect.objects.select_related("source", "snapshot").get(pk=effect_id)
-    if effect.status not in READBACK_STATUSES:
-        return effect
-    if _quarantined(effect.source.name):
-        # Held, not failed: the readback waits for the quarantine to be lifted.
-        raise OwnerUnavailable(f"{effect.source.name} is quarantined; readback held")
-    Effect.objects.filter(pk=effect.pk).update(readback_attempts=F("readback_attempts") + 1)
-    read = adapter_for(effect.source).read(effect.subject, effect.field)  # no lock held
-    if read.status != ReadStatus.OK:
-        raise OwnerUnavailable(f"{effect.source.name}: {read.status} {read.detail}")
-    if read.observed_at is not None and effect.outcome_at and read.observed_at < effect.outcome_at:
-        raise OwnerUnavailable(
-            f"{effect.source.name} answered from a view older than the commit "
-            f"({rfc3339(read.observed_at)})"
-        )
-    reached = same_value(read.value, effect.resulting_value) and (
-        read.version is not None
-        and effect.resulting_version is not None
-        and read.version >= effect.resulting_version
-    )
-    with transaction.atomic():
-        effect = _locked(effect_id)
-        if effect.status not in READBACK_STATUSES:
-            return effect
-        status = EffectStatus.VERIFIED if reached else EffectStatus.POSTCONDITION_FAILED
-        entry = evidence_append(
-            kind=EvidenceKind.READBACK,
-            subject=effect.subject,
-            field=effect.field,
-            value={"value": read.value, "version": read.version, "verified": reached},
-            source=effect.source.name,
-            observed_at=read.observed_at or timezone.now(),
-            derived_from=[effect.snapshot.snapshot_id],
-            note=(
-                f"readback of {effect.idempotency_key}: expected {effect.resulting_value!r} at "
-                f"version ≥ {effect.resulting_version}, found {read.value!r} at {read.version}"
-            ),
-        )
-        Effect.objects.filter(pk=effect.pk, status=effect.status).update(
-            status=status, verified_at=timezone.now(), next_check_at=None
-        )
-        effect_evidence_lineage(
-            idempotency_key=effect.idempotency_key, evidence_id=entry.evidence_id, what="readback"
-        )
-        _event(
-            effect,
-            "readback",
-            {"value": read.value, "version": read.version, "result": status},
-            evidence_id=entry.evidence_id,
-        )
-        effect.refresh_from_db()
-    return effect
 
 
 def effect_resolve_unknown(*, effect_id: int) -> Effect:
@@ -122,7 +37,7 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
     if effect.status != EffectStatus.UNKNOWN:
         return effect
     attempt = effect.resolution_attempts + 1
-    if _quarantined(effect.source.name):
+    if source_held(effect.source.name):
         Effect.objects.filter(pk=effect.pk, status=EffectStatus.UNKNOWN).update(
             next_check_at=timezone.now() + timedelta(seconds=RESOLUTION_BACKOFF[-1])
         )
@@ -133,7 +48,7 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
     target = adapter_for(effect.source).read(effect.subject, effect.field)
     untouched = target.status == ReadStatus.OK and target.version == effect.expected_version
     with transaction.atomic():
-        effect = _locked(effect_id)
+        effect = effect_locked(effect_id)
         if effect.status != EffectStatus.UNKNOWN:
             return effect
         if lookup.outcome == LookupOutcome.NOT_FOUND and untouched:
@@ -155,7 +70,9 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
                 next_check_at=None,
                 outcome={**effect.outcome, "resolution": "not_executed"},
             )
-            _event(effect, "resolution", {"outcome": "not_executed"}, evidence_id=entry.evidence_id)
+            effect_event(
+                effect, "resolution", {"outcome": "not_executed"}, evidence_id=entry.evidence_id
+            )
             effect_evidence_lineage(
                 idempotency_key=effect.idempotency_key,
                 evidence_id=entry.evidence_id,
@@ -171,12 +88,9 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
                 resolution_attempts=attempt,
                 next_check_at=timezone.now() + timedelta(seconds=delay),
             )
-            _event(effect, "resolution_attempt", {"attempt": attempt, "unresolved": why})
+            effect_event(effect, "resolution_attempt", {"attempt": attempt, "unresolved": why})
         effect.refresh_from_db()
     return effect
-
-
-RESOLVABLE = (EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED)
 
 
 def effect_resolve_manually(
@@ -191,7 +105,7 @@ def effect_resolve_manually(
         found = Effect.objects.filter(idempotency_key=idempotency_key).values_list("pk", flat=True)
         if not found:
             raise NotFound(f"no effect {idempotency_key}", code="effect_not_found")
-        effect = _locked(found[0])
+        effect = effect_locked(found[0])
         if effect.status not in RESOLVABLE:
             raise Conflict(
                 f"{idempotency_key} is {effect.status}; only unknown or postcondition_failed "
@@ -223,15 +137,15 @@ def effect_resolve_manually(
             next_check_at=now + timedelta(seconds=READBACK_RECHECK_SECONDS) if accepted else None,
         )
         if accepted:
-            from reconcile_app.tasks import effect_readback as readback_task
+            from reconcile_app.tasks import effect_readback_task
 
-            transaction.on_commit(lambda: readback_task.delay(effect.pk))
+            transaction.on_commit(lambda: effect_readback_task.delay(effect.pk))
         effect_evidence_lineage(
             idempotency_key=idempotency_key,
             evidence_id=entry.evidence_id,
             what=f"manual resolution: {outcome}",
         )
-        _event(
+        effect_event(
             effect,
             "manual_resolution",
             {"outcome": outcome, "reason": reason},
@@ -254,22 +168,24 @@ def effect_resolve_manually(
 
 def effect_request_check(*, idempotency_key: str, actor: Any, request_id: str = "") -> Effect:
     """Queue a readback (accepted / postcondition_failed) or a resolution (unknown) now."""
-    from reconcile_app.tasks import effect_readback, effect_resolve
+    from reconcile_app.tasks import effect_readback_task, effect_resolve_task
 
     effect = Effect.objects.filter(idempotency_key=idempotency_key).first()
     if effect is None:
         raise NotFound(f"no effect {idempotency_key}", code="effect_not_found")
     if effect.status in READBACK_STATUSES:
-        task = effect_readback
+        task = effect_readback_task
     elif effect.status == EffectStatus.UNKNOWN:
-        task = effect_resolve
+        task = effect_resolve_task
     else:
         raise Conflict(
             f"{idempotency_key} is {effect.status}: there is nothing to read back or resolve",
             code="nothing_to_check",
         )
     with transaction.atomic():
-        _event(effect, "check_requested", {"task": task.name}, actor=getattr(actor, "username", ""))
+        effect_event(
+            effect, "check_requested", {"task": task.name}, actor=getattr(actor, "username", "")
+        )
         audit_record(
             actor=actor,
             action="effect.readback",
@@ -280,53 +196,3 @@ def effect_request_check(*, idempotency_key: str, actor: Any, request_id: str = 
         )
         transaction.on_commit(lambda: task.delay(effect.pk))
     return effect
-
-
-def effects_sweep(
-    *, now: Any = None, grace_seconds: int = READBACK_RECHECK_SECONDS
-) -> dict[str, int]:
-    """Re-enqueue work whose task may have been lost (broker restarts, killed workers).
-
-    Accepted effects and unknown outcomes carry `next_check_at`; when it passes, the sweep
-    enqueues the readback or resolution again (both are idempotent) and pushes the next check
-    back, so a long owner outage does not flood the queue. A `sent` effect older than the
-    grace period lost its sender mid-request, so its outcome is unknown.
-    """
-    from reconcile_app.tasks import effect_readback, effect_resolve
-
-    now = now or timezone.now()
-    cutoff = now - timedelta(seconds=grace_seconds)
-    stuck_sent = list(
-        Effect.objects.filter(status=EffectStatus.SENT, sent_at__lt=cutoff).values_list(
-            "pk", flat=True
-        )
-    )
-    for effect_id in stuck_sent:
-        with transaction.atomic():
-            moved = Effect.objects.filter(pk=effect_id, status=EffectStatus.SENT).update(
-                status=EffectStatus.UNKNOWN,
-                outcome={"code": "sender_lost", "detail": "no answer was recorded"},
-                outcome_at=now,
-                next_check_at=now,
-            )
-            if moved:
-                EffectEvent.objects.create(
-                    effect_id=effect_id, at=now, kind="timeout", detail={"code": "sender_lost"}
-                )
-    due = Effect.objects.filter(
-        status__in=[EffectStatus.ACCEPTED, EffectStatus.UNKNOWN], next_check_at__lte=now
-    ).values_list("pk", "status", "readback_attempts")
-    counts = {"sent_to_unknown": len(stuck_sent), "readbacks": 0, "resolutions": 0}
-    for effect_id, status, attempts in list(due):
-        if status == EffectStatus.ACCEPTED:
-            backoff = min(grace_seconds * 2 ** min(attempts, 6), 3600)
-            Effect.objects.filter(pk=effect_id, status=status).update(
-                next_check_at=now + timedelta(seconds=backoff)
-            )
-            effect_readback.delay(effect_id)
-            counts["readbacks"] += 1
-        else:
-            # effect_resolve_unknown schedules its own next check.
-            effect_resolve.delay(effect_id)
-            counts["resolutions"] += 1
-    return counts

@@ -1,0 +1,90 @@
+"""Readbacks: an independent read of the target checks an accepted effect's postcondition.
+
+Nothing here re-sends a command: a readback only reads.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from reconcile_app.canonical import rfc3339, same_value
+from reconcile_app.choices import EvidenceKind, ReadStatus
+from reconcile_app.models import Effect, EffectStatus
+from reconcile_app.services.effects.state import (
+    READBACK_STATUSES,
+    effect_event,
+    effect_locked,
+    source_held,
+)
+from reconcile_app.services.evidence import evidence_append
+from reconcile_app.services.provenance import effect_evidence_lineage
+from reconcile_app.sources import adapter_for
+
+
+class OwnerUnavailable(Exception):
+    """The owner could not be read now; the caller retries later (with backoff)."""
+
+
+def effect_readback(*, effect_id: int) -> Effect:
+    """accepted → verified | postcondition_failed, from an independent read of the target.
+
+    A postcondition_failed effect may be read again (an operator's recheck): if the owner has
+    caught up it becomes verified. Any other status is returned unchanged, so a redelivered
+    task does nothing twice. Raises
+    OwnerUnavailable when the target cannot be read, or was read from a replica that has not
+    yet seen the commit, so the task retries instead of judging on stale data.
+    """
+    effect = Effect.objects.select_related("source", "snapshot").get(pk=effect_id)
+    if effect.status not in READBACK_STATUSES:
+        return effect
+    if source_held(effect.source.name):
+        # Held, not failed: the readback waits for the quarantine to be lifted.
+        raise OwnerUnavailable(f"{effect.source.name} is quarantined; readback held")
+    Effect.objects.filter(pk=effect.pk).update(readback_attempts=F("readback_attempts") + 1)
+    read = adapter_for(effect.source).read(effect.subject, effect.field)  # no lock held
+    if read.status != ReadStatus.OK:
+        raise OwnerUnavailable(f"{effect.source.name}: {read.status} {read.detail}")
+    if read.observed_at is not None and effect.outcome_at and read.observed_at < effect.outcome_at:
+        raise OwnerUnavailable(
+            f"{effect.source.name} answered from a view older than the commit "
+            f"({rfc3339(read.observed_at)})"
+        )
+    reached = same_value(read.value, effect.resulting_value) and (
+        read.version is not None
+        and effect.resulting_version is not None
+        and read.version >= effect.resulting_version
+    )
+    with transaction.atomic():
+        effect = effect_locked(effect_id)
+        if effect.status not in READBACK_STATUSES:
+            return effect
+        status = EffectStatus.VERIFIED if reached else EffectStatus.POSTCONDITION_FAILED
+        entry = evidence_append(
+            kind=EvidenceKind.READBACK,
+            subject=effect.subject,
+            field=effect.field,
+            value={"value": read.value, "version": read.version, "verified": reached},
+            source=effect.source.name,
+            observed_at=read.observed_at or timezone.now(),
+            derived_from=[effect.snapshot.snapshot_id],
+            note=(
+                f"readback of {effect.idempotency_key}: expected {effect.resulting_value!r} at "
+                f"version ≥ {effect.resulting_version}, found {read.value!r} at {read.version}"
+            ),
+        )
+        Effect.objects.filter(pk=effect.pk, status=effect.status).update(
+            status=status, verified_at=timezone.now(), next_check_at=None
+        )
+        effect_evidence_lineage(
+            idempotency_key=effect.idempotency_key, evidence_id=entry.evidence_id, what="readback"
+        )
+        effect_event(
+            effect,
+            "readback",
+            {"value": read.value, "version": read.version, "result": status},
+            evidence_id=entry.evidence_id,
+        )
+        effect.refresh_from_db()
+    return effect

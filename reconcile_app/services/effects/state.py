@@ -1,0 +1,93 @@
+"""The effect state machine's shared parts: its constants, the one lock, the one timeline
+writer, and the transition every path into `accepted` takes.
+
+States (API.md): recorded → sent → accepted | rejected | unknown; accepted → verified |
+postcondition_failed; unknown → accepted | not_executed (or stays unknown). Every transition
+is a conditional UPDATE on the status it leaves, under `effect_locked`, so two workers can
+never both move one effect.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from reconcile_app.choices import EvidenceKind
+from reconcile_app.models import Effect, EffectEvent, EffectStatus
+from reconcile_app.services.evidence import evidence_append
+from reconcile_app.services.provenance import effect_evidence_lineage
+
+# Seconds before the sweep re-enqueues a readback that has not concluded.
+READBACK_RECHECK_SECONDS = 60
+# Seconds to wait before each automatic resolution attempt of an unknown outcome.
+RESOLUTION_BACKOFF = (1, 5, 30, 120, 600, 1800)
+# What a readback may judge (a failed postcondition may be read again when rechecked).
+READBACK_STATUSES = (EffectStatus.ACCEPTED, EffectStatus.POSTCONDITION_FAILED)
+# What an operator may resolve by hand.
+RESOLVABLE = (EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED)
+
+
+def effect_locked(effect_id: int) -> Effect:
+    """The effect row, locked for the rest of the transaction (PostgreSQL; SQLite's
+    IMMEDIATE transactions serialise writers anyway)."""
+    return (
+        Effect.objects.select_for_update(of=("self",))
+        .select_related("source", "snapshot")
+        .get(pk=effect_id)
+    )
+
+
+def effect_event(
+    effect: Effect, kind: str, detail: dict[str, Any] | None = None, **extra: Any
+) -> None:
+    """One step of the effect's timeline (insert only)."""
+    EffectEvent.objects.create(
+        effect=effect, at=timezone.now(), kind=kind, detail=detail or {}, **extra
+    )
+
+
+def source_held(source: str) -> bool:
+    """Work against a quarantined source waits: readbacks and resolutions are held."""
+    from reconcile_app.services.quarantine import quarantines_active
+
+    return source in quarantines_active().sources
+
+
+def effect_accept(*, effect_id: int, receipt: dict[str, Any], via: str, actor: str = "") -> Effect:
+    """sent|unknown → accepted, with the receipt as evidence; then a readback is queued."""
+    from reconcile_app.tasks import effect_readback_task
+
+    with transaction.atomic():
+        effect = effect_locked(effect_id)
+        moved = Effect.objects.filter(
+            pk=effect.pk, status__in=[EffectStatus.SENT, EffectStatus.UNKNOWN]
+        ).update(
+            status=EffectStatus.ACCEPTED,
+            receipt=receipt,
+            resulting_version=receipt.get("resulting_version"),
+            outcome_at=timezone.now(),
+            # If the readback task is lost, the sweep finds this and enqueues it again.
+            next_check_at=timezone.now() + timedelta(seconds=READBACK_RECHECK_SECONDS),
+        )
+        if not moved:
+            return effect
+        entry = evidence_append(
+            kind=EvidenceKind.EFFECT_RECEIPT,
+            subject=effect.subject,
+            field=effect.field,
+            value=receipt,
+            source=effect.source.name,
+            observed_at=timezone.now(),
+            derived_from=[effect.snapshot.snapshot_id],
+            note=f"{via}: {effect.action} with key {effect.idempotency_key}",
+        )
+        effect_event(effect, via, {"receipt": receipt}, evidence_id=entry.evidence_id, actor=actor)
+        effect_evidence_lineage(
+            idempotency_key=effect.idempotency_key, evidence_id=entry.evidence_id, what="receipt"
+        )
+        transaction.on_commit(lambda: effect_readback_task.delay(effect.pk))
+        effect.refresh_from_db()
+    return effect

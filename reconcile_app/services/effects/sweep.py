@@ -1,0 +1,64 @@
+"""The sweep: re-enqueue effect work whose Celery task may have been lost."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from reconcile_app.models import Effect, EffectEvent, EffectStatus
+from reconcile_app.services.effects.state import (
+    READBACK_RECHECK_SECONDS,
+)
+
+
+def effects_sweep(
+    *, now: Any = None, grace_seconds: int = READBACK_RECHECK_SECONDS
+) -> dict[str, int]:
+    """Re-enqueue work whose task may have been lost (broker restarts, killed workers).
+
+    Accepted effects and unknown outcomes carry `next_check_at`; when it passes, the sweep
+    enqueues the readback or resolution again (both are idempotent) and pushes the next check
+    back, so a long owner outage does not flood the queue. A `sent` effect older than the
+    grace period lost its sender mid-request, so its outcome is unknown.
+    """
+    from reconcile_app.tasks import effect_readback_task, effect_resolve_task
+
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=grace_seconds)
+    stuck_sent = list(
+        Effect.objects.filter(status=EffectStatus.SENT, sent_at__lt=cutoff).values_list(
+            "pk", flat=True
+        )
+    )
+    for effect_id in stuck_sent:
+        with transaction.atomic():
+            moved = Effect.objects.filter(pk=effect_id, status=EffectStatus.SENT).update(
+                status=EffectStatus.UNKNOWN,
+                outcome={"code": "sender_lost", "detail": "no answer was recorded"},
+                outcome_at=now,
+                next_check_at=now,
+            )
+            if moved:
+                EffectEvent.objects.create(
+                    effect_id=effect_id, at=now, kind="timeout", detail={"code": "sender_lost"}
+                )
+    due = Effect.objects.filter(
+        status__in=[EffectStatus.ACCEPTED, EffectStatus.UNKNOWN], next_check_at__lte=now
+    ).values_list("pk", "status", "readback_attempts")
+    counts = {"sent_to_unknown": len(stuck_sent), "readbacks": 0, "resolutions": 0}
+    for effect_id, status, attempts in list(due):
+        if status == EffectStatus.ACCEPTED:
+            backoff = min(grace_seconds * 2 ** min(attempts, 6), 3600)
+            Effect.objects.filter(pk=effect_id, status=status).update(
+                next_check_at=now + timedelta(seconds=backoff)
+            )
+            effect_readback_task.delay(effect_id)
+            counts["readbacks"] += 1
+        else:
+            # effect_resolve_unknown schedules its own next check.
+            effect_resolve_task.delay(effect_id)
+            counts["resolutions"] += 1
+    return counts

@@ -33,7 +33,7 @@ from reconcile_app.console.views import (
 )
 from reconcile_app.filtersets import AuditFilterSet
 from reconcile_app.models import AuditEvent
-from reconcile_app.selectors.console_audit import (
+from reconcile_app.selectors.audit import (
     TIMELINE_LIMIT,
     audit_changes,
     audit_csv_rows,

@@ -34,8 +34,8 @@ from reconcile_app.filtersets import EffectFilterSet
 from reconcile_app.models import EffectStatus
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
-from reconcile_app.selectors.console_audit import object_timeline
-from reconcile_app.selectors.console_effects import (
+from reconcile_app.selectors.audit import object_timeline
+from reconcile_app.selectors.effects import (
     EFFECT_TABS,
     EffectState,
     console_effect_detail,

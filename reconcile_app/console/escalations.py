@@ -33,8 +33,8 @@ from reconcile_app.filtersets import EscalationFilterSet
 from reconcile_app.models import Escalation
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
-from reconcile_app.selectors.console_audit import object_timeline
-from reconcile_app.selectors.console_escalations import (
+from reconcile_app.selectors.audit import object_timeline
+from reconcile_app.selectors.escalations import (
     ESCALATION_TABS,
     console_escalation_detail,
     console_escalations,

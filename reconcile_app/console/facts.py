@@ -1,6 +1,6 @@
 """Console pages for facts by rule: every fact key's current selection, and one key's history.
 
-Reading these pages never opens an escalation (see selectors.console_facts): looking is not
+Reading these pages never opens an escalation (see selectors.facts): looking is not
 asking on an agent's behalf.
 """
 
@@ -20,7 +20,7 @@ from reconcile_app.console.forms import FactFilterForm
 from reconcile_app.console.tables import FactTable
 from reconcile_app.console.views import PER_PAGE, HtmxPartialMixin, StaffRequiredMixin
 from reconcile_app.errors import NotFound
-from reconcile_app.selectors.console_facts import (
+from reconcile_app.selectors.facts import (
     console_fact_detail,
     console_fact_keys,
     fact_selections,

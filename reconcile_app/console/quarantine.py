@@ -47,8 +47,8 @@ from reconcile_app.filtersets import QuarantineFilterSet
 from reconcile_app.models import Quarantine
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
-from reconcile_app.selectors.console_audit import object_timeline
-from reconcile_app.selectors.console_quarantine import (
+from reconcile_app.selectors.audit import object_timeline
+from reconcile_app.selectors.quarantine import (
     QuarantineTarget,
     console_quarantine,
     console_quarantine_history,

@@ -15,7 +15,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from reconcile_app.models import Quarantine
-from reconcile_app.selectors.console_quarantine import QuarantineTarget
+from reconcile_app.selectors.quarantine import QuarantineTarget
 from reconcile_app.templatetags.reconcile_tags import EMPTY, badge, ts
 
 TABLE_TEMPLATE = "reconcile_app/tables/console_table.html"

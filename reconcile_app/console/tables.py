@@ -13,8 +13,8 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from reconcile_app.models import Contradiction, DecisionSnapshot, Effect, Escalation
-from reconcile_app.selectors.console import verdict_counts
-from reconcile_app.selectors.console_facts import FactSelection
+from reconcile_app.selectors.facts import FactSelection
+from reconcile_app.selectors.snapshot_detail import verdict_counts
 from reconcile_app.templatetags.reconcile_tags import (
     EMPTY,
     age,

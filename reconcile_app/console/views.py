@@ -24,15 +24,14 @@ from reconcile_app.errors import Conflict, NotFound, ValidationFailed
 from reconcile_app.filtersets import ContradictionFilterSet, SnapshotFilterSet
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role, is_staff_role
-from reconcile_app.selectors.console import (
+from reconcile_app.selectors.audit import object_timeline
+from reconcile_app.selectors.contradictions import (
     console_contradiction,
     console_contradictions,
-    console_snapshot_detail,
-    console_snapshots,
     contradiction_status_counts,
-    filter_suggestions,
 )
-from reconcile_app.selectors.console_audit import object_timeline
+from reconcile_app.selectors.snapshot_detail import console_snapshot_detail, filter_suggestions
+from reconcile_app.selectors.snapshots import console_snapshots
 from reconcile_app.services.contradictions import contradiction_resolve
 
 PER_PAGE = 25

@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Iterable
+from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.contrib.auth.password_validation import validate_password
@@ -159,6 +160,14 @@ def user_create(
             after={"roles": [str(role) for role in roles], "token_issued": True},
         )
     return user, token
+
+
+def principal_acting(user: Any, auth: Any) -> Principal:
+    """The principal acting on an API request: the bearer key's, or the session user's
+    (created on first use for a person, which is why this is a service, not a selector)."""
+    if isinstance(auth, Principal):
+        return auth
+    return principal_for_user(user)
 
 
 def principal_for_user(user: User) -> Principal:

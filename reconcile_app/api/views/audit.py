@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import generics
 
@@ -9,6 +10,7 @@ from reconcile_app.api.permissions import ReadStaffWriteOperator
 from reconcile_app.api.serializers import AuditOutput
 from reconcile_app.filtersets import AuditFilterSet
 from reconcile_app.models import AuditEvent
+from reconcile_app.selectors.audit import console_audit_events
 
 
 class AuditListView(generics.ListAPIView):
@@ -16,4 +18,7 @@ class AuditListView(generics.ListAPIView):
     serializer_class = AuditOutput
     filter_backends = [DjangoFilterBackend]
     filterset_class = AuditFilterSet
-    queryset = AuditEvent.objects.all()
+    queryset = AuditEvent.objects.none()  # for the schema; requests use get_queryset
+
+    def get_queryset(self) -> QuerySet[AuditEvent]:
+        return console_audit_events()

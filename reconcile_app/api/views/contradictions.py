@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics
@@ -14,7 +15,10 @@ from reconcile_app.api.serializers import ContradictionOutput, ResolveContradict
 from reconcile_app.filtersets import ContradictionFilterSet
 from reconcile_app.models import Contradiction
 from reconcile_app.request_id import request_id_of
-from reconcile_app.selectors.snapshots import contradiction_representation
+from reconcile_app.selectors.contradictions import (
+    console_contradictions,
+    contradiction_representation,
+)
 from reconcile_app.services.contradictions import contradiction_resolve
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
@@ -27,7 +31,10 @@ class ContradictionListView(generics.ListAPIView):
     serializer_class = ContradictionOutput
     filter_backends = [DjangoFilterBackend]
     filterset_class = ContradictionFilterSet
-    queryset = Contradiction.objects.select_related("snapshot", "resolved_by")
+    queryset = Contradiction.objects.none()  # for the schema; requests use get_queryset
+
+    def get_queryset(self) -> QuerySet[Contradiction]:
+        return console_contradictions()
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))

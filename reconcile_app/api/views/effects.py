@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -22,28 +20,20 @@ from reconcile_app.api.serializers import (
     EffectResolveInput,
     EscalationOutput,
 )
-from reconcile_app.errors import NotFound
 from reconcile_app.filtersets import EffectFilterSet
 from reconcile_app.models import Effect, EffectStatus
 from reconcile_app.request_id import request_id_of
-from reconcile_app.roles import is_staff_role
-from reconcile_app.selectors.snapshots import principal_of
+from reconcile_app.selectors.effects import effect_get, effects_visible_to
 from reconcile_app.services.effects import (
     effect_commit,
     effect_request_check,
     effect_resolve_manually,
 )
 from reconcile_app.services.escalations import escalation_open_for_effect
+from reconcile_app.services.principals import principal_acting
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 REJECTION_STATUS = {"version_changed": 412, "owner_unavailable": 503, "idempotency_key_reused": 422}
-
-
-def effects_visible_to(user: Any) -> QuerySet[Effect]:
-    effects = Effect.objects.select_related("snapshot", "decision", "principal", "source")
-    if is_staff_role(user):
-        return effects
-    return effects.filter(principal__user=user)
 
 
 def _answer(effect: Effect, replayed: bool) -> Response:
@@ -108,7 +98,7 @@ class EffectListView(generics.ListAPIView):
         payload = EffectInput(data=request.data)
         payload.is_valid(raise_exception=True)
         result = effect_commit(
-            principal=principal_of(request.user, request.auth),
+            principal=principal_acting(request.user, request.auth),
             idempotency_key=request.headers.get("Idempotency-Key"),
             if_match=request.headers.get("If-Match"),
             **payload.validated_data,
@@ -116,17 +106,10 @@ class EffectListView(generics.ListAPIView):
         return _answer(result.effect, result.replayed)
 
 
-def _effect(user: Any, key: str) -> Effect:
-    effect = effects_visible_to(user).prefetch_related("events").filter(idempotency_key=key).first()
-    if effect is None:
-        raise NotFound(f"no effect {key}", code="effect_not_found")
-    return effect
-
-
 class EffectDetailView(APIView):
     @extend_schema(responses={200: EffectDetailOutput, 404: PROBLEM})
     def get(self, request: Request, key: str) -> Response:
-        return Response(EffectDetailOutput(_effect(request.user, key)).data)
+        return Response(EffectDetailOutput(effect_get(user=request.user, idempotency_key=key)).data)
 
 
 class EffectReadbackView(APIView):
@@ -158,7 +141,9 @@ class EffectResolveView(APIView):
             request_id=request_id_of(request),
             **payload.validated_data,
         )
-        return Response(EffectOutput(_effect(request.user, effect.idempotency_key)).data)
+        return Response(
+            EffectOutput(effect_get(user=request.user, idempotency_key=effect.idempotency_key)).data
+        )
 
 
 class EffectEscalateView(APIView):

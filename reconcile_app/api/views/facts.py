@@ -26,10 +26,10 @@ from reconcile_app.limits import identifier_check
 from reconcile_app.models import Escalation
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.escalations import escalation_get, escalations_visible_to
-from reconcile_app.selectors.snapshots import principal_of
 from reconcile_app.services import facts
 from reconcile_app.services.escalations import escalation_decide
 from reconcile_app.services.memory import fact_today
+from reconcile_app.services.principals import principal_acting
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 FACT_STATUS = {
@@ -71,7 +71,7 @@ class FactCurrentView(APIView):
         except ValueError as exc:
             raise ValidationFailed("`on` must be a date YYYY-MM-DD", code="invalid_date") from exc
         answer = facts.fact_current(
-            fact_key=fact_key, on=on, requested_by=principal_of(request.user, request.auth)
+            fact_key=fact_key, on=on, requested_by=principal_acting(request.user, request.auth)
         )
         selection = answer.selection
         authority = (

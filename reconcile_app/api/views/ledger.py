@@ -22,9 +22,9 @@ from reconcile_app.selectors.ledger import (
     memories_visible_to,
     memory_get,
 )
-from reconcile_app.selectors.snapshots import principal_of
 from reconcile_app.services.evidence import evidence_attest
 from reconcile_app.services.memory import memory_admit
+from reconcile_app.services.principals import principal_acting
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 
@@ -49,7 +49,7 @@ class EvidenceListView(generics.ListAPIView):
         payload = EvidenceInput(data=request.data)
         payload.is_valid(raise_exception=True)
         entry = evidence_attest(
-            principal=principal_of(request.user, request.auth),
+            principal=principal_acting(request.user, request.auth),
             request_id=request_id_of(request),
             **payload.validated_data,
         )
@@ -85,7 +85,7 @@ class MemoryListView(generics.ListAPIView):
         payload.is_valid(raise_exception=True)
         data: dict[str, Any] = payload.validated_data
         record = memory_admit(
-            agent=principal_of(request.user, request.auth),
+            agent=principal_acting(request.user, request.auth),
             request_id=request_id_of(request),
             **data,
         )

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from reconcile_app.selectors.principals import principal_profile
-from reconcile_app.selectors.snapshots import principal_of
+from reconcile_app.services.principals import principal_acting
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 
@@ -36,4 +36,4 @@ class MeView(APIView):
 
     @extend_schema(responses={200: MeOutput, 401: PROBLEM})
     def get(self, request: Request) -> Response:
-        return Response(principal_profile(principal_of(request.user, request.auth)))
+        return Response(principal_profile(principal_acting(request.user, request.auth)))

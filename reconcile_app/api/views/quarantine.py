@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
@@ -15,10 +16,10 @@ from reconcile_app.api.serializers import (
     QuarantineLiftInput,
     QuarantineOutput,
 )
-from reconcile_app.errors import NotFound
 from reconcile_app.filtersets import QuarantineFilterSet
 from reconcile_app.models import Quarantine
 from reconcile_app.request_id import request_id_of
+from reconcile_app.selectors.quarantine import console_quarantine, console_quarantine_history
 from reconcile_app.services.quarantine import quarantine_create, quarantine_lift
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
@@ -29,7 +30,10 @@ class QuarantineListView(generics.ListAPIView):
     serializer_class = QuarantineOutput
     filter_backends = [DjangoFilterBackend]
     filterset_class = QuarantineFilterSet
-    queryset = Quarantine.objects.select_related("created_by", "lifted_by")
+    queryset = Quarantine.objects.none()  # for the schema; requests use get_queryset
+
+    def get_queryset(self) -> QuerySet[Quarantine]:
+        return console_quarantine_history()
 
     @extend_schema(
         request=QuarantineInput,
@@ -44,23 +48,12 @@ class QuarantineListView(generics.ListAPIView):
         return Response(QuarantineOutput(quarantine).data, status=status.HTTP_202_ACCEPTED)
 
 
-def _quarantine(quarantine_id: str) -> Quarantine:
-    found = (
-        Quarantine.objects.select_related("created_by", "lifted_by")
-        .filter(quarantine_id=quarantine_id)
-        .first()
-    )
-    if found is None:
-        raise NotFound(f"no quarantine {quarantine_id}", code="quarantine_not_found")
-    return found
-
-
 class QuarantineDetailView(APIView):
     permission_classes = [ReadStaffWriteOperator]
 
     @extend_schema(responses={200: QuarantineOutput, 404: PROBLEM})
     def get(self, request: Request, quarantine_id: str) -> Response:
-        return Response(QuarantineOutput(_quarantine(quarantine_id)).data)
+        return Response(QuarantineOutput(console_quarantine(quarantine_id=quarantine_id)).data)
 
 
 class QuarantineLiftView(APIView):
@@ -79,4 +72,4 @@ class QuarantineLiftView(APIView):
             actor=request.user,
             request_id=request_id_of(request),
         )
-        return Response(QuarantineOutput(_quarantine(quarantine_id)).data)
+        return Response(QuarantineOutput(console_quarantine(quarantine_id=quarantine_id)).data)

@@ -19,11 +19,11 @@ from reconcile_app.filtersets import SnapshotFilterSet
 from reconcile_app.models import DecisionSnapshot
 from reconcile_app.reconciliation.types import NOT_PROPOSED, Claim
 from reconcile_app.selectors.snapshots import (
-    principal_of,
     snapshot_get,
     snapshot_representation,
     snapshots_visible_to,
 )
+from reconcile_app.services.principals import principal_acting
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from reconcile_app.services.replay import snapshot_replay
 
@@ -62,7 +62,7 @@ class ReconcileView(APIView):
             for item in data["claims"]
         ]
         snapshot = snapshot_issue(
-            principal=principal_of(request.user, request.auth),
+            principal=principal_acting(request.user, request.auth),
             request=ReconcileRequest(
                 subject=data["subject"],
                 purpose=data["purpose"],

@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from reconcile_app.models import AuditEvent, Contradiction, Quarantine
-from reconcile_app.selectors.console_audit import CSV_COLUMNS, audit_changes, object_timeline
+from reconcile_app.selectors.audit import CSV_COLUMNS, audit_changes, object_timeline
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.quarantine import quarantine_create, quarantine_lift
 from tests.reconcile_app.console.conftest import signed_in

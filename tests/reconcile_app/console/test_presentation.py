@@ -6,7 +6,7 @@ import pytest
 from django.utils.dateparse import parse_datetime
 
 from reconcile_app.choices import BADGE_COLOURS
-from reconcile_app.selectors.console import field_rows, verdict_counts
+from reconcile_app.selectors.snapshot_detail import field_rows, verdict_counts
 from reconcile_app.templatetags.reconcile_tags import (
     badge,
     badge_colour,

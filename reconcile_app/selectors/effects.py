@@ -1,13 +1,18 @@
-"""Reads for the console's effects triage: the unknown-outcome queue and one effect's story."""
+"""Reads of effects: scoped for the API, the console's triage queue and one effect's story.
+
+People in a role read every effect; an agent reads its own (another principal's is 404).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Effect, EffectEvent, EffectStatus, Escalation
+from reconcile_app.roles import is_staff_role
 
 # Tabs in triage order: what nobody has proven first. "accepted" is awaiting its readback.
 EFFECT_TABS: tuple[str, ...] = (
@@ -30,6 +35,26 @@ CHECKABLE = frozenset(
 )
 RESOLVABLE = frozenset({EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED})
 CHECK_REQUESTED = "check_requested"
+
+
+def effects_visible_to(user: Any) -> QuerySet[Effect]:
+    effects = Effect.objects.select_related("snapshot", "decision", "principal", "source")
+    if is_staff_role(user):
+        return effects
+    return effects.filter(principal__user=user)
+
+
+def effect_get(*, user: Any, idempotency_key: str) -> Effect:
+    """One effect with its timeline, as the caller may see it (404 otherwise)."""
+    effect = (
+        effects_visible_to(user)
+        .prefetch_related("events")
+        .filter(idempotency_key=idempotency_key)
+        .first()
+    )
+    if effect is None:
+        raise NotFound(f"no effect {idempotency_key}", code="effect_not_found")
+    return effect
 
 
 def console_effects() -> QuerySet[Effect]:

@@ -1,8 +1,8 @@
-"""Reads shaped for the operator console.
+"""One snapshot as a person reads it: reads with their freshness, verdicts, contradictions.
 
-Everything a page shows about a snapshot comes from its stored, hashed `content`: it is what
-the decision was made on, and reading it costs no query per field, claim or row. Only what
-changes after issue (a contradiction's status) is read from its own table.
+Everything comes from the snapshot's stored, hashed `content`: it is what the decision was
+made on, and reading it costs no query per field, claim or row. Only what changes after
+issue (a contradiction's status) is read from its own table.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
 from django.utils.dateparse import parse_datetime
 
 from reconcile_app.choices import ContradictionStatus, ReadStatus, Verdict
@@ -33,14 +32,6 @@ VERDICT_ORDER: tuple[str, ...] = (
 
 def _when(value: str | None) -> datetime | None:
     return parse_datetime(value) if value else None
-
-
-# --- Snapshots ------------------------------------------------------------------------------
-
-
-def console_snapshots() -> QuerySet[DecisionSnapshot]:
-    """Every snapshot, newest first. No joins: the list reads everything from `content`."""
-    return DecisionSnapshot.objects.order_by("-issued_at", "-id")
 
 
 def verdict_counts(content: dict[str, Any]) -> list[tuple[str, int]]:
@@ -234,36 +225,3 @@ def filter_suggestions() -> dict[str, list[str]]:
         ),
         "sources": list(Source.objects.order_by("name").values_list("name", flat=True)),
     }
-
-
-# --- Contradictions -------------------------------------------------------------------------
-
-
-def console_contradictions() -> QuerySet[Contradiction]:
-    """Contradictions with their snapshot id, newest first.
-
-    The snapshot's `content` is deferred: the list needs only its id, and content is the
-    biggest column in the database.
-    """
-    return (
-        Contradiction.objects.select_related("snapshot", "resolved_by")
-        .defer("snapshot__content")
-        .order_by("-detected_at", "-id")
-    )
-
-
-def contradiction_status_counts(queryset: QuerySet[Contradiction]) -> dict[str, int]:
-    """Open, resolved and all, in one aggregate query over the already-filtered rows."""
-    counts = queryset.order_by().aggregate(
-        all=Count("pk"),
-        open=Count("pk", filter=Q(status=ContradictionStatus.OPEN)),
-        resolved=Count("pk", filter=Q(status=ContradictionStatus.RESOLVED)),
-    )
-    return {key: value or 0 for key, value in counts.items()}
-
-
-def console_contradiction(*, contradiction_id: int) -> Contradiction:
-    row = console_contradictions().filter(pk=contradiction_id).first()
-    if row is None:
-        raise NotFound(f"no contradiction {contradiction_id}", code="contradiction_not_found")
-    return row

@@ -1,4 +1,5 @@
-"""Reads for the quarantine page: every source and memory class with its state, and history.
+"""Reads of quarantines: every source and memory class with its state, and the history (the
+API's list and detail and the console's quarantine page alike).
 
 A target is trusted unless an active (applying or applied) quarantine names it. Memory classes
 have no table of their own: they are the classes memories were written with, the classes

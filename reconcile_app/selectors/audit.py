@@ -1,4 +1,5 @@
-"""Reads for the audit page, its CSV export, and the timeline each object page shows.
+"""Reads of the audit trail: the API's list, the audit page, its CSV export, and the timeline
+each object page shows.
 
 The audit trail is append-only (see AuditEvent); everything here reads it and nothing else:
 the actor's name is stored on the row, so no page joins the users table.

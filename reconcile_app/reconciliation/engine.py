@@ -7,20 +7,17 @@ what was recorded and compare hashes. Memory claims are classified but never rea
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from reconcile_app import policy
 from reconcile_app.canonical import rfc3339, same_value
 from reconcile_app.choices import (
-    Completeness,
     ContradictionKind,
-    ContradictionPolicy,
-    DecisionResult,
     ReadStatus,
     Verdict,
 )
+from reconcile_app.reconciliation.decision import completeness_of, decide
+from reconcile_app.reconciliation.support import apply_freshness, source_contradictions, support_for
 from reconcile_app.reconciliation.types import (
     Binding,
     Claim,
@@ -31,53 +28,6 @@ from reconcile_app.reconciliation.types import (
 )
 
 SCHEMA_VERSION = "1"
-
-# The code an engine refusal reports for a required field in each non-ok status.
-REFUSAL_CODES = {
-    ReadStatus.UNAVAILABLE: "state_unavailable",
-    ReadStatus.TIMEOUT: "state_unavailable",
-    ReadStatus.STALE: "stale_state",
-    ReadStatus.QUARANTINED: "source_quarantined",
-    ReadStatus.CONFLICT: "state_conflict",
-}
-
-
-def apply_freshness(read: FieldRead, max_age_seconds: int, now: datetime) -> FieldRead:
-    """An ok read whose owner-vouched time is older than the limit becomes `stale`."""
-    if read.status != ReadStatus.OK:
-        return read
-    if read.observed_at is None:
-        # An owner that vouches for no time cannot be shown to be fresh: fail closed.
-        return FieldRead(
-            **{**read.__dict__, "status": ReadStatus.STALE.value, "detail": "no observed_at"}
-        )
-    age = (now - read.observed_at).total_seconds()
-    if age <= max_age_seconds:
-        return read
-    return FieldRead(
-        **{
-            **read.__dict__,
-            "status": ReadStatus.STALE.value,
-            "detail": f"observed {age:.0f}s before the decision; limit {max_age_seconds}s",
-        }
-    )
-
-
-def support_for(
-    subject: str, field: str, value: Any, evidence: Iterable[EvidenceView]
-) -> list[EvidenceView]:
-    """Retained, unwithdrawn evidence that says exactly this value, oldest first."""
-    return sorted(
-        (
-            item
-            for item in evidence
-            if not item.withdrawn
-            and item.subject == subject
-            and item.field == field
-            and same_value(item.value, value)
-        ),
-        key=lambda item: (item.observed_at, item.evidence_id),
-    )
 
 
 def classify(
@@ -128,194 +78,6 @@ def classify(
         "fresh state disagrees with memory, without proven temporal replacement",
         [],
     )
-
-
-def source_contradictions(
-    subject: str, reads: dict[str, FieldRead], evidence: list[EvidenceView]
-) -> list[dict[str, Any]]:
-    """Retained evidence observed after the state's valid time that disagrees with it."""
-    found: list[dict[str, Any]] = []
-    for read in reads.values():
-        if read.status != ReadStatus.OK or read.valid_from is None:
-            continue
-        history = sorted(
-            (
-                item
-                for item in evidence
-                if not item.withdrawn and item.subject == subject and item.field == read.field
-            ),
-            key=lambda item: (item.observed_at, item.evidence_id),
-        )
-        if not history:
-            continue
-        latest = history[-1]
-        if latest.observed_at > read.valid_from and not same_value(latest.value, read.value):
-            found.append(
-                {
-                    "kind": ContradictionKind.EVIDENCE_VS_STATE.value,
-                    "subject": subject,
-                    "field": read.field,
-                    "state": {
-                        "value": read.value,
-                        "source": read.source,
-                        "ref": f"{read.source}@{read.version}",
-                    },
-                    "other": {
-                        "value": latest.value,
-                        "source": latest.source,
-                        "ref": latest.evidence_id,
-                    },
-                    "detail": (
-                        f"{latest.source} observed {latest.value!r} at "
-                        f"{rfc3339(latest.observed_at)}, after the state's valid time "
-                        f"{rfc3339(read.valid_from)}"
-                    ),
-                }
-            )
-    return found
-
-
-def _reason(code: str, detail: str) -> dict[str, str]:
-    return {"code": code, "detail": detail}
-
-
-def decide(
-    contract: ContractSpec,
-    binding: Binding,
-    reads: dict[str, FieldRead],
-    evidence: list[EvidenceView],
-    contradictions: list[dict[str, Any]],
-    capable_actions: frozenset[str],
-) -> dict[str, Any]:
-    """Engine refusals → deny → escalate → first allow → `no_rule_matched` (API.md order)."""
-    refusals: list[dict[str, str]] = []
-    for spec in contract.fields:
-        read = reads[spec.name]
-        if not spec.required:
-            continue
-        if read.status != ReadStatus.OK:
-            refusals.append(
-                _reason(
-                    REFUSAL_CODES[ReadStatus(read.status)],
-                    f"required field {spec.name} from {spec.source} is {read.status}"
-                    + (f": {read.detail}" if read.detail else ""),
-                )
-            )
-        elif spec.evidence_required and not support_for(
-            binding.subject, spec.name, read.value, evidence
-        ):
-            refusals.append(
-                _reason(
-                    "evidence_missing",
-                    f"no unrevoked evidence supports {spec.name} = {read.value!r}",
-                )
-            )
-    if contradictions and contract.contradictions == ContradictionPolicy.REFUSE:
-        refusals.extend(_reason("contradiction", item["detail"]) for item in contradictions)
-    if refusals:
-        if any(
-            reads[spec.name].status != ReadStatus.OK for spec in contract.fields if spec.required
-        ):
-            refusals.append(
-                _reason("contract_incomplete", "a required field is not available as current")
-            )
-        return _decision(DecisionResult.REFUSE, [], refusals, contract)
-
-    fields = {name: read.value for name, read in reads.items() if read.status == ReadStatus.OK}
-    effect = binding.effect()
-    denies = [
-        _reason(rule.code or "denied", _match_detail(rule.expression, matched))
-        for rule in contract.rules
-        if rule.kind == "deny"
-        for matched in [policy.evaluate(rule.expression, fields, effect)]
-        if matched is not False
-    ]
-    if denies:
-        return _decision(DecisionResult.DENY, [], denies, contract)
-    unwritable = _value_not_permitted(contract, binding)
-    if unwritable is not None:
-        return _decision(DecisionResult.DENY, [], [unwritable], contract)
-
-    escalations = [
-        _reason(rule.code or "escalated", _match_detail(rule.expression, matched))
-        for rule in contract.rules
-        if rule.kind == "escalate"
-        for matched in [policy.evaluate(rule.expression, fields, effect)]
-        if matched is not False
-    ]
-    if contradictions and contract.contradictions == ContradictionPolicy.ESCALATE:
-        escalations.extend(_reason("contradiction", item["detail"]) for item in contradictions)
-    if escalations:
-        return _decision(DecisionResult.ESCALATE, [], escalations, contract)
-
-    for position, rule in enumerate(r for r in contract.rules if r.kind == "allow"):
-        if policy.evaluate(rule.expression, fields, effect) is True:
-            permitted = [
-                action
-                for action in rule.permits
-                if action in contract.actions
-                and (action in capable_actions or "*" in capable_actions)
-            ]
-            if binding.proposed_action and binding.proposed_action not in permitted:
-                return _decision(
-                    DecisionResult.DENY,
-                    [],
-                    [
-                        _reason(
-                            "action_not_permitted",
-                            f"allow rule {position + 1} does not permit {binding.proposed_action}",
-                        )
-                    ],
-                    contract,
-                )
-            return _decision(
-                DecisionResult.ALLOW,
-                permitted,
-                [_reason("allowed", f"allow rule {position + 1} matched: {rule.expression}")],
-                contract,
-            )
-    return _decision(
-        DecisionResult.DENY, [], [_reason("no_rule_matched", "no allow rule matched")], contract
-    )
-
-
-def _value_not_permitted(contract: ContractSpec, binding: Binding) -> dict[str, str] | None:
-    """A proposed value outside the values the contract lets the action write is denied."""
-    if not (binding.value_bound and binding.proposed_action):
-        return None
-    allowed = contract.action_values.get(binding.proposed_action)
-    if allowed is None or any(same_value(binding.proposed_value, value) for value in allowed):
-        return None
-    return _reason(
-        "value_not_permitted",
-        f"{binding.proposed_action} may write {list(allowed)!r}, not {binding.proposed_value!r}",
-    )
-
-
-def _match_detail(expression: str, matched: bool | None) -> str:
-    if matched is None:
-        return f"condition could not be evaluated (fails closed): {expression}"
-    return f"matched: {expression}"
-
-
-def _decision(
-    result: str, permitted: list[str], reasons: list[dict[str, str]], contract: ContractSpec
-) -> dict[str, Any]:
-    return {
-        "result": str(result),
-        "permitted_actions": permitted,
-        "reasons": reasons,
-        "policy_version": contract.policy_version,
-    }
-
-
-def completeness_of(contract: ContractSpec, reads: dict[str, FieldRead]) -> str:
-    not_ok = [spec for spec in contract.fields if reads[spec.name].status != ReadStatus.OK]
-    if any(spec.required for spec in not_ok):
-        return Completeness.INCOMPLETE.value
-    if not_ok:
-        return Completeness.DEGRADED.value
-    return Completeness.COMPLETE.value
 
 
 def evaluate(

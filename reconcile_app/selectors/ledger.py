@@ -1,4 +1,5 @@
-"""Reads of the evidence ledger and of memories, scoped to who asks (API.md "Who reads what").
+"""Reads of the evidence ledger and of memories: scoped to who asks (API.md "Who reads what"),
+and the support a decision rests on (what the ledger said about a subject by a cut-off).
 
 People in a role read everything; an agent reads the evidence it attested and its own
 memories. Another principal's entry is simply not there (404), so ids cannot be probed.
@@ -6,13 +7,24 @@ memories. Another principal's entry is simply not there (404), so ids cannot be 
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
+from reconcile_app.choices import EvidenceKind
 from reconcile_app.errors import NotFound
 from reconcile_app.models import EvidenceEntry, MemoryRecord
+from reconcile_app.reconciliation.types import EvidenceView
 from reconcile_app.roles import is_staff_role
+
+STATE_ASSERTING_KINDS = (
+    EvidenceKind.OBSERVATION,
+    EvidenceKind.DOCUMENT,
+    EvidenceKind.CORRECTION,
+    EvidenceKind.EFFECT_RECEIPT,
+    EvidenceKind.READBACK,
+)
 
 
 def evidence_visible_to(user: Any) -> QuerySet[EvidenceEntry]:
@@ -41,3 +53,88 @@ def memory_get(*, user: Any, memory_id: str) -> MemoryRecord:
     if record is None:
         raise NotFound(f"no memory {memory_id}", code="memory_not_found")
     return record
+
+
+def asserted_value(kind: str, value: Any, revokes: bool = False) -> tuple[bool, Any]:
+    """What value of the field an entry vouches for, if any.
+
+    Observations, documents and corrections state a value. A receipt vouches for the value
+    its effect produced, a readback for the value it found. Model proposals and tool requests
+    say nothing about the world: they never support or contradict state.
+    """
+    if kind == EvidenceKind.CORRECTION:
+        # A revocation withdraws an entry; only a replacement states a value.
+        return not revokes, value
+    if kind in (EvidenceKind.OBSERVATION, EvidenceKind.DOCUMENT):
+        return True, value
+    if kind == EvidenceKind.EFFECT_RECEIPT and isinstance(value, dict):
+        return "resulting_value" in value, value.get("resulting_value")
+    if kind == EvidenceKind.READBACK and isinstance(value, dict):
+        return "value" in value, value.get("value")
+    return False, None
+
+
+def evidence_as_of(
+    *,
+    subject: str,
+    fields: set[str],
+    recorded_by: datetime,
+    observed_by: datetime | None = None,
+) -> list[EvidenceView]:
+    """Evidence for the subject's fields recorded by the cut-off, with withdrawals applied.
+
+    One query whatever the number of claims or entries: withdrawal (a revoking or superseding
+    entry recorded by the cut-off) is an EXISTS on the same table.
+    """
+    withdrawals = EvidenceEntry.objects.filter(
+        Q(revokes_id=OuterRef("pk")) | Q(supersedes_id=OuterRef("pk")),
+        recorded_at__lte=recorded_by,
+    )
+    entries = EvidenceEntry.objects.filter(
+        subject=subject,
+        field__in=fields,
+        recorded_at__lte=recorded_by,
+        kind__in=STATE_ASSERTING_KINDS,
+    )
+    if observed_by is not None:
+        # Two clocks: what held by the valid-time cut-off, as recorded by `recorded_by`.
+        entries = entries.filter(observed_at__lte=observed_by)
+    rows = (
+        entries.annotate(withdrawn=Exists(withdrawals))
+        .order_by("seq")
+        .values_list(
+            "evidence_id",
+            "hash",
+            "subject",
+            "field",
+            "kind",
+            "value",
+            "source",
+            "observed_at",
+            "recorded_at",
+            "withdrawn",
+            "revokes_id",
+        )
+    )
+    views = []
+    for (
+        evidence_id,
+        digest,
+        subj,
+        field,
+        kind,
+        value,
+        source,
+        observed,
+        recorded,
+        gone,
+        revokes_id,
+    ) in rows:
+        asserts, asserted = asserted_value(kind, value, revokes=revokes_id is not None)
+        if asserts:
+            views.append(
+                EvidenceView(
+                    evidence_id, digest, subj, field, asserted, source, observed, recorded, gone
+                )
+            )
+    return views

@@ -28,8 +28,8 @@ from reconcile_app.reconciliation.types import (
     FieldRead,
 )
 from reconcile_app.selectors.contracts import contract_spec
-from reconcile_app.services.event_reads import folded_reads
-from reconcile_app.services.reconcile import evidence_as_of
+from reconcile_app.selectors.ledger import evidence_as_of
+from reconcile_app.services.owner_reads import folded_reads
 from reconcile_app.sources import adapter_for
 
 MODES = ("as_recorded", "corrected")

@@ -220,9 +220,9 @@ def test_reconcile_racing_a_quarantine_reruns_with_it(collectible, agent, operat
 
 
 def test_quarantines_changing_under_every_attempt_is_a_clean_409(collectible, agent, monkeypatch):
-    from reconcile_app.services import reconcile as protocol
+    from reconcile_app.services import snapshots
 
-    monkeypatch.setattr(protocol, "epoch_check", lambda expected: False)
+    monkeypatch.setattr(snapshots, "epoch_check", lambda expected: False)
     response = agent.post(
         "/api/v1/reconcile",
         {

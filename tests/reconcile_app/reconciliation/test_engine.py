@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from reconcile_app.reconciliation import engine
+from reconcile_app.reconciliation import decision, engine
+from reconcile_app.reconciliation.support import apply_freshness, support_for
 from reconcile_app.reconciliation.types import (
     Binding,
     Claim,
@@ -79,7 +80,7 @@ def classify(
     items: list[EvidenceView] = SEED_EVIDENCE,
     quarantined: frozenset[str] = frozenset(),
 ) -> tuple[str, str, list[str]]:
-    fresh = engine.apply_freshness(state, 300, NOW)
+    fresh = apply_freshness(state, 300, NOW)
     return engine.classify(claim, BINDING, {"collections_status": fresh}, items, quarantined)
 
 
@@ -114,14 +115,14 @@ def test_stale_state_is_checked_before_anything_else():
 
 
 def test_freshness_limit_is_inclusive():
-    exactly = engine.apply_freshness(read(observed_at=NOW - timedelta(seconds=300)), 300, NOW)
-    past = engine.apply_freshness(read(observed_at=NOW - timedelta(seconds=301)), 300, NOW)
+    exactly = apply_freshness(read(observed_at=NOW - timedelta(seconds=300)), 300, NOW)
+    past = apply_freshness(read(observed_at=NOW - timedelta(seconds=301)), 300, NOW)
     assert (exactly.status, past.status) == ("ok", "stale")
 
 
 def test_owner_that_vouches_for_no_time_is_stale():
     no_time = FieldRead(**{**read().__dict__, "observed_at": None})
-    assert engine.apply_freshness(no_time, 300, NOW).status == "stale"
+    assert apply_freshness(no_time, 300, NOW).status == "stale"
 
 
 def test_agreeing_claim_without_support_is_unverified():
@@ -163,9 +164,9 @@ def test_claim_of_a_quarantined_class_is_quarantined():
 
 def test_same_value_does_not_confuse_numbers_strings_and_booleans():
     items = [evidence("ev-1", "1", NOW - timedelta(minutes=5))]
-    assert engine.support_for("account-17", "collections_status", 1, items) == []
+    assert support_for("account-17", "collections_status", 1, items) == []
     items = [evidence("ev-2", True, NOW - timedelta(minutes=5))]  # type: ignore[arg-type]
-    assert engine.support_for("account-17", "collections_status", 1, items) == []
+    assert support_for("account-17", "collections_status", 1, items) == []
 
 
 # --- decide ------------------------------------------------------------------------------------
@@ -215,7 +216,7 @@ def reads(status: str, complaint: str | None) -> dict[str, FieldRead]:
 def decide(
     spec: ContractSpec, state: dict[str, FieldRead], contradictions: list | None = None
 ) -> dict:
-    return engine.decide(
+    return decision.decide(
         spec,
         BINDING,
         state,

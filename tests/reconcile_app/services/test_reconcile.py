@@ -10,8 +10,9 @@ from django.utils import timezone
 
 from reconcile_app.models import ClaimVerdict, Contradiction, DecisionReceipt, StateRead
 from reconcile_app.reconciliation.types import Claim
+from reconcile_app.selectors.ledger import evidence_as_of
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.reconcile import ReconcileRequest, evidence_as_of, snapshot_issue
+from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from tests.factories import ACCOUNT, COLLECTIONS, EvidenceFactory, seed_account_17
 
 

@@ -1,0 +1,186 @@
+"""Persist an issued snapshot: the snapshot, its reads, verdicts, contradictions, decision
+receipt, escalation and lineage in one transaction — wholly there or not at all."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+
+from reconcile_app.canonical import content_hash
+from reconcile_app.choices import ContradictionKind, ContradictionStatus, DecisionResult
+from reconcile_app.models import (
+    ClaimVerdict,
+    Contradiction,
+    DecisionReceipt,
+    DecisionSnapshot,
+    Principal,
+    Source,
+    StateRead,
+)
+from reconcile_app.reconciliation.types import ContractSpec
+from reconcile_app.services.escalations import escalation_open_for_snapshot
+from reconcile_app.services.provenance import snapshot_lineage
+from reconcile_app.services.quarantine import epoch_check
+
+
+class QuarantineChanged(Exception):
+    """The set of quarantines moved while this reconcile ran: run it again."""
+
+
+def snapshot_persist(
+    *,
+    principal: Principal,
+    spec: ContractSpec,
+    sources: dict[str, Source],
+    content: dict,
+    issued_at: datetime,
+    quarantine_epoch: int | None = None,
+) -> DecisionSnapshot:
+    digest = content_hash(content)
+    try:
+        return _snapshot_insert(
+            principal=principal,
+            spec=spec,
+            sources=sources,
+            content=content,
+            issued_at=issued_at,
+            digest=digest,
+            quarantine_epoch=quarantine_epoch,
+        )
+    except IntegrityError:
+        # Content-addressed: identical content is the identical snapshot, already stored.
+        existing = DecisionSnapshot.objects.filter(content_hash=digest).first()
+        if existing is None:
+            raise
+        return existing
+
+
+def _snapshot_insert(
+    *,
+    principal: Principal,
+    spec: ContractSpec,
+    sources: dict[str, Source],
+    content: dict,
+    issued_at: datetime,
+    digest: str,
+    quarantine_epoch: int | None,
+) -> DecisionSnapshot:
+    binding = content["binding"]
+    decision = content["decision"]
+    with transaction.atomic():
+        if quarantine_epoch is not None and not epoch_check(quarantine_epoch):
+            raise QuarantineChanged
+        snapshot = DecisionSnapshot.objects.create(
+            snapshot_id=f"snap_{digest[:32]}",
+            content_hash=digest,
+            principal=principal,
+            contract_id=spec.pk,
+            subject=binding["subject"],
+            purpose=binding["purpose"],
+            decision_class=binding["decision_class"],
+            proposed_action=binding["proposed_action"],
+            result=decision["result"],
+            completeness=content["completeness"],
+            policy_version=decision["policy_version"],
+            reducer_version=content["reducer_version"] or "",
+            schema_version=content["schema_version"],
+            valid_time_cutoff=issued_at,
+            recorded_time_cutoff=issued_at,
+            issued_at=issued_at,
+            content=content,
+        )
+        StateRead.objects.bulk_create(
+            StateRead(
+                snapshot=snapshot,
+                field=name,
+                source=sources[item["source"]],
+                required=item["required"],
+                status=item["status"],
+                value=item["value"],
+                version=item["version"],
+                observed_at=item["observed_at"],
+                valid_from=item["valid_from"],
+                recorded_at=item["recorded_at"],
+                read_at=item["read_at"],
+                max_age_seconds=item["max_age_seconds"],
+                consistency=item["consistency"],
+                evidence=item["evidence"],
+                detail=item["detail"][:500],
+            )
+            for name, item in content["fields"].items()
+        )
+        if content["claims"]:
+            ClaimVerdict.objects.bulk_create(
+                ClaimVerdict(
+                    snapshot=snapshot,
+                    index=item["index"],
+                    subject=item["subject"],
+                    field=item["field"],
+                    value=item["value"],
+                    written_at=item["written_at"],
+                    memory_class=item["memory_class"],
+                    purpose=item["purpose"],
+                    derived_from=item["derived_from"],
+                    note=item["note"],
+                    verdict=item["verdict"],
+                    reason=item["reason"],
+                    evidence=item["evidence"],
+                )
+                for item in content["claims"]
+            )
+        if content["contradictions"]:
+            Contradiction.objects.bulk_create(
+                Contradiction(
+                    snapshot=snapshot,
+                    kind=item["kind"],
+                    subject=item["subject"],
+                    field=item["field"],
+                    state_value=item["state"]["value"],
+                    state_source=item["state"]["source"],
+                    state_ref=item["state"]["ref"],
+                    other_value=item["other"]["value"],
+                    other_source=item["other"]["source"],
+                    other_ref=item["other"]["ref"],
+                    detail=item["detail"][:300],
+                    status=ContradictionStatus.OPEN,
+                    detected_at=issued_at,
+                )
+                for item in content["contradictions"]
+            )
+        if decision["result"] == DecisionResult.ESCALATE:
+            escalation_open_for_snapshot(
+                snapshot=snapshot,
+                owner=_escalation_owner(spec, sources, content),
+                reasons=decision["reasons"],
+                candidate_refs=[snapshot.snapshot_id]
+                + [
+                    item["other"]["ref"]
+                    for item in content["contradictions"]
+                    if item["kind"] == ContradictionKind.EVIDENCE_VS_STATE
+                ],
+                requested_by=principal,
+            )
+        snapshot_lineage(
+            snapshot_id=snapshot.snapshot_id, decision_id=f"dec_{digest[:32]}", content=content
+        )
+        DecisionReceipt.objects.create(
+            decision_id=f"dec_{digest[:32]}",
+            snapshot=snapshot,
+            proposed_action=binding["proposed_action"],
+            result=decision["result"],
+            permitted_actions=decision["permitted_actions"],
+            reasons=decision["reasons"],
+            policy_version=decision["policy_version"],
+            issued_at=issued_at,
+        )
+    return snapshot
+
+
+def _escalation_owner(spec: ContractSpec, sources: dict[str, Source], content: dict) -> str:
+    """Route to the owner of the contradicted field's source, else of the first required one."""
+    for item in content["contradictions"]:
+        if item["kind"] == ContradictionKind.EVIDENCE_VS_STATE:
+            return sources[item["state"]["source"]].owner
+    first_required = next(spec_field for spec_field in spec.fields if spec_field.required)
+    return sources[first_required.source].owner

@@ -1,4 +1,8 @@
-"""Input serializers validate shape; output is built from stored content (see representations)."""
+"""Input serializers validate shape; output is built from stored content (see representations).
+
+Some public field names (`source`, `required`, `fields`) shadow attributes of DRF's own
+classes in the type stubs; the names are the API contract, so those lines tell mypy so.
+"""
 
 from __future__ import annotations
 
@@ -30,15 +34,15 @@ class ReconcileInput(serializers.Serializer):
     # Absent, not null, when not given: a snapshot binds a value only when one was proposed.
     proposed_value = Value(required=False, allow_null=True)
     contract_version = Text(max_length=50, required=False, allow_null=True, default=None)
-    claims = ClaimInput(many=True, required=False, default=list, max_length=1000)
+    claims = ClaimInput(many=True, required=False, default=list, max_length=1000)  # type: ignore[call-arg]
 
 
 class FieldOutput(serializers.Serializer):
     value = serializers.JSONField(allow_null=True)
     version = serializers.IntegerField(allow_null=True)
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # API name
     status = serializers.CharField()
-    required = serializers.BooleanField()
+    required = serializers.BooleanField()  # type: ignore[assignment]  # API name
     observed_at = serializers.DateTimeField(allow_null=True)
     valid_from = serializers.DateTimeField(allow_null=True)
     recorded_at = serializers.DateTimeField(allow_null=True)
@@ -73,7 +77,7 @@ class ClaimOutput(serializers.Serializer):
 
 class ContradictionSide(serializers.Serializer):
     value = serializers.JSONField(allow_null=True)
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # API name
     ref = serializers.CharField()
 
 
@@ -114,7 +118,7 @@ class SnapshotOutput(serializers.Serializer):
     )
     completeness = serializers.ChoiceField(choices=["complete", "degraded", "incomplete"])
     decision = DecisionOutput()
-    fields = serializers.DictField(child=FieldOutput())
+    fields = serializers.DictField(child=FieldOutput())  # type: ignore[assignment]  # API name
     claims = ClaimOutput(many=True)
     contradictions = ContradictionOutput(many=True)
     actions = serializers.DictField(
@@ -134,7 +138,7 @@ class EvidenceInput(serializers.Serializer):
     subject = Identifier()
     field = Identifier(max_length=150, required=False, allow_blank=True, default="")
     value = Value(required=False, allow_null=True, default=None)
-    source = Identifier()
+    source = Identifier()  # type: ignore[assignment]  # API name
     observed_at = serializers.DateTimeField()
     revokes = Text(max_length=100, required=False, allow_null=True, default=None)
     supersedes = Text(max_length=100, required=False, allow_null=True, default=None)
@@ -152,7 +156,7 @@ class EvidenceOutput(serializers.Serializer):
     subject = serializers.CharField()
     field = serializers.CharField()
     value = serializers.JSONField(allow_null=True)
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # API name
     observed_at = serializers.DateTimeField()
     recorded_at = serializers.DateTimeField()
     revokes = serializers.CharField(source="revokes.evidence_id", allow_null=True, default=None)
@@ -293,7 +297,7 @@ class EffectOutput(serializers.Serializer):
     snapshot_id = serializers.CharField(source="snapshot.snapshot_id")
     decision_id = serializers.CharField(source="decision.decision_id")
     principal = serializers.CharField(source="principal.name")
-    source = serializers.CharField(source="source.name")
+    source = serializers.CharField(source="source.name")  # type: ignore[assignment]  # API name
     action = serializers.CharField()
     subject = serializers.CharField()
     field = serializers.CharField()

@@ -25,7 +25,7 @@ def contradiction_representation(row: Contradiction, snapshot_id: str) -> dict[s
         "snapshot_id": snapshot_id,
         "detected_at": rfc3339(row.detected_at),
         "resolved_at": rfc3339(row.resolved_at),
-        "resolved_by": row.resolved_by.username if row.resolved_by_id else None,
+        "resolved_by": row.resolved_by.username if row.resolved_by is not None else None,
         "resolution_note": row.resolution_note,
     }
 

@@ -74,7 +74,7 @@ def escalation_status_counts(queryset: QuerySet[Escalation]) -> dict[str, int]:
     counts = queryset.order_by().aggregate(
         all=Count("pk"),
         **{
-            status: Count("pk", filter=Q(status=status))
+            str(status): Count("pk", filter=Q(status=status))
             for status in (
                 Escalation.Status.OPEN,
                 Escalation.Status.APPROVED,

@@ -270,9 +270,10 @@ def _rules(
                             f"permits unknown action {action!r}", *where, "permits", position
                         )
             else:
-                code = entry.get("code")
-                if not isinstance(code, str) or not IDENT.match(code):
+                declared = entry.get("code")
+                if not isinstance(declared, str) or not IDENT.match(declared):
                     raise parsed.fail(f"a {kind} rule needs an identifier `code`", *where, "code")
+                code = declared
             rules.append(
                 {
                     "kind": kind,

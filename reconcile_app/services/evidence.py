@@ -43,11 +43,11 @@ def entry_hash_content(entry: EvidenceEntry) -> dict[str, Any]:
         "source": entry.source,
         "observed_at": rfc3339(entry.observed_at),
         "recorded_at": rfc3339(entry.recorded_at),
-        "revokes": entry.revokes.evidence_id if entry.revokes_id else None,
-        "supersedes": entry.supersedes.evidence_id if entry.supersedes_id else None,
+        "revokes": entry.revokes.evidence_id if entry.revokes is not None else None,
+        "supersedes": entry.supersedes.evidence_id if entry.supersedes is not None else None,
         "derived_from": entry.derived_from,
         "note": entry.note,
-        "recorded_by": entry.recorded_by.name if entry.recorded_by_id else None,
+        "recorded_by": entry.recorded_by.name if entry.recorded_by is not None else None,
         "prev_hash": entry.prev_hash,
     }
 
@@ -223,7 +223,9 @@ def evidence_attest(
                     "subject": subject,
                     "field": field,
                     "source": source,
-                    "supersedes": entry.supersedes.evidence_id if entry.supersedes_id else None,
+                    "supersedes": entry.supersedes.evidence_id
+                    if entry.supersedes is not None
+                    else None,
                 },
             )
     return entry

@@ -241,6 +241,13 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
+# --- Lineage (lineage_app knows nothing of reconcile: the project says who may read it) ------
+# Lineage, blast radius and PROV are for people: agents get 403 `people_only`.
+LINEAGE_API_PERMISSION_CLASSES = ["reconcile_app.api.permissions.PeopleOnly"]
+# The explorer page: people in a role (operator, reviewer, auditor), not agents' users.
+LINEAGE_CONSOLE_ACCESS = "reconcile_app.roles.is_staff_role"
+LINEAGE_PROV_NAMESPACE = ("rc", "https://reconcile.invalid/ns#")
+
 # --- Celery ---------------------------------------------------------------------------------
 BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")

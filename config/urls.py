@@ -18,5 +18,6 @@ urlpatterns = [
     path("api/v1/lineage/", include("lineage_app.urls")),
     path("api/v1/", include("reconcile_app.api.urls")),
     path("metrics", PrometheusMetricsView.as_view(), name="metrics"),
+    path("", include("lineage_app.console_urls")),
     path("", include("reconcile_app.console.urls")),
 ]

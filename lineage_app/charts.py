@@ -1,48 +1,29 @@
 """Plotly figures for lineage. Pure: selector output in, a figure out (no queries, no I/O).
 
-The graph is drawn in layers by kind, left to right in the order things happen: sources →
-reads → evidence → snapshots and reducers → decisions → effects → receipts and readbacks
-(evidence an effect generated) → memories. Each kind has one colour and one marker shape,
-taken from the console's palette, so a kind looks the same in the graph, its legend and the
-counts beside it.
+The graph is drawn in columns, left to right in the order things happen, as the host app
+registered its kinds (`lineage_app.registry`): each kind has one colour, one marker shape and
+one column, so a kind looks the same in the graph, its legend and the counts beside it. A
+kind nobody registered is drawn grey, in a column of its own headed "Other".
+
+`figure_json` is the one way a console page embeds a figure (lineage's and the host's).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
 from html import escape
 from typing import Any
 
 import plotly.graph_objects as go
+from django.utils.safestring import SafeString, mark_safe
 
 from lineage_app.models import Relation
+from lineage_app.registry import NodeKind, registry
 from lineage_app.selectors.graph import ROOT, GraphNode, Subgraph
 
-
-@dataclass(frozen=True)
-class KindStyle:
-    layer: int
-    colour: str
-    symbol: str
-    title: str
-
-
-# Colours are the console's badge inks (console.css): grey, blue, green, accent, purple,
-# amber, red. A receipt is evidence (same colour) drawn in its own layer.
-KIND_STYLES: dict[str, KindStyle] = {
-    "source": KindStyle(0, "#4b5563", "square", "Sources"),
-    "read": KindStyle(1, "#1d4f9e", "diamond", "Reads"),
-    "evidence": KindStyle(2, "#116b3a", "circle", "Evidence"),
-    "reducer": KindStyle(3, "#5b2aa6", "hexagon", "Snapshots · reducers"),
-    "snapshot": KindStyle(3, "#1d5fd1", "square", "Snapshots · reducers"),
-    "decision": KindStyle(4, "#8a4b00", "diamond", "Decisions"),
-    "effect": KindStyle(5, "#a11a1a", "triangle-right", "Effects"),
-    "receipt": KindStyle(6, "#116b3a", "circle", "Receipts · readbacks"),
-    "memory": KindStyle(7, "#5b2aa6", "star", "Memories"),
-}
-UNKNOWN_KIND = KindStyle(4, "#6b7280", "circle", "Other")
+# Every registered kind by name, as it is drawn (a live view of the registry).
+KIND_STYLES: Mapping[str, NodeKind] = registry.kinds
 EDGE_COLOUR = "#cfd4da"
 ARROW_COLOUR = "#b3bac4"
 # Up to this many edges each is an arrow (an annotation); beyond, plain lines draw faster.
@@ -59,30 +40,11 @@ ROW_HEIGHT = 44
 MIN_HEIGHT, MAX_HEIGHT = 360, 1100
 
 
-def layer_of_kind(kind: str) -> int:
-    return KIND_STYLES.get(kind, UNKNOWN_KIND).layer
-
-
-def kind_colour(kind: str) -> str:
-    return KIND_STYLES.get(kind, UNKNOWN_KIND).colour
-
-
 def short_label(node: GraphNode) -> str:
     """The few characters that identify a node at a glance; the rest is in the hover."""
-    ref = node.ref
-    if node.kind == "read":
-        ref = ref.rpartition("/")[2] or ref
-    if node.kind in ("snapshot", "decision"):
-        head, _, digest = ref.partition("_")
-        return f"{head}_{digest[:6]}…" if digest else ref
+    shorten = registry.kind(node.kind).short_label
+    ref = shorten(node.ref) if shorten is not None else node.ref
     return ref if len(ref) <= LABEL_LENGTH else f"{ref[: LABEL_LENGTH - 1]}…"
-
-
-def drawn_kind(node: GraphNode, generated_by_effect: set[int]) -> str:
-    """Evidence an effect generated (a receipt, a readback, a resolution) has its own layer."""
-    if node.kind == "evidence" and node.pk in generated_by_effect:
-        return "receipt"
-    return node.kind
 
 
 def layered_positions(graph: Subgraph) -> dict[int, tuple[float, float]]:
@@ -95,7 +57,7 @@ def layered_positions(graph: Subgraph) -> dict[int, tuple[float, float]]:
     kinds = _drawn_kinds(graph)
     layers: dict[int, list[GraphNode]] = defaultdict(list)
     for node in graph.nodes:
-        layers[KIND_STYLES.get(kinds[node.pk], UNKNOWN_KIND).layer].append(node)
+        layers[registry.column(kinds[node.pk])].append(node)
     used = sorted(layers)
     neighbours: dict[int, set[int]] = defaultdict(set)
     for edge in graph.edges:
@@ -127,13 +89,19 @@ def layered_positions(graph: Subgraph) -> dict[int, tuple[float, float]]:
 
 
 def _drawn_kinds(graph: Subgraph) -> dict[int, str]:
-    effects = {node.pk for node in graph.nodes if node.kind == "effect"}
-    generated = {
-        edge.dst
-        for edge in graph.edges
-        if edge.src in effects and edge.relation == Relation.WAS_GENERATED_BY
-    }
-    return {node.pk: drawn_kind(node, generated) for node in graph.nodes}
+    """The kind each node is drawn as: its own, or a registered variant's (evidence an effect
+    generated drawn as a receipt, in reconcile's words)."""
+    drawn = {node.pk: node.kind for node in graph.nodes}
+    for variant in registry.variants():
+        generators = {node.pk for node in graph.nodes if node.kind == variant.generated_by}
+        for edge in graph.edges:
+            if (
+                edge.src in generators
+                and edge.relation == Relation.WAS_GENERATED_BY
+                and drawn.get(edge.dst) == variant.variant_of
+            ):
+                drawn[edge.dst] = variant.name
+    return drawn
 
 
 def _hover(node: GraphNode) -> list[str]:
@@ -203,8 +171,8 @@ def lineage_graph_figure(graph: Subgraph, targets: Mapping[str, str]) -> go.Figu
     grouped: dict[str, list[GraphNode]] = defaultdict(list)
     for node in graph.nodes:
         grouped[kinds[node.pk]].append(node)
-    for kind in sorted(grouped, key=lambda k: (KIND_STYLES.get(k, UNKNOWN_KIND).layer, k)):
-        style = KIND_STYLES.get(kind, UNKNOWN_KIND)
+    for kind in sorted(grouped, key=lambda k: (registry.column(k), k)):
+        style = registry.kind(kind)
         members = grouped[kind]
         labelled = all(
             per_layer[positions[node.pk][0]] <= MAX_LABELLED_PER_LAYER for node in members
@@ -280,8 +248,8 @@ def lineage_graph_figure(graph: Subgraph, targets: Mapping[str, str]) -> go.Figu
 def _layer_titles(graph: Subgraph, kinds: dict[int, str]) -> list[str]:
     titles: dict[int, str] = {}
     for node in graph.nodes:
-        style = KIND_STYLES.get(kinds[node.pk], UNKNOWN_KIND)
-        titles.setdefault(style.layer, style.title)
+        style = registry.kind(kinds[node.pk])
+        titles.setdefault(registry.column(style.name), style.label)
     return [titles[layer] for layer in sorted(titles)]
 
 
@@ -289,3 +257,17 @@ def _y_range(positions: dict[int, tuple[float, float]]) -> list[float]:
     ys = [y for _, y in positions.values()] or [0.0]
     # Room below the lowest marker for its label.
     return [min(ys) - 0.9, max(ys) + 0.6]
+
+
+# What `json_script` escapes: the figure sits in a <script type="application/json"> block.
+_JSON_ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
+
+
+def figure_json(figure: go.Figure) -> SafeString:
+    """The figure as JSON for a page's script to draw (lineage.js, charts.js).
+
+    Not `fig.to_html()`: its inline <script> would need the page's CSP nonce, and an htmx
+    swap brings a response with a different one. Data in a JSON block is never executed, so
+    the only scripts are static files of the same origin.
+    """
+    return mark_safe(figure.to_json().translate(_JSON_ESCAPES))  # noqa: S308  # nosec B308 B703 - escaped JSON

@@ -1,45 +1,50 @@
-"""Export a lineage subgraph as a W3C PROV document (PROV-JSON or PROV-N) with `prov`."""
+"""Export a lineage subgraph as a W3C PROV document (PROV-JSON or PROV-N) with `prov`.
+
+What each kind is in PROV (entity, activity or agent) is what the host registered
+(`prov_type`); an unregistered kind is an entity. Identifiers live in the host's namespace
+(`LINEAGE_PROV_NAMESPACE`).
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from prov.model import ProvDocument
 
-from lineage_app.models import Edge, Node
-
-NAMESPACE = "https://reconcile.invalid/ns#"
-# How each kind of node appears in PROV.
-ACTIVITIES = {"snapshot", "effect", "reducer"}
-AGENTS = {"source"}
+from lineage_app.conf import prov_namespace
+from lineage_app.models import Edge, Node, Relation
+from lineage_app.registry import registry
 
 
-def _qualified(node: Node) -> str:
+def _qualified(prefix: str, node: Node) -> str:
     safe = node.ref.replace("/", "__").replace("@", "_at_").replace(":", "_")
-    return f"rc:{node.kind}_{safe}"
+    return f"{prefix}:{node.kind}_{safe}"
 
 
 def prov_document(nodes: list[Node], edges: list[Edge]) -> ProvDocument:
+    prefix, uri = prov_namespace()
     document = ProvDocument()
-    document.add_namespace("rc", NAMESPACE)
-    elements = {}
+    document.add_namespace(prefix, uri)
+    prov_type = {node.pk: registry.kind(node.kind).prov_type for node in nodes}
+    elements: dict[int, Any] = {}
     for node in nodes:
-        attributes = {"rc:kind": node.kind, "rc:ref": node.ref}
+        attributes = {f"{prefix}:kind": node.kind, f"{prefix}:ref": node.ref}
         if node.label:
             attributes["prov:label"] = node.label
-        identifier = _qualified(node)
-        if node.kind in ACTIVITIES:
+        identifier = _qualified(prefix, node)
+        if prov_type[node.pk] == "activity":
             elements[node.pk] = document.activity(identifier, other_attributes=attributes)
-        elif node.kind in AGENTS:
+        elif prov_type[node.pk] == "agent":
             elements[node.pk] = document.agent(identifier, other_attributes=attributes)
         else:
             elements[node.pk] = document.entity(identifier, other_attributes=attributes)
-    kinds = {node.pk: node.kind for node in nodes}
     for edge in edges:
         if edge.src_id not in elements or edge.dst_id not in elements:
             continue
         src, dst = elements[edge.src_id], elements[edge.dst_id]
-        src_activity = kinds[edge.src_id] in ACTIVITIES
-        dst_activity = kinds[edge.dst_id] in ACTIVITIES
-        if kinds[edge.src_id] in AGENTS:
+        src_activity = prov_type[edge.src_id] == "activity"
+        dst_activity = prov_type[edge.dst_id] == "activity"
+        if prov_type[edge.src_id] == "agent":
             document.wasAttributedTo(dst, src)
         elif src_activity and dst_activity:
             document.wasInformedBy(dst, src)
@@ -47,8 +52,12 @@ def prov_document(nodes: list[Node], edges: list[Edge]) -> ProvDocument:
             document.used(dst, src)
         elif src_activity:
             document.wasGeneratedBy(dst, src)
-        elif edge.relation == "wasInvalidatedBy":
-            document.wasInvalidatedBy(src, None, other_attributes={"rc:correction": dst.identifier})
+        elif edge.relation == Relation.WAS_INVALIDATED_BY:
+            # PROV invalidates by an activity; the invalidating entity (a correction entry,
+            # for reconcile) is named in an attribute, as exports have always named it.
+            document.wasInvalidatedBy(
+                src, None, other_attributes={f"{prefix}:correction": dst.identifier}
+            )
         else:
             document.wasDerivedFrom(dst, src)
     return document

@@ -1,20 +1,22 @@
+"""The lineage API's routes; the host mounts them (reconcile: under /api/v1/lineage/)."""
+
 from __future__ import annotations
 
 from django.urls import path
 
-from lineage_app import api
+from lineage_app.api import views
 
 urlpatterns = [
-    path("blast-radius", api.BlastRadiusView.as_view(), name="api-blast-radius"),
+    path("blast-radius", views.BlastRadiusView.as_view(), name="api-blast-radius"),
     path(
         "<path:node>/descendants",
-        api.ReachView.as_view(direction="descendants"),
+        views.ReachView.as_view(direction="descendants"),
         name="api-lineage-descendants",
     ),
     path(
         "<path:node>/ancestors",
-        api.ReachView.as_view(direction="ancestors"),
+        views.ReachView.as_view(direction="ancestors"),
         name="api-lineage-ancestors",
     ),
-    path("<path:node>/prov", api.ProvView.as_view(), name="api-lineage-prov"),
+    path("<path:node>/prov", views.ProvView.as_view(), name="api-lineage-prov"),
 ]

@@ -10,7 +10,11 @@ class ReconcileAppConfig(AppConfig):
 
     def ready(self) -> None:
         from reconcile_app.api import schema  # noqa: F401 - registers the OpenAPI auth scheme
+        from reconcile_app.lineage_registration import register_with_lineage
 
+        # lineage_app knows no kind of node until reconcile registers its own, as apps
+        # register with the admin.
+        register_with_lineage()
         _raise_sqlite_parameter_limit()
 
 

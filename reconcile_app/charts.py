@@ -4,7 +4,8 @@ Each function takes what a selector returned (a stored run's `results`, or a par
 `operational_metrics()`) and builds a figure; none queries or does I/O, so each is tested on
 plain dicts. Colours follow the console's badges (`BADGE_COLOURS`): a verdict or a result has
 the same colour in a chart as in a table. An empty series gives a figure that says so, never
-bare axes. `figure_json` embeds a figure as data for static/reconcile/charts.js to draw.
+bare axes. `figure_json` (defined once, in lineage_app.charts) embeds a figure as data for
+static/reconcile/charts.js to draw.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import plotly.graph_objects as go
-from django.utils.safestring import SafeString, mark_safe
 
+# Re-exported for the drills and overview pages: one definition, in the lower layer.
+from lineage_app.charts import figure_json as figure_json
 from reconcile_app.choices import BADGE_COLOURS
 from reconcile_app.drills.drift import SEED_REFERENCE
 from reconcile_app.selectors.console_drills import DRILL_METRICS
@@ -46,19 +48,6 @@ PROTOCOL_B, BASELINE_B = "#8fb3ee", "#f0cf8e"
 RUN_COLOURS = ("#1d5fd1", "#d14343")
 
 PERCENT_AXIS = {"tickformat": ".0%", "range": [0, 1.08], "rangemode": "tozero"}
-
-# What Django's `json_script` escapes: the figure sits in a <script type="application/json">.
-_JSON_ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
-
-
-def figure_json(figure: go.Figure) -> SafeString:
-    """The figure as JSON, safe inside a `<script type="application/json">` block.
-
-    Not `fig.to_html()`: its inline <script> would need the page's CSP nonce, and a polled
-    partial arrives with another one. A JSON block is never executed; charts.js (same origin)
-    draws it.
-    """
-    return mark_safe(figure.to_json().translate(_JSON_ESCAPES))  # noqa: S308  # nosec B308 B703 - escaped JSON
 
 
 def tone(value: str) -> str:

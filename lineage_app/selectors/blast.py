@@ -1,4 +1,6 @@
-"""Blast radius entry points: one node, a source version range, a reducer, a memory class."""
+"""Blast radius: everything downstream of some roots. Lineage's own entry points are any node
+and a source version range (`source:<name>@<version>` nodes); a host registers its own
+(`lineage_app.registry.register_entry_point`)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,6 @@ from datetime import datetime
 
 from lineage_app.models import Node
 from lineage_app.selectors.reach import Reach, reach
-
-REVIEW_KINDS = ("snapshot", "decision", "effect", "memory")
 
 
 def roots_for_source_versions(source: str, low: int, high: int) -> list[tuple[int, str]]:
@@ -26,17 +26,6 @@ def roots_for_source_versions(source: str, low: int, high: int) -> list[tuple[in
     return found
 
 
-def roots_for_memory_class(memory_class: str) -> list[tuple[int, str]]:
-    """Every memory record of the class (a poisoned class is quarantined as a whole)."""
-    from reconcile_app.models import MemoryRecord
-
-    ids = MemoryRecord.objects.filter(memory_class=memory_class).values("memory_id")
-    return [
-        (pk, f"memory:{ref}")
-        for pk, ref in Node.objects.filter(kind="memory", ref__in=ids).values_list("pk", "ref")
-    ]
-
-
 def blast_radius(
     roots: list[tuple[int, str]],
     *,
@@ -45,6 +34,7 @@ def blast_radius(
     limit: int = 100,
     offset: int = 0,
 ) -> Reach:
+    """Descendants of the (row id, `kind:ref`) roots: counts by kind and one page."""
     return reach(
         [pk for pk, _ in roots],
         [node for _, node in roots],

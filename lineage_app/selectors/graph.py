@@ -23,33 +23,13 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from lineage_app.models import Edge, Node
+from lineage_app.registry import registry
 
 MAX_GRAPH_DEPTH = 6
 DEFAULT_GRAPH_DEPTH = 3
 # Beyond this many nodes a layered drawing stops being readable.
 GRAPH_NODE_CAP = 120
 UPSTREAM, DOWNSTREAM, ROOT = "upstream", "downstream", "root"
-# When a bare id matches nodes of several kinds, the one a person most likely meant first.
-KIND_PRIORITY = (
-    "snapshot",
-    "evidence",
-    "effect",
-    "memory",
-    "decision",
-    "reducer",
-    "source",
-    "read",
-)
-HAPPENS_ORDER = (
-    "source",
-    "read",
-    "evidence",
-    "reducer",
-    "snapshot",
-    "decision",
-    "effect",
-    "memory",
-)
 # A shortened id pasted from a table ("snap_1a2b3c…") still finds its node.
 PREFIX_MIN_LENGTH = 6
 PREFIX_MATCHES = 10
@@ -104,13 +84,8 @@ class Subgraph:
                 self.counts.get(UPSTREAM, {}).get(kind, 0),
                 self.counts.get(DOWNSTREAM, {}).get(kind, 0),
             )
-            for kind in sorted(kinds, key=kind_order)
+            for kind in sorted(kinds, key=registry.kind_order)
         ]
-
-
-def kind_order(kind: str) -> tuple[int, str]:
-    """The order things happen in, sources first and memories last."""
-    return (HAPPENS_ORDER.index(kind) if kind in HAPPENS_ORDER else len(HAPPENS_ORDER), kind)
 
 
 def _as_node(node: Node, *, side: str = ROOT, distance: int = 0) -> GraphNode:
@@ -128,9 +103,9 @@ def _as_node(node: Node, *, side: str = ROOT, distance: int = 0) -> GraphNode:
 def node_candidates(text: str) -> list[Node]:
     """Nodes a search box entry may mean, best first.
 
-    `kind:ref` names one node; a bare id (a snapshot id, an evidence id, an effect key, a
-    memory id, `case-service@42`) matches any node with that ref. Only when nothing matches
-    exactly is a prefix tried, so a shortened id still resolves.
+    `kind:ref` names one node; a bare id matches any node with that ref, the kinds ranked as
+    registered (`search_rank`). Only when nothing matches exactly is a prefix tried, so a
+    shortened id still resolves.
     """
     text = text.strip()
     if not text:
@@ -143,19 +118,17 @@ def node_candidates(text: str) -> list[Node]:
     if not found and len(text.rstrip("…")) >= PREFIX_MIN_LENGTH:
         prefix = text.rstrip("…")
         found = list(Node.objects.filter(ref__startswith=prefix).order_by("ref")[:PREFIX_MATCHES])
-        # A read's ref starts with its snapshot's id: a shortened snapshot id means the snapshot.
-        if any(node.kind != "read" for node in found):
-            found = [node for node in found if node.kind != "read"]
+        # Some refs begin with another node's ref (a read's with its snapshot's id): a
+        # shortened id matching such a kind and another one means the other one.
+        prefixed = [node for node in found if registry.kind(node.kind).ref_prefixed_by_other_ids]
+        if len(prefixed) < len(found):
+            found = [node for node in found if node not in prefixed]
     exact = [node for node in found if node.node_id == text]
     rest = sorted(
         (node for node in found if node.node_id != text),
-        key=lambda node: (_priority(node.kind), node.ref),
+        key=lambda node: (registry.search_rank(node.kind), node.ref),
     )
     return exact + rest
-
-
-def _priority(kind: str) -> int:
-    return KIND_PRIORITY.index(kind) if kind in KIND_PRIORITY else len(KIND_PRIORITY)
 
 
 def _neighbourhood_cte() -> str:

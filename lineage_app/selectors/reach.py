@@ -16,6 +16,7 @@ from typing import Any
 from django.db import connection
 
 from lineage_app.models import Edge, Node
+from lineage_app.selectors.nodes import node_ids as lookup
 
 MAX_DEPTH = 64
 
@@ -129,7 +130,5 @@ def reach(
 
 def resolve_roots(node_ids: list[str]) -> tuple[list[int], list[str]]:
     """Row ids of the given `kind:ref` ids that exist, in one query."""
-    from lineage_app.services.graph import node_ids as lookup
-
     found = lookup(node_ids)
     return [found[node] for node in node_ids if node in found], [n for n in node_ids if n in found]

@@ -13,16 +13,21 @@ from datetime import datetime
 from django.utils import timezone
 
 from lineage_app.models import Edge, Node
+from lineage_app.selectors.nodes import node_ids
 
 
 @dataclass(frozen=True)
 class Link:
+    """An edge `src` → `dst`: `dst` depends on `src` (read `dst <relation> src`), both
+    named `kind:ref`."""
+
     src: str
     dst: str
     relation: str
 
 
 def split_node_id(node_id: str) -> tuple[str, str]:
+    """`kind:ref` as (kind, ref); ValueError for anything else."""
     kind, sep, ref = node_id.partition(":")
     if not sep or not kind or not ref:
         raise ValueError(f"node id {node_id!r} is not kind:ref")
@@ -35,6 +40,8 @@ def graph_record(
     labels: dict[str, str] | None = None,
     at: datetime | None = None,
 ) -> None:
+    """Record the links (and any node first mentioned), labelling new nodes from `labels`.
+    Recording a link again changes nothing: nodes and edges are insert-only."""
     links = list(links)
     if not links:
         return
@@ -57,23 +64,3 @@ def graph_record(
         ],
         ignore_conflicts=True,
     )
-
-
-def node_ids(node_ids_wanted: Iterable[str]) -> dict[str, int]:
-    """Map `kind:ref` ids to row ids in one query (one `ref IN (...)` per kind, not per id)."""
-    from django.db.models import Q
-
-    by_kind: dict[str, list[str]] = {}
-    for node in node_ids_wanted:
-        kind, sep, ref = node.partition(":")
-        if sep and kind and ref:  # anything else names no node
-            by_kind.setdefault(kind, []).append(ref)
-    if not by_kind:
-        return {}
-    query = Q()
-    for kind, refs in by_kind.items():
-        query |= Q(kind=kind, ref__in=refs)
-    return {
-        f"{kind}:{ref}": pk
-        for pk, kind, ref in Node.objects.filter(query).values_list("pk", "kind", "ref")
-    }

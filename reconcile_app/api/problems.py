@@ -59,6 +59,12 @@ def _detail_text(detail: Any) -> str:
     return str(detail)
 
 
+def _raised_code(exc: exceptions.APIException) -> str:
+    """The code an APIException was raised with (`default_code`, or `code=`), else "error"."""
+    codes = exc.get_codes()
+    return codes if isinstance(codes, str) else "error"
+
+
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
         return problem_response(
@@ -70,11 +76,15 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         exc = exceptions.PermissionDenied()
     if not isinstance(exc, exceptions.APIException):
         return None
-    code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
+    code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), None)
+    if code is None:
+        # An exception of another app (lineage_app raises DRF exceptions, never ours) keeps
+        # the stable code it was raised with.
+        code = _raised_code(exc)
     extra: dict[str, Any] = {}
     if isinstance(exc, exceptions.ValidationError):
         extra["errors"] = exc.detail
-    if isinstance(exc, exceptions.PermissionDenied) and getattr(exc, "problem_code", None):
+    if getattr(exc, "problem_code", None):
         code = exc.problem_code  # type: ignore[attr-defined]
     title = "Invalid request" if exc.status_code == 400 else str(exc.default_detail).rstrip(".")
     response = problem_response(

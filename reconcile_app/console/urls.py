@@ -1,21 +1,50 @@
 from __future__ import annotations
 
-from django.urls import include, path
+from django.urls import path
 
 from reconcile_app.console import (
     audit,
+    blast_radius,
+    corrections,
     drills,
     effects,
     escalations,
+    evidence,
     facts,
     overview,
     quarantine,
+    replay,
     views,
 )
 
 urlpatterns = [
     path("", overview.OverviewView.as_view(), name="console-home"),
-    path("", include("lineage_app.console_urls")),
+    # Reviewing what lineage reaches; the explorer itself (/lineage/) is lineage_app's.
+    path(
+        "lineage/blast-radius/",
+        blast_radius.BlastRadiusView.as_view(),
+        name="console-blast-radius",
+    ),
+    path(
+        "corrections/<str:correction_id>/",
+        corrections.CorrectionDetailView.as_view(),
+        name="console-correction",
+    ),
+    path(
+        "evidence/<str:evidence_id>/correct/",
+        evidence.EvidenceCorrectView.as_view(),
+        name="console-evidence-correct",
+    ),
+    path(
+        "evidence/<str:evidence_id>/",
+        evidence.EvidenceDetailView.as_view(),
+        name="console-evidence",
+    ),
+    path(
+        "snapshots/<str:snapshot_id>/replay/",
+        replay.SnapshotReplayView.as_view(),
+        name="console-snapshot-replay",
+    ),
     path("snapshots/", views.SnapshotListView.as_view(), name="console-snapshots"),
     path(
         "snapshots/<str:snapshot_id>/",

@@ -10,10 +10,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from lineage_app.selectors.blast import blast_radius
-from lineage_app.selectors.reach import resolve_roots
 from reconcile_app.choices import EvidenceKind
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
 from reconcile_app.models import Correction, DecisionSnapshot, EvidenceEntry, SnapshotTaint
+from reconcile_app.selectors.lineage import evidence_roots
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.principals import principal_for_user
@@ -69,8 +69,7 @@ def correction_create(
             request_id=request_id,
             after={"correction_id": correction.correction_id, "entry": entry.evidence_id},
         )
-        root_ids, roots = resolve_roots([f"evidence:{evidence_id}"])
-        size = blast_radius(list(zip(root_ids, roots, strict=True)), limit=0).total
+        size = blast_radius(evidence_roots(evidence_id=evidence_id), limit=0).total
         if size <= INLINE_LIMIT:
             correction_complete(correction_id=correction.correction_id)
         else:
@@ -86,8 +85,7 @@ def correction_complete(*, correction_id: str, now: datetime | None = None) -> C
         correction = Correction.objects.select_related("corrected").get(correction_id=correction_id)
         if correction.status == Correction.Status.COMPLETE:
             return correction
-        root_ids, roots = resolve_roots([f"evidence:{correction.corrected.evidence_id}"])
-        roots_pairs = list(zip(root_ids, roots, strict=True))
+        roots_pairs = evidence_roots(evidence_id=correction.corrected.evidence_id)
         radius = blast_radius(roots_pairs, limit=0)
         snapshot_refs: list[str] = []
         offset, page = 0, 2000

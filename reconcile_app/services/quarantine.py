@@ -12,6 +12,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from lineage_app.selectors.blast import blast_radius
 from reconcile_app.errors import Conflict, Locked, NotFound, ValidationFailed
 from reconcile_app.models import (
     DecisionSnapshot,
@@ -22,6 +23,7 @@ from reconcile_app.models import (
     QuarantineEpoch,
     Source,
 )
+from reconcile_app.selectors.lineage import memory_class_roots
 from reconcile_app.services.audit import audit_record
 
 ACTIVE = (Quarantine.Status.APPLYING, Quarantine.Status.APPLIED)
@@ -162,9 +164,7 @@ def quarantine_preview(*, scope: str, target: str, since: datetime | None = None
             ).count(),
             "effects": Effect.objects.filter(source__name=target, created_at__gte=since).count(),
         }
-    from lineage_app.selectors.blast import blast_radius, roots_for_memory_class
-
-    radius = blast_radius(roots_for_memory_class(target), limit=0)
+    radius = blast_radius(memory_class_roots(target), limit=0)
     return {
         "memories": MemoryRecord.objects.filter(memory_class=target).count(),
         "memories_current": MemoryRecord.objects.filter(

@@ -42,7 +42,7 @@ def lineage_data(
 
     from reconcile_app.services.corrections import correction_create
     from tests.conftest import make_person
-    from tests.lineage_app.console.conftest import build_chain
+    from tests.reconcile_app.lineage_chain import build_chain
 
     chains = [
         build_chain(agent, key=f"l-{index}", capture=lambda execute: nullcontext())

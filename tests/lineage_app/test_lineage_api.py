@@ -6,31 +6,13 @@ import json
 
 import pytest
 
-from reconcile_app.models import SnapshotTaint
-from tests.reconcile_app.effects.conftest import collectible, commit, reconcile  # noqa: F401
+from tests.reconcile_app.lineage_chain import chain_with_memory, collectible  # noqa: F401
 
 
 @pytest.fixture
 def chain(collectible, agent, eager_tasks, django_capture_on_commit_callbacks):
     """ev-collect → snapshot → decision → effect → receipt/readback, and a memory from it."""
-    snapshot = reconcile(agent)
-    with django_capture_on_commit_callbacks(execute=True):
-        assert (
-            commit(agent, snapshot, "release_collections_hold", "released", "l-1").status_code
-            == 201
-        )
-    memory = agent.post(
-        "/api/v1/memories",
-        {
-            "memory_class": "episodic",
-            "subject": "account-17",
-            "purpose": "collections",
-            "field": "collections_status",
-            "value": "released",
-            "derived_from": [f"snapshot:{snapshot['snapshot_id']}"],
-        },
-    ).json()
-    return snapshot, memory
+    return chain_with_memory(agent, django_capture_on_commit_callbacks)
 
 
 def test_descendants_of_evidence_reach_every_kind(chain, operator):
@@ -91,42 +73,6 @@ def test_blast_radius_by_source_version_range(chain, operator):
 def test_blast_radius_by_memory_class(chain, operator):
     body = operator.client.get("/api/v1/lineage/blast-radius", {"memory_class": "episodic"}).json()
     assert len(body["roots"]) == 1
-
-
-def test_correction_taints_snapshots_and_lists_what_to_review(chain, operator):
-    snapshot, memory = chain
-    response = operator.post(
-        "/api/v1/corrections", {"evidence_id": "ev-collect", "reason": "keyed to the wrong account"}
-    )
-    assert response.status_code == 201, response.content
-    body = response.json()
-    assert body["status"] == "complete"
-    assert body["correction"]["revokes"] == "ev-collect"
-    assert body["blast_radius"]["review"]["snapshots"] == [snapshot["snapshot_id"]]
-    assert body["blast_radius"]["review"]["effects"] == ["l-1"]
-    assert body["blast_radius"]["review"]["memorys"] == [memory["memory_id"]]
-    assert SnapshotTaint.objects.filter(snapshot__snapshot_id=snapshot["snapshot_id"]).count() == 1
-    again = operator.post("/api/v1/corrections", {"evidence_id": "ev-collect", "reason": "x"})
-    assert (again.status_code, again.json()["code"]) == (409, "already_corrected")
-
-
-def test_correction_with_replacement_supersedes(chain, operator):
-    body = operator.post(
-        "/api/v1/corrections",
-        {
-            "evidence_id": "ev-collect",
-            "reason": "typo",
-            "replacement": {"value": "hold"},
-        },
-    ).json()
-    assert body["correction"]["supersedes"] == "ev-collect"
-    assert body["correction"]["value"] == "hold"
-
-
-def test_only_operators_correct(chain, auditor, agent):
-    for persona in (auditor, agent):
-        response = persona.post("/api/v1/corrections", {"evidence_id": "ev-collect", "reason": "x"})
-        assert response.status_code == 403
 
 
 @pytest.mark.parametrize("fmt", ["json", "provn"])

@@ -10,14 +10,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from lineage_app.selectors.blast import REVIEW_KINDS, blast_radius
-from lineage_app.selectors.reach import resolve_roots
+from lineage_app.selectors.blast import blast_radius
 from reconcile_app.api.permissions import IsOperator, PeopleOnly
 from reconcile_app.api.serializers import CorrectionInput, EvidenceOutput
 from reconcile_app.canonical import rfc3339
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Correction
 from reconcile_app.request_id import request_id_of
+from reconcile_app.selectors.lineage import REVIEW_KINDS, evidence_roots
 from reconcile_app.services.corrections import correction_create
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
@@ -25,8 +25,7 @@ LIST_LIMIT = 500
 
 
 def correction_body(correction: Correction) -> dict[str, Any]:
-    root_ids, roots = resolve_roots([f"evidence:{correction.corrected.evidence_id}"])
-    pairs = list(zip(root_ids, roots, strict=True))
+    pairs = evidence_roots(evidence_id=correction.corrected.evidence_id)
     to_review = {
         f"{kind}s": [
             node["ref"] for node in blast_radius(pairs, kinds=[kind], limit=LIST_LIMIT).nodes

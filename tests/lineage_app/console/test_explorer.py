@@ -12,7 +12,7 @@ from django.test import Client
 from lineage_app.models import Relation
 from lineage_app.selectors.graph import GRAPH_NODE_CAP
 from lineage_app.services.graph import Link, graph_record
-from tests.lineage_app.console.conftest import FACT_KEY
+from tests.reconcile_app.lineage_chain import FACT_KEY
 
 # session, user, the user's groups, the root, the counts by kind, the nearest nodes, their
 # edges, then the decisions' snapshots and the memories' fact keys (where a click goes).

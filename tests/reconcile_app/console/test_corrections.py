@@ -8,7 +8,12 @@ import pytest
 from django.test import Client
 
 from reconcile_app.models import AuditEvent, Correction, EvidenceEntry, SnapshotTaint
-from tests.lineage_app.console.conftest import FACT_KEY
+from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
+    FACT_KEY,
+    chain,
+    collectible,
+    correction,
+)
 
 # session, user, the user's groups, the entry, its chain neighbours and correctors, its
 # correction, the effect that generated it.

@@ -8,11 +8,10 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from lineage_app.models import Edge, Relation
-from lineage_app.selectors.review import node_url
+from lineage_app.models import Relation
+from lineage_app.selectors.nodes import upstream_refs
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Correction, EvidenceEntry
-from reconcile_app.services.references import split_reference
 
 
 @dataclass(frozen=True)
@@ -24,7 +23,6 @@ class EvidenceDetail:
     correction: Correction | None  # the correction of this entry, if it was corrected
     correction_made: Correction | None  # the correction this entry records, if it is one
     generated_by: list[str]  # keys of the effects that generated it
-    derived_from: list[tuple[str, str]]  # (reference as recorded, where it opens)
 
     @property
     def previous_links(self) -> bool | None:
@@ -40,7 +38,7 @@ class EvidenceDetail:
         return self.next.prev_hash == self.entry.hash
 
 
-def console_evidence_detail(*, evidence_id: str) -> EvidenceDetail:
+def evidence_detail(*, evidence_id: str) -> EvidenceDetail:
     entry = (
         EvidenceEntry.objects.select_related("revokes", "supersedes", "recorded_by")
         .filter(evidence_id=evidence_id)
@@ -58,13 +56,8 @@ def console_evidence_detail(*, evidence_id: str) -> EvidenceDetail:
             "corrected", "entry", "actor"
         )
     )
-    generated_by = list(
-        Edge.objects.filter(
-            dst__kind="evidence",
-            dst__ref=evidence_id,
-            src__kind="effect",
-            relation=Relation.WAS_GENERATED_BY,
-        ).values_list("src__ref", flat=True)
+    generated_by = upstream_refs(
+        node=f"evidence:{evidence_id}", relation=Relation.WAS_GENERATED_BY, kind="effect"
     )
     return EvidenceDetail(
         entry=entry,
@@ -76,7 +69,4 @@ def console_evidence_detail(*, evidence_id: str) -> EvidenceDetail:
         correction=next((c for c in corrections if c.corrected_id == entry.pk), None),
         correction_made=next((c for c in corrections if c.entry_id == entry.pk), None),
         generated_by=generated_by,
-        derived_from=[
-            (reference, node_url(*split_reference(reference))) for reference in entry.derived_from
-        ],
     )

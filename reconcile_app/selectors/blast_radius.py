@@ -1,5 +1,5 @@
-"""What the console shows about lineage nodes: where each one opens, and the rows of a
-blast-radius list.
+"""A blast-radius list to review: the snapshots, decisions, effects and memories downstream
+of some lineage nodes, one kind and one page at a time, each with the row it names.
 
 A lineage node only names its object (`kind:ref`); the object's own row says what a reviewer
 needs (a snapshot's result, an effect's status, a memory's class). Each page of nodes costs
@@ -8,17 +8,14 @@ one query per kind shown, whatever the page size.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, overload
-from urllib.parse import urlencode
 
 from django.db.models import Exists, OuterRef
-from django.urls import reverse
 
-from lineage_app.selectors.blast import REVIEW_KINDS, blast_radius
-from lineage_app.selectors.graph import aware
+from lineage_app.selectors.blast import blast_radius
 from reconcile_app.models import (
     Correction,
     DecisionReceipt,
@@ -27,84 +24,21 @@ from reconcile_app.models import (
     MemoryRecord,
     SnapshotTaint,
 )
+from reconcile_app.selectors.lineage import REVIEW_KINDS
 
-__all__ = ["REVIEW_KINDS", "ReviewRow", "ReviewRows", "node_targets", "review_page"]
-
-
-def explorer_url(node_id: str, depth: int | None = None) -> str:
-    query = {"node": node_id, **({"depth": depth} if depth else {})}
-    return f"{reverse('console-lineage')}?{urlencode(query, safe=':@')}"
-
-
-def blast_url(**params: Any) -> str:
-    return f"{reverse('console-blast-radius')}?{urlencode(params, safe=':@')}"
-
-
-def node_targets(nodes: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """`kind:ref` → the console page a click on that node opens.
-
-    Snapshots, effects and evidence have their own pages; a read opens its snapshot; a
-    decision opens the snapshot it was made on; a memory with a fact key opens that fact's
-    history; a source version or a reducer opens its blast radius; anything else re-centres
-    the explorer on it. At most two queries (decisions, memories).
-    """
-    pairs = list(nodes)
-    decisions = [ref for kind, ref in pairs if kind == "decision"]
-    memories = [ref for kind, ref in pairs if kind == "memory"]
-    snapshot_of = dict(
-        DecisionReceipt.objects.filter(decision_id__in=decisions).values_list(
-            "decision_id", "snapshot__snapshot_id"
-        )
-    )
-    fact_of = dict(
-        MemoryRecord.objects.filter(memory_id__in=memories)
-        .exclude(fact_key="")
-        .values_list("memory_id", "fact_key")
-    )
-    targets: dict[str, str] = {}
-    for kind, ref in pairs:
-        node_id = f"{kind}:{ref}"
-        url = _target(kind, ref, snapshot_of, fact_of)
-        targets[node_id] = url or explorer_url(node_id)
-    return targets
-
-
-def _target(
-    kind: str, ref: str, snapshot_of: dict[str, str], fact_of: dict[str, str]
-) -> str | None:
-    if kind == "snapshot":
-        return reverse("console-snapshot", args=[ref])
-    if kind == "read":
-        snapshot_id, _, _ = ref.partition("/")
-        return f"{reverse('console-snapshot', args=[snapshot_id])}#fields"
-    if kind == "decision" and ref in snapshot_of:
-        return reverse("console-snapshot", args=[snapshot_of[ref]])
-    if kind == "effect":
-        return reverse("console-effect", args=[ref])
-    if kind == "evidence":
-        return reverse("console-evidence", args=[ref])
-    if kind == "memory" and ref in fact_of:
-        return f"{reverse('console-fact', args=[fact_of[ref]])}#memory-{ref}"
-    if kind == "reducer":
-        return blast_url(reducer=ref)
-    if kind == "source":
-        name, _, version = ref.rpartition("@")
-        if name and version.isdigit():
-            return blast_url(source=name, from_version=version, to_version=version)
-    return None
+__all__ = ["ReviewPage", "ReviewRow", "ReviewRows", "review_page"]
 
 
 @dataclass(frozen=True)
 class ReviewRow:
     """One node of a blast-radius list with the object it names (None if that object's row
-    is gone or was never a console object)."""
+    is gone or was never a console object). `recorded_at` is the node's, aware."""
 
     kind: str
     ref: str
     label: str
     recorded_at: datetime | None
     obj: Any
-    url: str
     tainted: bool = False
 
     @property
@@ -149,26 +83,12 @@ def _rows(kind: str, nodes: list[dict[str, Any]], correction: Correction | None)
                 kind=kind,
                 ref=node["ref"],
                 label=node["label"],
-                recorded_at=aware(node["recorded_at"]),
+                recorded_at=node["recorded_at"],
                 obj=obj,
-                url=_row_url(kind, node["ref"], obj),
                 tainted=bool(getattr(obj, "tainted", False)),
             )
         )
     return rows
-
-
-def node_url(kind: str, ref: str) -> str:
-    """Where a node opens when nothing needs looking up (a memory re-centres the explorer)."""
-    return _target(kind, ref, {}, {}) or explorer_url(f"{kind}:{ref}")
-
-
-def _row_url(kind: str, ref: str, obj: Any) -> str:
-    if kind == "decision" and obj is not None:
-        return reverse("console-snapshot", args=[obj.snapshot.snapshot_id])
-    if kind == "memory" and obj is not None and obj.fact_key:
-        return f"{reverse('console-fact', args=[obj.fact_key])}#memory-{ref}"
-    return node_url(kind, ref)
 
 
 class ReviewRows(Sequence[ReviewRow]):
@@ -261,12 +181,3 @@ def review_page(
         correction=correction,
     )
     return ReviewPage(counts=radius.counts, kind=wanted, rows=rows)
-
-
-def snapshot_taints(*, snapshot_id: str) -> list[SnapshotTaint]:
-    """The corrections that put this snapshot in a blast radius, oldest first."""
-    return list(
-        SnapshotTaint.objects.filter(snapshot__snapshot_id=snapshot_id)
-        .select_related("correction__corrected")
-        .order_by("at", "pk")
-    )

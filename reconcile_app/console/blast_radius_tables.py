@@ -12,14 +12,17 @@ import django_tables2 as tables
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from lineage_app.selectors.review import ReviewRow
+from reconcile_app.console.node_links import review_row_url
 from reconcile_app.console.tables import TABLE_TEMPLATE, snapshot_link
+from reconcile_app.selectors.blast_radius import ReviewRow
 from reconcile_app.templatetags.reconcile_tags import EMPTY, badge, jsonvalue, short, ts
 
 
 def _link(row: ReviewRow, text: str | None = None) -> SafeString:
     shown = text or row.ref
-    return format_html('<a class="mono" href="{}" title="{}">{}</a>', row.url, row.ref, shown)
+    return format_html(
+        '<a class="mono" href="{}" title="{}">{}</a>', review_row_url(row), row.ref, shown
+    )
 
 
 def _field(row: ReviewRow, name: str) -> Any:

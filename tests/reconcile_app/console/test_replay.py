@@ -8,7 +8,12 @@ import pytest
 from django.test import Client
 
 from reconcile_app.models import AuditEvent, DecisionSnapshot, EvidenceEntry
-from tests.lineage_app.console.conftest import signed_in
+from tests.reconcile_app.console.conftest import signed_in
+from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
+    chain,
+    collectible,
+    correction,
+)
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 

@@ -5,26 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from lineage_app.api.exceptions import InvalidParameter, NodeNotFound
+from lineage_app.api.params import int_param, rfc3339, walk_options
+from lineage_app.conf import api_permission_classes
 from lineage_app.models import Edge, Node
 from lineage_app.prov_export import prov_document
-from lineage_app.selectors.blast import (
-    blast_radius,
-    roots_for_memory_class,
-    roots_for_source_versions,
-)
+from lineage_app.registry import registry
+from lineage_app.selectors.blast import blast_radius, roots_for_source_versions
 from lineage_app.selectors.reach import MAX_DEPTH, Reach, reach, resolve_roots
-from reconcile_app.api.permissions import PeopleOnly
-from reconcile_app.canonical import rfc3339
-from reconcile_app.errors import NotFound, ValidationFailed
-from reconcile_app.instants import instant_from_text
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
-PAGE_SIZE, MAX_PAGE_SIZE = 100, 1000
 COMMON = [
     OpenApiParameter("depth", int, description=f"1..{MAX_DEPTH}; unbounded if absent"),
     OpenApiParameter("as_of", str, description="only edges recorded by this RFC 3339 time"),
@@ -32,34 +29,15 @@ COMMON = [
     OpenApiParameter("page", int),
     OpenApiParameter("page_size", int),
 ]
+PROV_NODE_LIMIT = 5000
+HIGHEST_VERSION = 2**62
 
 
-def _int(request: Request, name: str, default: int | None, low: int, high: int) -> int | None:
-    raw = request.query_params.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)
-    except ValueError as exc:
-        raise ValidationFailed(f"{name} must be an integer", code="invalid_parameter") from exc
-    if not low <= value <= high:
-        raise ValidationFailed(f"{name} must be between {low} and {high}", code="invalid_parameter")
-    return value
-
-
-def _options(request: Request) -> dict[str, Any]:
-    as_of = instant_from_text(request.query_params.get("as_of"), "as_of")
-    page = _int(request, "page", 1, 1, 10**6) or 1
-    page_size = _int(request, "page_size", PAGE_SIZE, 1, MAX_PAGE_SIZE) or PAGE_SIZE
-    return {
-        "depth": _int(request, "depth", None, 1, MAX_DEPTH),
-        "as_of": as_of,
-        "kinds": request.query_params.getlist("kind") or None,
-        "limit": page_size,
-        "offset": (page - 1) * page_size,
-        "page": page,
-        "page_size": page_size,
-    }
+# Guarded as the host says (`LINEAGE_API_PERMISSION_CLASSES`), read per request. No docstring:
+# the schema would take it for the description of every view below that has none.
+class LineageAPIView(APIView):
+    def get_permissions(self) -> list[BasePermission]:
+        return [permission() for permission in api_permission_classes()]
 
 
 def reach_body(result: Reach, options: dict[str, Any]) -> dict[str, Any]:
@@ -85,16 +63,20 @@ def reach_body(result: Reach, options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class ReachView(APIView):
-    permission_classes = [PeopleOnly]
+def _one_root(node: str) -> tuple[list[int], list[str]]:
+    root_ids, roots = resolve_roots([node]) if ":" in node else ([], [])
+    if not root_ids:
+        raise NodeNotFound(f"no lineage node {node}")
+    return root_ids, roots
+
+
+class ReachView(LineageAPIView):
     direction = "descendants"
 
     @extend_schema(parameters=COMMON, responses={200: None, 400: PROBLEM, 404: PROBLEM})
     def get(self, request: Request, node: str) -> Response:
-        options = _options(request)
-        root_ids, roots = resolve_roots([node]) if ":" in node else ([], [])
-        if not root_ids:
-            raise NotFound(f"no lineage node {node}", code="node_not_found")
+        options = walk_options(request)
+        root_ids, roots = _one_root(node)
         result = reach(
             root_ids,
             roots,
@@ -108,39 +90,64 @@ class ReachView(APIView):
         return Response(reach_body(result, options))
 
 
-class BlastRadiusView(APIView):
-    """Everything downstream of a source version range or a memory class."""
+class EntryPointSchema(AutoSchema):
+    """The blast radius's host-registered entry points, documented as they are registered
+    (the schema is generated after every app is ready)."""
 
-    permission_classes = [PeopleOnly]
+    # drf-spectacular's signature; the DRF stubs declare the older schema inspector's.
+    def get_description(self) -> str:  # type: ignore[override]
+        phrases = ["a source version range"] + [
+            entry.phrase for entry in registry.entry_points.values() if entry.phrase
+        ]
+        return f"Everything downstream of {' or '.join(phrases)}."
+
+    def get_override_parameters(self) -> list[Any]:
+        return [
+            *super().get_override_parameters(),
+            *(OpenApiParameter(name, str) for name in registry.entry_points),
+        ]
+
+
+class BlastRadiusView(LineageAPIView):
+    """Everything downstream of a source version range, a node, or a host's entry point."""
+
+    schema = EntryPointSchema()
 
     @extend_schema(
         parameters=[
             OpenApiParameter("source", str),
             OpenApiParameter("from_version", int),
             OpenApiParameter("to_version", int),
-            OpenApiParameter("memory_class", str),
             OpenApiParameter("node", str, description="any kind:ref (repeatable)"),
             *COMMON,
         ],
         responses={200: None, 400: PROBLEM},
     )
     def get(self, request: Request) -> Response:
-        options = _options(request)
+        options = walk_options(request)
         params = request.query_params
         roots: list[tuple[int, str]] = []
+        named = False
         if params.get("source"):
-            low = _int(request, "from_version", 0, 0, 2**62) or 0
-            high = _int(request, "to_version", 2**62, 0, 2**62) or 2**62
+            low = int_param(request, "from_version", 0, 0, HIGHEST_VERSION) or 0
+            high = (
+                int_param(request, "to_version", HIGHEST_VERSION, 0, HIGHEST_VERSION)
+                or HIGHEST_VERSION
+            )
             roots += roots_for_source_versions(params["source"], low, high)
-        if params.get("memory_class"):
-            roots += roots_for_memory_class(params["memory_class"])
+            named = True
+        for name, entry in registry.entry_points.items():
+            if params.get(name):
+                roots += entry.roots(params[name])
+                named = True
         if params.getlist("node"):
             ids, names = resolve_roots(params.getlist("node"))
             roots += list(zip(ids, names, strict=True))
-        if not (params.get("source") or params.get("memory_class") or params.getlist("node")):
-            raise ValidationFailed(
-                "name an entry point: source (+ from_version/to_version), memory_class or node",
-                code="entry_point_missing",
+            named = True
+        if not named:
+            choices = ["source (+ from_version/to_version)", *registry.entry_points]
+            raise InvalidParameter(
+                f"name an entry point: {', '.join(choices)} or node", code="entry_point_missing"
             )
         result = blast_radius(
             roots,
@@ -152,12 +159,7 @@ class BlastRadiusView(APIView):
         return Response(reach_body(result, options))
 
 
-PROV_NODE_LIMIT = 5000
-
-
-class ProvView(APIView):
-    permission_classes = [PeopleOnly]
-
+class ProvView(LineageAPIView):
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=["json", "provn"])],
         responses={200: None, 400: PROBLEM, 404: PROBLEM},
@@ -165,10 +167,8 @@ class ProvView(APIView):
     def get(self, request: Request, node: str) -> HttpResponse:
         fmt = request.query_params.get("format", "json")
         if fmt not in ("json", "provn"):
-            raise ValidationFailed("format must be json or provn", code="invalid_format")
-        root_ids, roots = resolve_roots([node]) if ":" in node else ([], [])
-        if not root_ids:
-            raise NotFound(f"no lineage node {node}", code="node_not_found")
+            raise InvalidParameter("format must be json or provn", code="invalid_format")
+        root_ids, roots = _one_root(node)
         wanted = set(root_ids)
         for direction in ("ancestors", "descendants"):
             result = reach(root_ids, roots, direction=direction, limit=PROV_NODE_LIMIT)

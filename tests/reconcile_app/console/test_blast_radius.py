@@ -9,6 +9,10 @@ import pytest
 from lineage_app.models import Relation
 from lineage_app.services.graph import Link, graph_record
 from reconcile_app.console.views import PER_PAGE
+from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
+    chain,
+    collectible,
+)
 from tests.reconcile_app.reducers.test_hardship import (  # noqa: F401 (fixtures, a helper)
     ledger,
     letters_agent,

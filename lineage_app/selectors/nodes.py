@@ -1,0 +1,48 @@
+"""Nodes by id, and one hop upstream: the small reads other apps and the writer share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from lineage_app.models import Edge, Node
+
+
+def node_ids(node_ids_wanted: Iterable[str]) -> dict[str, int]:
+    """Map `kind:ref` ids to row ids in one query (one `ref IN (...)` per kind, not per id)."""
+    by_kind: dict[str, list[str]] = {}
+    for node in node_ids_wanted:
+        kind, sep, ref = node.partition(":")
+        if sep and kind and ref:  # anything else names no node
+            by_kind.setdefault(kind, []).append(ref)
+    if not by_kind:
+        return {}
+    query = Q()
+    for kind, refs in by_kind.items():
+        query |= Q(kind=kind, ref__in=refs)
+    return {
+        f"{kind}:{ref}": pk
+        for pk, kind, ref in Node.objects.filter(query).values_list("pk", "kind", "ref")
+    }
+
+
+def upstream_refs(*, node: str, relation: str, kind: str) -> list[str]:
+    """Refs of the `kind` nodes that `node` is related to by `relation`, one hop up (the
+    effects that generated an evidence entry, say). One query."""
+    node_kind, _, node_ref = node.partition(":")
+    return list(
+        Edge.objects.filter(
+            dst__kind=node_kind, dst__ref=node_ref, src__kind=kind, relation=relation
+        ).values_list("src__ref", flat=True)
+    )
+
+
+def nodes_of_kind(kind: str, refs: Iterable[str] | QuerySet[Any, Any]) -> list[tuple[int, str]]:
+    """(row id, `kind:ref`) of the recorded `kind` nodes among `refs`, a list or a queryset of
+    refs (a subquery then: one query either way)."""
+    return [
+        (pk, f"{kind}:{ref}")
+        for pk, ref in Node.objects.filter(kind=kind, ref__in=refs).values_list("pk", "ref")
+    ]

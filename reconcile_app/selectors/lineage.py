@@ -1,0 +1,47 @@
+"""Reconcile's reads of the lineage graph, through lineage_app's public selectors, and the
+lookups that say which of reconcile's rows a lineage node names.
+
+Writes go the other way through one service, `reconcile_app.services.provenance`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lineage_app.selectors.nodes import nodes_of_kind
+from lineage_app.selectors.reach import resolve_roots
+from reconcile_app.models import DecisionReceipt, MemoryRecord
+
+# What a person reviews downstream of a correction, a source version or a memory class.
+REVIEW_KINDS = ("snapshot", "decision", "effect", "memory")
+
+
+def evidence_roots(*, evidence_id: str) -> list[tuple[int, str]]:
+    """The entry's lineage node as blast-radius roots (none if nothing recorded it)."""
+    ids, names = resolve_roots([f"evidence:{evidence_id}"])
+    return list(zip(ids, names, strict=True))
+
+
+def memory_class_roots(memory_class: str) -> list[tuple[int, str]]:
+    """Every memory record of the class (a poisoned class is quarantined as a whole).
+    One query: the class's memory ids are a subquery."""
+    memory_ids = MemoryRecord.objects.filter(memory_class=memory_class).values("memory_id")
+    return nodes_of_kind("memory", memory_ids)
+
+
+def snapshots_of_decisions(decision_ids: Sequence[str]) -> dict[str, str]:
+    """decision id → the id of the snapshot it was made on, in one query."""
+    return dict(
+        DecisionReceipt.objects.filter(decision_id__in=decision_ids).values_list(
+            "decision_id", "snapshot__snapshot_id"
+        )
+    )
+
+
+def fact_keys_of_memories(memory_ids: Sequence[str]) -> dict[str, str]:
+    """memory id → its fact key, for the memories that have one, in one query."""
+    return dict(
+        MemoryRecord.objects.filter(memory_id__in=memory_ids)
+        .exclude(fact_key="")
+        .values_list("memory_id", "fact_key")
+    )

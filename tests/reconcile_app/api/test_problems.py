@@ -1,0 +1,66 @@
+"""The problem handler keeps the stable code of any DRF exception another app raises.
+
+lineage_app knows nothing of reconcile's errors: it raises DRF exceptions whose code is their
+`default_code` (or `code=`), and the product's problem+json shape must carry that code.
+"""
+
+from __future__ import annotations
+
+from rest_framework import exceptions
+
+from reconcile_app.api.problems import CONTENT_TYPE, problem_exception_handler
+
+
+class NodeMissing(exceptions.APIException):
+    status_code = 404
+    default_detail = "Not found."
+    default_code = "node_missing"
+
+
+def test_an_unmapped_api_exception_keeps_its_default_code_and_the_problem_shape():
+    response = problem_exception_handler(NodeMissing("no node x:y"), {})
+    assert response is not None and response.content_type == CONTENT_TYPE
+    assert response.status_code == 404
+    assert response.data == {
+        "type": "https://reconcile.invalid/problems/node_missing",
+        "title": "Not found",
+        "status": 404,
+        "detail": "no node x:y",
+        "code": "node_missing",
+    }
+
+
+def test_a_code_given_when_raising_wins_over_the_default():
+    response = problem_exception_handler(NodeMissing("x", code="gone_elsewhere"), {})
+    assert response is not None and response.data["code"] == "gone_elsewhere"
+
+
+def test_a_bad_request_is_titled_invalid_request():
+    class Refused(exceptions.APIException):
+        status_code = 400
+        default_code = "invalid_parameter"
+
+    response = problem_exception_handler(Refused("depth must be an integer"), {})
+    assert response is not None
+    assert (response.data["title"], response.data["code"]) == (
+        "Invalid request",
+        "invalid_parameter",
+    )
+
+
+def test_problem_code_is_honoured_on_any_api_exception():
+    exc = exceptions.NotFound("no such thing")
+    exc.problem_code = "thing_not_found"  # type: ignore[attr-defined]
+    response = problem_exception_handler(exc, {})
+    assert response is not None and response.data["code"] == "thing_not_found"
+
+
+def test_drf_exceptions_keep_the_codes_the_api_documents():
+    for exc, code in (
+        (exceptions.NotFound(), "not_found"),
+        (exceptions.PermissionDenied(), "forbidden"),
+        (exceptions.ParseError(), "malformed_json"),
+        (exceptions.APIException(), "error"),
+    ):
+        response = problem_exception_handler(exc, {})
+        assert response is not None and response.data["code"] == code, exc

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "django_celery_results",
     "reconcile_app",
     "lineage_app",
+    "sandbox_app",
 ]
 
 MIDDLEWARE = [
@@ -291,7 +292,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 
 # --- Reconcile ------------------------------------------------------------------------------
 RECONCILE_ADAPTERS = {
-    "sandbox": "reconcile_app.sources.sandbox.SandboxAdapter",
+    "sandbox": "sandbox_app.adapter.SandboxAdapter",
     "http": "reconcile_app.sources.http.HttpAdapter",
 }
 # The timezone in which memory records' valid_until dates are inclusive.

@@ -38,7 +38,7 @@ from reconcile_app.services.corrections import correction_create
 from reconcile_app.services.evidence import evidence_append, evidence_attest
 from reconcile_app.services.memory import memory_admit
 from reconcile_app.services.quarantine import quarantine_apply, quarantine_create
-from reconcile_app.services.sandbox import sandbox_authority_write, sandbox_record_write
+from sandbox_app.services import sandbox_authority_write, sandbox_record_write
 from tests.conftest import COLLECTIONS, make_agent
 
 OK, HIDDEN, PEOPLE, NO, ANON = "ok", "hidden", "people_only", "no", "anon"

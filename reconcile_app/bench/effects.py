@@ -22,14 +22,15 @@ from django.utils import timezone
 
 from reconcile_app import tasks
 from reconcile_app.bench.common import percentiles
-from reconcile_app.models import Effect, EffectStatus, SandboxEffect, SandboxRecord
+from reconcile_app.models import Effect, EffectStatus
 from reconcile_app.services.contracts import contracts_load
 from reconcile_app.services.effects import effect_commit
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.outcomes import effect_readback
 from reconcile_app.services.principals import principal_create
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
-from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_write
+from sandbox_app.models import SandboxEffect, SandboxRecord
+from sandbox_app.services import sandbox_fault_add, sandbox_record_write
 
 ESTATE_DIR = Path(__file__).resolve().parent.parent / "demo" / "estate"
 DECISION_CLASS = "collections-contact-release"

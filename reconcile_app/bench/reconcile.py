@@ -18,7 +18,7 @@ from reconcile_app.services.contracts import contracts_load
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.principals import principal_create
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
-from reconcile_app.services.sandbox import sandbox_record_write
+from sandbox_app.services import sandbox_record_write
 
 DECISION_CLASS = "collections-contact-release"
 ESTATE_DIR = Path(__file__).resolve().parent.parent / "demo" / "estate"

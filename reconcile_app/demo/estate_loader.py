@@ -16,28 +16,24 @@ the evidence and memories sit in the recent past before it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
-from typing import Any
 
-import yaml
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
 from reconcile_app.choices import Role
+from reconcile_app.demo.scenarios import SeedReconcile, scenarios_read
 from reconcile_app.models import (
     ContractAction,
     DecisionSnapshot,
     EvidenceEntry,
     MemoryRecord,
     Principal,
-    SandboxEvent,
-    SandboxRecord,
 )
-from reconcile_app.reconciliation.types import NOT_PROPOSED, Claim
+from reconcile_app.reconciliation.types import Claim
 from reconcile_app.services.contracts import LoadReport, contracts_load
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.memory import memory_admit
@@ -47,7 +43,8 @@ from reconcile_app.services.principals import (
     user_create,
 )
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
-from reconcile_app.services.sandbox import (
+from sandbox_app.models import SandboxEvent, SandboxRecord
+from sandbox_app.services import (
     sandbox_authority_write,
     sandbox_event_append,
     sandbox_fault_add,
@@ -55,7 +52,6 @@ from reconcile_app.services.sandbox import (
 )
 
 ESTATE_DIR = Path(__file__).resolve().parent / "estate"
-SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
 AGENT_NAME = "demo-agent"
 MEMORY_CLASS = "episodic"
 PEOPLE: tuple[tuple[str, str], ...] = (
@@ -68,143 +64,6 @@ PEOPLE: tuple[tuple[str, str], ...] = (
 def demo_password(username: str) -> str:
     """Demo logins are printed by `./dev up`; they protect nothing but a demo database."""
     return f"demo-{username}"
-
-
-AGE = re.compile(r"^(\d+)([mhd])$")
-AGE_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
-
-
-def _age(text: str) -> timedelta:
-    match = AGE.match(str(text))
-    if match is None:
-        raise ValueError(f"{SCENARIOS_FILE.name}: age {text!r} must look like 20m, 4h or 2d")
-    return timedelta(**{AGE_UNITS[match.group(2)]: int(match.group(1))})
-
-
-@dataclass(frozen=True)
-class SeedRecord:
-    source: str
-    subject: str
-    field: str
-    value: Any
-    version: int
-    age: timedelta  # valid_from = now - age
-
-
-@dataclass(frozen=True)
-class SeedEvidence:
-    id: str
-    subject: str
-    field: str
-    value: Any
-    source: str
-    age: timedelta  # observed_at = now - age
-    note: str = ""
-    kind: str = "observation"
-
-
-@dataclass(frozen=True)
-class SeedMemory:
-    id: str
-    subject: str
-    purpose: str
-    field: str
-    value: Any
-    derived_from: str
-    age: timedelta  # written_at = now - age
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class SeedFault:
-    source: str
-    kind: str
-    seconds: int = 0
-
-
-@dataclass(frozen=True)
-class SeedReconcile:
-    label: str
-    subject: str
-    purpose: str
-    decision_class: str
-    proposed_action: str
-    claims: tuple[str, ...]  # ids of the agent's memories it presents as claims
-    fault: SeedFault | None = None  # injected (count=1) just before this reconcile
-    proposed_value: Any = NOT_PROPOSED  # the value the action would write, when bound
-
-
-@dataclass(frozen=True)
-class SeedEvent:
-    source: str
-    id: str
-    seq: int
-    type: str
-    subject: str
-    age: timedelta  # valid_from = now - age
-
-
-@dataclass(frozen=True)
-class SeedAuthority:
-    source: str
-    fact_key: str
-    owner: str
-    source_revision: str
-
-
-@dataclass(frozen=True)
-class SeedFact:
-    """An operational fact (seed 001): a memory with owner, revision, expiry, supersession."""
-
-    id: str
-    fact_key: str
-    subject: str
-    purpose: str
-    value: Any
-    owner: str | None
-    source_revision: str
-    derived_from: str
-    age: timedelta
-    valid_until: str | None = None
-    supersedes: str | None = None
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Scenarios:
-    records: tuple[SeedRecord, ...]
-    evidence: tuple[SeedEvidence, ...]
-    memories: tuple[SeedMemory, ...]
-    batch: tuple[SeedReconcile, ...]
-    events: tuple[SeedEvent, ...] = ()
-    authorities: tuple[SeedAuthority, ...] = ()
-    facts: tuple[SeedFact, ...] = ()
-
-
-def scenarios_read(path: Path = SCENARIOS_FILE) -> Scenarios:
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-
-    def aged(item: dict[str, Any]) -> dict[str, Any]:
-        return {**item, "age": _age(item["age"])}
-
-    return Scenarios(
-        events=tuple(SeedEvent(**aged(item)) for item in data.get("events", [])),
-        authorities=tuple(SeedAuthority(**item) for item in data.get("authorities", [])),
-        facts=tuple(SeedFact(**aged(item)) for item in data.get("facts", [])),
-        records=tuple(SeedRecord(**aged(item)) for item in data["records"]),
-        evidence=tuple(SeedEvidence(**aged(item)) for item in data["evidence"]),
-        memories=tuple(SeedMemory(**aged(item)) for item in data["memories"]),
-        batch=tuple(
-            SeedReconcile(
-                **{
-                    **item,
-                    "claims": tuple(item["claims"]),
-                    "fault": SeedFault(**item["fault"]) if item.get("fault") else None,
-                }
-            )
-            for item in data["batch"]
-        ),
-    )
 
 
 @dataclass

@@ -34,8 +34,9 @@ from reconcile_app.drills.world import (
     faults_clear,
     world_prepare,
 )
-from reconcile_app.models import Principal, SandboxEffect, SandboxRecord
+from reconcile_app.models import Principal
 from reconcile_app.selectors.contracts import contract_current, contract_spec
+from sandbox_app.models import SandboxEffect, SandboxRecord
 
 MIN = timedelta(minutes=1)
 HOUR = timedelta(hours=1)

@@ -31,7 +31,7 @@ from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.memory import memory_admit
 from reconcile_app.services.principals import principal_create
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
-from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_write
+from sandbox_app.services import sandbox_fault_add, sandbox_record_write
 
 MEMORY_CLASS = "episodic"
 POOL_SIZE = 5

@@ -17,7 +17,7 @@ from reconcile_app.reconciliation.types import Claim
 from reconcile_app.services.contracts import contracts_load
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.principals import principal_create
-from reconcile_app.services.sandbox import (
+from sandbox_app.services import (
     sandbox_fault_add,
     sandbox_faults_clear,
     sandbox_record_write,

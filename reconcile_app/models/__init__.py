@@ -8,13 +8,6 @@ from reconcile_app.models.evidence import EvidenceEntry, LedgerHead
 from reconcile_app.models.memory import MemoryRecord
 from reconcile_app.models.principals import ApiKey, Capability, Principal
 from reconcile_app.models.quarantine import Quarantine, QuarantineEpoch
-from reconcile_app.models.sandbox import (
-    SandboxAuthority,
-    SandboxEffect,
-    SandboxEvent,
-    SandboxFault,
-    SandboxRecord,
-)
 from reconcile_app.models.snapshots import (
     ClaimVerdict,
     Contradiction,
@@ -48,11 +41,6 @@ __all__ = [
     "Principal",
     "Quarantine",
     "QuarantineEpoch",
-    "SandboxAuthority",
-    "SandboxEffect",
-    "SandboxEvent",
-    "SandboxFault",
-    "SandboxRecord",
     "SnapshotTaint",
     "Source",
     "StateRead",

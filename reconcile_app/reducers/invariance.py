@@ -18,7 +18,7 @@ from reconcile_app.models import Principal
 from reconcile_app.reducers import Event, fold, reducer_named
 from reconcile_app.reducers.hardship import HARDSHIP_V3
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
-from reconcile_app.services.sandbox import sandbox_event_append, sandbox_fault_add
+from sandbox_app.services import sandbox_event_append, sandbox_fault_add
 
 DECISION_CLASS = "collections-letter"
 SOURCE = "hardship-ledger"

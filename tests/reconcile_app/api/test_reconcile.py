@@ -8,7 +8,7 @@ import pytest
 
 from reconcile_app.models import DecisionSnapshot
 from reconcile_app.services.principals import principal_create
-from reconcile_app.services.sandbox import sandbox_fault_add
+from sandbox_app.services import sandbox_fault_add
 from tests.conftest import make_agent
 from tests.factories import (
     ACCOUNT,

@@ -15,15 +15,8 @@ from reconcile_app.drills.runs import drill_run_start
 from reconcile_app.drills.scenarios import SCENARIO_NAMES, DrillParameters, drill_suite_run
 from reconcile_app.drills.world import CASE_SOURCE, COMPLAINTS_SOURCE
 from reconcile_app.errors import Conflict
-from reconcile_app.models import (
-    Contradiction,
-    DrillRun,
-    Effect,
-    EffectStatus,
-    Escalation,
-    SandboxEffect,
-    SandboxFault,
-)
+from reconcile_app.models import Contradiction, DrillRun, Effect, EffectStatus, Escalation
+from sandbox_app.models import SandboxEffect, SandboxFault
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from reconcile_app.models import Effect, SandboxRecord
+from reconcile_app.models import Effect
+from sandbox_app.models import SandboxRecord
 from tests.conftest import COLLECTIONS
 from tests.factories import load_yaml
 from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile

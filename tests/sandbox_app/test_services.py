@@ -1,4 +1,4 @@
-"""services.sandbox: versioned writes with compare-and-set, and counted faults."""
+"""sandbox_app.services: versioned writes with compare-and-set, and counted faults."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
-from reconcile_app.models import SandboxFault
-from reconcile_app.services.sandbox import (
+from sandbox_app.models import SandboxFault
+from sandbox_app.services import (
     SandboxUnavailable,
     sandbox_fault_add,
     sandbox_faults_clear,

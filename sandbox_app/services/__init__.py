@@ -4,22 +4,22 @@ It is a real owner system, not a mock: records live in the database, every write
 the version with a compare-and-set, and faults make it misbehave the way real owners do.
 """
 
-from reconcile_app.services.sandbox.effects import (
+from sandbox_app.services.effects import (
     SandboxTimeout,
     sandbox_effect_apply,
     sandbox_effect_lookup,
 )
-from reconcile_app.services.sandbox.events import (
+from sandbox_app.services.events import (
     SandboxEventsRead,
     sandbox_event_append,
     sandbox_events_read,
 )
-from reconcile_app.services.sandbox.faults import (
+from sandbox_app.services.faults import (
     SandboxUnavailable,
     sandbox_fault_add,
     sandbox_faults_clear,
 )
-from reconcile_app.services.sandbox.records import (
+from sandbox_app.services.records import (
     SandboxRead,
     sandbox_authority_read,
     sandbox_authority_write,

@@ -10,12 +10,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
-from reconcile_app.models import (
+from sandbox_app.models import (
     SandboxAuthority,
     SandboxFault,
     SandboxRecord,
 )
-from reconcile_app.services.sandbox.faults import (
+from sandbox_app.services.faults import (
     SandboxUnavailable,
     fault_fires,
     sandbox_audit,

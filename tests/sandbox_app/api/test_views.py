@@ -8,7 +8,8 @@ import pytest
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from reconcile_app.models import AuditEvent, SandboxEffect, SandboxFault, SandboxRecord
+from reconcile_app.models import AuditEvent
+from sandbox_app.models import SandboxEffect, SandboxFault, SandboxRecord
 from tests.factories import ACCOUNT, SandboxRecordFactory
 
 SANDBOX = "/api/v1/sandbox/case-service"

@@ -1,3 +1,10 @@
+"""The sandbox owner system's tables.
+
+They were created by reconcile_app's migrations and keep those names (`db_table`): moving the
+models here changed Django's state only (sandbox_app 0001), never the data. PostgreSQL's
+append-only trigger on `reconcile_app_sandboxeffect` (reconcile_app 0009) stays with it.
+"""
+
 from __future__ import annotations
 
 from django.db import models
@@ -21,6 +28,7 @@ class SandboxRecord(models.Model):
     recorded_at = models.DateTimeField()
 
     class Meta:
+        db_table = "reconcile_app_sandboxrecord"
         ordering = ["source", "subject", "field"]
         constraints = [
             models.UniqueConstraint(
@@ -51,6 +59,7 @@ class SandboxFault(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "reconcile_app_sandboxfault"
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
@@ -67,6 +76,7 @@ class SandboxAuthority(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        db_table = "reconcile_app_sandboxauthority"
         ordering = ["source", "fact_key"]
         constraints = [
             models.UniqueConstraint(fields=["source", "fact_key"], name="sandbox_authority_unique")
@@ -91,6 +101,7 @@ class SandboxEffect(AppendOnlyModel):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "reconcile_app_sandboxeffect"
         ordering = ["source", "created_at"]
         constraints = [
             models.UniqueConstraint(
@@ -121,6 +132,7 @@ class SandboxEvent(models.Model):
     recorded_at = models.DateTimeField()
 
     class Meta:
+        db_table = "reconcile_app_sandboxevent"
         ordering = ["source", "seq", "id"]
         constraints = [
             models.UniqueConstraint(fields=["source", "event_id"], name="sandbox_event_unique")

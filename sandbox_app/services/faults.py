@@ -3,33 +3,22 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 from django.db.models import F
 
 from reconcile_app.errors import DomainError, ValidationFailed
-from reconcile_app.models import (
+from reconcile_app.services.audit import audit_record
+from sandbox_app.models import (
     SandboxFault,
 )
-from reconcile_app.services.audit import audit_record
 
 
 class SandboxUnavailable(DomainError):
     status = 503
     code = "owner_unavailable"
     title = "Owner unavailable"
-
-
-@dataclass(frozen=True)
-class SandboxRead:
-    value: Any
-    version: int
-    valid_from: datetime
-    recorded_at: datetime
-    observed_at: datetime
 
 
 def fault_fires(faults: list[SandboxFault], kind: str) -> SandboxFault | None:

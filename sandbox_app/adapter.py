@@ -7,15 +7,6 @@ from datetime import datetime
 from reconcile_app.choices import ReadStatus
 from reconcile_app.errors import Conflict, NotFound
 from reconcile_app.reducers import Event
-from reconcile_app.services.sandbox import (
-    SandboxTimeout,
-    SandboxUnavailable,
-    sandbox_authority_read,
-    sandbox_effect_apply,
-    sandbox_effect_lookup,
-    sandbox_events_read,
-    sandbox_record_read,
-)
 from reconcile_app.sources import (
     ApplyOutcome,
     ApplyResult,
@@ -26,6 +17,15 @@ from reconcile_app.sources import (
     LookupResult,
     ReadResult,
     SourceAdapter,
+)
+from sandbox_app.services import (
+    SandboxTimeout,
+    SandboxUnavailable,
+    sandbox_authority_read,
+    sandbox_effect_apply,
+    sandbox_effect_lookup,
+    sandbox_events_read,
+    sandbox_record_read,
 )
 
 

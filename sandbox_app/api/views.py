@@ -18,14 +18,6 @@ from rest_framework.views import APIView
 
 from reconcile_app.api.permissions import IsOperator
 from reconcile_app.api.problems import problem_response
-from reconcile_app.api.serializers import (
-    SandboxAuthorityInput,
-    SandboxEffectInput,
-    SandboxEventInput,
-    SandboxFaultInput,
-    SandboxRecordOutput,
-    SandboxWriteInput,
-)
 from reconcile_app.canonical import rfc3339
 from reconcile_app.errors import NotFound, ValidationFailed
 from reconcile_app.instants import instant_from_text
@@ -33,7 +25,15 @@ from reconcile_app.limits import identifier_check
 from reconcile_app.models import Source
 from reconcile_app.request_id import request_id_of
 from reconcile_app.services.effects import check_idempotency_key, parse_if_match
-from reconcile_app.services.sandbox import (
+from sandbox_app.api.serializers import (
+    SandboxAuthorityInput,
+    SandboxEffectInput,
+    SandboxEventInput,
+    SandboxFaultInput,
+    SandboxRecordOutput,
+    SandboxWriteInput,
+)
+from sandbox_app.services import (
     SandboxTimeout,
     sandbox_authority_read,
     sandbox_authority_write,

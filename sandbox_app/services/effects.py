@@ -10,12 +10,12 @@ from django.utils import timezone
 
 from reconcile_app.canonical import content_hash, rfc3339
 from reconcile_app.errors import Conflict, NotFound
-from reconcile_app.models import (
+from sandbox_app.models import (
     SandboxEffect,
     SandboxFault,
     SandboxRecord,
 )
-from reconcile_app.services.sandbox.faults import (
+from sandbox_app.services.faults import (
     SandboxUnavailable,
     fault_fires,
     sandbox_audit,

@@ -10,13 +10,13 @@ trial, and the protocol passes only when every count it must keep at zero is zer
 from __future__ import annotations
 
 import logging
-import statistics
 from collections import Counter
 from typing import Any
 
 from reconcile_app.canonical import same_value
 from reconcile_app.drills.world import ArmResult, Scenario
 from reconcile_app.models import DecisionSnapshot
+from reconcile_app.selectors.metrics import percentiles
 
 logger = logging.getLogger(__name__)
 
@@ -29,14 +29,6 @@ EXPOSURE = {
     "silent_failures": "silent",
 }
 MUST_BE_ZERO = (*EXPOSURE, "false_refusals", "replay_failures")
-
-
-def percentiles(samples: list[float]) -> dict[str, float] | None:
-    if not samples:
-        return None
-    ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return {"p50": round(statistics.median(ordered), 3), "p95": round(p95, 3)}
 
 
 def replay_snapshots(arms: list[ArmResult]) -> bool:

@@ -64,7 +64,7 @@ def charts_data(transactional_db: Any, estate: Any, operator: Any) -> dict[str, 
     from reconcile_app.models import DrillRun
     from reconcile_app.services.quarantine import quarantine_create
     from tests.conftest import make_person
-    from tests.reconcile_app.drills.test_metrics import open_unknown_outcome
+    from tests.reconcile_app.api.test_metrics import open_unknown_outcome
 
     person = make_person("oscar-operator", "operator", password=PASSWORD)
     drill = run_now(DrillRun.Kind.DRILL, {"repeat": 1})

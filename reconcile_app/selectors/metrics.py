@@ -9,6 +9,7 @@ the first owner's answer to the decision (the first read's own round trip is not
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -19,7 +20,6 @@ from django.utils import timezone
 
 from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import ContradictionStatus
-from reconcile_app.drills.tally import percentiles
 from reconcile_app.models import (
     ClaimVerdict,
     Contradiction,
@@ -37,6 +37,15 @@ MAX_WINDOW_HOURS = 168
 OLDEST_UNKNOWN_LISTED = 20
 # Effect timeline events that settle an unknown outcome (see services/outcomes.py).
 SETTLING_EVENTS = ("resolution", "manual_resolution")
+
+
+def percentiles(samples: list[float]) -> dict[str, float] | None:
+    """Median and 95th percentile (nearest rank), rounded; None without a sample."""
+    if not samples:
+        return None
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {"p50": round(statistics.median(ordered), 3), "p95": round(p95, 3)}
 
 
 def _hour(moment: datetime) -> datetime:

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "reconcile_app",
     "lineage_app",
     "sandbox_app",
+    "drills_app",
 ]
 
 MIDDLEWARE = [
@@ -261,8 +262,6 @@ else:
     # Keep task_time_limit below the visibility timeout, or Redis redelivers running tasks.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_RESULT_BACKEND = "django-db"
-# Autodiscovery finds each app's tasks.py; task modules elsewhere are listed here.
-CELERY_IMPORTS = ["reconcile_app.drills.tasks"]
 CELERY_RESULT_EXTENDED = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

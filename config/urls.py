@@ -20,4 +20,5 @@ urlpatterns = [
     path("api/v1/", include("reconcile_app.api.urls")),
     path("metrics", PrometheusMetricsView.as_view(), name="metrics"),
     path("", include("reconcile_app.console.urls")),
+    path("", include("drills_app.urls")),
 ]

@@ -4,7 +4,6 @@ from django.urls import include, path
 
 from reconcile_app.console import (
     audit,
-    drills,
     effects,
     escalations,
     facts,
@@ -85,14 +84,6 @@ urlpatterns = [
         "quarantine/<str:quarantine_id>/lift/",
         quarantine.QuarantineLiftView.as_view(),
         name="console-quarantine-lift",
-    ),
-    path("drills/", drills.DrillsPageView.as_view(), name="console-drills"),
-    path("drills/compare/", drills.DrillCompareView.as_view(), name="console-drill-compare"),
-    path("drills/<int:run_id>/", drills.DrillRunView.as_view(), name="console-drill"),
-    path(
-        "drills/<int:run_id>/status/",
-        drills.DrillRunStatusView.as_view(),
-        name="console-drill-status",
     ),
     path("audit/", audit.AuditListView.as_view(), name="console-audit"),
     path("audit/export.csv", audit.AuditExportView.as_view(), name="console-audit-export"),

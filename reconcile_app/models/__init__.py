@@ -1,7 +1,6 @@
 from reconcile_app.models.audit import AuditEvent
 from reconcile_app.models.contracts import Contract, ContractAction, ContractField, PolicyRule
 from reconcile_app.models.corrections import Correction, SnapshotTaint
-from reconcile_app.models.drills import DrillRun
 from reconcile_app.models.effects import Effect, EffectEvent, EffectStatus
 from reconcile_app.models.escalations import Escalation
 from reconcile_app.models.evidence import EvidenceEntry, LedgerHead
@@ -29,7 +28,6 @@ __all__ = [
     "Correction",
     "DecisionReceipt",
     "DecisionSnapshot",
-    "DrillRun",
     "Effect",
     "EffectEvent",
     "EffectStatus",

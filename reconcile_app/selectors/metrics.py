@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -25,7 +26,6 @@ from reconcile_app.models import (
     Contradiction,
     DecisionReceipt,
     DecisionSnapshot,
-    DrillRun,
     Effect,
     EffectEvent,
     EffectStatus,
@@ -33,10 +33,14 @@ from reconcile_app.models import (
     Quarantine,
 )
 
+LastDrillReader = Callable[[], dict[str, Any] | None]
+
 MAX_WINDOW_HOURS = 168
 OLDEST_UNKNOWN_LISTED = 20
 # Effect timeline events that settle an unknown outcome (see services/outcomes.py).
 SETTLING_EVENTS = ("resolution", "manual_resolution")
+# One at most: see last_drill_reader_register.
+_last_drill_readers: list[LastDrillReader] = []
 
 
 def percentiles(samples: list[float]) -> dict[str, float] | None:
@@ -188,32 +192,18 @@ def _quarantines() -> dict[str, Any]:
     return {"active": sum(by_scope.values()), "by_scope": by_scope}
 
 
+def last_drill_reader_register(reader: LastDrillReader) -> None:
+    """Have the figures report the last drill as `reader` returns it.
+
+    The drills app registers its reader in `AppConfig.ready`: reconcile_app never imports the
+    tools, and without one registered `last_drill` is None, as before any drill has run. The
+    reader returns `{"id", "passed", "finished_at", "protocol": {failure: count}}` or None.
+    """
+    _last_drill_readers[:] = [reader]
+
+
 def _last_drill() -> dict[str, Any] | None:
-    run = (
-        DrillRun.objects.filter(kind=DrillRun.Kind.DRILL, status=DrillRun.Status.COMPLETE)
-        .order_by("-finished_at", "-id")
-        .values("id", "passed", "finished_at", "results__totals__protocol")
-        .first()
-    )
-    if run is None:
-        return None
-    protocol = run["results__totals__protocol"] or {}
-    return {
-        "id": run["id"],
-        "passed": run["passed"],
-        "finished_at": rfc3339(run["finished_at"]),
-        "protocol": {
-            name: protocol.get(name)
-            for name in (
-                "stale_memory_escapes",
-                "unsupported_authorisations",
-                "duplicate_effects",
-                "silent_failures",
-                "false_refusals",
-                "replay_failures",
-            )
-        },
-    }
+    return _last_drill_readers[0]() if _last_drill_readers else None
 
 
 def operational_metrics(*, now: datetime | None = None, hours: int = 24) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from reconcile_app.drills.scenarios import SCENARIOS, DrillParameters, drill_suite_run
-from reconcile_app.drills.world import (
+from drills_app.scenarios import SCENARIOS, DrillParameters, drill_suite_run
+from drills_app.world import (
     DECISION_CLASS,
     FIELD,
     PURPOSE,

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from drills_app.models import DrillRun
+from drills_app.runs import drill_run_execute, drill_run_start
 from reconcile_app.charts import (
     SHADES,
     TONES,
@@ -25,8 +27,6 @@ from reconcile_app.charts import (
     unknown_ages_figure,
     verdict_mix_figure,
 )
-from reconcile_app.drills.runs import drill_run_execute, drill_run_start
-from reconcile_app.models import DrillRun
 from reconcile_app.selectors.metrics import operational_metrics
 from reconcile_app.services.quarantine import quarantine_create
 from tests.reconcile_app.api.test_metrics import open_unknown_outcome

@@ -1,47 +1,7 @@
+"""See reconcile_app/bench/__init__.py: forwards lineage_app.bench's imports, then goes."""
+
 from __future__ import annotations
 
-import os
-import statistics
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from drills_app.bench.common import percentiles, timed
 
-from django.conf import settings
-from django.db import connection
-
-
-def percentiles(samples_ms: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples_ms)
-    p50 = statistics.median(ordered)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return p50, p95
-
-
-def timed(action: Callable[[], object], repeat: int) -> list[float]:
-    samples = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - started) * 1000.0)
-    return samples
-
-
-@contextmanager
-def scratch_database(keep: bool = False) -> Iterator[str]:
-    """A throwaway database of the configured engine, so benchmarks never touch real data.
-
-    SQLite gets a file (not :memory:) so the figures include real I/O and WAL.
-    """
-    if connection.vendor == "sqlite":
-        path = Path(settings.VAR_DIR) / f"scratch-{os.getpid()}.sqlite3"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        connection.settings_dict.setdefault("TEST", {})["NAME"] = str(path)
-    old_name = connection.settings_dict["NAME"]
-    name = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
-    try:
-        yield f"{connection.vendor}:{name}"
-    finally:
-        if not keep:
-            connection.creation.destroy_test_db(old_name, verbosity=0)
+__all__ = ["percentiles", "timed"]

@@ -14,14 +14,14 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from pathlib import Path
-from typing import TextIO
+from io import TextIOBase
 
 from django.db.models import Count
 from django.utils import timezone
 
+from drills_app.bench.common import percentiles
 from reconcile_app import tasks
-from reconcile_app.bench.common import percentiles
+from reconcile_app.demo.estate_loader import ESTATE_DIR
 from reconcile_app.models import Effect, EffectStatus
 from reconcile_app.services.contracts import contracts_load
 from reconcile_app.services.effects import effect_commit
@@ -32,7 +32,6 @@ from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from sandbox_app.models import SandboxEffect, SandboxRecord
 from sandbox_app.services import sandbox_fault_add, sandbox_record_write
 
-ESTATE_DIR = Path(__file__).resolve().parent.parent / "demo" / "estate"
 DECISION_CLASS = "collections-contact-release"
 SUBJECT = "bench-account"
 SUBJECTS = 200
@@ -55,7 +54,7 @@ def collected_readbacks() -> Iterator[list[int]]:
         tasks.effect_resolve.delay = resolve_original  # type: ignore[method-assign]
 
 
-def run(out: TextIO, repeat: int, commits: int = 10_000) -> None:
+def run(out: TextIOBase, repeat: int, commits: int = 10_000) -> None:
     contracts_load(paths=[str(ESTATE_DIR)])
     principal, _ = principal_create(
         name="bench-agent", capabilities=[f"{DECISION_CLASS}:release_collections_hold"]

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from reconcile_app.reducers.invariance import minimal_history, run_invariance
+from drills_app.invariance import minimal_history, run_invariance
 from tests.conftest import make_agent
 
 

@@ -6,9 +6,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
+from drills_app.bench import effects, reconcile
+from drills_app.bench.common import scratch_database
 from lineage_app import bench as lineage
-from reconcile_app.bench import effects, reconcile
-from reconcile_app.bench.common import scratch_database
 
 TARGETS: dict[str, Callable[..., None]] = {
     "reconcile": reconcile.run,

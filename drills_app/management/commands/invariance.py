@@ -1,17 +1,15 @@
 from __future__ import annotations
 
 import secrets
-from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from reconcile_app.bench.common import scratch_database
-from reconcile_app.reducers.invariance import run_invariance
+from drills_app.bench.common import scratch_database
+from drills_app.invariance import run_invariance
+from reconcile_app.demo.estate_loader import ESTATE_DIR
 from reconcile_app.services.contracts import contracts_load
 from reconcile_app.services.principals import principal_create
-
-ESTATE = Path(__file__).resolve().parents[2] / "demo" / "estate"
 
 
 class Command(BaseCommand):
@@ -28,7 +26,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, pairs: int, seed: int, **options: Any) -> None:
         with scratch_database() as where:
             self.stdout.write(f"scratch database: {where}")
-            contracts_load(paths=[str(ESTATE)])
+            contracts_load(paths=[str(ESTATE_DIR)])
             principal, _ = principal_create(
                 name="invariance-agent",
                 capabilities=["collections-letter:send_collections_letter"],

@@ -1,0 +1,1 @@
+"""Benchmarks run by `python manage.py bench <target>`; each prints its own figures."""

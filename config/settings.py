@@ -51,6 +51,8 @@ INSTALLED_APPS = [
     "django_celery_results",
     "reconcile_app",
     "lineage_app",
+    "sandbox_app",
+    "drills_app",
 ]
 
 MIDDLEWARE = [
@@ -267,8 +269,6 @@ else:
     # Keep task_time_limit below the visibility timeout, or Redis redelivers running tasks.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_RESULT_BACKEND = "django-db"
-# Autodiscovery finds each app's tasks.py; task modules elsewhere are listed here.
-CELERY_IMPORTS = ["reconcile_app.drills.tasks"]
 CELERY_RESULT_EXTENDED = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -298,7 +298,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 
 # --- Reconcile ------------------------------------------------------------------------------
 RECONCILE_ADAPTERS = {
-    "sandbox": "reconcile_app.sources.sandbox.SandboxAdapter",
+    "sandbox": "sandbox_app.adapter.SandboxAdapter",
     "http": "reconcile_app.sources.http.HttpAdapter",
 }
 # The timezone in which memory records' valid_until dates are inclusive.

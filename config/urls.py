@@ -16,8 +16,10 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/lineage/", include("lineage_app.urls")),
+    path("api/v1/sandbox/", include("sandbox_app.api.urls")),
     path("api/v1/", include("reconcile_app.api.urls")),
     path("metrics", PrometheusMetricsView.as_view(), name="metrics"),
     path("", include("lineage_app.console_urls")),
     path("", include("reconcile_app.console.urls")),
+    path("", include("drills_app.urls")),
 ]

@@ -15,11 +15,12 @@ from typing import Any
 import factory
 from django.utils import timezone
 
-from reconcile_app.models import EvidenceEntry, MemoryRecord, SandboxRecord
+from reconcile_app.models import EvidenceEntry, MemoryRecord
 from reconcile_app.services.contracts import LoadReport, contracts_load
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.memory import memory_admit
-from reconcile_app.services.sandbox import sandbox_record_write
+from sandbox_app.models import SandboxRecord
+from sandbox_app.services import sandbox_record_write
 
 COLLECTIONS = "collections-contact-release"
 ACCOUNT = "account-17"

@@ -13,7 +13,6 @@ from reconcile_app.api.views import (
     metrics,
     quarantine,
     reconcile,
-    sandbox,
 )
 
 urlpatterns = [
@@ -77,21 +76,6 @@ urlpatterns = [
     path(
         "effects/<str:key>/resolve", effects.EffectResolveView.as_view(), name="api-effect-resolve"
     ),
-    path(
-        "sandbox/<slug:source>/events",
-        sandbox.SandboxEventsView.as_view(),
-        name="api-sandbox-events",
-    ),
-    path(
-        "sandbox/<slug:source>/effects",
-        sandbox.SandboxEffectsView.as_view(),
-        name="api-sandbox-effects",
-    ),
-    path(
-        "sandbox/<slug:source>/effects/<str:key>",
-        sandbox.SandboxEffectDetailView.as_view(),
-        name="api-sandbox-effect",
-    ),
     path("facts/<str:fact_key>/current", facts.FactCurrentView.as_view(), name="api-fact-current"),
     path("escalations", facts.EscalationListView.as_view(), name="api-escalations"),
     path(
@@ -108,21 +92,6 @@ urlpatterns = [
         "escalations/<str:escalation_id>/reject",
         facts.EscalationDecisionView.as_view(approve=False),
         name="api-escalation-reject",
-    ),
-    path(
-        "sandbox/<slug:source>/authority/<str:fact_key>",
-        sandbox.SandboxAuthorityView.as_view(),
-        name="api-sandbox-authority",
-    ),
-    path(
-        "sandbox/<slug:source>/records/<str:subject>/<str:field>",
-        sandbox.SandboxRecordView.as_view(),
-        name="api-sandbox-record",
-    ),
-    path(
-        "sandbox/<slug:source>/faults",
-        sandbox.SandboxFaultsView.as_view(),
-        name="api-sandbox-faults",
     ),
     path("metrics", metrics.MetricsView.as_view(), name="api-metrics"),
 ]

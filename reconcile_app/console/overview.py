@@ -21,7 +21,7 @@ from reconcile_app.charts import (
     verdict_mix_figure,
 )
 from reconcile_app.console.views import StaffRequiredMixin
-from reconcile_app.drills.metrics import operational_metrics
+from reconcile_app.selectors.metrics import operational_metrics
 
 WINDOW_HOURS = 24
 

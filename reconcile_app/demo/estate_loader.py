@@ -32,8 +32,6 @@ from reconcile_app.models import (
     EvidenceEntry,
     MemoryRecord,
     Principal,
-    SandboxEvent,
-    SandboxRecord,
 )
 from reconcile_app.reconciliation.types import Claim
 from reconcile_app.services.contracts import LoadReport, contracts_load
@@ -45,7 +43,8 @@ from reconcile_app.services.principals import (
     user_create,
 )
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
-from reconcile_app.services.sandbox import (
+from sandbox_app.models import SandboxEvent, SandboxRecord
+from sandbox_app.services import (
     sandbox_authority_write,
     sandbox_event_append,
     sandbox_fault_add,

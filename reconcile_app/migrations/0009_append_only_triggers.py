@@ -7,7 +7,19 @@ from __future__ import annotations
 
 from django.db import migrations
 
-from reconcile_app.models.append_only import APPEND_ONLY_TABLES
+# The tables as they were when this migration was written: a migration is history, so the
+# list lives here rather than in the models. The sandbox's effect ledger has since moved to
+# sandbox_app under the same table name, and its trigger with it.
+APPEND_ONLY_TABLES = (
+    "reconcile_app_evidenceentry",
+    "reconcile_app_decisionsnapshot",
+    "reconcile_app_stateread",
+    "reconcile_app_claimverdict",
+    "reconcile_app_decisionreceipt",
+    "reconcile_app_effectevent",
+    "reconcile_app_sandboxeffect",
+    "reconcile_app_auditevent",
+)
 
 # TRUNCATE is allowed only when the session says so explicitly (`SET LOCAL
 # reconcile.allow_truncate = 'on'`): the test suite's between-test flush does, nothing in the

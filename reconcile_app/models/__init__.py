@@ -1,20 +1,12 @@
 from reconcile_app.models.audit import AuditEvent
 from reconcile_app.models.contracts import Contract, ContractAction, ContractField, PolicyRule
 from reconcile_app.models.corrections import Correction, SnapshotTaint
-from reconcile_app.models.drills import DrillRun
 from reconcile_app.models.effects import Effect, EffectEvent, EffectStatus
 from reconcile_app.models.escalations import Escalation
 from reconcile_app.models.evidence import EvidenceEntry, LedgerHead
 from reconcile_app.models.memory import MemoryRecord
 from reconcile_app.models.principals import ApiKey, Capability, Principal
 from reconcile_app.models.quarantine import Quarantine, QuarantineEpoch
-from reconcile_app.models.sandbox import (
-    SandboxAuthority,
-    SandboxEffect,
-    SandboxEvent,
-    SandboxFault,
-    SandboxRecord,
-)
 from reconcile_app.models.snapshots import (
     ClaimVerdict,
     Contradiction,
@@ -36,7 +28,6 @@ __all__ = [
     "Correction",
     "DecisionReceipt",
     "DecisionSnapshot",
-    "DrillRun",
     "Effect",
     "EffectEvent",
     "EffectStatus",
@@ -48,11 +39,6 @@ __all__ = [
     "Principal",
     "Quarantine",
     "QuarantineEpoch",
-    "SandboxAuthority",
-    "SandboxEffect",
-    "SandboxEvent",
-    "SandboxFault",
-    "SandboxRecord",
     "SnapshotTaint",
     "Source",
     "StateRead",

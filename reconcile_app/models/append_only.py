@@ -2,7 +2,8 @@
 
 Evidence, snapshots and what they contain, decision receipts, effect timelines and the
 audit trail are inserted once. Updating or deleting them through the ORM raises, so a bug
-cannot quietly rewrite history on any database.
+cannot quietly rewrite history on any database. On PostgreSQL, triggers installed by
+reconcile_app's migration 0009 (which lists the tables) refuse raw SQL changes too.
 """
 
 from __future__ import annotations
@@ -38,16 +39,3 @@ class AppendOnlyModel(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise AppendOnlyViolation(f"{type(self).__name__} is append-only: no DELETE")
-
-
-# Tables PostgreSQL protects with triggers (see migration append_only_triggers).
-APPEND_ONLY_TABLES = (
-    "reconcile_app_evidenceentry",
-    "reconcile_app_decisionsnapshot",
-    "reconcile_app_stateread",
-    "reconcile_app_claimverdict",
-    "reconcile_app_decisionreceipt",
-    "reconcile_app_effectevent",
-    "reconcile_app_sandboxeffect",
-    "reconcile_app_auditevent",
-)

@@ -1,8 +1,9 @@
 """Source adapters: how Reconcile reads from the system that owns a fact class.
 
 An adapter is built for one `Source` row and implements the owner contract of API.md. The
-`sandbox` and `http` adapters ship; deployers register more by dotted path, either in
-RECONCILE_ADAPTERS or directly as a source file's `adapter:`.
+`http` adapter ships here and the `sandbox` one with the sandbox owner system
+(`sandbox_app.adapter`); deployers register more by dotted path, either in RECONCILE_ADAPTERS
+or directly as a source file's `adapter:`.
 """
 
 from __future__ import annotations

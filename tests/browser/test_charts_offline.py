@@ -40,7 +40,7 @@ DRIFT = {"episodes": 60, "max_horizon": 12, "seed": 5}
 @contextmanager
 def worker_not_started() -> Iterator[None]:
     """The run is enqueued but no worker has taken it yet."""
-    from reconcile_app.drills import tasks
+    from drills_app import tasks
 
     delay = tasks.execute_drill_run.delay
     tasks.execute_drill_run.delay = lambda *args, **kwargs: None
@@ -51,7 +51,7 @@ def worker_not_started() -> Iterator[None]:
 
 
 def run_now(kind: str, parameters: dict[str, Any]) -> Any:
-    from reconcile_app.drills.runs import drill_run_execute, drill_run_start
+    from drills_app.runs import drill_run_execute, drill_run_start
 
     return drill_run_execute(run_id=drill_run_start(kind=kind, parameters=parameters).pk)
 
@@ -60,11 +60,11 @@ def run_now(kind: str, parameters: dict[str, Any]) -> Any:
 def charts_data(transactional_db: Any, estate: Any, operator: Any) -> dict[str, Any]:
     """A stored drill (refusals, verdicts, contradictions, an escalation, a settled unknown
     outcome), an unknown outcome still open, a quarantine, and two benchmark runs."""
-    from reconcile_app.drills.drift import DriftParameters
-    from reconcile_app.models import DrillRun
+    from drills_app.drift import DriftParameters
+    from drills_app.models import DrillRun
     from reconcile_app.services.quarantine import quarantine_create
     from tests.conftest import make_person
-    from tests.reconcile_app.drills.test_metrics import open_unknown_outcome
+    from tests.reconcile_app.api.test_metrics import open_unknown_outcome
 
     person = make_person("oscar-operator", "operator", password=PASSWORD)
     drill = run_now(DrillRun.Kind.DRILL, {"repeat": 1})
@@ -146,8 +146,8 @@ def test_overview_and_drills_draw_every_chart_offline(
 def test_operator_starts_a_benchmark_and_watches_it_finish_without_reloading(
     live_server, browser_page, console_messages, charts_data
 ):
-    from reconcile_app.drills.runs import drill_run_execute
-    from reconcile_app.models import DrillRun
+    from drills_app.models import DrillRun
+    from drills_app.runs import drill_run_execute
 
     page, traffic = browser_page
     base = live_server.url

@@ -22,10 +22,9 @@ from reconcile_app.models import (
     EvidenceEntry,
     MemoryRecord,
     Principal,
-    SandboxFault,
-    SandboxRecord,
 )
 from reconcile_app.services.principals import api_key_authenticate
+from sandbox_app.models import SandboxFault, SandboxRecord
 
 
 def load_demo() -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.sandbox import sandbox_record_write
+from sandbox_app.services import sandbox_record_write
 from tests.conftest import COLLECTIONS
 
 

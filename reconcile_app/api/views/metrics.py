@@ -27,9 +27,9 @@ from rest_framework.views import APIView
 from config.env import env_str
 from reconcile_app.api.authentication import BearerKeyAuthentication
 from reconcile_app.api.permissions import PeopleOnly
-from reconcile_app.drills.metrics import MAX_WINDOW_HOURS, operational_metrics
-from reconcile_app.drills.prometheus import CONTENT_TYPE, prometheus_exposition
+from reconcile_app.api.prometheus import CONTENT_TYPE, prometheus_exposition
 from reconcile_app.errors import ValidationFailed
+from reconcile_app.selectors.metrics import MAX_WINDOW_HOURS, operational_metrics
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 SCRAPE_WINDOW_HOURS = 24

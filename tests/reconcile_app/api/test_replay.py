@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_write
+from sandbox_app.services import sandbox_fault_add, sandbox_record_write
 from tests.conftest import ago
 from tests.reconcile_app.effects.conftest import SUBJECT, collectible, reconcile  # noqa: F401
 

@@ -17,7 +17,7 @@ from reconcile_app.models import (
     StateRead,
 )
 from reconcile_app.services.contradictions import contradiction_resolve
-from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_faults_clear
+from sandbox_app.services import sandbox_fault_add, sandbox_faults_clear
 from tests.conftest import make_agent
 from tests.factories import (
     ACCOUNT,

@@ -15,7 +15,7 @@ from reconcile_app.models import DecisionSnapshot, Effect, Escalation
 from reconcile_app.reconciliation.types import Claim
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
-from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_write
+from sandbox_app.services import sandbox_fault_add, sandbox_record_write
 from tests.conftest import COLLECTIONS, Persona, make_person
 from tests.reconcile_app.facts.conftest import registry  # noqa: F401 (a fixture)
 

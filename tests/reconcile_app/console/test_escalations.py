@@ -368,7 +368,7 @@ def test_anonymous_decision_is_sent_to_login(escalation):
 @pytest.fixture
 def decision_escalation(make_snapshot) -> Escalation:
     """An open complaint makes the collections policy escalate the decision."""
-    from reconcile_app.services.sandbox import sandbox_record_write
+    from sandbox_app.services import sandbox_record_write
 
     sandbox_record_write(
         source="complaints-service",

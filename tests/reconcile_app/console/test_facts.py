@@ -8,9 +8,9 @@ import pytest
 
 from reconcile_app.models import Escalation, MemoryRecord
 from reconcile_app.services.facts import authority_source_for, authority_sources
-from reconcile_app.services.sandbox import sandbox_fault_add
 from reconcile_app.sources import AuthorityResult
-from reconcile_app.sources.sandbox import SandboxAdapter
+from sandbox_app.adapter import SandboxAdapter
+from sandbox_app.services import sandbox_fault_add
 from tests.reconcile_app.console.conftest import BASELINE
 from tests.reconcile_app.facts.conftest import authority, remember
 

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from drills_app.models import DrillRun
+from drills_app.runs import drill_run_execute, drill_run_start
 from reconcile_app.charts import (
     SHADES,
     TONES,
@@ -25,12 +27,10 @@ from reconcile_app.charts import (
     unknown_ages_figure,
     verdict_mix_figure,
 )
-from reconcile_app.drills.metrics import operational_metrics
-from reconcile_app.drills.runs import drill_run_execute, drill_run_start
-from reconcile_app.models import DrillRun
+from reconcile_app.selectors.metrics import operational_metrics
 from reconcile_app.services.quarantine import quarantine_create
+from tests.reconcile_app.api.test_metrics import open_unknown_outcome
 from tests.reconcile_app.console.conftest import signed_in
-from tests.reconcile_app.drills.test_metrics import open_unknown_outcome
 
 # session, user, the user's groups (roles), then operational_metrics(): effects by status,
 # oldest unknown outcomes, resolution times, hourly decisions, hourly verdicts, refusals,

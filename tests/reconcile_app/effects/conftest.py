@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.sandbox import sandbox_record_write
+from sandbox_app.services import sandbox_record_write
 from tests.conftest import COLLECTIONS, ago
 
 SUBJECT = "account-17"

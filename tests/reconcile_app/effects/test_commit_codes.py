@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from reconcile_app.models import Effect, EffectStatus
-from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_write
+from sandbox_app.services import sandbox_fault_add, sandbox_record_write
 from tests.conftest import make_agent
 from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
 
@@ -111,7 +111,7 @@ def test_owner_unavailable_rejects_without_executing(allowed, agent):
 def test_unknown_outcome_not_executed_when_owner_never_saw_it(allowed, agent, monkeypatch):
     from reconcile_app.services.effects import effect_resolve_unknown
     from reconcile_app.sources import ApplyOutcome, ApplyResult
-    from reconcile_app.sources.sandbox import SandboxAdapter
+    from sandbox_app.adapter import SandboxAdapter
 
     # The request is lost on the way: the owner never sees it, the caller times out.
     monkeypatch.setattr(

@@ -1,4 +1,4 @@
-"""What a snapshot must still say when its effect is committed (services/effect_gate.py).
+"""What a snapshot must still say when its effect is committed (services/effects/gate.py).
 
 Side doors these close (issue 11): pinning an older contract version to get `allow`; a
 snapshot whose evidence was revoked still authorising; an allowed action writing any value.
@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from reconcile_app.models import Effect, SandboxRecord
+from reconcile_app.models import Effect
+from sandbox_app.models import SandboxRecord
 from tests.conftest import COLLECTIONS
 from tests.factories import load_yaml
 from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile

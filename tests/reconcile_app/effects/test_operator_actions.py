@@ -6,7 +6,7 @@ import pytest
 
 from reconcile_app.models import AuditEvent, Effect, EvidenceEntry
 from reconcile_app.services.effects import effects_sweep
-from reconcile_app.services.sandbox import sandbox_fault_add
+from sandbox_app.services import sandbox_fault_add
 from tests.reconcile_app.effects.conftest import commit, reconcile
 
 

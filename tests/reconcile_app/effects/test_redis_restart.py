@@ -29,16 +29,11 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from reconcile_app.models import (
-    Effect,
-    EffectEvent,
-    EffectStatus,
-    SandboxEffect,
-    SandboxRecord,
-)
+from reconcile_app.models import Effect, EffectEvent, EffectStatus
 from reconcile_app.services.effects import effects_sweep
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.sandbox import (
+from sandbox_app.models import SandboxEffect, SandboxRecord
+from sandbox_app.services import (
     sandbox_fault_add,
     sandbox_faults_clear,
     sandbox_record_write,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from reconcile_app.models import EvidenceEntry, SandboxEffect, SandboxRecord
+from reconcile_app.models import EvidenceEntry
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_record_write
+from sandbox_app.models import SandboxEffect, SandboxRecord
+from sandbox_app.services import sandbox_fault_add, sandbox_record_write
 from tests.conftest import ago
 from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
 

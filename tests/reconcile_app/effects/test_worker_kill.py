@@ -22,9 +22,10 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from reconcile_app.models import Effect, EffectEvent, EffectStatus, SandboxRecord
+from reconcile_app.models import Effect, EffectEvent, EffectStatus
 from reconcile_app.services.effects import effects_sweep
-from reconcile_app.services.sandbox import sandbox_fault_add, sandbox_faults_clear
+from sandbox_app.models import SandboxRecord
+from sandbox_app.services import sandbox_fault_add, sandbox_faults_clear
 from tests.reconcile_app.effects.celery_workers import Worker, publishing_to, wait_for
 from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
 

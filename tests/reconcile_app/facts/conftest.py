@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.sandbox import sandbox_authority_write
+from sandbox_app.services import sandbox_authority_write
 from tests.conftest import ago
 
 REGISTRY = "eval-registry"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconcile_app.services.sandbox import sandbox_fault_add
+from sandbox_app.services import sandbox_fault_add
 from tests.reconcile_app.facts.conftest import REGISTRY, authority, current, remember
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from reconcile_app.models import Escalation
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.sandbox import sandbox_record_write
+from sandbox_app.services import sandbox_record_write
 from tests.conftest import COLLECTIONS, ago
 
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 from reconcile_app.models import AuditEvent, Effect, Quarantine
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.quarantine import quarantines_expire
-from reconcile_app.services.sandbox import sandbox_record_write
+from sandbox_app.services import sandbox_record_write
 from tests.conftest import ago
 from tests.reconcile_app.effects.conftest import SUBJECT, collectible, commit, reconcile  # noqa: F401
 

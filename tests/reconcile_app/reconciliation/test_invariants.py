@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reconcile_app.models import DecisionSnapshot
-from reconcile_app.services.sandbox import sandbox_fault_add
+from sandbox_app.services import sandbox_fault_add
 from tests.factories import (
     ACCOUNT,
     COLLECTIONS,

@@ -8,7 +8,7 @@ import pytest
 
 from reconcile_app.reducers import Event, fold
 from reconcile_app.reducers.hardship import HARDSHIP_V3
-from reconcile_app.services.sandbox import sandbox_event_append, sandbox_fault_add
+from sandbox_app.services import sandbox_event_append, sandbox_fault_add
 from tests.conftest import ago
 
 LETTER = "collections-letter"

@@ -11,7 +11,7 @@ from django.utils import timezone
 from reconcile_app.errors import ContractFileError
 from reconcile_app.models import Source
 from reconcile_app.sources import ReadResult, SourceAdapter, adapter_for
-from reconcile_app.sources.sandbox import SandboxAdapter
+from sandbox_app.adapter import SandboxAdapter
 from tests.conftest import make_agent
 from tests.factories import ACCOUNT, SandboxRecordFactory, load_yaml
 

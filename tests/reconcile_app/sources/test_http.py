@@ -13,7 +13,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from reconcile_app.services.sandbox import sandbox_fault_add
+from sandbox_app.services import sandbox_fault_add
 from tests.conftest import make_agent
 from tests.factories import ACCOUNT, SandboxRecordFactory, load_yaml
 

@@ -10,8 +10,9 @@ from datetime import timedelta
 
 import pytest
 
-from reconcile_app.models import Effect, SandboxEffect, SandboxRecord
-from reconcile_app.services.sandbox import sandbox_fault_add
+from reconcile_app.models import Effect
+from sandbox_app.models import SandboxEffect, SandboxRecord
+from sandbox_app.services import sandbox_fault_add
 from tests.factories import ACCOUNT, SandboxRecordFactory, load_yaml
 from tests.reconcile_app.sources.test_http import TOKEN_ENV, http_files, reconcile_through_http
 

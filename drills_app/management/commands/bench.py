@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandParser
+
+from drills_app.bench import effects, reconcile
+from drills_app.bench.common import scratch_database
+from lineage_app import bench as lineage
+
+TARGETS: dict[str, Callable[..., None]] = {
+    "reconcile": reconcile.run,
+    "effects": effects.run,
+    "lineage": lineage.run,
+}
+DEFAULT_REPEAT = 200
+
+
+class Command(BaseCommand):
+    help = "Run a benchmark in a scratch database and print its figures."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("target", choices=sorted(TARGETS))
+        parser.add_argument(
+            "--repeat", type=int, help=f"runs per measurement (default {DEFAULT_REPEAT}; lineage 5)"
+        )
+        parser.add_argument(
+            "--commits", type=int, default=10_000, help="effects: number of commits to run"
+        )
+        parser.add_argument(
+            "--edges", type=int, default=lineage.DEFAULT_EDGES, help="lineage: edges in the graph"
+        )
+
+    def handle(
+        self, *args: Any, target: str, repeat: int | None, commits: int, edges: int, **options: Any
+    ) -> None:
+        # Measure what production runs: with DEBUG on, every query is also logged in memory.
+        settings.DEBUG = False
+        with scratch_database() as where:
+            self.stdout.write(f"scratch database: {where} (DEBUG off)")
+            if target == "effects":
+                effects.run(self.stdout, repeat or DEFAULT_REPEAT, commits=commits)
+            elif target == "lineage":
+                lineage.run(self.stdout, repeat or lineage.DEFAULT_REPEAT, edges=edges)
+            else:
+                TARGETS[target](self.stdout, repeat or DEFAULT_REPEAT)

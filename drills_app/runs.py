@@ -1,0 +1,158 @@
+"""Stored runs of the drill and of the drift benchmark: start, progress, finish, read.
+
+A run is started (status `running`) by the management commands, which execute it in-process,
+or by `drill_run_enqueue`, which hands it to a Celery worker after the transaction commits.
+`drill_run_execute` is the one body both paths share; it does nothing for a run that is no
+longer running, so a redelivered task is harmless. Readers return plain dicts for charts.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from drills_app.models import DrillRun
+from reconcile_app.canonical import rfc3339
+from reconcile_app.errors import Conflict, NotFound, ValidationFailed
+
+logger = logging.getLogger(__name__)
+
+# Drills inject faults into their own sandbox sources; two at once would trip each other's.
+EXCLUSIVE_WINDOW = timedelta(minutes=15)
+
+
+def drill_run_start(*, kind: str, parameters: dict[str, Any], started_by: Any = None) -> DrillRun:
+    if kind not in DrillRun.Kind.values:
+        raise ValidationFailed(
+            f"kind must be one of {', '.join(DrillRun.Kind.values)}", code="invalid_kind"
+        )
+    now = timezone.now()
+    with transaction.atomic():
+        if kind == DrillRun.Kind.DRILL:
+            busy = (
+                DrillRun.objects.select_for_update()
+                .filter(
+                    kind=kind,
+                    status=DrillRun.Status.RUNNING,
+                    started_at__gte=now - EXCLUSIVE_WINDOW,
+                )
+                .values_list("pk", flat=True)
+                .first()
+            )
+            if busy is not None:
+                raise Conflict(
+                    f"drill run #{busy} is still running; drills run one at a time",
+                    code="drill_running",
+                    run_id=busy,
+                )
+        return DrillRun.objects.create(
+            kind=kind,
+            parameters=parameters,
+            status=DrillRun.Status.RUNNING,
+            started_at=now,
+            started_by=started_by if getattr(started_by, "pk", None) else None,
+        )
+
+
+def drill_run_progress(*, run_id: int, done: int, total: int, stage: str = "") -> None:
+    DrillRun.objects.filter(pk=run_id, status=DrillRun.Status.RUNNING).update(
+        progress={"done": done, "total": total, "stage": stage}
+    )
+
+
+def drill_run_finish(
+    *, run_id: int, results: dict[str, Any], passed: bool | None = None
+) -> DrillRun:
+    """running → complete, once."""
+    DrillRun.objects.filter(pk=run_id, status=DrillRun.Status.RUNNING).update(
+        status=DrillRun.Status.COMPLETE,
+        results=results,
+        passed=passed,
+        finished_at=timezone.now(),
+    )
+    return DrillRun.objects.get(pk=run_id)
+
+
+def drill_run_fail(*, run_id: int, error: str) -> DrillRun:
+    """running → failed, once; the error is kept for the console."""
+    DrillRun.objects.filter(pk=run_id, status=DrillRun.Status.RUNNING).update(
+        status=DrillRun.Status.FAILED, error=error[:5000], finished_at=timezone.now()
+    )
+    return DrillRun.objects.get(pk=run_id)
+
+
+def _results_for(run: DrillRun) -> tuple[dict[str, Any], bool | None]:
+    def progress(done: int, total: int, stage: str) -> None:
+        drill_run_progress(run_id=run.pk, done=done, total=total, stage=stage)
+
+    if run.kind == DrillRun.Kind.DRIFT_BENCHMARK:
+        from drills_app.drift import DriftParameters, drift_benchmark_run
+
+        return drift_benchmark_run(DriftParameters(**run.parameters), on_progress=progress), None
+    from drills_app.scenarios import DrillParameters, drill_suite_run
+
+    report = drill_suite_run(DrillParameters.from_dict(run.parameters), on_progress=progress)
+    return report, bool(report["passed"])
+
+
+def drill_run_execute(*, run_id: int) -> DrillRun:
+    """Run a stored run to its end; the same body for the commands and the Celery task."""
+    run = DrillRun.objects.filter(pk=run_id).first()
+    if run is None:
+        raise NotFound(f"no drill run {run_id}", code="drill_run_not_found")
+    if run.status != DrillRun.Status.RUNNING:
+        return run
+    try:
+        results, passed = _results_for(run)
+    except Exception as exc:
+        logger.exception("drill run %s failed", run_id)
+        return drill_run_fail(run_id=run_id, error=f"{type(exc).__name__}: {exc}")
+    return drill_run_finish(run_id=run_id, results=results, passed=passed)
+
+
+def drill_run_enqueue(*, kind: str, parameters: dict[str, Any], started_by: Any = None) -> DrillRun:
+    """Start a run and have a worker execute it once this transaction has committed."""
+    from drills_app.tasks import execute_drill_run
+    from reconcile_app.services.audit import audit_record
+
+    with transaction.atomic():
+        run = drill_run_start(kind=kind, parameters=parameters, started_by=started_by)
+        # Drills inject faults into (drill) sources: who started one is on the record.
+        audit_record(
+            actor=started_by,
+            action="drill.start",
+            object_kind="drill_run",
+            object_ref=str(run.pk),
+            after={"kind": kind, "parameters": parameters},
+        )
+        transaction.on_commit(lambda: execute_drill_run.delay(run.pk))
+    return run
+
+
+def drill_run_as_dict(run: DrillRun) -> dict[str, Any]:
+    """A run as plain JSON (times in RFC 3339), for the console's tables and charts."""
+    return {
+        "id": run.pk,
+        "kind": run.kind,
+        "status": run.status,
+        "passed": run.passed,
+        "parameters": run.parameters,
+        "progress": run.progress,
+        "results": run.results,
+        "error": run.error,
+        "started_at": rfc3339(run.started_at),
+        "finished_at": rfc3339(run.finished_at),
+        "started_by": run.started_by.get_username() if run.started_by is not None else None,
+    }
+
+
+def drill_runs_recent(*, kind: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+    """The latest runs, newest first, as plain dicts (one query)."""
+    runs = DrillRun.objects.select_related("started_by")
+    if kind is not None:
+        runs = runs.filter(kind=kind)
+    return [drill_run_as_dict(run) for run in runs[:limit]]

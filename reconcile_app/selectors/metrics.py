@@ -1,0 +1,256 @@
+"""Live operational figures, as plain data for charts, JSON and Prometheus.
+
+A fixed number of queries whatever the volume (pinned by tests): aggregation happens in the
+database where SQL can do it portably; percentiles and per-hour buckets are computed here
+from one narrow query over the window. Reconcile latency is measured from what snapshots
+store: the decision time (`issued_at`) against the first owner read's `read_at`, i.e. from
+the first owner's answer to the decision (the first read's own round trip is not included).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.db.models import Count, Exists, Min, OuterRef, Q
+from django.db.models.functions import TruncHour
+from django.utils import timezone
+
+from reconcile_app.canonical import rfc3339
+from reconcile_app.choices import ContradictionStatus
+from reconcile_app.models import (
+    ClaimVerdict,
+    Contradiction,
+    DecisionReceipt,
+    DecisionSnapshot,
+    Effect,
+    EffectEvent,
+    EffectStatus,
+    Escalation,
+    Quarantine,
+)
+
+LastDrillReader = Callable[[], dict[str, Any] | None]
+
+MAX_WINDOW_HOURS = 168
+OLDEST_UNKNOWN_LISTED = 20
+# Effect timeline events that settle an unknown outcome (see services/effects/resolution.py).
+SETTLING_EVENTS = ("resolution", "manual_resolution")
+# One at most: see last_drill_reader_register.
+_last_drill_readers: list[LastDrillReader] = []
+
+
+def percentiles(samples: list[float]) -> dict[str, float] | None:
+    """Median and 95th percentile (nearest rank), rounded; None without a sample."""
+    if not samples:
+        return None
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {"p50": round(statistics.median(ordered), 3), "p95": round(p95, 3)}
+
+
+def _hour(moment: datetime) -> datetime:
+    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def _seconds(delta: timedelta) -> float:
+    return round(delta.total_seconds(), 3)
+
+
+def _unknown_outcomes(now: datetime, open_count: int) -> dict[str, Any]:
+    oldest = list(
+        Effect.objects.filter(status=EffectStatus.UNKNOWN)
+        .order_by("outcome_at", "id")
+        .values_list("idempotency_key", "subject", "outcome_at", "resolution_attempts")[
+            :OLDEST_UNKNOWN_LISTED
+        ]
+    )
+    items = [
+        {
+            "idempotency_key": key,
+            "subject": subject,
+            "since": rfc3339(since),
+            "age_seconds": _seconds(now - since) if since else None,
+            "resolution_attempts": attempts,
+        }
+        for key, subject, since, attempts in oldest
+    ]
+    return {
+        "open": open_count,
+        "oldest_age_seconds": items[0]["age_seconds"] if items else None,
+        "oldest": items,
+    }
+
+
+def _resolution_seconds(since: datetime) -> list[float]:
+    """Timeout → settled, for unknown outcomes settled in the window (EffectEvent timings)."""
+    settled_recently = EffectEvent.objects.filter(
+        effect=OuterRef("pk"), kind__in=SETTLING_EVENTS, at__gte=since
+    )
+    rows = (
+        Effect.objects.filter(Exists(settled_recently))
+        .annotate(
+            lost=Min("events__at", filter=Q(events__kind="timeout")),
+            settled=Min("events__at", filter=Q(events__kind__in=SETTLING_EVENTS)),
+        )
+        .filter(lost__isnull=False)
+        .values_list("lost", "settled")
+    )
+    return [(settled - lost).total_seconds() for lost, settled in rows if settled >= lost]
+
+
+def _hourly(now: datetime, since: datetime) -> tuple[list[dict[str, Any]], list[float]]:
+    """Decisions per hour by result, with reconcile latency; and every latency in the window."""
+    hours: dict[datetime, dict[str, Any]] = {}
+    moment = _hour(since)
+    while moment <= now:
+        hours[moment] = {"decisions": Counter(), "verdicts": Counter(), "latency": []}
+        moment += timedelta(hours=1)
+    rows = (
+        DecisionSnapshot.objects.filter(issued_at__gte=since)
+        .annotate(first_read=Min("reads__read_at"))
+        .values_list("issued_at", "result", "first_read")
+    )
+    latencies: list[float] = []
+    for issued_at, result, first_read in rows:
+        bucket = hours.setdefault(
+            _hour(issued_at), {"decisions": Counter(), "verdicts": Counter(), "latency": []}
+        )
+        bucket["decisions"][result] += 1
+        if first_read is not None and issued_at >= first_read:
+            ms = (issued_at - first_read).total_seconds() * 1000.0
+            bucket["latency"].append(ms)
+            latencies.append(ms)
+    verdicts = (
+        ClaimVerdict.objects.filter(snapshot__issued_at__gte=since)
+        .annotate(hour=TruncHour("snapshot__issued_at"))
+        .values("hour", "verdict")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+    for row in verdicts:
+        bucket = hours.setdefault(
+            _hour(row["hour"]), {"decisions": Counter(), "verdicts": Counter(), "latency": []}
+        )
+        bucket["verdicts"][row["verdict"]] += row["count"]
+    series = [
+        {
+            "hour": rfc3339(hour),
+            "decisions": dict(bucket["decisions"]),
+            "reconciles": sum(bucket["decisions"].values()),
+            "verdicts": dict(bucket["verdicts"]),
+            "latency_ms": percentiles(bucket["latency"]),
+        }
+        for hour, bucket in sorted(hours.items())
+    ]
+    return series, latencies
+
+
+def _refusals(since: datetime) -> list[dict[str, Any]]:
+    """Every reason code of the decisions that did not allow, in the window."""
+    counts: Counter[tuple[str, str]] = Counter()
+    rows = (
+        DecisionReceipt.objects.filter(issued_at__gte=since)
+        .exclude(result="allow")
+        .values_list("result", "reasons")
+    )
+    for result, reasons in rows:
+        for reason in reasons or []:
+            counts[(result, reason.get("code", ""))] += 1
+    return [
+        {"result": result, "code": code, "count": count}
+        for (result, code), count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+
+
+def _grouped(queryset: Any, key: str, oldest_field: str, now: datetime) -> dict[str, Any]:
+    rows = list(
+        queryset.values(key).annotate(count=Count("id"), oldest=Min(oldest_field)).order_by(key)
+    )
+    oldest = min((row["oldest"] for row in rows), default=None)
+    return {
+        "open": sum(row["count"] for row in rows),
+        "oldest_age_seconds": _seconds(now - oldest) if oldest else None,
+        f"by_{key}": {row[key]: row["count"] for row in rows},
+    }
+
+
+def _quarantines() -> dict[str, Any]:
+    """Quarantines in force (applying or applied), by scope."""
+    rows = (
+        Quarantine.objects.filter(
+            status__in=[Quarantine.Status.APPLYING, Quarantine.Status.APPLIED]
+        )
+        .values("scope")
+        .annotate(count=Count("id"))
+        .order_by("scope")
+    )
+    by_scope = {row["scope"]: row["count"] for row in rows}
+    return {"active": sum(by_scope.values()), "by_scope": by_scope}
+
+
+def last_drill_reader_register(reader: LastDrillReader) -> None:
+    """Have the figures report the last drill as `reader` returns it.
+
+    The drills app registers its reader in `AppConfig.ready`: reconcile_app never imports the
+    tools, and without one registered `last_drill` is None, as before any drill has run. The
+    reader returns `{"id", "passed", "finished_at", "protocol": {failure: count}}` or None.
+    """
+    _last_drill_readers[:] = [reader]
+
+
+def _last_drill() -> dict[str, Any] | None:
+    return _last_drill_readers[0]() if _last_drill_readers else None
+
+
+def operational_metrics(*, now: datetime | None = None, hours: int = 24) -> dict[str, Any]:
+    """Everything the overview page, `GET /api/v1/metrics` and `/metrics` show."""
+    now = now or timezone.now()
+    since = now - timedelta(hours=hours)
+    effects_by_status = dict(
+        Effect.objects.values_list("status").annotate(count=Count("id")).order_by()
+    )
+    resolution = _resolution_seconds(since)
+    series, latencies = _hourly(now, since)
+    figures: dict[str, Any] = {
+        "generated_at": rfc3339(now),
+        "window_hours": hours,
+        "unknown_outcomes": _unknown_outcomes(now, effects_by_status.get(EffectStatus.UNKNOWN, 0)),
+        "resolution_seconds": {
+            "resolved": len(resolution),
+            **(percentiles(resolution) or {"p50": None, "p95": None}),
+        },
+        "refusals": _refusals(since),
+        "reconcile": {
+            "count": sum(bucket["reconciles"] for bucket in series),
+            "latency_measured": len(latencies),
+            "latency_ms": percentiles(latencies) or {"p50": None, "p95": None},
+        },
+        "hourly": series,
+        "escalations": _grouped(
+            Escalation.objects.filter(status=Escalation.Status.OPEN), "code", "opened_at", now
+        ),
+        "contradictions": _grouped(
+            Contradiction.objects.filter(status=ContradictionStatus.OPEN),
+            "kind",
+            "detected_at",
+            now,
+        ),
+        "totals": {
+            "decisions": dict(
+                DecisionSnapshot.objects.values_list("result")
+                .annotate(count=Count("id"))
+                .order_by()
+            ),
+            "verdicts": dict(
+                ClaimVerdict.objects.values_list("verdict").annotate(count=Count("id")).order_by()
+            ),
+            "effects": effects_by_status,
+        },
+        "quarantines": _quarantines(),
+        "last_drill": _last_drill(),
+    }
+    return figures

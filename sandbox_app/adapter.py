@@ -1,0 +1,130 @@
+"""Adapter for the built-in sandbox owner system (in-process, same contract as `http`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from reconcile_app.choices import ReadStatus
+from reconcile_app.errors import Conflict, NotFound
+from reconcile_app.reducers import Event
+from reconcile_app.sources import (
+    ApplyOutcome,
+    ApplyResult,
+    AuthorityResult,
+    EffectCommand,
+    EventsResult,
+    LookupOutcome,
+    LookupResult,
+    ReadResult,
+    SourceAdapter,
+)
+from sandbox_app.services import (
+    SandboxTimeout,
+    SandboxUnavailable,
+    sandbox_authority_read,
+    sandbox_effect_apply,
+    sandbox_effect_lookup,
+    sandbox_events_read,
+    sandbox_record_read,
+)
+
+
+class SandboxAdapter(SourceAdapter):
+    def read(self, subject: str, field: str) -> ReadResult:
+        try:
+            record = sandbox_record_read(source=self.source.name, subject=subject, field=field)
+        except SandboxUnavailable as exc:
+            return ReadResult.failed(ReadStatus.UNAVAILABLE, exc.detail)
+        except NotFound as exc:
+            return ReadResult.failed(ReadStatus.UNAVAILABLE, exc.detail)
+        return ReadResult(
+            status=ReadStatus.OK,
+            value=record.value,
+            version=record.version,
+            valid_from=record.valid_from,
+            recorded_at=record.recorded_at,
+            observed_at=record.observed_at,
+        )
+
+    def authority(self, fact_key: str) -> AuthorityResult:
+        try:
+            found = sandbox_authority_read(source=self.source.name, fact_key=fact_key)
+        except (SandboxUnavailable, NotFound) as exc:
+            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=exc.detail)
+        return AuthorityResult(
+            status=ReadStatus.OK, owner=found.owner, source_revision=found.source_revision
+        )
+
+    def apply(self, command: EffectCommand) -> ApplyResult:
+        if self.source.mode == "event_sourced":
+            return ApplyResult(
+                outcome=ApplyOutcome.REJECTED,
+                code="owner_refused",
+                detail=f"{self.source.name} is event-sourced: changes are appended as events",
+            )
+        try:
+            receipt = sandbox_effect_apply(
+                source=self.source.name,
+                idempotency_key=command.idempotency_key,
+                subject=command.subject,
+                field=command.field,
+                action=command.action,
+                resulting_value=command.resulting_value,
+                expected_version=command.expected_version,
+            )
+        except SandboxTimeout as exc:
+            return ApplyResult(outcome=ApplyOutcome.UNKNOWN, code="timeout", detail=str(exc))
+        except SandboxUnavailable as exc:
+            return ApplyResult(
+                outcome=ApplyOutcome.REJECTED, code="owner_unavailable", detail=exc.detail
+            )
+        except Conflict as exc:
+            return ApplyResult(
+                outcome=ApplyOutcome.REJECTED,
+                code=exc.code,
+                expected=exc.extra.get("expected"),
+                found=exc.extra.get("found"),
+                detail=exc.detail,
+            )
+        return ApplyResult(outcome=ApplyOutcome.ACCEPTED, receipt=receipt)
+
+    def lookup_effect(self, idempotency_key: str) -> LookupResult:
+        try:
+            receipt = sandbox_effect_lookup(
+                source=self.source.name, idempotency_key=idempotency_key
+            )
+        except SandboxUnavailable as exc:
+            return LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail=exc.detail)
+        except NotFound as exc:
+            return LookupResult(outcome=LookupOutcome.NOT_FOUND, detail=exc.detail)
+        return LookupResult(outcome=LookupOutcome.FOUND, receipt=receipt)
+
+    def events(
+        self, subject: str, after: int | None = None, recorded_before: datetime | None = None
+    ) -> EventsResult:
+        try:
+            delivered = sandbox_events_read(
+                source=self.source.name,
+                subject=subject,
+                after=after,
+                recorded_before=recorded_before,
+            )
+        except SandboxUnavailable as exc:
+            return EventsResult(status=ReadStatus.UNAVAILABLE, detail=exc.detail)
+        return EventsResult(
+            status=ReadStatus.OK,
+            events=[
+                Event(
+                    event_id=item.event_id,
+                    seq=item.seq,
+                    type=item.type,
+                    subject=item.subject,
+                    field=item.field,
+                    value=item.value,
+                    valid_from=item.valid_from,
+                    recorded_at=item.recorded_at,
+                )
+                for item in delivered.events
+            ],
+            observed_at=delivered.observed_at,
+        )

@@ -1,0 +1,49 @@
+"""Input and output shapes of the sandbox's owner-contract endpoints (see sandbox_app.api.views)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from reconcile_app.api.fields import Identifier, Text, Value
+
+
+class SandboxWriteInput(serializers.Serializer):
+    value = Value(allow_null=True)
+    valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+
+
+class SandboxRecordOutput(serializers.Serializer):
+    value = serializers.JSONField(allow_null=True)
+    version = serializers.IntegerField()
+    valid_from = serializers.DateTimeField()
+    recorded_at = serializers.DateTimeField()
+    observed_at = serializers.DateTimeField()
+
+
+class SandboxFaultInput(serializers.Serializer):
+    kind = Text(max_length=30)
+    count = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    seconds = serializers.IntegerField(required=False, default=0, min_value=0, max_value=10**7)
+
+
+class SandboxAuthorityInput(serializers.Serializer):
+    owner = Text(max_length=200, allow_blank=True)
+    source_revision = Text(max_length=200, allow_blank=True)
+
+
+class SandboxEffectInput(serializers.Serializer):
+    subject = Identifier()
+    field = Identifier(max_length=150)
+    action = Text(max_length=150)
+    resulting_value = Value(allow_null=True)
+
+
+class SandboxEventInput(serializers.Serializer):
+    event_id = Text(max_length=100)
+    type = Text(max_length=60)
+    subject = Identifier()
+    field = Identifier(max_length=150, required=False, allow_blank=True, default="")
+    value = Value(required=False, allow_null=True, default=None)
+    seq = serializers.IntegerField(required=False, allow_null=True, default=None)
+    valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)

@@ -1,0 +1,104 @@
+"""Events of event-sourced sandbox sources, delivered as a real owner would (faults too)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from reconcile_app.errors import Conflict
+from sandbox_app.models import (
+    SandboxEvent,
+    SandboxFault,
+)
+from sandbox_app.services.faults import (
+    SandboxUnavailable,
+    fault_fires,
+    sandbox_audit,
+    slow_down,
+)
+
+
+def sandbox_event_append(
+    *,
+    source: str,
+    event_id: str,
+    type: str,
+    subject: str,
+    field: str = "",
+    value: Any = None,
+    seq: int | None = None,
+    valid_from: datetime | None = None,
+    actor: Any = None,
+    request_id: str = "",
+) -> SandboxEvent:
+    """Record an event. Without `seq` it goes after the source's last event."""
+    now = timezone.now()
+    with transaction.atomic():
+        if SandboxEvent.objects.filter(source=source, event_id=event_id).exists():
+            raise Conflict(f"event {event_id} already recorded", code="event_exists")
+        if seq is None:
+            last = (
+                SandboxEvent.objects.filter(source=source)
+                .order_by("-seq")
+                .values_list("seq", flat=True)
+                .first()
+            )
+            seq = (last or 0) + 1
+        event = SandboxEvent.objects.create(
+            source=source,
+            event_id=event_id,
+            seq=seq,
+            type=type,
+            subject=subject,
+            field=field,
+            value=value,
+            valid_from=valid_from or now,
+            recorded_at=now,
+        )
+        sandbox_audit(
+            actor,
+            "sandbox.event.append",
+            f"{source}/{event_id}",
+            request_id,
+            {"type": type, "subject": subject, "field": field, "value": value, "seq": seq},
+        )
+        return event
+
+
+@dataclass(frozen=True)
+class SandboxEventsRead:
+    events: list[SandboxEvent]
+    observed_at: datetime
+
+
+def sandbox_events_read(
+    *,
+    source: str,
+    subject: str,
+    after: int | None = None,
+    recorded_before: datetime | None = None,
+) -> SandboxEventsRead:
+    """The subject's events in `seq` order, as delivered (faults may duplicate or reorder)."""
+    faults = list(SandboxFault.objects.filter(source=source))
+    slow_down(faults)
+    if fault_fires(faults, SandboxFault.Kind.UNAVAILABLE):
+        raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
+    events = SandboxEvent.objects.filter(source=source, subject=subject)
+    if after is not None:
+        events = events.filter(seq__gt=after)
+    if recorded_before is not None:
+        events = events.filter(recorded_at__lte=recorded_before)
+    delivered = list(events.order_by("seq", "id"))
+    if fault_fires(faults, SandboxFault.Kind.DUPLICATE_DELIVERY):
+        delivered = delivered + delivered[: max(1, len(delivered) // 2)]
+    if fault_fires(faults, SandboxFault.Kind.REORDER):
+        delivered = list(reversed(delivered))
+    now = timezone.now()
+    lag = fault_fires(faults, SandboxFault.Kind.LAG)
+    return SandboxEventsRead(
+        events=delivered, observed_at=now - timedelta(seconds=lag.seconds) if lag else now
+    )

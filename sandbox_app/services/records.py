@@ -1,0 +1,176 @@
+"""Versioned records and fact-key authorities of the sandbox owner system."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from reconcile_app.errors import Conflict, NotFound, ValidationFailed
+from sandbox_app.models import (
+    SandboxAuthority,
+    SandboxFault,
+    SandboxRecord,
+)
+from sandbox_app.services.faults import (
+    SandboxUnavailable,
+    fault_fires,
+    sandbox_audit,
+    slow_down,
+)
+
+
+@dataclass(frozen=True)
+class SandboxRead:
+    value: Any
+    version: int
+    valid_from: datetime
+    recorded_at: datetime
+    observed_at: datetime
+
+
+def sandbox_record_read(*, source: str, subject: str, field: str) -> SandboxRead:
+    faults = list(SandboxFault.objects.filter(source=source))
+    slow_down(faults)
+    if fault_fires(faults, SandboxFault.Kind.UNAVAILABLE):
+        raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
+    record = (
+        SandboxRecord.objects.filter(source=source, subject=subject, field=field)
+        .order_by()
+        .values("value", "version", "valid_from", "recorded_at")
+        .first()
+    )
+    if record is None:
+        raise NotFound(f"{source} has no record {subject}/{field}", code="record_not_found")
+    now = timezone.now()
+    lag = fault_fires(faults, SandboxFault.Kind.LAG)
+    # A lagging replica vouches only for the moment it last caught up.
+    observed_at = now - timedelta(seconds=lag.seconds) if lag else now
+    return SandboxRead(
+        value=record["value"],
+        version=record["version"],
+        valid_from=record["valid_from"],
+        recorded_at=record["recorded_at"],
+        observed_at=observed_at,
+    )
+
+
+def sandbox_record_write(
+    *,
+    source: str,
+    subject: str,
+    field: str,
+    value: Any,
+    valid_from: datetime | None = None,
+    version: int | None = None,
+    expected_version: int | None = None,
+    actor: Any = None,
+    request_id: str = "",
+) -> SandboxRecord:
+    """Write a record: version + 1, or jump forward to `version` (demo and drill set-up).
+
+    With `expected_version` the write is a compare-and-set enforced in the UPDATE itself.
+    With an `actor` (a person over the API) the write is audited in its transaction.
+    """
+    with transaction.atomic():
+        record = _record_write(source, subject, field, value, valid_from, version, expected_version)
+        sandbox_audit(
+            actor,
+            "sandbox.record.write",
+            f"{source}/{subject}/{field}",
+            request_id,
+            {"value": value, "version": record.version},
+        )
+    return record
+
+
+def _record_write(
+    source: str,
+    subject: str,
+    field: str,
+    value: Any,
+    valid_from: datetime | None,
+    version: int | None,
+    expected_version: int | None,
+) -> SandboxRecord:
+    now = timezone.now()
+    with transaction.atomic():
+        current = SandboxRecord.objects.filter(source=source, subject=subject, field=field).first()
+        if current is None:
+            if expected_version is not None:
+                raise Conflict(
+                    f"{subject}/{field} does not exist",
+                    code="version_changed",
+                    status=412,
+                    expected=expected_version,
+                    found=None,
+                )
+            return SandboxRecord.objects.create(
+                source=source,
+                subject=subject,
+                field=field,
+                value=value,
+                version=version or 1,
+                valid_from=valid_from or now,
+                recorded_at=now,
+            )
+        if version is not None and version <= current.version:
+            raise ValidationFailed(
+                f"version must move forward (current {current.version})", code="version_backwards"
+            )
+        expected = current.version if expected_version is None else expected_version
+        new_version = version if version is not None else expected + 1
+        updated = SandboxRecord.objects.filter(pk=current.pk, version=expected).update(
+            value=value, version=new_version, valid_from=valid_from or now, recorded_at=now
+        )
+        if not updated:
+            found = SandboxRecord.objects.values_list("version", flat=True).get(pk=current.pk)
+            raise Conflict(
+                f"version changed: expected {expected}, found {found}",
+                code="version_changed",
+                status=412,
+                expected=expected,
+                found=found,
+            )
+        current.refresh_from_db()
+        return current
+
+
+def sandbox_authority_read(*, source: str, fact_key: str) -> SandboxAuthority:
+    faults = list(SandboxFault.objects.filter(source=source))
+    if fault_fires(faults, SandboxFault.Kind.UNAVAILABLE):
+        raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
+    authority = SandboxAuthority.objects.filter(source=source, fact_key=fact_key).first()
+    if authority is None:
+        raise NotFound(
+            f"{source} registers no authority for {fact_key}", code="authority_not_found"
+        )
+    return authority
+
+
+def sandbox_authority_write(
+    *,
+    source: str,
+    fact_key: str,
+    owner: str,
+    source_revision: str,
+    actor: Any = None,
+    request_id: str = "",
+) -> SandboxAuthority:
+    with transaction.atomic():
+        authority, _ = SandboxAuthority.objects.update_or_create(
+            source=source,
+            fact_key=fact_key,
+            defaults={"owner": owner, "source_revision": source_revision},
+        )
+        sandbox_audit(
+            actor,
+            "sandbox.authority.write",
+            f"{source}/{fact_key}",
+            request_id,
+            {"owner": owner, "source_revision": source_revision},
+        )
+    return authority

@@ -1,0 +1,174 @@
+"""Seed 000's failure-injection suite: the protocol lets nothing through, the baseline does."""
+
+from __future__ import annotations
+
+import io
+import sys
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from drills_app import scenarios
+from drills_app.baseline import baseline_arm
+from drills_app.models import DrillRun
+from drills_app.runs import drill_run_start
+from drills_app.scenarios import SCENARIO_NAMES, DrillParameters, drill_suite_run
+from drills_app.world import CASE_SOURCE, COMPLAINTS_SOURCE
+from reconcile_app.errors import Conflict
+from reconcile_app.models import Contradiction, Effect, EffectStatus, Escalation
+from sandbox_app.models import SandboxEffect, SandboxFault
+
+
+@pytest.fixture
+def report(db) -> dict[str, Any]:
+    return drill_suite_run(DrillParameters(repeat=1))
+
+
+def rows(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {row["name"]: row for row in report["scenarios"]}
+
+
+def test_every_seed_scenario_runs_on_both_arms(report):
+    assert [row["name"] for row in report["scenarios"]] == list(SCENARIO_NAMES)
+    for row in report["scenarios"]:
+        assert row["protocol"]["trials"] == row["baseline"]["trials"] == 1
+
+
+def test_protocol_lets_nothing_escape_and_duplicates_nothing(report):
+    protocol = report["totals"]["protocol"]
+    for name in (
+        "stale_memory_escapes",
+        "unsupported_authorisations",
+        "duplicate_effects",
+        "silent_failures",
+        "false_refusals",
+    ):
+        assert protocol[name] == 0, name
+    assert protocol["stale_memory_escapes_exposed"] == 5
+    assert protocol["duplicate_effects_exposed"] == 3
+    assert report["passed"] and report["failures"] == []
+
+
+def test_every_protocol_snapshot_replays_exactly(report):
+    protocol = report["totals"]["protocol"]
+    assert protocol["replay_measured"]
+    assert protocol["replays"] == protocol["replays_exact"] >= len(SCENARIO_NAMES)
+    assert protocol["exact_replay_rate"] == 1.0
+
+
+def test_baseline_fails_where_the_seed_says_it_does(report):
+    by_name = rows(report)
+    baseline = report["totals"]["baseline"]
+    assert baseline["stale_memory_escapes_rate"] == 1.0
+    assert baseline["unsupported_authorisations_rate"] == 1.0
+    assert baseline["duplicate_effects_rate"] == 1.0
+    assert baseline["silent_failures_rate"] == 1.0
+    for name in ("superseded_memory", "fresh_read_stale_source", "revoked_support"):
+        assert by_name[name]["baseline"]["stale_memory_escapes"] == 1, name
+    assert by_name["state_change_before_commit"]["baseline"]["stale_memory_escapes"] == 1
+    for name in ("timeout_after_commit", "idempotency_key_collision", "missing_dedupe_record"):
+        assert by_name[name]["baseline"]["duplicate_effects"] == 1, name
+    assert by_name["postcondition_absent"]["baseline"]["silent_failures"] == 1
+    assert by_name["confirmed_memory"]["baseline"]["trials_detail"][0]["failures"] == []
+    assert report["baseline_failed_where_expected"]
+
+
+def test_protocol_outcomes_are_the_seeds(report):
+    by_name = rows(report)
+
+    def trial(name: str) -> dict[str, Any]:
+        return by_name[name]["protocol"]["trials_detail"][0]
+
+    assert trial("superseded_memory")["decision"] == "deny"
+    assert trial("superseded_memory")["verdicts"] == ["superseded"]
+    assert "stale_state" in trial("fresh_read_stale_source")["reasons"]
+    assert trial("sources_disagree_valid_time")["decision"] == "escalate"
+    assert trial("revoked_support")["reasons"] == ["evidence_missing"]
+    assert any(
+        "rejected version_changed" in step for step in trial("state_change_before_commit")["steps"]
+    )
+    assert any(
+        "422 idempotency_key_reused" in step for step in trial("idempotency_key_collision")["steps"]
+    )
+    assert any("original receipt" in step for step in trial("missing_dedupe_record")["steps"])
+    assert trial("postcondition_absent")["steps"][-1] == "readback → postcondition_failed"
+    timeout = by_name["timeout_after_commit"]["protocol"]
+    assert timeout["unknown_outcomes"] == timeout["unknown_outcomes_resolved"] == 1
+    assert timeout["unknown_resolution_ms"]["p50"] >= 0
+    assert report["totals"]["protocol"]["reconcile_latency_ms"]["p95"] > 0
+    assert report["totals"]["baseline"]["unknown_resolution_ms"] is None  # it never resolves
+
+
+def test_owner_executed_each_protocol_effect_at_most_once(report):
+    for row in report["scenarios"]:
+        assert row["protocol"]["trials_detail"][0]["executions"] <= 1, row["name"]
+    timeout_subject = rows(report)["timeout_after_commit"]["protocol"]["trials_detail"][0][
+        "subject"
+    ]
+    effect = Effect.objects.get(subject=timeout_subject)
+    assert effect.status == EffectStatus.VERIFIED
+    assert SandboxEffect.objects.filter(idempotency_key=effect.idempotency_key).count() == 1
+
+
+def test_drill_leaves_no_fault_and_escalates_to_its_own_owner(report):
+    assert not SandboxFault.objects.filter(source__in=[CASE_SOURCE, COMPLAINTS_SOURCE]).exists()
+    escalation = Escalation.objects.get()
+    assert escalation.owner == "reconcile-drills"
+    assert Contradiction.objects.filter(subject__startswith="drill-").exists()
+
+
+def test_drill_runs_again_on_the_same_database(report):
+    again = drill_suite_run(DrillParameters(repeat=1, scenarios=("timeout_after_commit",)))
+    assert again["passed"] and again["tag"] != report["tag"]
+
+
+def test_command_prints_both_arms_stores_the_run_and_exits_zero(db):
+    out = io.StringIO()
+    call_command("drill", "--repeat", "1", stdout=out)
+    text = out.getvalue()
+    assert "protocol: PASSED" in text
+    assert "baseline failed where the seed says it does: yes" in text
+    assert "stale-memory escape rate" in text and "100.0% (5/5)" in text
+    run = DrillRun.objects.get()
+    assert run.kind == DrillRun.Kind.DRILL and run.status == DrillRun.Status.COMPLETE
+    assert run.passed is True
+    assert run.parameters == {"repeat": 1, "scenarios": list(SCENARIO_NAMES)}
+
+
+def test_command_exits_non_zero_when_the_protocol_lets_memory_escape(db, monkeypatch):
+    def naive_protocol(*, world, principal, now):
+        spec = scenarios.contract_spec(
+            scenarios.contract_current(decision_class=scenarios.DECISION_CLASS)
+        )
+        arm = baseline_arm(world=world, spec=spec, now=now)
+        arm.arm = "protocol"  # the naive arm, standing in for the protocol
+        return arm
+
+    monkeypatch.setattr(scenarios, "protocol_arm", naive_protocol)
+    with pytest.raises(CommandError, match="stale memory escapes"):
+        call_command(
+            "drill", "--repeat", "1", "--scenario", "superseded_memory", stdout=io.StringIO()
+        )
+    run = DrillRun.objects.get()
+    assert run.status == DrillRun.Status.COMPLETE and run.passed is False
+
+
+def test_replay_is_reported_not_measured_when_the_service_is_absent(db, monkeypatch):
+    monkeypatch.setitem(sys.modules, "reconcile_app.services.replay", None)
+    out = io.StringIO()
+    call_command("drill", "--repeat", "1", "--scenario", "confirmed_memory", stdout=out)
+    assert "not measured" in out.getvalue()
+    results = DrillRun.objects.get().results
+    assert results["replay_measured"] is False
+    assert results["totals"]["protocol"]["replays"] is None
+
+
+def test_drills_run_one_at_a_time(db):
+    drill_run_start(kind=DrillRun.Kind.DRILL, parameters={})
+    with pytest.raises(Conflict):
+        drill_run_start(kind=DrillRun.Kind.DRILL, parameters={})
+    with pytest.raises(CommandError, match="one at a time"):
+        call_command("drill", "--repeat", "1", stdout=io.StringIO())
+    # The benchmark touches no sandbox: it may run alongside.
+    drill_run_start(kind=DrillRun.Kind.DRIFT_BENCHMARK, parameters={})

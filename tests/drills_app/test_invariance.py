@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from drills_app.invariance import minimal_history, run_invariance
+from tests.conftest import make_agent
+
+
+def test_paired_histories_permit_the_same_actions(estate):
+    agent = make_agent("inv", ["collections-letter:send_collections_letter"])
+    report = run_invariance(principal=agent.principal, pairs=12, seed=7, run_id="t")
+    assert report.pairs == 12
+    assert report.ok, report.examples
+
+
+def test_minimal_history_reaches_the_same_state():
+    assert minimal_history({"hardship_active": True, "missed_payments": 2}) == [
+        "PaymentMissed",
+        "PaymentMissed",
+        "HardshipApproved",
+    ]
+    assert minimal_history({"hardship_active": False, "missed_payments": 0}) == []

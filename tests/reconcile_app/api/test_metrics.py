@@ -1,0 +1,209 @@
+"""Live metrics: `GET /api/v1/metrics` (JSON) and `/metrics` (Prometheus), from real traffic."""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from drills_app.scenarios import SCENARIOS, DrillParameters, drill_suite_run
+from drills_app.world import (
+    DECISION_CLASS,
+    FIELD,
+    PURPOSE,
+    drill_estate_ensure,
+    fault_inject,
+    world_prepare,
+)
+from reconcile_app.models import Effect, EffectStatus
+from reconcile_app.services.effects import effect_commit
+from reconcile_app.services.quarantine import quarantine_create
+from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
+
+# Authentication (key + principal) and roles, then the figures themselves.
+JSON_QUERIES = 2 + 12
+SAMPLE = re.compile(
+    r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? '
+    r"(NaN|[-+]?[0-9.]+(e[-+]?[0-9]+)?)$"
+)
+
+
+def open_unknown_outcome(subject: str, minutes_ago: int) -> Effect:
+    """A commit whose answer was lost; no worker runs in tests, so it stays unknown."""
+    principal = drill_estate_ensure()
+    world = world_prepare(scenario=SCENARIOS[0], subject=subject, now=timezone.now())
+    snapshot = snapshot_issue(
+        principal=principal,
+        request=ReconcileRequest(
+            subject=subject, purpose=PURPOSE, decision_class=DECISION_CLASS, claims=world.claims
+        ),
+    )
+    fault_inject("timeout_after_commit")
+    effect = effect_commit(
+        principal=principal,
+        idempotency_key=f"{subject}-key",
+        if_match=f'"{snapshot.content["fields"][FIELD]["version"]}"',
+        snapshot_id=snapshot.snapshot_id,
+        action="retain_manual_review",
+        resulting_value="manual_review",
+    ).effect
+    assert effect.status == EffectStatus.UNKNOWN
+    Effect.objects.filter(pk=effect.pk).update(
+        outcome_at=timezone.now() - timedelta(minutes=minutes_ago)
+    )
+    return effect
+
+
+@pytest.fixture
+def traffic(db, operator) -> None:
+    """A stored drill (refusals, an escalation, contradictions, a resolved unknown outcome),
+    an unknown outcome still open, and a memory-class quarantine."""
+    call_command("drill", "--repeat", "1", stdout=io.StringIO())
+    open_unknown_outcome("metrics-unknown", minutes_ago=10)
+    quarantine_create(
+        scope="memory_class", target="semantic", reason="poisoned", actor=operator.user
+    )
+
+
+def test_anonymous_is_401_and_agents_are_403(db, agent):
+    assert APIClient().get("/api/v1/metrics").status_code == 401
+    response = agent.get("/api/v1/metrics")
+    assert response.status_code == 403
+    assert response["Content-Type"] == "application/problem+json"
+
+
+def test_people_in_every_role_read_the_figures(traffic, operator, reviewer, auditor):
+    for person in (operator, reviewer, auditor):
+        assert person.get("/api/v1/metrics").status_code == 200
+
+
+def test_figures_come_from_the_real_traffic(traffic, auditor):
+    body = auditor.get("/api/v1/metrics").json()
+    unknown = body["unknown_outcomes"]
+    assert unknown["open"] == 1
+    assert unknown["oldest"][0]["idempotency_key"] == "metrics-unknown-key"
+    assert 600 <= unknown["oldest_age_seconds"] < 700
+    assert body["resolution_seconds"]["resolved"] == 1  # the drill's timeout, resolved
+    assert body["resolution_seconds"]["p50"] >= 0
+    refusals = {(row["result"], row["code"]): row["count"] for row in body["refusals"]}
+    assert refusals[("deny", "hardship_hold")] >= 1
+    assert refusals[("refuse", "stale_state")] == 1
+    assert refusals[("refuse", "evidence_missing")] == 1
+    assert refusals[("escalate", "contradiction")] == 1
+    assert body["escalations"]["open"] == 1
+    assert body["escalations"]["by_code"] == {"contradiction": 1}
+    assert body["contradictions"]["by_kind"]["evidence_vs_state"] == 1
+    assert body["quarantines"] == {"active": 1, "by_scope": {"memory_class": 1}}
+    assert body["last_drill"]["passed"] is True
+    assert set(body["last_drill"]["protocol"].values()) == {0}
+
+
+def test_verdict_mix_decisions_and_latency_per_hour(traffic, auditor):
+    body = auditor.get("/api/v1/metrics").json()
+    hourly = body["hourly"]
+    assert len(hourly) in (24, 25)  # every hour of the window, empty ones included
+    total = sum(bucket["reconciles"] for bucket in hourly)
+    assert total == body["reconcile"]["count"] == sum(body["totals"]["decisions"].values())
+    verdicts: dict[str, int] = {}
+    for bucket in hourly:
+        for verdict, count in bucket["verdicts"].items():
+            verdicts[verdict] = verdicts.get(verdict, 0) + count
+    assert verdicts == body["totals"]["verdicts"]
+    assert {"confirmed", "superseded", "stale_state", "unverified"} <= set(verdicts)
+    assert body["reconcile"]["latency_measured"] == total
+    assert body["reconcile"]["latency_ms"]["p95"] >= body["reconcile"]["latency_ms"]["p50"] >= 0
+
+
+@pytest.mark.parametrize("hours", ["0", "169", "day"])
+def test_window_out_of_range_is_a_400_problem(db, auditor, hours):
+    response = auditor.get("/api/v1/metrics", hours=hours)
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_hours"
+
+
+def test_window_sets_the_hourly_series(traffic, auditor):
+    body = auditor.get("/api/v1/metrics", hours=2).json()
+    assert body["window_hours"] == 2
+    assert len(body["hourly"]) in (2, 3)
+
+
+def test_query_count_does_not_grow_with_traffic(traffic, auditor, django_assert_num_queries):
+    with django_assert_num_queries(JSON_QUERIES):
+        assert auditor.get("/api/v1/metrics").status_code == 200
+    drill_suite_run(DrillParameters(repeat=2))
+    open_unknown_outcome("metrics-unknown-2", minutes_ago=3)
+    with django_assert_num_queries(JSON_QUERIES):
+        body = auditor.get("/api/v1/metrics").json()
+    assert body["unknown_outcomes"]["open"] == 2
+
+
+# --- /metrics -------------------------------------------------------------------------------
+
+
+def scrape(client: Any, **headers: str) -> Any:
+    return client.get(
+        "/metrics",
+        HTTP_ACCEPT="application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5",
+        **headers,
+    )
+
+
+def test_prometheus_exposition_for_an_operator(traffic, operator):
+    response = scrape(operator.client)
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+    text = response.content.decode()
+    assert "# TYPE reconcile_decisions_total counter" in text
+    assert 'reconcile_decisions_total{result="escalate"} 1' in text
+    assert "reconcile_unknown_outcomes_open 1" in text
+    assert 'reconcile_quarantines_active{scope="memory_class"} 1' in text
+    assert 'reconcile_quarantines_active{scope="source"} 0' in text
+    assert 'reconcile_escalations_open_by_code{code="contradiction"} 1' in text
+    assert "reconcile_drill_last_passed 1" in text
+    assert 'reconcile_latency_seconds{quantile="0.95"}' in text
+
+
+def test_exposition_is_well_formed(traffic, operator):
+    helped, typed = set(), set()
+    for line in scrape(operator.client).content.decode().splitlines():
+        if line.startswith("# HELP "):
+            helped.add(line.split()[2])
+        elif line.startswith("# TYPE "):
+            name, kind = line.split()[2:4]
+            assert kind in ("counter", "gauge")
+            typed.add(name)
+        else:
+            assert SAMPLE.match(line), line
+            name = re.split(r"[{ ]", line, maxsplit=1)[0]
+            assert name.startswith("reconcile_") and name in helped and name in typed, line
+
+
+def test_metrics_token_lets_a_scraper_in_without_an_account(db, settings):
+    settings.RECONCILE_METRICS_TOKEN = "scrape-me-0123456789abcdef"
+    assert (
+        scrape(APIClient(), HTTP_AUTHORIZATION="Bearer scrape-me-0123456789abcdef").status_code
+        == 200
+    )
+    assert scrape(APIClient(), HTTP_AUTHORIZATION="Bearer scrape-me-wrong").status_code == 401
+    assert scrape(APIClient()).status_code == 401
+
+
+def test_without_a_configured_token_only_people_get_in(db, settings, agent, auditor):
+    settings.RECONCILE_METRICS_TOKEN = ""
+    assert scrape(APIClient(), HTTP_AUTHORIZATION="Bearer ").status_code == 401
+    assert scrape(agent.client).status_code == 403
+    assert scrape(auditor.client).status_code == 200
+
+
+def test_scrape_query_count_is_constant(traffic, auditor, django_assert_num_queries):
+    with django_assert_num_queries(JSON_QUERIES):
+        assert scrape(auditor.client).status_code == 200
+    open_unknown_outcome("metrics-unknown-3", minutes_ago=1)
+    with django_assert_num_queries(JSON_QUERIES):
+        assert scrape(auditor.client).status_code == 200

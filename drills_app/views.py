@@ -14,7 +14,7 @@ from typing import Any
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.views import View
@@ -53,9 +53,15 @@ from drills_app.tables import (
 )
 from reconcile_app.charts import figure_json
 from reconcile_app.choices import Role
-from reconcile_app.console.forms import dress_filter_form
-from reconcile_app.console.views import PER_PAGE, HtmxPartialMixin, StaffRequiredMixin
-from reconcile_app.errors import DomainError, NotFound
+from reconcile_app.console.forms.common import dress_filter_form
+from reconcile_app.console.mixins import (
+    PER_PAGE,
+    HtmxPartialMixin,
+    StaffRequiredMixin,
+    not_found_is_404,
+    polls,
+)
+from reconcile_app.errors import DomainError
 from reconcile_app.roles import has_role
 
 RUN_TEMPLATE = "drills_app/partials/drill_run.html"
@@ -75,13 +81,6 @@ CHECK_LABELS = {
 
 def _can_operate(request: HttpRequest) -> bool:
     return has_role(request.user, Role.OPERATOR)
-
-
-def _polls(request: HttpRequest) -> int:
-    try:
-        return max(0, int(request.GET.get("polls", "0")))
-    except ValueError:
-        return 0
 
 
 def run_panel(run: DrillRun, *, polls: int = 0) -> dict[str, Any]:
@@ -132,10 +131,8 @@ def run_panel(run: DrillRun, *, polls: int = 0) -> dict[str, Any]:
 
 
 def _run(run_id: int) -> DrillRun:
-    try:
+    with not_found_is_404():
         return console_drill_run(run_id=run_id)
-    except NotFound as exc:
-        raise Http404(exc.detail) from exc
 
 
 class DrillsPageView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin, FilterView):
@@ -231,7 +228,7 @@ class DrillRunStatusView(StaffRequiredMixin, View):
     def get(self, request: HttpRequest, run_id: int) -> HttpResponse:
         run = _run(run_id)
         response = TemplateResponse(
-            request, RUN_TEMPLATE, {"panel": run_panel(run, polls=_polls(request))}
+            request, RUN_TEMPLATE, {"panel": run_panel(run, polls=polls(request))}
         )
         since = request.GET.get("since")
         if since and since != run.status:

@@ -35,8 +35,8 @@ class SnapshotFilterSet(django_filters.FilterSet):
     completeness = django_filters.ChoiceFilter(choices=Completeness.choices)
     reducer_version = django_filters.CharFilter()
     source = django_filters.CharFilter(method="filter_source", label="Source")
-    issued_after = InstantFilter(field_name="issued_at", lookup_expr="gte")
-    issued_before = InstantFilter(field_name="issued_at", lookup_expr="lt")
+    issued_after = InstantFilter(field_name="issued_at", lookup_expr="gte", label="Issued after")
+    issued_before = InstantFilter(field_name="issued_at", lookup_expr="lt", label="Issued before")
 
     class Meta:
         model = DecisionSnapshot
@@ -100,8 +100,8 @@ class EffectFilterSet(django_filters.FilterSet):
     status = django_filters.MultipleChoiceFilter(choices=EffectStatus.choices)
     subject = django_filters.CharFilter()
     action = django_filters.CharFilter()
-    source = django_filters.CharFilter(field_name="source__name")
-    snapshot_id = django_filters.CharFilter(field_name="snapshot__snapshot_id")
+    source = django_filters.CharFilter(field_name="source__name", label="Source")
+    snapshot_id = django_filters.CharFilter(field_name="snapshot__snapshot_id", label="Snapshot")
 
     class Meta:
         model = Effect
@@ -119,13 +119,13 @@ class QuarantineFilterSet(django_filters.FilterSet):
 
 
 class AuditFilterSet(django_filters.FilterSet):
-    actor = django_filters.CharFilter(field_name="actor_name")
+    actor = django_filters.CharFilter(field_name="actor_name", label="Actor")
     action = django_filters.CharFilter()
     action_prefix = django_filters.CharFilter(field_name="action", lookup_expr="startswith")
     object_kind = django_filters.CharFilter()
     object_ref = django_filters.CharFilter()
-    since = InstantFilter(field_name="at", lookup_expr="gte")
-    until = InstantFilter(field_name="at", lookup_expr="lt")
+    since = InstantFilter(field_name="at", lookup_expr="gte", label="From")
+    until = InstantFilter(field_name="at", lookup_expr="lt", label="Until")
 
     class Meta:
         model = AuditEvent

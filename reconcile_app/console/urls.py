@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from django.urls import path
 
-from reconcile_app.console import (
+from reconcile_app.console.views import (
     audit,
     blast_radius,
+    contradictions,
     corrections,
     effects,
     escalations,
@@ -12,8 +13,7 @@ from reconcile_app.console import (
     facts,
     overview,
     quarantine,
-    replay,
-    views,
+    snapshots,
 )
 
 urlpatterns = [
@@ -41,23 +41,23 @@ urlpatterns = [
     ),
     path(
         "snapshots/<str:snapshot_id>/replay/",
-        replay.SnapshotReplayView.as_view(),
+        snapshots.SnapshotReplayView.as_view(),
         name="console-snapshot-replay",
     ),
-    path("snapshots/", views.SnapshotListView.as_view(), name="console-snapshots"),
+    path("snapshots/", snapshots.SnapshotListView.as_view(), name="console-snapshots"),
     path(
         "snapshots/<str:snapshot_id>/",
-        views.SnapshotDetailView.as_view(),
+        snapshots.SnapshotDetailView.as_view(),
         name="console-snapshot",
     ),
     path(
         "contradictions/",
-        views.ContradictionListView.as_view(),
+        contradictions.ContradictionListView.as_view(),
         name="console-contradictions",
     ),
     path(
         "contradictions/<int:contradiction_id>/resolve/",
-        views.ContradictionResolveView.as_view(),
+        contradictions.ContradictionResolveView.as_view(),
         name="console-contradiction-resolve",
     ),
     path("escalations/", escalations.EscalationListView.as_view(), name="console-escalations"),

@@ -8,7 +8,7 @@ import pytest
 
 from lineage_app.models import Relation
 from lineage_app.services.graph import Link, graph_record
-from reconcile_app.console.views import PER_PAGE
+from reconcile_app.console.mixins import PER_PAGE
 from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
     chain,
     collectible,

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from reconcile_app.console.effects import MAX_POLLS
+from reconcile_app.console.mixins import MAX_POLLS
 from reconcile_app.models import AuditEvent, Effect, Escalation, EvidenceEntry
 from tests.reconcile_app.console.conftest import commit_effect, read_back, signed_in
 

@@ -15,7 +15,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from reconcile_app.console.quarantine_tables import MAX_POLLS
+from reconcile_app.console.mixins import MAX_POLLS
 from reconcile_app.models import AuditEvent, Quarantine
 from reconcile_app.services.quarantine import quarantine_apply, quarantine_create, quarantine_lift
 from tests.reconcile_app.console.conftest import signed_in

@@ -18,14 +18,18 @@ from django.views import View
 from lineage_app.registry import kind_colour, kind_order
 from lineage_app.selectors.blast import roots_for_source_versions
 from lineage_app.selectors.reach import resolve_roots
-from reconcile_app.console.blast_radius_tables import REVIEW_TABLES
-from reconcile_app.console.views import PER_PAGE, HtmxPartialMixin, StaffRequiredMixin
+from reconcile_app.console.mixins import PER_PAGE, HtmxPartialMixin, StaffRequiredMixin
+from reconcile_app.console.tables.blast_radius import REVIEW_TABLES
 from reconcile_app.models import Correction
 from reconcile_app.selectors.blast_radius import review_page
 from reconcile_app.selectors.lineage import memory_class_roots
 
 BLAST_TEMPLATE = "reconcile_app/blast_radius.html"
+
+
 BLAST_REGION_TEMPLATE = "reconcile_app/partials/blast_region.html"
+
+
 HIGHEST_VERSION = 2**62
 
 

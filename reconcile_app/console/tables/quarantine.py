@@ -14,16 +14,15 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from reconcile_app.console.mixins import MAX_POLLS, POLL_SECONDS
+from reconcile_app.console.tables.common import TABLE_TEMPLATE
 from reconcile_app.models import Quarantine
 from reconcile_app.selectors.quarantine import QuarantineTarget
 from reconcile_app.templatetags.reconcile_tags import EMPTY, badge, ts
 
-TABLE_TEMPLATE = "reconcile_app/tables/console_table.html"
 DIALOG_BODY = "#ops-dialog-body"
-POLL_SECONDS = 2
-# Three minutes of polling, then the row stops asking and says so (a worker that is down
-# must not keep an open tab asking forever), as the effect status panel does.
-MAX_POLLS = 90
+
+
 AFFECTED_LABELS = {
     "snapshots": "snapshots",
     "decisions": "allowed decisions",

@@ -11,12 +11,11 @@ the forms work without JavaScript.
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 from django.contrib import messages
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.utils import timezone
@@ -25,24 +24,24 @@ from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
 from reconcile_app.choices import Role
-from reconcile_app.console.forms import dress_filter_form
-from reconcile_app.console.quarantine_forms import (
-    QuarantineForm,
-    QuarantineLiftForm,
-    dress_status_filter,
-)
-from reconcile_app.console.quarantine_tables import (
-    QuarantineHistoryTable,
-    QuarantineTargetTable,
-    affected_label,
-)
-from reconcile_app.console.views import (
+from reconcile_app.console.forms.common import dress_filter_form, dress_status_filter
+from reconcile_app.console.forms.quarantine import QuarantineForm, QuarantineLiftForm
+from reconcile_app.console.mixins import (
     PER_PAGE,
     HtmxPartialMixin,
     OperatorRequiredMixin,
     StaffRequiredMixin,
+    form_error,
+    is_htmx,
+    not_found_is_404,
+    polls,
 )
-from reconcile_app.errors import DomainError, NotFound
+from reconcile_app.console.tables.quarantine import (
+    QuarantineHistoryTable,
+    QuarantineTargetTable,
+    affected_label,
+)
+from reconcile_app.errors import DomainError
 from reconcile_app.filtersets import QuarantineFilterSet
 from reconcile_app.models import Quarantine
 from reconcile_app.request_id import request_id_of
@@ -63,12 +62,24 @@ from reconcile_app.services.quarantine import (
 )
 
 ROW_TEMPLATE = "reconcile_app/partials/quarantine_target_row.html"
+
+
 DIALOG_TEMPLATE = "reconcile_app/partials/quarantine_dialog.html"
+
+
 LIFT_DIALOG_TEMPLATE = "reconcile_app/partials/quarantine_lift_dialog.html"
+
+
 DIALOG_PAGE_TEMPLATE = "reconcile_app/quarantine_dialog_page.html"
+
+
 # The page re-reads its history and timeline when it hears this; the dialog closes on DONE.
 CHANGED_EVENT = "quarantine-changed"
+
+
 DONE_EVENT = "dialog-done"
+
+
 PAGE_TIMELINE_LIMIT = 20
 
 
@@ -76,22 +87,9 @@ def _can_operate(request: HttpRequest) -> bool:
     return has_role(request.user, Role.OPERATOR)
 
 
-def _is_htmx(request: HttpRequest) -> bool:
-    return bool(getattr(request, "htmx", False))
-
-
-def _polls(request: HttpRequest) -> int:
-    try:
-        return max(0, int(request.GET.get("polls", "0")))
-    except ValueError:
-        return 0
-
-
 def _target(scope: str, target: str) -> QuarantineTarget:
-    try:
+    with not_found_is_404():
         return quarantine_target(scope=scope, target=target)
-    except NotFound as exc:
-        raise Http404(exc.detail) from exc
 
 
 class QuarantinePageView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin, FilterView):
@@ -139,7 +137,7 @@ class QuarantineTargetView(StaffRequiredMixin, View):
 
     def get(self, request: HttpRequest, scope: str, target: str) -> HttpResponse:
         row = _target(scope, target)
-        response = target_row(request, row, polls=_polls(request))
+        response = target_row(request, row, polls=polls(request))
         since = request.GET.get("since")
         if since and since != row.state:
             response["HX-Trigger"] = CHANGED_EVENT
@@ -159,7 +157,7 @@ def _done(request: HttpRequest, row: QuarantineTarget) -> HttpResponse:
 def _dialog_response(
     request: HttpRequest, template: str, context: dict[str, Any], status: int
 ) -> HttpResponse:
-    if _is_htmx(request):
+    if is_htmx(request):
         return TemplateResponse(request, template, context, status=status)
     return TemplateResponse(
         request, DIALOG_PAGE_TEMPLATE, {**context, "dialog_template": template}, status=status
@@ -191,18 +189,9 @@ def quarantine_dialog(
         "lookback_from": timezone.now() - DEFAULT_LOOKBACK,
         "error": error,
         "draft": draft or {},
-        "as_page": not _is_htmx(request),
+        "as_page": not is_htmx(request),
     }
     return _dialog_response(request, DIALOG_TEMPLATE, context, status)
-
-
-def _form_error(form: Any) -> DomainError:
-    text = " ".join(
-        f"{form.fields[name].label or name.replace('_', ' ')}: {message}"
-        for name, errors in form.errors.items()
-        for message in errors
-    )
-    return DomainError(text, code="invalid_request")
 
 
 class QuarantineNewView(OperatorRequiredMixin, View):
@@ -219,7 +208,7 @@ class QuarantineNewView(OperatorRequiredMixin, View):
         draft = {name: request.POST.get(name, "") for name in ("reason", "ends_at", "confirm")}
         error: DomainError | None = None
         if not form.is_valid():
-            error = _form_error(form)
+            error = form_error(form)
         elif not form.confirmed():
             error = DomainError(
                 f"Type the name {target} exactly to confirm.", code="confirmation_mismatch"
@@ -232,7 +221,7 @@ class QuarantineNewView(OperatorRequiredMixin, View):
                     reason=form.cleaned_data["reason"],
                     ends_at=form.cleaned_data["ends_at"],
                     actor=request.user,
-                    request_id=request_id_of(request) or uuid.uuid4().hex,
+                    request_id=request_id_of(request),
                 )
             except DomainError as exc:
                 error = exc
@@ -240,7 +229,7 @@ class QuarantineNewView(OperatorRequiredMixin, View):
             return quarantine_dialog(
                 request, scope=scope, target=target, status=error.status, error=error, draft=draft
             )
-        if not _is_htmx(request):
+        if not is_htmx(request):
             messages.success(request, f"Quarantine of {target} created; applying.")
             return redirect("console-quarantine")
         return _done(request, _target(scope, target))
@@ -260,16 +249,14 @@ def lift_dialog(
         "quarantine": quarantine,
         "error": error,
         "draft": draft or {},
-        "as_page": not _is_htmx(request),
+        "as_page": not is_htmx(request),
     }
     return _dialog_response(request, LIFT_DIALOG_TEMPLATE, context, status)
 
 
 def _quarantine(quarantine_id: str) -> Quarantine:
-    try:
+    with not_found_is_404():
         return console_quarantine(quarantine_id=quarantine_id)
-    except NotFound as exc:
-        raise Http404(exc.detail) from exc
 
 
 class QuarantineLiftView(OperatorRequiredMixin, View):
@@ -283,23 +270,22 @@ class QuarantineLiftView(OperatorRequiredMixin, View):
         draft = {"reason": request.POST.get("reason", "")}
         error: DomainError | None = None
         if not form.is_valid():
-            error = _form_error(form)
+            error = form_error(form)
         else:
             try:
-                quarantine_lift(
-                    quarantine_id=quarantine_id,
-                    reason=form.cleaned_data["reason"],
-                    actor=request.user,
-                    request_id=request_id_of(request) or uuid.uuid4().hex,
-                )
-            except NotFound as exc:
-                raise Http404(exc.detail) from exc
+                with not_found_is_404():
+                    quarantine_lift(
+                        quarantine_id=quarantine_id,
+                        reason=form.cleaned_data["reason"],
+                        actor=request.user,
+                        request_id=request_id_of(request),
+                    )
             except DomainError as exc:
                 error = exc
         quarantine = _quarantine(quarantine_id)
         if error is not None:
             return lift_dialog(request, quarantine, status=error.status, error=error, draft=draft)
-        if not _is_htmx(request):
+        if not is_htmx(request):
             messages.success(request, f"Quarantine of {quarantine.target} lifted.")
             return redirect("console-quarantine")
         return _done(request, _target(quarantine.scope, quarantine.target))

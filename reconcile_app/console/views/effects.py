@@ -7,12 +7,11 @@ asks the server every two seconds, through a small partial, until nothing is und
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from django.contrib import messages
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.views import View
@@ -20,16 +19,23 @@ from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
 from reconcile_app.choices import Role
-from reconcile_app.console.forms import EffectEscalateForm, EffectResolveForm, dress_filter_form
-from reconcile_app.console.tables import EffectTable
-from reconcile_app.console.views import (
+from reconcile_app.console.forms.common import dress_filter_form
+from reconcile_app.console.forms.effects import EffectEscalateForm, EffectResolveForm
+from reconcile_app.console.mixins import (
+    MAX_POLLS,
     PER_PAGE,
+    POLL_SECONDS,
     HtmxPartialMixin,
     OperatorRequiredMixin,
     StaffRequiredMixin,
     StatusTabsMixin,
+    form_error,
+    is_htmx,
+    not_found_is_404,
+    polls,
 )
-from reconcile_app.errors import DomainError, NotFound
+from reconcile_app.console.tables.effects import EffectTable
+from reconcile_app.errors import DomainError
 from reconcile_app.filtersets import EffectFilterSet
 from reconcile_app.models import EffectStatus
 from reconcile_app.request_id import request_id_of
@@ -49,13 +55,15 @@ from reconcile_app.services.effects import effect_request_check, effect_resolve_
 from reconcile_app.services.escalations import escalation_open_for_effect
 
 DETAIL_TEMPLATE = "reconcile_app/effect_detail.html"
+
+
 STATUS_TEMPLATE = "reconcile_app/partials/effect_status.html"
-POLL_SECONDS = 2
-# Three minutes of polling, then the panel stops and says so: a worker that is down must not
-# keep an open tab asking forever.
-MAX_POLLS = 90
+
+
 # The page re-reads its timeline and actions when it hears this (see the detail template).
 CHANGED_EVENT = "effect-changed"
+
+
 TAB_LABELS = {
     EffectStatus.UNKNOWN: "Unknown",
     EffectStatus.POSTCONDITION_FAILED: "Postcondition failed",
@@ -106,13 +114,6 @@ class EffectListView(
         return context
 
 
-def _polls(request: HttpRequest) -> int:
-    try:
-        return max(0, int(request.GET.get("polls", "0")))
-    except ValueError:
-        return 0
-
-
 def status_context(
     request: HttpRequest,
     state: EffectState,
@@ -144,10 +145,8 @@ def effect_page(
     draft: dict[str, str] | None = None,
 ) -> HttpResponse:
     """The detail page; after a refused action, with the refusal beside its form."""
-    try:
+    with not_found_is_404():
         detail = console_effect_detail(idempotency_key=key)
-    except NotFound as exc:
-        raise Http404(exc.detail) from exc
     context = status_context(request, detail.state)
     context.update(
         {
@@ -170,12 +169,10 @@ class EffectStatusView(StaffRequiredMixin, View):
     """The status panel alone, for polling. Tells the page when the effect has moved on."""
 
     def get(self, request: HttpRequest, key: str) -> HttpResponse:
-        try:
+        with not_found_is_404():
             state = console_effect_state(idempotency_key=key)
-        except NotFound as exc:
-            raise Http404(exc.detail) from exc
         response = TemplateResponse(
-            request, STATUS_TEMPLATE, status_context(request, state, polls=_polls(request))
+            request, STATUS_TEMPLATE, status_context(request, state, polls=polls(request))
         )
         since = request.GET.get("since")
         if since and since != state.version:
@@ -189,25 +186,22 @@ class EffectCheckView(OperatorRequiredMixin, View):
     def post(self, request: HttpRequest, key: str) -> HttpResponse:
         error: DomainError | None = None
         try:
-            effect_request_check(
-                idempotency_key=key,
-                actor=request.user,
-                request_id=request_id_of(request) or uuid.uuid4().hex,
-            )
-        except NotFound as exc:
-            raise Http404(exc.detail) from exc
+            with not_found_is_404():
+                effect_request_check(
+                    idempotency_key=key,
+                    actor=request.user,
+                    request_id=request_id_of(request),
+                )
         except DomainError as exc:
             error = exc
-        if not request.htmx:  # type: ignore[attr-defined]
+        if not is_htmx(request):
             if error is not None:
                 messages.error(request, error.detail)
             else:
                 messages.success(request, f"Check queued for {key}.")
             return redirect("console-effect", key=key)
-        try:
+        with not_found_is_404():
             state = console_effect_state(idempotency_key=key)
-        except NotFound as exc:
-            raise Http404(exc.detail) from exc
         response = TemplateResponse(
             request,
             STATUS_TEMPLATE,
@@ -228,17 +222,16 @@ class EffectResolveView(OperatorRequiredMixin, View):
             "reason": request.POST.get("reason", ""),
         }
         if not form.is_valid():
-            return _refused(request, key, "resolve", _form_error(form), draft)
+            return _refused(request, key, "resolve", form_error(form), draft)
         try:
-            effect = effect_resolve_manually(
-                idempotency_key=key,
-                outcome=form.cleaned_data["outcome"],
-                reason=form.cleaned_data["reason"],
-                actor=request.user,
-                request_id=request_id_of(request) or uuid.uuid4().hex,
-            )
-        except NotFound as exc:
-            raise Http404(exc.detail) from exc
+            with not_found_is_404():
+                effect = effect_resolve_manually(
+                    idempotency_key=key,
+                    outcome=form.cleaned_data["outcome"],
+                    reason=form.cleaned_data["reason"],
+                    actor=request.user,
+                    request_id=request_id_of(request),
+                )
         except DomainError as exc:
             return _refused(request, key, "resolve", exc, draft)
         messages.success(request, f"{key} resolved by hand: {effect.status.replace('_', ' ')}.")
@@ -252,25 +245,19 @@ class EffectEscalateView(OperatorRequiredMixin, View):
         form = EffectEscalateForm(request.POST)
         draft = {"reason": request.POST.get("reason", "")}
         if not form.is_valid():
-            return _refused(request, key, "escalate", _form_error(form), draft)
+            return _refused(request, key, "escalate", form_error(form), draft)
         try:
-            escalation = escalation_open_for_effect(
-                idempotency_key=key,
-                actor=request.user,
-                reason=form.cleaned_data["reason"],
-                request_id=request_id_of(request) or uuid.uuid4().hex,
-            )
-        except NotFound as exc:
-            raise Http404(exc.detail) from exc
+            with not_found_is_404():
+                escalation = escalation_open_for_effect(
+                    idempotency_key=key,
+                    actor=request.user,
+                    reason=form.cleaned_data["reason"],
+                    request_id=request_id_of(request),
+                )
         except DomainError as exc:
             return _refused(request, key, "escalate", exc, draft)
         messages.success(request, f"Escalated to {escalation.owner} as {escalation.escalation_id}.")
         return redirect("console-effect", key=key)
-
-
-def _form_error(form: Any) -> DomainError:
-    text = " ".join(str(message) for errors in form.errors.values() for message in errors)
-    return DomainError(text, code="invalid_request")
 
 
 def _refused(

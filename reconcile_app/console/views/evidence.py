@@ -3,19 +3,17 @@
 
 from __future__ import annotations
 
-import uuid
-
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.views import View
 
 from reconcile_app.choices import Role
-from reconcile_app.console.evidence_forms import CorrectionForm
+from reconcile_app.console.forms.evidence import CorrectionForm
+from reconcile_app.console.mixins import OperatorRequiredMixin, StaffRequiredMixin, not_found_is_404
 from reconcile_app.console.node_links import node_url
-from reconcile_app.console.views import OperatorRequiredMixin, StaffRequiredMixin
-from reconcile_app.errors import DomainError, NotFound
+from reconcile_app.errors import DomainError
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.evidence import evidence_detail
@@ -33,10 +31,8 @@ def evidence_page(
     form: CorrectionForm | None = None,
     error: DomainError | None = None,
 ) -> HttpResponse:
-    try:
+    with not_found_is_404():
         detail = evidence_detail(evidence_id=evidence_id)
-    except NotFound as exc:
-        raise Http404(exc.detail) from exc
     context = {
         "detail": detail,
         "entry": detail.entry,
@@ -68,16 +64,15 @@ class EvidenceCorrectView(OperatorRequiredMixin, View):
             error = DomainError(text, code="invalid_request")
             return evidence_page(request, evidence_id, status=400, form=form, error=error)
         try:
-            correction = correction_create(
-                evidence_id=evidence_id,
-                reason=form.cleaned_data["reason"],
-                actor=request.user,
-                replacement=form.cleaned_data["replacement"],
-                # Same id as the access log and the X-Request-ID response header.
-                request_id=request_id_of(request) or uuid.uuid4().hex,
-            )
-        except NotFound as exc:
-            raise Http404(exc.detail) from exc
+            with not_found_is_404():
+                correction = correction_create(
+                    evidence_id=evidence_id,
+                    reason=form.cleaned_data["reason"],
+                    actor=request.user,
+                    replacement=form.cleaned_data["replacement"],
+                    # Same id as the access log and the X-Request-ID response header.
+                    request_id=request_id_of(request),
+                )
         except DomainError as exc:
             return evidence_page(request, evidence_id, status=exc.status, form=form, error=exc)
         verb = "superseded" if form.cleaned_data["replacement"] else "revoked"

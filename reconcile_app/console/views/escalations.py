@@ -6,12 +6,11 @@ both again (the role here, self-approval in `escalation_decide`) and shows any r
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from django.contrib import messages
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.views import View
@@ -19,16 +18,18 @@ from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
 from reconcile_app.choices import Role
-from reconcile_app.console.forms import EscalationDecisionForm, dress_filter_form
-from reconcile_app.console.tables import EscalationTable
-from reconcile_app.console.views import (
+from reconcile_app.console.forms.common import dress_filter_form
+from reconcile_app.console.forms.escalations import EscalationDecisionForm
+from reconcile_app.console.mixins import (
     PER_PAGE,
     HtmxPartialMixin,
     ReviewerRequiredMixin,
     StaffRequiredMixin,
     StatusTabsMixin,
+    not_found_is_404,
 )
-from reconcile_app.errors import DomainError, NotFound
+from reconcile_app.console.tables.escalations import EscalationTable
+from reconcile_app.errors import DomainError
 from reconcile_app.filtersets import EscalationFilterSet
 from reconcile_app.models import Escalation
 from reconcile_app.request_id import request_id_of
@@ -95,10 +96,8 @@ def escalation_page(
     draft: dict[str, str] | None = None,
 ) -> HttpResponse:
     """The detail page; after a refused decision, with the refusal and the draft in place."""
-    try:
+    with not_found_is_404():
         detail = console_escalation_detail(escalation_id=escalation_id)
-    except NotFound as exc:
-        raise Http404(exc.detail) from exc
     is_reviewer = has_role(request.user, Role.REVIEWER)
     raised_by_me = detail.raised_by(request.user)
     return TemplateResponse(
@@ -149,16 +148,15 @@ class EscalationDecideView(ReviewerRequiredMixin, View):
                 request, escalation_id, status=400, error=error, decided_as=verb, draft=draft
             )
         try:
-            escalation = escalation_decide(
-                escalation_id=escalation_id,
-                reviewer=request.user,
-                approve=self.approve,
-                rationale=form.cleaned_data["rationale"],
-                selected_ref=form.cleaned_data["selected_ref"] or None,
-                request_id=request_id_of(request) or uuid.uuid4().hex,
-            )
-        except NotFound as exc:
-            raise Http404(exc.detail) from exc
+            with not_found_is_404():
+                escalation = escalation_decide(
+                    escalation_id=escalation_id,
+                    reviewer=request.user,
+                    approve=self.approve,
+                    rationale=form.cleaned_data["rationale"],
+                    selected_ref=form.cleaned_data["selected_ref"] or None,
+                    request_id=request_id_of(request),
+                )
         except DomainError as exc:
             # Self-approval (403), a missing rationale or selection (400), already decided
             # (409): the page comes back with the message where the form was.

@@ -13,7 +13,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from reconcile_app.console.node_links import review_row_url
-from reconcile_app.console.tables import TABLE_TEMPLATE, snapshot_link
+from reconcile_app.console.tables.common import TABLE_TEMPLATE, snapshot_link
 from reconcile_app.selectors.blast_radius import ReviewRow
 from reconcile_app.templatetags.reconcile_tags import EMPTY, badge, jsonvalue, short, ts
 

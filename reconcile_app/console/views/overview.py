@@ -20,7 +20,7 @@ from reconcile_app.charts import (
     unknown_ages_figure,
     verdict_mix_figure,
 )
-from reconcile_app.console.views import StaffRequiredMixin
+from reconcile_app.console.mixins import StaffRequiredMixin
 from reconcile_app.selectors.metrics import operational_metrics
 
 WINDOW_HOURS = 24

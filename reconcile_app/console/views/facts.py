@@ -10,16 +10,20 @@ from datetime import date
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.views import View
 from django.views.generic import TemplateView
 from django_tables2 import SingleTableMixin
 
-from reconcile_app.console.forms import FactFilterForm
-from reconcile_app.console.tables import FactTable
-from reconcile_app.console.views import PER_PAGE, HtmxPartialMixin, StaffRequiredMixin
-from reconcile_app.errors import NotFound
+from reconcile_app.console.forms.facts import FactFilterForm
+from reconcile_app.console.mixins import (
+    PER_PAGE,
+    HtmxPartialMixin,
+    StaffRequiredMixin,
+    not_found_is_404,
+)
+from reconcile_app.console.tables.facts import FactTable
 from reconcile_app.selectors.facts import (
     console_fact_detail,
     console_fact_keys,
@@ -68,10 +72,8 @@ class FactDetailView(StaffRequiredMixin, View):
     def get(self, request: HttpRequest, fact_key: str) -> HttpResponse:
         form = FactFilterForm(request.GET or None)
         on = _on(form)
-        try:
+        with not_found_is_404():
             detail = console_fact_detail(fact_key=fact_key, on=on)
-        except NotFound as exc:
-            raise Http404(exc.detail) from exc
         return TemplateResponse(
             request,
             "reconcile_app/fact_detail.html",

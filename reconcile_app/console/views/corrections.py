@@ -8,8 +8,8 @@ from django.template.response import TemplateResponse
 from django.utils.cache import patch_vary_headers
 from django.views import View
 
-from reconcile_app.console.blast_radius import BLAST_REGION_TEMPLATE, blast_context
-from reconcile_app.console.views import HtmxPartialMixin, StaffRequiredMixin
+from reconcile_app.console.mixins import HtmxPartialMixin, StaffRequiredMixin
+from reconcile_app.console.views.blast_radius import BLAST_REGION_TEMPLATE, blast_context
 from reconcile_app.selectors.corrections import correction_detail
 from reconcile_app.selectors.lineage import evidence_roots
 

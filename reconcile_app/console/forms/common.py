@@ -1,0 +1,54 @@
+"""How the console dresses the filter forms it shares with the API (filtersets), and the
+inputs several areas use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+
+def dress_filter_form(form: forms.Form, *, datalists: dict[str, str] | None = None) -> None:
+    """Give the filterset's form the console's inputs without redefining its fields.
+
+    The filtersets are shared with the API, so the console only adjusts widgets: search
+    inputs, "any" as the empty choice, and suggestion lists for free-text fields.
+    """
+    for name, field in form.fields.items():
+        widget = field.widget
+        if isinstance(widget, forms.Select):
+            # django-filter adds its empty choice when iterating, from `empty_label`.
+            field.empty_label = "any"  # type: ignore[attr-defined]
+            field.widget.choices = field.choices  # type: ignore[attr-defined]
+        elif isinstance(widget, forms.TextInput):
+            widget.input_type = "search"
+            widget.attrs.setdefault("placeholder", "any")
+            widget.attrs.setdefault("autocomplete", "off")
+        if datalists and name in datalists:
+            widget.attrs["list"] = datalists[name]
+
+
+class OneOfSelect(forms.Select):
+    """A single-choice select for a multiple-choice filter: the URL carries one value, and
+    "any" (empty) is no filter rather than an invalid choice."""
+
+    def value_from_datadict(self, data: Any, files: Any, name: str) -> Any:
+        values = data.getlist(name) if hasattr(data, "getlist") else [data.get(name)]
+        return [value for value in values if value]
+
+
+def dress_status_filter(form: forms.Form, name: str = "status") -> None:
+    field = form.fields[name]
+    field.widget = OneOfSelect(choices=[("", "any"), *field.choices])  # type: ignore[attr-defined]
+
+
+def dress_datetime_filters(form: forms.Form, *names: str) -> None:
+    """Date-range filters get the browser's date-time picker (values are ISO 8601, UTC), and
+    say so on their label."""
+    for name in names:
+        field = form.fields[name]
+        field.label = f"{field.label} (UTC)"
+        widget = field.widget
+        widget.input_type = "datetime-local"  # type: ignore[attr-defined]
+        widget.attrs.pop("placeholder", None)
+        widget.attrs["step"] = "1"

@@ -1,0 +1,12 @@
+"""A reviewer's decision on an escalation."""
+
+from __future__ import annotations
+
+from django import forms
+
+
+class EscalationDecisionForm(forms.Form):
+    """A reviewer's approve or reject: a rationale and, for fact keys, the record to keep."""
+
+    rationale = forms.CharField(max_length=4000, required=False, strip=True)
+    selected_ref = forms.CharField(max_length=100, required=False, strip=True)

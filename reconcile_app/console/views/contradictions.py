@@ -1,0 +1,128 @@
+"""The contradictions queue (status tabs) and an operator's resolution, row by row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.loader import render_to_string
+from django.views import View
+from django_filters.views import FilterView
+from django_tables2 import SingleTableMixin
+
+from reconcile_app.choices import ContradictionStatus, Role
+from reconcile_app.console.forms.common import dress_filter_form
+from reconcile_app.console.forms.contradictions import ContradictionResolveForm
+from reconcile_app.console.mixins import (
+    PER_PAGE,
+    HtmxPartialMixin,
+    OperatorRequiredMixin,
+    StaffRequiredMixin,
+    StatusTabsMixin,
+    is_htmx,
+    not_found_is_404,
+)
+from reconcile_app.console.tables.contradictions import ContradictionTable
+from reconcile_app.errors import Conflict, ValidationFailed
+from reconcile_app.filtersets import ContradictionFilterSet
+from reconcile_app.request_id import request_id_of
+from reconcile_app.roles import has_role
+from reconcile_app.selectors.contradictions import (
+    console_contradiction,
+    console_contradictions,
+    contradiction_status_counts,
+)
+from reconcile_app.services.contradictions import contradiction_resolve
+
+CONTRADICTION_TABS = ("open", "resolved", "all")
+
+
+class ContradictionListView(
+    StaffRequiredMixin, StatusTabsMixin, HtmxPartialMixin, SingleTableMixin, FilterView
+):
+    """Contradictions by status tab (open by default: it is the triage queue)."""
+
+    filterset_class = ContradictionFilterSet
+    table_class = ContradictionTable
+    table_pagination = {"per_page": PER_PAGE}
+    template_name = "reconcile_app/contradiction_list.html"
+    partial_template_name = "reconcile_app/partials/contradiction_region.html"
+    tabs = CONTRADICTION_TABS
+    default_tab = ContradictionStatus.OPEN
+
+    def get_queryset(self) -> QuerySet:
+        return console_contradictions()
+
+    def count_queryset(self) -> QuerySet:
+        return console_contradictions()
+
+    def status_counts(self, queryset: QuerySet) -> dict[str, int]:
+        return contradiction_status_counts(queryset)
+
+    def get_filterset(self, filterset_class: Any) -> Any:
+        filterset = super().get_filterset(filterset_class)
+        dress_filter_form(filterset.form)
+        return filterset
+
+    def get_table_kwargs(self) -> dict[str, Any]:
+        return {"can_resolve": has_role(self.request.user, Role.OPERATOR)}
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context.update(self.tab_context())
+        return context
+
+
+class ContradictionResolveView(OperatorRequiredMixin, View):
+    """An operator closes a contradiction with a note; audited by the service.
+
+    htmx gets the updated row back; a plain form post is redirected to the list.
+    """
+
+    def post(self, request: HttpRequest, contradiction_id: int) -> HttpResponse:
+        form = ContradictionResolveForm(request.POST)
+        error = ""
+        if form.is_valid():
+            try:
+                with not_found_is_404():
+                    contradiction_resolve(
+                        contradiction_id=contradiction_id,
+                        actor=request.user,
+                        note=form.cleaned_data["note"],
+                        # Same id as the access log and the X-Request-ID response header.
+                        request_id=request_id_of(request),
+                    )
+            except (Conflict, ValidationFailed) as exc:
+                error = exc.detail
+        else:
+            error = " ".join(str(message) for message in form.errors.get("note", ["Invalid note."]))
+
+        if not is_htmx(request):
+            if error:
+                messages.error(request, error)
+            else:
+                messages.success(request, f"Contradiction {contradiction_id} resolved.")
+            return redirect("console-contradictions")
+
+        with not_found_is_404():
+            row = console_contradiction(contradiction_id=contradiction_id)
+        table = ContradictionTable(
+            [row],
+            request=request,
+            can_resolve=True,
+            errors={row.pk: error} if error else {},
+            drafts={row.pk: request.POST.get("note", "")} if error else {},
+        )
+        html = render_to_string(
+            "reconcile_app/partials/contradiction_row.html",
+            {"table": table, "row": table.rows[0]},
+            request=request,
+        )
+        response = HttpResponse(html)
+        if not error:
+            # The page re-reads its tab counts when it hears this (see the region partial).
+            response["HX-Trigger"] = "contradiction-resolved"
+        return response

@@ -1,4 +1,4 @@
-"""Management commands: load_contracts, create_principal, create_user, verify_ledger."""
+"""load_contracts: sources and contracts from YAML, all or nothing, immutable once loaded."""
 
 from __future__ import annotations
 
@@ -6,24 +6,17 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection, transaction
-from rest_framework.test import APIClient
 
 from reconcile_app.models import (
-    ApiKey,
-    Capability,
     Contract,
     ContractField,
-    EvidenceEntry,
     PolicyRule,
-    Principal,
     Source,
 )
 from tests.conftest import ESTATE
-from tests.factories import EvidenceFactory, write_yaml
+from tests.factories import write_yaml
 
 LAB_SOURCE = """\
 source: lab-service
@@ -65,9 +58,6 @@ def load(*paths: Path | str) -> str:
 
 def lines_of(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
-
-
-# --- load_contracts ----------------------------------------------------------------------------
 
 
 def test_load_contracts_loads_the_demo_estate(db):
@@ -245,191 +235,3 @@ def test_nothing_is_written_when_an_immutable_conflict_is_found_late(db, tmp_pat
 def test_a_folder_without_yaml_is_an_error(db, tmp_path):
     with pytest.raises(CommandError):
         load(tmp_path)
-
-
-# --- create_principal and create_user ----------------------------------------------------------
-
-
-def test_create_principal_prints_the_key_alone_and_stores_only_a_hash(estate):
-    out, err = StringIO(), StringIO()
-    call_command(
-        "create_principal",
-        "ops-bot",
-        "--capability",
-        "collections-contact-release:retain_manual_review",
-        "--capability",
-        "warehouse-pick:pick_pallet",
-        stdout=out,
-        stderr=err,
-    )
-
-    key = lines_of(out.getvalue())[-1]
-    assert key == key.strip() and " " not in key and len(key) >= 32
-    principal = Principal.objects.get(name="ops-bot")
-    stored = ApiKey.objects.get(principal=principal)
-    assert stored.key_hash != key
-    assert key not in {stored.key_hash, stored.prefix}
-    assert key not in err.getvalue()
-    assert sorted(str(c) for c in Capability.objects.filter(principal=principal)) == [
-        "collections-contact-release:retain_manual_review",
-        "warehouse-pick:pick_pallet",
-    ]
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
-    assert client.get("/api/v1/snapshots").status_code == 200
-    response = client.post(
-        "/api/v1/reconcile",
-        {
-            "subject": "account-17",
-            "purpose": "collections",
-            "decision_class": "collections-contact-release",
-            "proposed_action": "release_collections_hold",
-        },
-        format="json",
-    )
-    assert response.status_code == 403
-    assert response.json()["code"] == "capability_missing"
-
-
-def test_create_principal_refuses_a_malformed_capability(db):
-    with pytest.raises(CommandError):
-        call_command(
-            "create_principal",
-            "bad-bot",
-            "--capability",
-            "no-colon-here",
-            stdout=StringIO(),
-            stderr=StringIO(),
-        )
-    assert not Principal.objects.filter(name="bad-bot").exists()
-
-
-def test_create_principal_refuses_a_taken_name(db, agent):
-    with pytest.raises(CommandError):
-        call_command("create_principal", agent.name, stdout=StringIO(), stderr=StringIO())
-
-
-def test_create_user_token_acts_as_that_person_in_that_role(estate, agent):
-    out = StringIO()
-    call_command(
-        "create_user",
-        "oscar",
-        "--group",
-        "operator",
-        "--password",
-        "pw-123456789",
-        stdout=out,
-        stderr=StringIO(),
-    )
-
-    token = lines_of(out.getvalue())[-1]
-    user = User.objects.get(username="oscar")
-    assert list(user.groups.values_list("name", flat=True)) == ["operator"]
-    assert ApiKey.objects.get(principal__user=user).key_hash != token
-    person = APIClient()
-    person.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
-    assert person.get("/api/v1/contradictions").status_code == 200
-    assert (
-        person.put(
-            "/api/v1/sandbox/case-service/records/a-1/collections_status",
-            {"value": "hold"},
-            format="json",
-        ).status_code
-        == 200
-    )
-    assert agent.client.get("/api/v1/contradictions").status_code == 403
-    assert APIClient().login(username="oscar", password="pw-123456789")
-
-
-def test_create_user_as_auditor_is_read_only(estate):
-    out = StringIO()
-    call_command("create_user", "audrey", "--group", "auditor", stdout=out, stderr=StringIO())
-    auditor = APIClient()
-    auditor.credentials(HTTP_AUTHORIZATION=f"Bearer {lines_of(out.getvalue())[-1]}")
-    assert auditor.get("/api/v1/contradictions").status_code == 200
-    assert (
-        auditor.post("/api/v1/contradictions/1/resolve", {"note": "x"}, format="json").status_code
-        == 403
-    )
-
-
-def test_create_user_refuses_an_unknown_group(db):
-    with pytest.raises(CommandError):
-        call_command(
-            "create_user", "mallory", "--group", "superhero", stdout=StringIO(), stderr=StringIO()
-        )
-    assert not User.objects.filter(username="mallory").exists()
-
-
-# --- verify_ledger -----------------------------------------------------------------------------
-
-
-def verify() -> str:
-    out = StringIO()
-    call_command("verify_ledger", stdout=out, stderr=StringIO())
-    return out.getvalue()
-
-
-def raw_sql(sql: str, params: list) -> None:
-    """Change the ledger behind the application's back, as someone with database access."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            # Step around any append-only trigger, as a database superuser could.
-            cursor.execute("SET LOCAL session_replication_role = replica")
-            sql = sql.replace("value = %s", "value = %s::jsonb")
-        cursor.execute(sql, params)
-
-
-@pytest.fixture
-def ledger(db, now):
-    EvidenceFactory(evidence_id="ev-001", value="collect")
-    EvidenceFactory(evidence_id="ev-002", value="hold")
-    EvidenceFactory(evidence_id="ev-003", value="hold", field="complaint_status")
-
-
-def test_verify_ledger_passes_on_an_untouched_chain(ledger):
-    assert "ledger ok: 3 entries" in verify()
-
-
-def test_verify_ledger_detects_one_changed_byte(ledger):
-    raw_sql(
-        "UPDATE reconcile_app_evidenceentry SET value = %s WHERE evidence_id = %s",
-        ['"holx"', "ev-002"],
-    )
-    assert EvidenceEntry.objects.get(evidence_id="ev-002").value == "holx"
-
-    with pytest.raises(CommandError, match="verification failed"):
-        verify()
-
-
-def test_verify_ledger_detects_a_removed_entry(ledger):
-    raw_sql("DELETE FROM reconcile_app_evidenceentry WHERE evidence_id = %s", ["ev-003"])
-    with pytest.raises(CommandError):
-        verify()
-
-
-def test_verify_ledger_detects_a_rewritten_time(ledger):
-    raw_sql(
-        "UPDATE reconcile_app_evidenceentry SET observed_at = %s WHERE evidence_id = %s",
-        ["2020-01-01 00:00:00", "ev-001"],
-    )
-    with pytest.raises(CommandError):
-        verify()
-
-
-@pytest.mark.parametrize("value", [1e20, {"amount": 123456789012345678.0}, [0.5, -0.0, 2.0]])
-def test_verify_ledger_passes_for_entries_with_any_json_number(db, agent, now, value):
-    """An honest entry must verify on every database, whatever number it carries."""
-    response = agent.post(
-        "/api/v1/evidence",
-        {
-            "kind": "observation",
-            "subject": "account-17",
-            "field": "balance",
-            "value": value,
-            "source": "case-ledger",
-            "observed_at": now.isoformat(),
-        },
-    )
-    assert response.status_code == 201, response.content
-    assert "ledger ok: 1 entries" in verify()

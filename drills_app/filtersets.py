@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import django_filters
 
+from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
 
 
 class DrillRunFilterSet(django_filters.FilterSet):
-    kind = django_filters.ChoiceFilter(choices=DrillRun.Kind.choices)
-    status = django_filters.ChoiceFilter(choices=DrillRun.Status.choices)
+    kind = django_filters.ChoiceFilter(choices=DrillRunKind.choices)
+    status = django_filters.ChoiceFilter(choices=DrillRunStatus.choices)
 
     class Meta:
         model = DrillRun

@@ -12,8 +12,8 @@ from typing import Any
 
 from django import forms
 
+from drills_app.choices import DrillRunKind
 from drills_app.drift import DriftParameters
-from drills_app.models import DrillRun
 from drills_app.scenarios import DrillParameters
 
 CONSOLE_EPISODES = 500
@@ -39,7 +39,7 @@ class StartForm(forms.Form):
 
 class DriftBenchmarkForm(StartForm):
     prefix_id = "drift"
-    kind = forms.CharField(widget=forms.HiddenInput, initial=DrillRun.Kind.DRIFT_BENCHMARK)
+    kind = forms.CharField(widget=forms.HiddenInput, initial=DrillRunKind.DRIFT_BENCHMARK)
     episodes = forms.IntegerField(
         label="Episodes per horizon",
         min_value=1,
@@ -104,7 +104,7 @@ class DriftBenchmarkForm(StartForm):
 
 class DrillForm(StartForm):
     prefix_id = "drill"
-    kind = forms.CharField(widget=forms.HiddenInput, initial=DrillRun.Kind.DRILL)
+    kind = forms.CharField(widget=forms.HiddenInput, initial=DrillRunKind.DRILL)
     repeat = forms.IntegerField(
         label="Trials per scenario",
         min_value=1,
@@ -121,6 +121,6 @@ class DrillForm(StartForm):
 
 
 START_FORMS: dict[str, type[forms.Form]] = {
-    DrillRun.Kind.DRIFT_BENCHMARK: DriftBenchmarkForm,
-    DrillRun.Kind.DRILL: DrillForm,
+    DrillRunKind.DRIFT_BENCHMARK: DriftBenchmarkForm,
+    DrillRunKind.DRILL: DrillForm,
 }

@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from drills_app.choices import DrillRunKind, DrillRunStatus
+
 
 class DrillRun(models.Model):
     """One run of the failure-injection drill or of the drift benchmark, and what it found.
@@ -19,19 +21,10 @@ class DrillRun(models.Model):
     the run was started with, so any two runs can be compared like with like.
     """
 
-    class Kind(models.TextChoices):
-        DRILL = "drill"
-        DRIFT_BENCHMARK = "drift_benchmark"
-
-    class Status(models.TextChoices):
-        RUNNING = "running"
-        COMPLETE = "complete"
-        FAILED = "failed"
-
-    kind = models.CharField(max_length=20, choices=Kind.choices)
+    kind = models.CharField(max_length=20, choices=DrillRunKind.choices)
     parameters = models.JSONField(default=dict, blank=True)
     status = models.CharField(
-        max_length=10, choices=Status.choices, default=Status.RUNNING, db_index=True
+        max_length=10, choices=DrillRunStatus.choices, default=DrillRunStatus.RUNNING, db_index=True
     )
     progress = models.JSONField(default=dict, blank=True)
     results = models.JSONField(default=dict, blank=True)

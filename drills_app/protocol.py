@@ -21,9 +21,9 @@ from drills_app.world import (
     change_out_of_band,
     fault_inject,
 )
-from reconcile_app.choices import DecisionResult
+from reconcile_app.choices import DecisionResult, EffectStatus
 from reconcile_app.errors import DomainError
-from reconcile_app.models import DecisionSnapshot, Effect, EffectEvent, EffectStatus, Principal
+from reconcile_app.models import DecisionSnapshot, Effect, EffectEvent, Principal
 from reconcile_app.services.effects import OwnerUnavailable, effect_commit, effect_readback
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 

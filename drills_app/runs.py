@@ -15,6 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
 from reconcile_app.canonical import rfc3339
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
@@ -26,18 +27,18 @@ EXCLUSIVE_WINDOW = timedelta(minutes=15)
 
 
 def drill_run_start(*, kind: str, parameters: dict[str, Any], started_by: Any = None) -> DrillRun:
-    if kind not in DrillRun.Kind.values:
+    if kind not in DrillRunKind.values:
         raise ValidationFailed(
-            f"kind must be one of {', '.join(DrillRun.Kind.values)}", code="invalid_kind"
+            f"kind must be one of {', '.join(DrillRunKind.values)}", code="invalid_kind"
         )
     now = timezone.now()
     with transaction.atomic():
-        if kind == DrillRun.Kind.DRILL:
+        if kind == DrillRunKind.DRILL:
             busy = (
                 DrillRun.objects.select_for_update()
                 .filter(
                     kind=kind,
-                    status=DrillRun.Status.RUNNING,
+                    status=DrillRunStatus.RUNNING,
                     started_at__gte=now - EXCLUSIVE_WINDOW,
                 )
                 .values_list("pk", flat=True)
@@ -52,14 +53,14 @@ def drill_run_start(*, kind: str, parameters: dict[str, Any], started_by: Any = 
         return DrillRun.objects.create(
             kind=kind,
             parameters=parameters,
-            status=DrillRun.Status.RUNNING,
+            status=DrillRunStatus.RUNNING,
             started_at=now,
             started_by=started_by if getattr(started_by, "pk", None) else None,
         )
 
 
 def drill_run_progress(*, run_id: int, done: int, total: int, stage: str = "") -> None:
-    DrillRun.objects.filter(pk=run_id, status=DrillRun.Status.RUNNING).update(
+    DrillRun.objects.filter(pk=run_id, status=DrillRunStatus.RUNNING).update(
         progress={"done": done, "total": total, "stage": stage}
     )
 
@@ -68,8 +69,8 @@ def drill_run_finish(
     *, run_id: int, results: dict[str, Any], passed: bool | None = None
 ) -> DrillRun:
     """running → complete, once."""
-    DrillRun.objects.filter(pk=run_id, status=DrillRun.Status.RUNNING).update(
-        status=DrillRun.Status.COMPLETE,
+    DrillRun.objects.filter(pk=run_id, status=DrillRunStatus.RUNNING).update(
+        status=DrillRunStatus.COMPLETE,
         results=results,
         passed=passed,
         finished_at=timezone.now(),
@@ -79,8 +80,8 @@ def drill_run_finish(
 
 def drill_run_fail(*, run_id: int, error: str) -> DrillRun:
     """running → failed, once; the error is kept for the console."""
-    DrillRun.objects.filter(pk=run_id, status=DrillRun.Status.RUNNING).update(
-        status=DrillRun.Status.FAILED, error=error[:5000], finished_at=timezone.now()
+    DrillRun.objects.filter(pk=run_id, status=DrillRunStatus.RUNNING).update(
+        status=DrillRunStatus.FAILED, error=error[:5000], finished_at=timezone.now()
     )
     return DrillRun.objects.get(pk=run_id)
 
@@ -89,7 +90,7 @@ def _results_for(run: DrillRun) -> tuple[dict[str, Any], bool | None]:
     def progress(done: int, total: int, stage: str) -> None:
         drill_run_progress(run_id=run.pk, done=done, total=total, stage=stage)
 
-    if run.kind == DrillRun.Kind.DRIFT_BENCHMARK:
+    if run.kind == DrillRunKind.DRIFT_BENCHMARK:
         from drills_app.drift import DriftParameters, drift_benchmark_run
 
         return drift_benchmark_run(DriftParameters(**run.parameters), on_progress=progress), None
@@ -104,7 +105,7 @@ def drill_run_execute(*, run_id: int) -> DrillRun:
     run = DrillRun.objects.filter(pk=run_id).first()
     if run is None:
         raise NotFound(f"no drill run {run_id}", code="drill_run_not_found")
-    if run.status != DrillRun.Status.RUNNING:
+    if run.status != DrillRunStatus.RUNNING:
         return run
     try:
         results, passed = _results_for(run)

@@ -15,6 +15,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 
+from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
 from reconcile_app.canonical import rfc3339
 from reconcile_app.errors import NotFound, ValidationFailed
@@ -28,8 +29,8 @@ DRILL_METRICS: tuple[tuple[str, str], ...] = (
     ("false_refusals", "False refusals"),
 )
 KIND_LABELS: dict[str, str] = {
-    DrillRun.Kind.DRIFT_BENCHMARK: "Drift benchmark",
-    DrillRun.Kind.DRILL: "Failure-injection drill",
+    DrillRunKind.DRIFT_BENCHMARK: "Drift benchmark",
+    DrillRunKind.DRILL: "Failure-injection drill",
 }
 # The parameters a comparison lists, in order, with how to print each.
 DRIFT_PARAMETERS = (
@@ -157,7 +158,7 @@ def _format(value: Any, style: str) -> str:
 def compare_parameter_rows(runs: Sequence[DrillRun]) -> list[dict[str, Any]]:
     """The parameters of both runs, side by side; `differs` marks what is not like for like."""
     kind = runs[0].kind
-    spec = DRIFT_PARAMETERS if kind == DrillRun.Kind.DRIFT_BENCHMARK else DRILL_PARAMETERS
+    spec = DRIFT_PARAMETERS if kind == DrillRunKind.DRIFT_BENCHMARK else DRILL_PARAMETERS
     rows = []
     for key, label, style in spec:
         values = [(run.parameters or {}).get(key) for run in runs]
@@ -206,7 +207,7 @@ def drill_last_summary() -> dict[str, Any] | None:
     """The last complete drill's verdict and protocol failures, for operational metrics (one
     query; registered with reconcile_app.selectors.metrics by DrillsAppConfig.ready)."""
     run = (
-        DrillRun.objects.filter(kind=DrillRun.Kind.DRILL, status=DrillRun.Status.COMPLETE)
+        DrillRun.objects.filter(kind=DrillRunKind.DRILL, status=DrillRunStatus.COMPLETE)
         .order_by("-finished_at", "-id")
         .values("id", "passed", "finished_at", "results__totals__protocol")
         .first()

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
 from drills_app.selectors import DRILL_METRICS
 from reconcile_app.templatetags.chart_tags import pct
@@ -21,8 +22,8 @@ from reconcile_app.templatetags.reconcile_tags import EMPTY, badge, duration, ts
 TABLE_TEMPLATE = "reconcile_app/tables/console_table.html"
 COMPARE_FORM = "compare-form"
 KIND_TAGS: dict[str, str] = {
-    DrillRun.Kind.DRIFT_BENCHMARK: "drift benchmark",
-    DrillRun.Kind.DRILL: "drill",
+    DrillRunKind.DRIFT_BENCHMARK: "drift benchmark",
+    DrillRunKind.DRILL: "drill",
 }
 
 
@@ -31,9 +32,9 @@ def run_verdict(run: Any, checks: dict[str, bool] | None = None) -> SafeString:
 
     `checks` defaults to the row's annotation (the runs list); a full run passes its own.
     """
-    if run.status != DrillRun.Status.COMPLETE:
+    if run.status != DrillRunStatus.COMPLETE:
         return EMPTY
-    if run.kind == DrillRun.Kind.DRILL:
+    if run.kind == DrillRunKind.DRILL:
         return badge("complete" if run.passed else "failed", "passed" if run.passed else "failed")
     checks = checks if checks is not None else getattr(run, "checks", None) or {}
     ok = bool(checks) and all(checks.values())
@@ -46,7 +47,7 @@ def _failures(totals: dict[str, Any], arm: str) -> int:
 
 
 def run_headline(run: Any) -> SafeString:
-    if run.status == DrillRun.Status.RUNNING:
+    if run.status == DrillRunStatus.RUNNING:
         progress = run.progress or {}
         if progress.get("total"):
             return format_html(
@@ -56,9 +57,9 @@ def run_headline(run: Any) -> SafeString:
                 str(progress.get("stage", "")).replace("_", " "),
             )
         return format_html('<span class="polling">{}</span>', "waiting for a worker")
-    if run.status == DrillRun.Status.FAILED:
+    if run.status == DrillRunStatus.FAILED:
         return format_html('<span class="field-error">{}</span>', (run.error or "")[:120])
-    if run.kind == DrillRun.Kind.DRIFT_BENCHMARK:
+    if run.kind == DrillRunKind.DRIFT_BENCHMARK:
         horizons = run.horizons or []
         if not horizons:
             return EMPTY
@@ -82,7 +83,7 @@ def run_headline(run: Any) -> SafeString:
 
 def run_parameters(run: Any) -> str:
     p = run.parameters or {}
-    if run.kind == DrillRun.Kind.DRIFT_BENCHMARK:
+    if run.kind == DrillRunKind.DRIFT_BENCHMARK:
         return (
             f"{p.get('episodes', '?')} episodes · horizons {p.get('min_horizon', '?')} to "
             f"{p.get('max_horizon', '?')} · mutation {float(p.get('mutation_rate', 0)):.0%}"
@@ -128,7 +129,7 @@ class DrillRunTable(tables.Table):
             COMPARE_FORM,
             record.kind,
             record.pk,
-            "" if record.status == DrillRun.Status.COMPLETE else " disabled",
+            "" if record.status == DrillRunStatus.COMPLETE else " disabled",
         )
 
     def render_id(self, record: DrillRun) -> SafeString:

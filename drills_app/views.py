@@ -29,6 +29,7 @@ from drills_app.charts import (
     drill_compare_figure,
     drill_metrics_figure,
 )
+from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.filtersets import DrillRunFilterSet
 from drills_app.forms import START_FORMS, DriftBenchmarkForm, DrillForm
 from drills_app.models import DrillRun
@@ -85,7 +86,7 @@ def _can_operate(request: HttpRequest) -> bool:
 
 def run_panel(run: DrillRun, *, polls: int = 0) -> dict[str, Any]:
     """What the run partial shows: state and progress, or the charts and their numbers."""
-    running = run.status == DrillRun.Status.RUNNING
+    running = run.status == DrillRunStatus.RUNNING
     progress = run.progress or {}
     total = int(progress.get("total") or 0)
     panel: dict[str, Any] = {
@@ -104,11 +105,11 @@ def run_panel(run: DrillRun, *, polls: int = 0) -> dict[str, Any]:
         "parameters": run_parameters(run),
         "took": (run.finished_at - run.started_at).total_seconds() if run.finished_at else None,
     }
-    if run.status != DrillRun.Status.COMPLETE:
+    if run.status != DrillRunStatus.COMPLETE:
         return panel
     results = run.results or {}
     panel["verdict"] = run_verdict(run, checks=results.get("checks") or {})
-    if run.kind == DrillRun.Kind.DRIFT_BENCHMARK:
+    if run.kind == DrillRunKind.DRIFT_BENCHMARK:
         panel["figures"] = {
             "stale": figure_json(drift_stale_figure(results)),
             "accuracy": figure_json(drift_accuracy_figure(results)),
@@ -170,8 +171,8 @@ class DrillsPageView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin, Fil
         context["latest"] = [
             run_panel(run)
             for run in (
-                console_drill_latest(kind=DrillRun.Kind.DRIFT_BENCHMARK),
-                console_drill_latest(kind=DrillRun.Kind.DRILL),
+                console_drill_latest(kind=DrillRunKind.DRIFT_BENCHMARK),
+                console_drill_latest(kind=DrillRunKind.DRILL),
             )
             if run is not None
         ]
@@ -253,7 +254,7 @@ class DrillCompareView(StaffRequiredMixin, TemplateView):
         labelled = [(run.pk, run.results or {}) for run in runs]
         context: dict[str, Any] = {"runs": runs, "label": KIND_LABELS.get(runs[0].kind)}
         context["parameter_rows"] = compare_parameter_rows(runs)
-        if runs[0].kind == DrillRun.Kind.DRIFT_BENCHMARK:
+        if runs[0].kind == DrillRunKind.DRIFT_BENCHMARK:
             context["figure"] = figure_json(drift_compare_figure(labelled))
             context["drift_rows"] = compare_drift_rows(runs)
         else:

@@ -18,7 +18,7 @@ from typing import Any
 import plotly.graph_objects as go
 from django.utils.safestring import SafeString, mark_safe
 
-from lineage_app.models import Relation
+from lineage_app.choices import Relation
 from lineage_app.registry import NodeKind, registry
 from lineage_app.selectors.graph import ROOT, GraphNode, Subgraph
 

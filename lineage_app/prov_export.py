@@ -11,8 +11,9 @@ from typing import Any
 
 from prov.model import ProvDocument
 
+from lineage_app.choices import Relation
 from lineage_app.conf import prov_namespace
-from lineage_app.models import Edge, Node, Relation
+from lineage_app.models import Edge, Node
 from lineage_app.registry import registry
 
 

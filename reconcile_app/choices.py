@@ -1,4 +1,4 @@
-"""Every enumerated value of the domain, in one place (API.md names them)."""
+"""Every enumerated value of reconcile_app's domain, in one place (docs/api.md names them)."""
 
 from __future__ import annotations
 
@@ -149,3 +149,42 @@ BADGE_COLOURS: dict[str, str] = {
     "running": "blue",
     "failed": "red",
 }
+
+
+class EscalationStatus(models.TextChoices):
+    OPEN = "open"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+class QuarantineScope(models.TextChoices):
+    SOURCE = "source"
+    MEMORY_CLASS = "memory_class"
+
+
+class QuarantineStatus(models.TextChoices):
+    APPLYING = "applying"
+    APPLIED = "applied"
+    LIFTED = "lifted"
+
+
+class CorrectionStatus(models.TextChoices):
+    COMPUTING = "computing"
+    COMPLETE = "complete"
+
+
+class PolicyRuleKind(models.TextChoices):
+    DENY = "deny"
+    ESCALATE = "escalate"
+    ALLOW = "allow"
+
+
+class EffectStatus(models.TextChoices):
+    RECORDED = "recorded"
+    SENT = "sent"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    UNKNOWN = "unknown"
+    VERIFIED = "verified"
+    POSTCONDITION_FAILED = "postcondition_failed"
+    NOT_EXECUTED = "not_executed"

@@ -10,8 +10,12 @@ from reconcile_app.choices import (
     ContradictionKind,
     ContradictionStatus,
     DecisionResult,
+    EffectStatus,
+    EscalationStatus,
     EvidenceKind,
     MemoryStatus,
+    QuarantineScope,
+    QuarantineStatus,
 )
 from reconcile_app.instants import InstantFilter
 from reconcile_app.models import (
@@ -19,7 +23,6 @@ from reconcile_app.models import (
     Contradiction,
     DecisionSnapshot,
     Effect,
-    EffectStatus,
     Escalation,
     EvidenceEntry,
     MemoryRecord,
@@ -86,7 +89,7 @@ class ContradictionFilterSet(django_filters.FilterSet):
 
 
 class EscalationFilterSet(django_filters.FilterSet):
-    status = django_filters.ChoiceFilter(choices=Escalation.Status.choices)
+    status = django_filters.ChoiceFilter(choices=EscalationStatus.choices)
     owner = django_filters.CharFilter()
     code = django_filters.CharFilter()
     fact_key = django_filters.CharFilter()
@@ -109,8 +112,8 @@ class EffectFilterSet(django_filters.FilterSet):
 
 
 class QuarantineFilterSet(django_filters.FilterSet):
-    status = django_filters.MultipleChoiceFilter(choices=Quarantine.Status.choices)
-    scope = django_filters.ChoiceFilter(choices=Quarantine.Scope.choices)
+    status = django_filters.MultipleChoiceFilter(choices=QuarantineStatus.choices)
+    scope = django_filters.ChoiceFilter(choices=QuarantineScope.choices)
     target = django_filters.CharFilter()
 
     class Meta:

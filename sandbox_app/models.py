@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.db import models
 
 from reconcile_app.models.append_only import AppendOnlyModel
+from sandbox_app.choices import FaultKind
 
 
 class SandboxRecord(models.Model):
@@ -43,17 +44,8 @@ class SandboxRecord(models.Model):
 class SandboxFault(models.Model):
     """A fault injected into one sandbox source. `remaining` null: fires until cleared."""
 
-    class Kind(models.TextChoices):
-        UNAVAILABLE = "unavailable"
-        LATENCY = "latency"
-        TIMEOUT_AFTER_COMMIT = "timeout_after_commit"
-        LAG = "lag"
-        DROP_POSTCONDITION = "drop_postcondition"
-        DUPLICATE_DELIVERY = "duplicate_delivery"
-        REORDER = "reorder"
-
     source = models.SlugField(max_length=100, db_index=True)
-    kind = models.CharField(max_length=30, choices=Kind.choices)
+    kind = models.CharField(max_length=30, choices=FaultKind.choices)
     remaining = models.PositiveIntegerField(null=True, blank=True)
     seconds = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -21,8 +21,9 @@ from django.utils import timezone
 
 from drills_app.bench.common import percentiles
 from reconcile_app import tasks
+from reconcile_app.choices import EffectStatus
 from reconcile_app.demo.estate_loader import ESTATE_DIR
-from reconcile_app.models import Effect, EffectStatus
+from reconcile_app.models import Effect
 from reconcile_app.services.contracts import contracts_load
 from reconcile_app.services.effects import effect_commit, effect_readback
 from reconcile_app.services.evidence import evidence_append

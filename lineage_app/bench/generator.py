@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from lineage_app.models import Relation
+from lineage_app.choices import Relation
 
 DEFAULT_EDGES = 1_000_000
 SEED = 20261129

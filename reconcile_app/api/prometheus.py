@@ -13,8 +13,7 @@ from typing import Any
 
 from django.utils.dateparse import parse_datetime
 
-from reconcile_app.choices import DecisionResult, Verdict
-from reconcile_app.models import EffectStatus, Quarantine
+from reconcile_app.choices import DecisionResult, EffectStatus, QuarantineScope, Verdict
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 Sample = tuple[dict[str, str], float | int | None]
@@ -158,7 +157,7 @@ def prometheus_exposition(figures: dict[str, Any]) -> str:
         "reconcile_quarantines_active",
         "gauge",
         "Quarantines in force (applying or applied), by scope.",
-        _by("scope", figures["quarantines"]["by_scope"], Quarantine.Scope.values),
+        _by("scope", figures["quarantines"]["by_scope"], QuarantineScope.values),
     )
     drill = figures.get("last_drill")
     if drill is not None:

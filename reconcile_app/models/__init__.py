@@ -1,7 +1,7 @@
 from reconcile_app.models.audit import AuditEvent
 from reconcile_app.models.contracts import Contract, ContractAction, ContractField, PolicyRule
 from reconcile_app.models.corrections import Correction, SnapshotTaint
-from reconcile_app.models.effects import Effect, EffectEvent, EffectStatus
+from reconcile_app.models.effects import Effect, EffectEvent
 from reconcile_app.models.escalations import Escalation
 from reconcile_app.models.evidence import EvidenceEntry, LedgerHead
 from reconcile_app.models.memory import MemoryRecord
@@ -30,7 +30,6 @@ __all__ = [
     "DecisionSnapshot",
     "Effect",
     "EffectEvent",
-    "EffectStatus",
     "Escalation",
     "EvidenceEntry",
     "LedgerHead",

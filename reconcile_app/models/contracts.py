@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from reconcile_app.choices import ContractStatus, ContradictionPolicy
+from reconcile_app.choices import ContractStatus, ContradictionPolicy, PolicyRuleKind
 
 
 class Contract(models.Model):
@@ -94,13 +94,8 @@ class ContractAction(models.Model):
 class PolicyRule(models.Model):
     """One CEL condition of the contract's policy, in the order it was written."""
 
-    class Kind(models.TextChoices):
-        DENY = "deny"
-        ESCALATE = "escalate"
-        ALLOW = "allow"
-
     contract = models.ForeignKey(Contract, on_delete=models.CASCADE, related_name="rules")
-    kind = models.CharField(max_length=10, choices=Kind.choices)
+    kind = models.CharField(max_length=10, choices=PolicyRuleKind.choices)
     position = models.PositiveSmallIntegerField()
     expression = models.TextField()
     code = models.CharField(max_length=100, blank=True, default="")

@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from reconcile_app.choices import CorrectionStatus
+
 
 class Correction(models.Model):
     """A correction of one evidence entry and the blast radius it has downstream.
@@ -12,10 +14,6 @@ class Correction(models.Model):
     downstream is marked tainted and the counts are stored (inline when small, in a Celery
     task when large).
     """
-
-    class Status(models.TextChoices):
-        COMPUTING = "computing"
-        COMPLETE = "complete"
 
     correction_id = models.CharField(max_length=40, unique=True)
     corrected = models.ForeignKey(
@@ -28,7 +26,9 @@ class Correction(models.Model):
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.COMPUTING)
+    status = models.CharField(
+        max_length=10, choices=CorrectionStatus.choices, default=CorrectionStatus.COMPUTING
+    )
     counts = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(db_index=True)
     completed_at = models.DateTimeField(null=True, blank=True)

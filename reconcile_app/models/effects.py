@@ -2,18 +2,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from reconcile_app.choices import EffectStatus
 from reconcile_app.models.append_only import AppendOnlyModel
-
-
-class EffectStatus(models.TextChoices):
-    RECORDED = "recorded"
-    SENT = "sent"
-    ACCEPTED = "accepted"
-    REJECTED = "rejected"
-    UNKNOWN = "unknown"
-    VERIFIED = "verified"
-    POSTCONDITION_FAILED = "postcondition_failed"
-    NOT_EXECUTED = "not_executed"
 
 
 class Effect(models.Model):

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from reconcile_app.choices import EscalationStatus
+
 
 class Escalation(models.Model):
     """A question only a person may answer, routed to an owner, blocking until decided.
@@ -15,11 +17,6 @@ class Escalation(models.Model):
     open → rejected, once, by a reviewer who neither raised it nor acts for the principal
     that did.
     """
-
-    class Status(models.TextChoices):
-        OPEN = "open"
-        APPROVED = "approved"
-        REJECTED = "rejected"
 
     escalation_id = models.CharField(max_length=40, unique=True)
     code = models.CharField(max_length=100)
@@ -52,7 +49,10 @@ class Escalation(models.Model):
         related_name="escalations_raised",
     )
     status = models.CharField(
-        max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True
+        max_length=10,
+        choices=EscalationStatus.choices,
+        default=EscalationStatus.OPEN,
+        db_index=True,
     )
     opened_at = models.DateTimeField(db_index=True)
     decided_at = models.DateTimeField(null=True, blank=True)

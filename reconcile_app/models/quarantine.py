@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from reconcile_app.choices import QuarantineScope, QuarantineStatus
+
 
 class Quarantine(models.Model):
     """Operations' lever: stop trusting one source or one memory class, not the estate.
@@ -13,20 +15,11 @@ class Quarantine(models.Model):
     its view went out of date.
     """
 
-    class Scope(models.TextChoices):
-        SOURCE = "source"
-        MEMORY_CLASS = "memory_class"
-
-    class Status(models.TextChoices):
-        APPLYING = "applying"
-        APPLIED = "applied"
-        LIFTED = "lifted"
-
     quarantine_id = models.CharField(max_length=40, unique=True)
-    scope = models.CharField(max_length=15, choices=Scope.choices)
+    scope = models.CharField(max_length=15, choices=QuarantineScope.choices)
     target = models.CharField(max_length=150)
     reason = models.TextField()
-    status = models.CharField(max_length=10, choices=Status.choices, db_index=True)
+    status = models.CharField(max_length=10, choices=QuarantineStatus.choices, db_index=True)
     since = models.DateTimeField(help_text="affected objects are listed from this time on")
     ends_at = models.DateTimeField(null=True, blank=True)
     affected = models.JSONField(default=dict, blank=True)

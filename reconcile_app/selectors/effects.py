@@ -10,8 +10,9 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
+from reconcile_app.choices import EffectStatus, EscalationStatus
 from reconcile_app.errors import NotFound
-from reconcile_app.models import Effect, EffectEvent, EffectStatus, Escalation
+from reconcile_app.models import Effect, EffectEvent, Escalation
 from reconcile_app.roles import is_staff_role
 
 # Tabs in triage order: what nobody has proven first. "accepted" is awaiting its readback.
@@ -140,7 +141,7 @@ class EffectDetail:
     @property
     def open_escalation(self) -> Escalation | None:
         return next(
-            (item for item in self.escalations if item.status == Escalation.Status.OPEN), None
+            (item for item in self.escalations if item.status == EscalationStatus.OPEN), None
         )
 
 

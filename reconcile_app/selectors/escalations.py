@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
+from reconcile_app.choices import EscalationStatus
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Escalation, MemoryRecord
 from reconcile_app.roles import is_staff_role
@@ -57,11 +58,11 @@ def escalation_queue_order(queryset: QuerySet[Escalation], tab: str) -> QuerySet
 
     Decided tabs show the latest decisions first; "all" puts the open queue first.
     """
-    if tab in (Escalation.Status.APPROVED, Escalation.Status.REJECTED):
+    if tab in (EscalationStatus.APPROVED, EscalationStatus.REJECTED):
         return queryset.order_by("-decided_at", "-id")
     if tab == "all":
         waiting = Case(
-            When(status=Escalation.Status.OPEN, then=Value(0)),
+            When(status=EscalationStatus.OPEN, then=Value(0)),
             default=Value(1),
             output_field=IntegerField(),
         )
@@ -76,9 +77,9 @@ def escalation_status_counts(queryset: QuerySet[Escalation]) -> dict[str, int]:
         **{
             str(status): Count("pk", filter=Q(status=status))
             for status in (
-                Escalation.Status.OPEN,
-                Escalation.Status.APPROVED,
-                Escalation.Status.REJECTED,
+                EscalationStatus.OPEN,
+                EscalationStatus.APPROVED,
+                EscalationStatus.REJECTED,
             )
         },
     )

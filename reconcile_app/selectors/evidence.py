@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from lineage_app.models import Relation
+from lineage_app.choices import Relation
 from lineage_app.selectors.nodes import upstream_refs
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Correction, EvidenceEntry

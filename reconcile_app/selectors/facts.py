@@ -14,7 +14,7 @@ from datetime import date
 
 from django.db.models import Count, Q, QuerySet
 
-from reconcile_app.choices import MemoryStatus
+from reconcile_app.choices import EscalationStatus, MemoryStatus
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Escalation, MemoryRecord, Source
 from reconcile_app.services.facts import (
@@ -94,7 +94,7 @@ def fact_selections(*, fact_keys: Iterable[str], on: date) -> dict[str, FactSele
         by_key[record.fact_key].append(record)
     sources = authority_sources()
     open_escalations = dict(
-        Escalation.objects.filter(fact_key__in=keys, status=Escalation.Status.OPEN).values_list(
+        Escalation.objects.filter(fact_key__in=keys, status=EscalationStatus.OPEN).values_list(
             "fact_key", "escalation_id"
         )
     )
@@ -124,7 +124,7 @@ class FactDetail:
     @property
     def open_escalation(self) -> Escalation | None:
         return next(
-            (item for item in self.escalations if item.status == Escalation.Status.OPEN), None
+            (item for item in self.escalations if item.status == EscalationStatus.OPEN), None
         )
 
 
@@ -147,7 +147,7 @@ def console_fact_detail(*, fact_key: str, on: date) -> FactDetail:
         if record.supersedes is not None:
             superseded_by.setdefault(record.supersedes.memory_id, []).append(record.memory_id)
     open_escalation = next(
-        (item.escalation_id for item in escalations if item.status == Escalation.Status.OPEN),
+        (item.escalation_id for item in escalations if item.status == EscalationStatus.OPEN),
         None,
     )
     return FactDetail(

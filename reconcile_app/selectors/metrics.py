@@ -20,7 +20,12 @@ from django.db.models.functions import TruncHour
 from django.utils import timezone
 
 from reconcile_app.canonical import rfc3339
-from reconcile_app.choices import ContradictionStatus
+from reconcile_app.choices import (
+    ContradictionStatus,
+    EffectStatus,
+    EscalationStatus,
+    QuarantineStatus,
+)
 from reconcile_app.models import (
     ClaimVerdict,
     Contradiction,
@@ -28,7 +33,6 @@ from reconcile_app.models import (
     DecisionSnapshot,
     Effect,
     EffectEvent,
-    EffectStatus,
     Escalation,
     Quarantine,
 )
@@ -181,9 +185,7 @@ def _grouped(queryset: Any, key: str, oldest_field: str, now: datetime) -> dict[
 def _quarantines() -> dict[str, Any]:
     """Quarantines in force (applying or applied), by scope."""
     rows = (
-        Quarantine.objects.filter(
-            status__in=[Quarantine.Status.APPLYING, Quarantine.Status.APPLIED]
-        )
+        Quarantine.objects.filter(status__in=[QuarantineStatus.APPLYING, QuarantineStatus.APPLIED])
         .values("scope")
         .annotate(count=Count("id"))
         .order_by("scope")
@@ -231,7 +233,7 @@ def operational_metrics(*, now: datetime | None = None, hours: int = 24) -> dict
         },
         "hourly": series,
         "escalations": _grouped(
-            Escalation.objects.filter(status=Escalation.Status.OPEN), "code", "opened_at", now
+            Escalation.objects.filter(status=EscalationStatus.OPEN), "code", "opened_at", now
         ),
         "contradictions": _grouped(
             Contradiction.objects.filter(status=ContradictionStatus.OPEN),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from reconcile_app.choices import QuarantineScope, QuarantineStatus
 from reconcile_app.errors import NotFound
 from reconcile_app.models import ClaimVerdict, MemoryRecord, Quarantine, Source
 from reconcile_app.services.quarantine import ACTIVE
@@ -42,7 +43,7 @@ class QuarantineTarget:
 
     @property
     def applying(self) -> bool:
-        return self.state == Quarantine.Status.APPLYING
+        return self.state == QuarantineStatus.APPLYING
 
     @property
     def dom_id(self) -> str:
@@ -75,7 +76,7 @@ def quarantine_targets() -> list[QuarantineTarget]:
     }
     # A quarantine on a source that has since been unloaded still holds, so it is listed.
     for scope, target in active:
-        if scope == Quarantine.Scope.SOURCE:
+        if scope == QuarantineScope.SOURCE:
             sources.setdefault(target, "no longer loaded")
     classes = (
         MemoryRecord.objects.order_by()
@@ -85,25 +86,25 @@ def quarantine_targets() -> list[QuarantineTarget]:
             .exclude(memory_class="")
             .values_list("memory_class", flat=True),
             Quarantine.objects.order_by()
-            .filter(scope=Quarantine.Scope.MEMORY_CLASS)
+            .filter(scope=QuarantineScope.MEMORY_CLASS)
             .values_list("target", flat=True),
         )
     )
     targets = [
         QuarantineTarget(
-            scope=Quarantine.Scope.SOURCE,
+            scope=QuarantineScope.SOURCE,
             target=name,
             note=note,
-            quarantine=active.get((Quarantine.Scope.SOURCE, name)),
+            quarantine=active.get((QuarantineScope.SOURCE, name)),
         )
         for name, note in sorted(sources.items())
     ]
     targets += [
         QuarantineTarget(
-            scope=Quarantine.Scope.MEMORY_CLASS,
+            scope=QuarantineScope.MEMORY_CLASS,
             target=name,
             note="",
-            quarantine=active.get((Quarantine.Scope.MEMORY_CLASS, name)),
+            quarantine=active.get((QuarantineScope.MEMORY_CLASS, name)),
         )
         for name in sorted(set(classes))
     ]
@@ -114,7 +115,7 @@ def _memory_class_known(name: str) -> bool:
     return (
         MemoryRecord.objects.filter(memory_class=name).exists()
         or ClaimVerdict.objects.filter(memory_class=name).exists()
-        or Quarantine.objects.filter(scope=Quarantine.Scope.MEMORY_CLASS, target=name).exists()
+        or Quarantine.objects.filter(scope=QuarantineScope.MEMORY_CLASS, target=name).exists()
     )
 
 
@@ -125,12 +126,12 @@ def quarantine_target(*, scope: str, target: str) -> QuarantineTarget:
         .select_related("created_by")
         .first()
     )
-    if scope == Quarantine.Scope.SOURCE:
+    if scope == QuarantineScope.SOURCE:
         source = Source.objects.filter(name=target).values_list("owner", "mode").first()
         if source is None and active is None:
             raise NotFound(f"no source {target!r}", code="unknown_source")
         note = _source_note(*source) if source else "no longer loaded"
-    elif scope == Quarantine.Scope.MEMORY_CLASS:
+    elif scope == QuarantineScope.MEMORY_CLASS:
         if active is None and not _memory_class_known(target):
             raise NotFound(f"no memory class {target!r}", code="unknown_memory_class")
         note = ""

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from lineage_app.selectors.blast import blast_radius
-from reconcile_app.choices import EvidenceKind
+from reconcile_app.choices import CorrectionStatus, EvidenceKind
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
 from reconcile_app.models import Correction, DecisionSnapshot, EvidenceEntry, SnapshotTaint
 from reconcile_app.selectors.lineage import evidence_roots
@@ -83,7 +83,7 @@ def correction_complete(*, correction_id: str, now: datetime | None = None) -> C
     now = now or timezone.now()
     with transaction.atomic():
         correction = Correction.objects.select_related("corrected").get(correction_id=correction_id)
-        if correction.status == Correction.Status.COMPLETE:
+        if correction.status == CorrectionStatus.COMPLETE:
             return correction
         roots_pairs = evidence_roots(evidence_id=correction.corrected.evidence_id)
         radius = blast_radius(roots_pairs, limit=0)
@@ -103,7 +103,7 @@ def correction_complete(*, correction_id: str, now: datetime | None = None) -> C
             ignore_conflicts=True,
         )
         Correction.objects.filter(pk=correction.pk).update(
-            status=Correction.Status.COMPLETE, counts=radius.counts, completed_at=now
+            status=CorrectionStatus.COMPLETE, counts=radius.counts, completed_at=now
         )
         correction.refresh_from_db()
     return correction

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from reconcile_app.choices import MemoryStatus, Role
+from reconcile_app.choices import EscalationStatus, MemoryStatus, Role
 from reconcile_app.errors import Conflict, Forbidden, Locked, NotFound, ValidationFailed
 from reconcile_app.models import DecisionSnapshot, Escalation, MemoryRecord, Principal
 from reconcile_app.roles import has_role
@@ -36,7 +36,7 @@ def escalation_open_for_fact(
     requested_by: Principal | None,
 ) -> Escalation:
     """Open the fact key's escalation, or return the one already open (one per key)."""
-    existing = Escalation.objects.filter(fact_key=fact_key, status=Escalation.Status.OPEN).first()
+    existing = Escalation.objects.filter(fact_key=fact_key, status=EscalationStatus.OPEN).first()
     if existing is not None:
         return existing
     try:
@@ -56,7 +56,7 @@ def escalation_open_for_fact(
             )
     except IntegrityError:
         # A concurrent request opened it first: the partial unique index guarantees one.
-        return Escalation.objects.get(fact_key=fact_key, status=Escalation.Status.OPEN)
+        return Escalation.objects.get(fact_key=fact_key, status=EscalationStatus.OPEN)
 
 
 def escalation_open_for_snapshot(
@@ -89,7 +89,7 @@ def fact_key_write_check(fact_key: str) -> None:
     if not fact_key:
         return
     open_escalation = (
-        Escalation.objects.filter(fact_key=fact_key, status=Escalation.Status.OPEN)
+        Escalation.objects.filter(fact_key=fact_key, status=EscalationStatus.OPEN)
         .values_list("escalation_id", flat=True)
         .first()
     )
@@ -110,7 +110,7 @@ def fact_candidates_check(derived_from: Sequence[str]) -> None:
     if not memory_ids:
         return
     for escalation_id, fact_key, candidates in (
-        Escalation.objects.filter(status=Escalation.Status.OPEN)
+        Escalation.objects.filter(status=EscalationStatus.OPEN)
         .exclude(fact_key="")
         .values_list("escalation_id", "fact_key", "candidate_refs")
     ):
@@ -161,7 +161,7 @@ def escalation_decide(
                 "a reviewer never decides an escalation they raised",
                 code="self_approval_forbidden",
             )
-        if escalation.status != Escalation.Status.OPEN:
+        if escalation.status != EscalationStatus.OPEN:
             raise Conflict(
                 f"{escalation_id} is already {escalation.status}", code="already_decided"
             )
@@ -169,7 +169,7 @@ def escalation_decide(
         retired: list[str] = []
         if approve and escalation.fact_key:
             retired = _settle_fact(escalation, selected_ref)
-        escalation.status = Escalation.Status.APPROVED if approve else Escalation.Status.REJECTED
+        escalation.status = EscalationStatus.APPROVED if approve else EscalationStatus.REJECTED
         escalation.decided_at = timezone.now()
         escalation.decided_by = reviewer
         escalation.rationale = rationale
@@ -226,7 +226,8 @@ def escalation_open_for_effect(
     *, idempotency_key: str, actor: Any, reason: str, request_id: str = ""
 ) -> Escalation:
     """An operator hands an unresolved effect to its owner (once; later calls return it)."""
-    from reconcile_app.models import Effect, EffectStatus
+    from reconcile_app.choices import EffectStatus
+    from reconcile_app.models import Effect
     from reconcile_app.services.principals import principal_for_user
 
     if not reason or not reason.strip():
@@ -244,7 +245,7 @@ def escalation_open_for_effect(
             code="not_escalatable",
         )
     with transaction.atomic():
-        existing = Escalation.objects.filter(effect=effect, status=Escalation.Status.OPEN).first()
+        existing = Escalation.objects.filter(effect=effect, status=EscalationStatus.OPEN).first()
         if existing is not None:
             return existing
         escalation = Escalation.objects.create(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from lineage_app.models import Relation
+from lineage_app.choices import Relation
 from lineage_app.services.graph import Link, graph_record
 from reconcile_app.choices import ReadStatus
 from reconcile_app.services.references import split_reference

@@ -13,11 +13,11 @@ from django.db.models import F
 from django.utils import timezone
 
 from lineage_app.selectors.blast import blast_radius
+from reconcile_app.choices import EffectStatus, QuarantineScope, QuarantineStatus
 from reconcile_app.errors import Conflict, Locked, NotFound, ValidationFailed
 from reconcile_app.models import (
     DecisionSnapshot,
     Effect,
-    EffectStatus,
     MemoryRecord,
     Quarantine,
     QuarantineEpoch,
@@ -26,7 +26,7 @@ from reconcile_app.models import (
 from reconcile_app.selectors.lineage import memory_class_roots
 from reconcile_app.services.audit import audit_record
 
-ACTIVE = (Quarantine.Status.APPLYING, Quarantine.Status.APPLIED)
+ACTIVE = (QuarantineStatus.APPLYING, QuarantineStatus.APPLIED)
 MEMORY_CLASS = re.compile(r"^[-a-zA-Z0-9_]{1,100}$")
 DEFAULT_LOOKBACK = timedelta(days=7)
 
@@ -42,8 +42,8 @@ def quarantines_active() -> ActiveQuarantines:
     rows = list(Quarantine.objects.filter(status__in=ACTIVE).values_list("scope", "target"))
     epoch = QuarantineEpoch.objects.filter(pk=1).values_list("epoch", flat=True).first() or 0
     return ActiveQuarantines(
-        sources=frozenset(t for s, t in rows if s == Quarantine.Scope.SOURCE),
-        memory_classes=frozenset(t for s, t in rows if s == Quarantine.Scope.MEMORY_CLASS),
+        sources=frozenset(t for s, t in rows if s == QuarantineScope.SOURCE),
+        memory_classes=frozenset(t for s, t in rows if s == QuarantineScope.MEMORY_CLASS),
         epoch=epoch,
     )
 
@@ -52,7 +52,7 @@ def quarantined_memory_classes() -> frozenset[str]:
     """The memory classes under an active quarantine (one query)."""
     return frozenset(
         Quarantine.objects.filter(
-            scope=Quarantine.Scope.MEMORY_CLASS, status__in=ACTIVE
+            scope=QuarantineScope.MEMORY_CLASS, status__in=ACTIVE
         ).values_list("target", flat=True)
     )
 
@@ -79,14 +79,14 @@ def _bump_epoch() -> None:
 
 def source_check(source: str) -> None:
     if Quarantine.objects.filter(
-        scope=Quarantine.Scope.SOURCE, target=source, status__in=ACTIVE
+        scope=QuarantineScope.SOURCE, target=source, status__in=ACTIVE
     ).exists():
         raise Locked(f"source {source} is quarantined", code="source_quarantined", source=source)
 
 
 def memory_class_check(memory_class: str) -> None:
     if Quarantine.objects.filter(
-        scope=Quarantine.Scope.MEMORY_CLASS, target=memory_class, status__in=ACTIVE
+        scope=QuarantineScope.MEMORY_CLASS, target=memory_class, status__in=ACTIVE
     ).exists():
         raise Locked(
             f"memory class {memory_class} is quarantined",
@@ -109,10 +109,10 @@ def quarantine_create(
 
     if not reason or not reason.strip():
         raise ValidationFailed("a quarantine needs a reason", code="reason_required")
-    if scope == Quarantine.Scope.SOURCE:
+    if scope == QuarantineScope.SOURCE:
         if not Source.objects.filter(name=target).exists():
             raise ValidationFailed(f"no source {target!r}", code="unknown_source")
-    elif scope == Quarantine.Scope.MEMORY_CLASS:
+    elif scope == QuarantineScope.MEMORY_CLASS:
         if not MEMORY_CLASS.match(target):
             raise ValidationFailed("memory_class must be a slug", code="invalid_target")
     else:
@@ -129,7 +129,7 @@ def quarantine_create(
             scope=scope,
             target=target,
             reason=reason,
-            status=Quarantine.Status.APPLYING,
+            status=QuarantineStatus.APPLYING,
             since=since or now - DEFAULT_LOOKBACK,
             ends_at=ends_at,
             created_by=actor if getattr(actor, "pk", None) else None,
@@ -151,7 +151,7 @@ def quarantine_create(
 def quarantine_preview(*, scope: str, target: str, since: datetime | None = None) -> dict[str, int]:
     """What a quarantine would touch, for the confirmation dialog (nothing is written)."""
     since = since or timezone.now() - DEFAULT_LOOKBACK
-    if scope == Quarantine.Scope.SOURCE:
+    if scope == QuarantineScope.SOURCE:
         snapshots = DecisionSnapshot.objects.filter(
             reads__source__name=target, issued_at__gte=since
         )
@@ -179,13 +179,13 @@ def quarantine_apply(*, quarantine_id: str) -> Quarantine:
     quarantine = Quarantine.objects.filter(quarantine_id=quarantine_id).first()
     if quarantine is None:
         raise NotFound(f"no quarantine {quarantine_id}", code="quarantine_not_found")
-    if quarantine.status != Quarantine.Status.APPLYING:
+    if quarantine.status != QuarantineStatus.APPLYING:
         return quarantine
     affected = quarantine_preview(
         scope=quarantine.scope, target=quarantine.target, since=quarantine.since
     )
-    Quarantine.objects.filter(pk=quarantine.pk, status=Quarantine.Status.APPLYING).update(
-        status=Quarantine.Status.APPLIED, affected=affected, applied_at=timezone.now()
+    Quarantine.objects.filter(pk=quarantine.pk, status=QuarantineStatus.APPLYING).update(
+        status=QuarantineStatus.APPLIED, affected=affected, applied_at=timezone.now()
     )
     quarantine.refresh_from_db()
     return quarantine
@@ -207,7 +207,7 @@ def quarantine_lift(
         _bump_epoch()
         before = quarantine.status
         Quarantine.objects.filter(pk=quarantine.pk, status__in=ACTIVE).update(
-            status=Quarantine.Status.LIFTED,
+            status=QuarantineStatus.LIFTED,
             lifted_at=timezone.now(),
             lifted_by=actor if getattr(actor, "pk", None) else None,
             lift_reason=reason,
@@ -220,7 +220,7 @@ def quarantine_lift(
             reason=reason,
             request_id=request_id,
             before={"status": before},
-            after={"status": Quarantine.Status.LIFTED},
+            after={"status": QuarantineStatus.LIFTED},
         )
         quarantine.refresh_from_db()
     return quarantine

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from reconcile_app.canonical import content_hash, rfc3339
 from reconcile_app.errors import Conflict, NotFound
+from sandbox_app.choices import FaultKind
 from sandbox_app.models import (
     SandboxEffect,
     SandboxFault,
@@ -57,7 +58,7 @@ def sandbox_effect_apply(
     """
     faults = list(SandboxFault.objects.filter(source=source))
     slow_down(faults)
-    if fault_fires(faults, SandboxFault.Kind.UNAVAILABLE):
+    if fault_fires(faults, FaultKind.UNAVAILABLE):
         raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
     fingerprint = _owner_fingerprint(subject, field, action, resulting_value, expected_version)
     with transaction.atomic():
@@ -84,7 +85,7 @@ def sandbox_effect_apply(
                 action,
                 resulting_value,
                 expected_version,
-                dropped=fault_fires(faults, SandboxFault.Kind.DROP_POSTCONDITION) is not None,
+                dropped=fault_fires(faults, FaultKind.DROP_POSTCONDITION) is not None,
             )
             sandbox_audit(
                 actor,
@@ -93,7 +94,7 @@ def sandbox_effect_apply(
                 request_id,
                 {"subject": subject, "field": field, "action": action, "receipt": receipt},
             )
-    timeout = fault_fires(faults, SandboxFault.Kind.TIMEOUT_AFTER_COMMIT)
+    timeout = fault_fires(faults, FaultKind.TIMEOUT_AFTER_COMMIT)
     if timeout is not None:
         raise SandboxTimeout(
             f"{source} committed {idempotency_key}, then the answer was lost",
@@ -162,7 +163,7 @@ def _execute(
 def sandbox_effect_lookup(*, source: str, idempotency_key: str) -> dict[str, Any]:
     """The owner's ledger: the receipt, NotFound if it never executed, or unavailable."""
     faults = list(SandboxFault.objects.filter(source=source))
-    if fault_fires(faults, SandboxFault.Kind.UNAVAILABLE):
+    if fault_fires(faults, FaultKind.UNAVAILABLE):
         raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
     found = SandboxEffect.objects.filter(source=source, idempotency_key=idempotency_key).first()
     if found is None:

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from reconcile_app.errors import Conflict
+from sandbox_app.choices import FaultKind
 from sandbox_app.models import (
     SandboxEvent,
     SandboxFault,
@@ -85,7 +86,7 @@ def sandbox_events_read(
     """The subject's events in `seq` order, as delivered (faults may duplicate or reorder)."""
     faults = list(SandboxFault.objects.filter(source=source))
     slow_down(faults)
-    if fault_fires(faults, SandboxFault.Kind.UNAVAILABLE):
+    if fault_fires(faults, FaultKind.UNAVAILABLE):
         raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
     events = SandboxEvent.objects.filter(source=source, subject=subject)
     if after is not None:
@@ -93,12 +94,12 @@ def sandbox_events_read(
     if recorded_before is not None:
         events = events.filter(recorded_at__lte=recorded_before)
     delivered = list(events.order_by("seq", "id"))
-    if fault_fires(faults, SandboxFault.Kind.DUPLICATE_DELIVERY):
+    if fault_fires(faults, FaultKind.DUPLICATE_DELIVERY):
         delivered = delivered + delivered[: max(1, len(delivered) // 2)]
-    if fault_fires(faults, SandboxFault.Kind.REORDER):
+    if fault_fires(faults, FaultKind.REORDER):
         delivered = list(reversed(delivered))
     now = timezone.now()
-    lag = fault_fires(faults, SandboxFault.Kind.LAG)
+    lag = fault_fires(faults, FaultKind.LAG)
     return SandboxEventsRead(
         events=delivered, observed_at=now - timedelta(seconds=lag.seconds) if lag else now
     )

@@ -10,6 +10,7 @@ from django.db.models import F
 
 from reconcile_app.errors import DomainError, ValidationFailed
 from reconcile_app.services.audit import audit_record
+from sandbox_app.choices import FaultKind
 from sandbox_app.models import (
     SandboxFault,
 )
@@ -39,7 +40,7 @@ def fault_fires(faults: list[SandboxFault], kind: str) -> SandboxFault | None:
 
 
 def slow_down(faults: list[SandboxFault]) -> None:
-    latency = fault_fires(faults, SandboxFault.Kind.LATENCY)
+    latency = fault_fires(faults, FaultKind.LATENCY)
     if latency is not None:
         time.sleep(min(latency.seconds, 60))
 
@@ -69,11 +70,11 @@ def sandbox_fault_add(
     actor: Any = None,
     request_id: str = "",
 ) -> SandboxFault:
-    if kind not in SandboxFault.Kind.values:
+    if kind not in FaultKind.values:
         raise ValidationFailed(f"unknown fault kind {kind!r}", code="unknown_fault")
     if count is not None and count < 1:
         raise ValidationFailed("count must be at least 1", code="invalid_count")
-    if kind in (SandboxFault.Kind.LAG, SandboxFault.Kind.LATENCY) and seconds < 1:
+    if kind in (FaultKind.LAG, FaultKind.LATENCY) and seconds < 1:
         raise ValidationFailed(f"a {kind} fault needs seconds ≥ 1", code="invalid_seconds")
     with transaction.atomic():
         fault = SandboxFault.objects.create(

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
+from sandbox_app.choices import FaultKind
 from sandbox_app.models import (
     SandboxAuthority,
     SandboxFault,
@@ -35,7 +36,7 @@ class SandboxRead:
 def sandbox_record_read(*, source: str, subject: str, field: str) -> SandboxRead:
     faults = list(SandboxFault.objects.filter(source=source))
     slow_down(faults)
-    if fault_fires(faults, SandboxFault.Kind.UNAVAILABLE):
+    if fault_fires(faults, FaultKind.UNAVAILABLE):
         raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
     record = (
         SandboxRecord.objects.filter(source=source, subject=subject, field=field)
@@ -46,7 +47,7 @@ def sandbox_record_read(*, source: str, subject: str, field: str) -> SandboxRead
     if record is None:
         raise NotFound(f"{source} has no record {subject}/{field}", code="record_not_found")
     now = timezone.now()
-    lag = fault_fires(faults, SandboxFault.Kind.LAG)
+    lag = fault_fires(faults, FaultKind.LAG)
     # A lagging replica vouches only for the moment it last caught up.
     observed_at = now - timedelta(seconds=lag.seconds) if lag else now
     return SandboxRead(
@@ -141,7 +142,7 @@ def _record_write(
 
 def sandbox_authority_read(*, source: str, fact_key: str) -> SandboxAuthority:
     faults = list(SandboxFault.objects.filter(source=source))
-    if fault_fires(faults, SandboxFault.Kind.UNAVAILABLE):
+    if fault_fires(faults, FaultKind.UNAVAILABLE):
         raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
     authority = SandboxAuthority.objects.filter(source=source, fact_key=fact_key).first()
     if authority is None:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from drills_app.choices import DrillRunKind
 from tests.browser.test_console_offline import (
     CHROMIUM,
     PASSWORD,
@@ -61,21 +62,20 @@ def charts_data(transactional_db: Any, estate: Any, operator: Any) -> dict[str, 
     """A stored drill (refusals, verdicts, contradictions, an escalation, a settled unknown
     outcome), an unknown outcome still open, a quarantine, and two benchmark runs."""
     from drills_app.drift import DriftParameters
-    from drills_app.models import DrillRun
     from reconcile_app.services.quarantine import quarantine_create
     from tests.conftest import make_person
     from tests.reconcile_app.api.test_metrics import open_unknown_outcome
 
     person = make_person("oscar-operator", "operator", password=PASSWORD)
-    drill = run_now(DrillRun.Kind.DRILL, {"repeat": 1})
+    drill = run_now(DrillRunKind.DRILL, {"repeat": 1})
     assert drill.status == "complete", drill.error
     open_unknown_outcome("charts-unknown", minutes_ago=25)
     quarantine_create(
         scope="memory_class", target="semantic", reason="Poisoned import.", actor=operator.user
     )
-    first = run_now(DrillRun.Kind.DRIFT_BENCHMARK, DriftParameters(**DRIFT).as_dict())
+    first = run_now(DrillRunKind.DRIFT_BENCHMARK, DriftParameters(**DRIFT).as_dict())
     second = run_now(
-        DrillRun.Kind.DRIFT_BENCHMARK,
+        DrillRunKind.DRIFT_BENCHMARK,
         DriftParameters(**{**DRIFT, "omission_rate": 0.05}).as_dict(),
     )
     return {"operator": person, "drill": drill, "drifts": (first, second)}

@@ -9,6 +9,7 @@ from random import Random
 import pytest
 from django.core.management import CommandError, call_command
 
+from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.drift import (
     INITIAL,
     DriftParameters,
@@ -118,8 +119,8 @@ def test_command_prints_the_table_and_stores_the_run(db):
     assert "paired histories" in text and "negative control" in text
     assert "checks: all hold" in text
     run = DrillRun.objects.get()
-    assert run.kind == DrillRun.Kind.DRIFT_BENCHMARK
-    assert run.status == DrillRun.Status.COMPLETE and run.finished_at is not None
+    assert run.kind == DrillRunKind.DRIFT_BENCHMARK
+    assert run.status == DrillRunStatus.COMPLETE and run.finished_at is not None
     assert run.passed is None
     assert run.parameters["episodes"] == 80 and run.parameters["max_horizon"] == 4
     assert [row["horizon"] for row in run.results["horizons"]] == [2, 3, 4]

@@ -11,12 +11,14 @@ from django.core.management import CommandError, call_command
 
 from drills_app import scenarios
 from drills_app.baseline import baseline_arm
+from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
 from drills_app.runs import drill_run_start
 from drills_app.scenarios import SCENARIO_NAMES, DrillParameters, drill_suite_run
 from drills_app.world import CASE_SOURCE, COMPLAINTS_SOURCE
+from reconcile_app.choices import EffectStatus
 from reconcile_app.errors import Conflict
-from reconcile_app.models import Contradiction, Effect, EffectStatus, Escalation
+from reconcile_app.models import Contradiction, Effect, Escalation
 from sandbox_app.models import SandboxEffect, SandboxFault
 
 
@@ -131,7 +133,7 @@ def test_command_prints_both_arms_stores_the_run_and_exits_zero(db):
     assert "baseline failed where the seed says it does: yes" in text
     assert "stale-memory escape rate" in text and "100.0% (5/5)" in text
     run = DrillRun.objects.get()
-    assert run.kind == DrillRun.Kind.DRILL and run.status == DrillRun.Status.COMPLETE
+    assert run.kind == DrillRunKind.DRILL and run.status == DrillRunStatus.COMPLETE
     assert run.passed is True
     assert run.parameters == {"repeat": 1, "scenarios": list(SCENARIO_NAMES)}
 
@@ -151,7 +153,7 @@ def test_command_exits_non_zero_when_the_protocol_lets_memory_escape(db, monkeyp
             "drill", "--repeat", "1", "--scenario", "superseded_memory", stdout=io.StringIO()
         )
     run = DrillRun.objects.get()
-    assert run.status == DrillRun.Status.COMPLETE and run.passed is False
+    assert run.status == DrillRunStatus.COMPLETE and run.passed is False
 
 
 def test_replay_is_reported_not_measured_when_the_service_is_absent(db, monkeypatch):
@@ -165,10 +167,10 @@ def test_replay_is_reported_not_measured_when_the_service_is_absent(db, monkeypa
 
 
 def test_drills_run_one_at_a_time(db):
-    drill_run_start(kind=DrillRun.Kind.DRILL, parameters={})
+    drill_run_start(kind=DrillRunKind.DRILL, parameters={})
     with pytest.raises(Conflict):
-        drill_run_start(kind=DrillRun.Kind.DRILL, parameters={})
+        drill_run_start(kind=DrillRunKind.DRILL, parameters={})
     with pytest.raises(CommandError, match="one at a time"):
         call_command("drill", "--repeat", "1", stdout=io.StringIO())
     # The benchmark touches no sandbox: it may run alongside.
-    drill_run_start(kind=DrillRun.Kind.DRIFT_BENCHMARK, parameters={})
+    drill_run_start(kind=DrillRunKind.DRIFT_BENCHMARK, parameters={})

@@ -7,6 +7,7 @@ import pytest
 from django.contrib.contenttypes.models import ContentType
 from django.utils import timezone
 
+from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
 from drills_app.selectors import console_drill_run
 from reconcile_app.selectors.metrics import operational_metrics
@@ -33,8 +34,8 @@ def test_a_run_stored_before_the_move_is_read_by_drills_app_after_it(operator):
 
     run = console_drill_run(run_id=stored.pk)
     assert (run.kind, run.status, run.passed, run.started_by) == (
-        DrillRun.Kind.DRILL,
-        DrillRun.Status.COMPLETE,
+        DrillRunKind.DRILL,
+        DrillRunStatus.COMPLETE,
         True,
         operator.user,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from drills_app import drift, runs
+from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
 from drills_app.runs import (
     drill_run_enqueue,
@@ -23,12 +24,12 @@ def test_enqueued_benchmark_runs_on_the_worker_after_commit(
 ):
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         run = drill_run_enqueue(
-            kind=DrillRun.Kind.DRIFT_BENCHMARK, parameters=BENCH, started_by=operator.user
+            kind=DrillRunKind.DRIFT_BENCHMARK, parameters=BENCH, started_by=operator.user
         )
-        assert DrillRun.objects.get(pk=run.pk).status == DrillRun.Status.RUNNING
+        assert DrillRun.objects.get(pk=run.pk).status == DrillRunStatus.RUNNING
     assert len(callbacks) == 1
     run.refresh_from_db()
-    assert run.status == DrillRun.Status.COMPLETE
+    assert run.status == DrillRunStatus.COMPLETE
     assert run.started_by == operator.user
     assert run.results["parameters"]["episodes"] == 20
 
@@ -38,25 +39,25 @@ def test_enqueued_drill_records_its_verdict(
 ):
     with django_capture_on_commit_callbacks(execute=True):
         run = drill_run_enqueue(
-            kind=DrillRun.Kind.DRILL,
+            kind=DrillRunKind.DRILL,
             parameters={"repeat": 1, "scenarios": ["superseded_memory"]},
             started_by=operator.user,
         )
     run.refresh_from_db()
-    assert run.status == DrillRun.Status.COMPLETE and run.passed is True
+    assert run.status == DrillRunStatus.COMPLETE and run.passed is True
     assert run.progress == {"done": 1, "total": 1, "stage": "superseded_memory"}
 
 
 def test_a_redelivered_task_does_not_run_a_finished_run_again(db, monkeypatch):
-    run = drill_run_start(kind=DrillRun.Kind.DRIFT_BENCHMARK, parameters=BENCH)
-    assert execute_drill_run(run.pk) == DrillRun.Status.COMPLETE
+    run = drill_run_start(kind=DrillRunKind.DRIFT_BENCHMARK, parameters=BENCH)
+    assert execute_drill_run(run.pk) == DrillRunStatus.COMPLETE
     finished = DrillRun.objects.get(pk=run.pk).finished_at
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("ran twice")
 
     monkeypatch.setattr(drift, "drift_benchmark_run", must_not_run)
-    assert execute_drill_run(run.pk) == DrillRun.Status.COMPLETE
+    assert execute_drill_run(run.pk) == DrillRunStatus.COMPLETE
     assert DrillRun.objects.get(pk=run.pk).finished_at == finished
 
 
@@ -66,9 +67,9 @@ def test_a_run_that_raises_is_marked_failed_with_its_error(db, monkeypatch):
 
     monkeypatch.setattr(drift, "drift_benchmark_run", broken)
     run = drill_run_execute(
-        run_id=drill_run_start(kind=DrillRun.Kind.DRIFT_BENCHMARK, parameters=BENCH).pk
+        run_id=drill_run_start(kind=DrillRunKind.DRIFT_BENCHMARK, parameters=BENCH).pk
     )
-    assert run.status == DrillRun.Status.FAILED
+    assert run.status == DrillRunStatus.FAILED
     assert run.error == "RuntimeError: owner exploded"
     assert run.finished_at is not None and run.results == {}
 
@@ -82,20 +83,20 @@ def test_unknown_kind_and_unknown_run_are_refused(db):
 
 def test_recent_runs_are_plain_dicts_newest_first(db, operator, django_assert_num_queries):
     first = drill_run_execute(
-        run_id=drill_run_start(kind=DrillRun.Kind.DRIFT_BENCHMARK, parameters=BENCH).pk
+        run_id=drill_run_start(kind=DrillRunKind.DRIFT_BENCHMARK, parameters=BENCH).pk
     )
-    second = drill_run_start(kind=DrillRun.Kind.DRILL, parameters={}, started_by=operator.user)
+    second = drill_run_start(kind=DrillRunKind.DRILL, parameters={}, started_by=operator.user)
     with django_assert_num_queries(1):
         recent = drill_runs_recent()
     assert [item["id"] for item in recent] == [second.pk, first.pk]
     assert recent[0]["started_by"] == operator.user.username
     assert recent[1]["results"]["horizons"][0]["horizon"] == 2
-    assert [item["id"] for item in drill_runs_recent(kind=DrillRun.Kind.DRILL)] == [second.pk]
+    assert [item["id"] for item in drill_runs_recent(kind=DrillRunKind.DRILL)] == [second.pk]
 
 
 def test_a_stale_running_drill_does_not_block_forever(db):
-    stuck = drill_run_start(kind=DrillRun.Kind.DRILL, parameters={})
+    stuck = drill_run_start(kind=DrillRunKind.DRILL, parameters={})
     DrillRun.objects.filter(pk=stuck.pk).update(
         started_at=stuck.started_at - runs.EXCLUSIVE_WINDOW * 2
     )
-    assert drill_run_start(kind=DrillRun.Kind.DRILL, parameters={}).pk != stuck.pk
+    assert drill_run_start(kind=DrillRunKind.DRILL, parameters={}).pk != stuck.pk

@@ -21,6 +21,7 @@ from drills_app.charts import (
     drill_compare_figure,
     drill_metrics_figure,
 )
+from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.drift import DriftParameters
 from drills_app.models import DrillRun
 from drills_app.runs import drill_run_execute, drill_run_fail, drill_run_start
@@ -48,12 +49,12 @@ DRIFT_POST = {
 
 def drift_run(**changes: Any) -> DrillRun:
     parameters = DriftParameters(**{**TINY_DRIFT.as_dict(), **changes})
-    run = drill_run_start(kind=DrillRun.Kind.DRIFT_BENCHMARK, parameters=parameters.as_dict())
+    run = drill_run_start(kind=DrillRunKind.DRIFT_BENCHMARK, parameters=parameters.as_dict())
     return drill_run_execute(run_id=run.pk)
 
 
 def drill_run(**parameters: Any) -> DrillRun:
-    run = drill_run_start(kind=DrillRun.Kind.DRILL, parameters={"repeat": 1, **parameters})
+    run = drill_run_start(kind=DrillRunKind.DRILL, parameters={"repeat": 1, **parameters})
     return drill_run_execute(run_id=run.pk)
 
 
@@ -102,7 +103,7 @@ def test_operator_starts_a_benchmark_that_a_worker_runs_after_commit(
     assert len(callbacks) == 1, "enqueued once, on commit"
     assert run.started_by == operator.user
     assert run.parameters == DriftParameters(episodes=30, max_horizon=5, seed=3).as_dict()
-    assert run.status == DrillRun.Status.COMPLETE
+    assert run.status == DrillRunStatus.COMPLETE
     assert [row["horizon"] for row in run.results["horizons"]] == [2, 3, 4, 5]
 
 
@@ -138,7 +139,7 @@ def test_an_unknown_kind_is_refused(operator_browser):
 
 
 def test_a_second_drill_while_one_runs_is_refused_with_409(operator_browser):
-    busy = drill_run_start(kind=DrillRun.Kind.DRILL, parameters={"repeat": 1})
+    busy = drill_run_start(kind=DrillRunKind.DRILL, parameters={"repeat": 1})
     response = operator_browser.post("/drills/", {"kind": "drill", "repeat": "1"})
     assert response.status_code == 409
     assert f"drill run #{busy.pk} is still running" in response.content.decode()
@@ -220,7 +221,7 @@ def test_drill_results_chart_protocol_against_baseline_per_metric(operator_brows
 
 
 def test_a_failed_run_shows_its_error(operator_browser):
-    run = drill_run_start(kind=DrillRun.Kind.DRIFT_BENCHMARK, parameters={})
+    run = drill_run_start(kind=DrillRunKind.DRIFT_BENCHMARK, parameters={})
     drill_run_fail(run_id=run.pk, error="RuntimeError: owner exploded")
     html = operator_browser.get(f"/drills/{run.pk}/").content.decode()
     assert 'data-status="failed"' in html and "RuntimeError: owner exploded" in html
@@ -236,7 +237,7 @@ def test_unknown_run_is_404(operator_browser):
 
 
 def test_a_running_run_polls_its_panel_until_it_has_finished(operator_browser):
-    run = drill_run_start(kind=DrillRun.Kind.DRIFT_BENCHMARK, parameters=TINY_DRIFT.as_dict())
+    run = drill_run_start(kind=DrillRunKind.DRIFT_BENCHMARK, parameters=TINY_DRIFT.as_dict())
     page = operator_browser.get(f"/drills/{run.pk}/").content.decode()
     assert f'hx-get="/drills/{run.pk}/status/?since=running&amp;polls=1"' in page
     assert 'hx-trigger="every 2s"' in page and 'data-polling="true"' in page
@@ -254,7 +255,7 @@ def test_a_running_run_polls_its_panel_until_it_has_finished(operator_browser):
 
 
 def test_polling_gives_up_on_a_run_no_worker_takes(operator_browser):
-    run = drill_run_start(kind=DrillRun.Kind.DRILL, parameters={"repeat": 1})
+    run = drill_run_start(kind=DrillRunKind.DRILL, parameters={"repeat": 1})
     html = operator_browser.get(
         f"/drills/{run.pk}/status/?since=running&polls={MAX_POLLS}"
     ).content.decode()

@@ -7,8 +7,8 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 
+from lineage_app.choices import Relation
 from lineage_app.conf import api_permission_classes, console_access, prov_namespace
-from lineage_app.models import Relation
 from lineage_app.services.graph import Link, graph_record
 
 

@@ -11,7 +11,7 @@ from html import unescape
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from lineage_app.models import Relation
+from lineage_app.choices import Relation
 from lineage_app.registry import (
     GENERIC_COLOUR,
     GENERIC_LABEL,

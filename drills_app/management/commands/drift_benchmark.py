@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.drift import DriftParameters
-from drills_app.models import DrillRun
 from drills_app.runs import drill_run_execute, drill_run_start
 from reconcile_app.errors import DomainError
 
@@ -54,12 +54,12 @@ class Command(BaseCommand):
         try:
             parameters.check()
             run = drill_run_start(
-                kind=DrillRun.Kind.DRIFT_BENCHMARK, parameters=parameters.as_dict()
+                kind=DrillRunKind.DRIFT_BENCHMARK, parameters=parameters.as_dict()
             )
         except (ValueError, DomainError) as exc:
             raise CommandError(str(exc)) from exc
         run = drill_run_execute(run_id=run.pk)
-        if run.status != DrillRun.Status.COMPLETE:
+        if run.status != DrillRunStatus.COMPLETE:
             raise CommandError(f"drift benchmark run #{run.pk} failed: {run.error}")
         if options["json"]:
             self.stdout.write(json.dumps(run.results, indent=2))

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from drills_app.models import DrillRun
+from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.runs import drill_run_execute, drill_run_start
 from drills_app.scenarios import SCENARIO_NAMES, DrillParameters
 from reconcile_app.errors import DomainError
@@ -67,11 +67,11 @@ class Command(BaseCommand):
         parameters = DrillParameters(repeat=repeat, scenarios=tuple(scenario or SCENARIO_NAMES))
         try:
             parameters.check()
-            run = drill_run_start(kind=DrillRun.Kind.DRILL, parameters=parameters.as_dict())
+            run = drill_run_start(kind=DrillRunKind.DRILL, parameters=parameters.as_dict())
         except (ValueError, DomainError) as exc:
             raise CommandError(str(exc)) from exc
         run = drill_run_execute(run_id=run.pk)
-        if run.status != DrillRun.Status.COMPLETE:
+        if run.status != DrillRunStatus.COMPLETE:
             raise CommandError(f"drill run #{run.pk} failed: {run.error}")
         report = run.results
         if options["json"]:

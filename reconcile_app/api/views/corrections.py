@@ -14,6 +14,7 @@ from lineage_app.selectors.blast import blast_radius
 from reconcile_app.api.permissions import IsOperator, PeopleOnly
 from reconcile_app.api.serializers import CorrectionInput, EvidenceOutput
 from reconcile_app.canonical import rfc3339
+from reconcile_app.choices import CorrectionStatus
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Correction
 from reconcile_app.request_id import request_id_of
@@ -76,7 +77,7 @@ class CorrectionCreateView(APIView):
             actor=request.user, request_id=request_id_of(request), **payload.validated_data
         )
         code = status.HTTP_201_CREATED
-        if correction.status != Correction.Status.COMPLETE:
+        if correction.status != CorrectionStatus.COMPLETE:
             code = status.HTTP_202_ACCEPTED
         return Response(correction_body(_correction(correction.correction_id)), status=code)
 

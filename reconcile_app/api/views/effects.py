@@ -20,8 +20,9 @@ from reconcile_app.api.serializers import (
     EffectResolveInput,
     EscalationOutput,
 )
+from reconcile_app.choices import EffectStatus
 from reconcile_app.filtersets import EffectFilterSet
-from reconcile_app.models import Effect, EffectStatus
+from reconcile_app.models import Effect
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.effects import effect_get, effects_visible_to
 from reconcile_app.services.effects import (

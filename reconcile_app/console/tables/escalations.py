@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from reconcile_app.choices import EscalationStatus
 from reconcile_app.console.tables.common import TABLE_TEMPLATE
 from reconcile_app.models import Escalation
 from reconcile_app.templatetags.reconcile_tags import (
@@ -75,7 +76,7 @@ class EscalationTable(tables.Table):
         return badge(record.status)
 
     def render_decision(self, record: Escalation) -> SafeString:
-        if record.status == Escalation.Status.OPEN:
+        if record.status == EscalationStatus.OPEN:
             return mark_safe('<span class="muted">awaiting a reviewer</span>')  # nosec B308
         return format_html(
             '<span class="nowrap">{}</span> <span class="muted">· {}</span>',

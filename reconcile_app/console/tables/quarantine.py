@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from reconcile_app.choices import QuarantineStatus
 from reconcile_app.console.mixins import MAX_POLLS, POLL_SECONDS
 from reconcile_app.console.tables.common import TABLE_TEMPLATE
 from reconcile_app.models import Quarantine
@@ -254,7 +255,7 @@ class QuarantineHistoryTable(tables.Table):
         return ts(value)
 
     def render_affected(self, record: Quarantine) -> SafeString:
-        if record.status == Quarantine.Status.APPLYING:
+        if record.status == QuarantineStatus.APPLYING:
             return format_html('<span class="muted">{}</span>', "being listed")
         return affected_counts(record.affected)
 

@@ -18,7 +18,7 @@ from django.views import View
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
-from reconcile_app.choices import Role
+from reconcile_app.choices import EffectStatus, Role
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.effects import EffectEscalateForm, EffectResolveForm
 from reconcile_app.console.mixins import (
@@ -37,7 +37,6 @@ from reconcile_app.console.mixins import (
 from reconcile_app.console.tables.effects import EffectTable
 from reconcile_app.errors import DomainError
 from reconcile_app.filtersets import EffectFilterSet
-from reconcile_app.models import EffectStatus
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.audit import object_timeline

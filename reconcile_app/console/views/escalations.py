@@ -17,7 +17,7 @@ from django.views import View
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
-from reconcile_app.choices import Role
+from reconcile_app.choices import EscalationStatus, Role
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.escalations import EscalationDecisionForm
 from reconcile_app.console.mixins import (
@@ -31,7 +31,6 @@ from reconcile_app.console.mixins import (
 from reconcile_app.console.tables.escalations import EscalationTable
 from reconcile_app.errors import DomainError
 from reconcile_app.filtersets import EscalationFilterSet
-from reconcile_app.models import Escalation
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.audit import object_timeline
@@ -59,7 +58,7 @@ class EscalationListView(
     template_name = "reconcile_app/escalation_list.html"
     partial_template_name = "reconcile_app/partials/escalation_region.html"
     tabs = ESCALATION_TABS
-    default_tab = Escalation.Status.OPEN
+    default_tab = EscalationStatus.OPEN
 
     def get_queryset(self) -> QuerySet:
         return escalation_queue_order(console_escalations(), self.tab())
@@ -111,7 +110,7 @@ def escalation_page(
             "can_decide": (
                 is_reviewer
                 and not raised_by_me
-                and detail.escalation.status == Escalation.Status.OPEN
+                and detail.escalation.status == EscalationStatus.OPEN
             ),
             "error": error,
             "decided_as": decided_as,

@@ -23,7 +23,7 @@ from django.views import View
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
-from reconcile_app.choices import Role
+from reconcile_app.choices import QuarantineStatus, Role
 from reconcile_app.console.forms.common import dress_filter_form, dress_status_filter
 from reconcile_app.console.forms.quarantine import QuarantineForm, QuarantineLiftForm
 from reconcile_app.console.mixins import (
@@ -243,7 +243,7 @@ def lift_dialog(
     error: DomainError | None = None,
     draft: dict[str, str] | None = None,
 ) -> HttpResponse:
-    if quarantine.status == Quarantine.Status.LIFTED and error is None:
+    if quarantine.status == QuarantineStatus.LIFTED and error is None:
         status = 409
     context = {
         "quarantine": quarantine,

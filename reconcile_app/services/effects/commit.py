@@ -15,10 +15,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from reconcile_app.canonical import content_hash
-from reconcile_app.choices import EvidenceKind
+from reconcile_app.choices import EffectStatus, EvidenceKind
 from reconcile_app.errors import DomainError, NotFound, ValidationFailed
 from reconcile_app.limits import identifier_check
-from reconcile_app.models import DecisionSnapshot, Effect, EffectStatus, Principal
+from reconcile_app.models import DecisionSnapshot, Effect, Principal
 from reconcile_app.services.effects.gate import action_target, effect_authorise
 from reconcile_app.services.effects.resolution import effect_resolve_unknown
 from reconcile_app.services.effects.state import (

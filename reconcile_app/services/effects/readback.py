@@ -10,8 +10,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from reconcile_app.canonical import rfc3339, same_value
-from reconcile_app.choices import EvidenceKind, ReadStatus
-from reconcile_app.models import Effect, EffectStatus
+from reconcile_app.choices import EffectStatus, EvidenceKind, ReadStatus
+from reconcile_app.models import Effect
 from reconcile_app.services.effects.state import (
     READBACK_STATUSES,
     effect_event,

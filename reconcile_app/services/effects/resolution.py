@@ -12,9 +12,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from reconcile_app.choices import EvidenceKind, ReadStatus
+from reconcile_app.choices import EffectStatus, EvidenceKind, ReadStatus
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
-from reconcile_app.models import Effect, EffectStatus
+from reconcile_app.models import Effect
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.effects.state import (
     READBACK_RECHECK_SECONDS,

@@ -15,8 +15,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from reconcile_app.choices import EvidenceKind
-from reconcile_app.models import Effect, EffectEvent, EffectStatus
+from reconcile_app.choices import EffectStatus, EvidenceKind
+from reconcile_app.models import Effect, EffectEvent
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.provenance import effect_evidence_lineage
 

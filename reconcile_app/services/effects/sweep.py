@@ -8,7 +8,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from reconcile_app.models import Effect, EffectEvent, EffectStatus
+from reconcile_app.choices import EffectStatus
+from reconcile_app.models import Effect, EffectEvent
 from reconcile_app.services.effects.state import (
     READBACK_RECHECK_SECONDS,
 )

@@ -13,7 +13,8 @@ from lineage_app.charts import (
     lineage_graph_figure,
     short_label,
 )
-from lineage_app.models import Node, Relation
+from lineage_app.choices import Relation
+from lineage_app.models import Node
 from lineage_app.selectors.graph import (
     DOWNSTREAM,
     ROOT,

@@ -9,7 +9,7 @@ from html import unescape
 import pytest
 from django.test import Client
 
-from lineage_app.models import Relation
+from lineage_app.choices import Relation
 from lineage_app.selectors.graph import GRAPH_NODE_CAP
 from lineage_app.services.graph import Link, graph_record
 from tests.reconcile_app.lineage_chain import FACT_KEY

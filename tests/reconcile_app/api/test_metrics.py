@@ -21,7 +21,8 @@ from drills_app.world import (
     fault_inject,
     world_prepare,
 )
-from reconcile_app.models import Effect, EffectStatus
+from reconcile_app.choices import EffectStatus
+from reconcile_app.models import Effect
 from reconcile_app.services.effects import effect_commit
 from reconcile_app.services.quarantine import quarantine_create
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue

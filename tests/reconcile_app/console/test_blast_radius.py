@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from lineage_app.models import Relation
+from lineage_app.choices import Relation
 from lineage_app.services.graph import Link, graph_record
 from reconcile_app.console.mixins import PER_PAGE
 from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)

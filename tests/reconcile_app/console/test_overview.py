@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
 from drills_app.runs import drill_run_execute, drill_run_start
 from reconcile_app.charts import (
@@ -67,9 +68,9 @@ def empty_message(figure: dict[str, Any]) -> str | None:
 @pytest.fixture
 def traffic(db: Any, operator: Any) -> DrillRun:
     run = drill_run_execute(
-        run_id=drill_run_start(kind=DrillRun.Kind.DRILL, parameters={"repeat": 1}).pk
+        run_id=drill_run_start(kind=DrillRunKind.DRILL, parameters={"repeat": 1}).pk
     )
-    assert run.status == DrillRun.Status.COMPLETE, run.error
+    assert run.status == DrillRunStatus.COMPLETE, run.error
     open_unknown_outcome("overview-unknown", minutes_ago=40)
     quarantine_create(
         scope="memory_class", target="semantic", reason="poisoned", actor=operator.user

@@ -6,7 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from reconcile_app.models import Effect, EffectStatus
+from reconcile_app.choices import EffectStatus
+from reconcile_app.models import Effect
 from sandbox_app.services import sandbox_fault_add, sandbox_record_write
 from tests.conftest import make_agent
 from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from django.db import connection, connections
 
+from reconcile_app.choices import EffectStatus
 from reconcile_app.errors import DomainError
-from reconcile_app.models import Effect, EffectStatus
+from reconcile_app.models import Effect
 from reconcile_app.services.effects import effect_commit
 from sandbox_app.models import SandboxEffect, SandboxRecord
 from tests.reconcile_app.effects.conftest import SUBJECT, reconcile

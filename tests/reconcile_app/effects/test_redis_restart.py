@@ -29,7 +29,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from reconcile_app.models import Effect, EffectEvent, EffectStatus
+from reconcile_app.choices import EffectStatus
+from reconcile_app.models import Effect, EffectEvent
 from reconcile_app.services.effects import effects_sweep
 from reconcile_app.services.evidence import evidence_append
 from sandbox_app.models import SandboxEffect, SandboxRecord

@@ -22,7 +22,8 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from reconcile_app.models import Effect, EffectEvent, EffectStatus
+from reconcile_app.choices import EffectStatus
+from reconcile_app.models import Effect, EffectEvent
 from reconcile_app.services.effects import effects_sweep
 from sandbox_app.models import SandboxRecord
 from sandbox_app.services import sandbox_fault_add, sandbox_faults_clear

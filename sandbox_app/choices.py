@@ -1,0 +1,15 @@
+"""Every enumerated value of sandbox_app, in one place."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class FaultKind(models.TextChoices):
+    UNAVAILABLE = "unavailable"
+    LATENCY = "latency"
+    TIMEOUT_AFTER_COMMIT = "timeout_after_commit"
+    LAG = "lag"
+    DROP_POSTCONDITION = "drop_postcondition"
+    DUPLICATE_DELIVERY = "duplicate_delivery"
+    REORDER = "reorder"

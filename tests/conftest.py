@@ -61,7 +61,7 @@ class Persona:
     principal: Principal
     client: APIClient
 
-    def post(self, path: str, body: Any, **headers: str) -> Any:
+    def post(self, path: str, body: Any, **headers: Any) -> Any:
         return self.client.post(path, json.dumps(body), content_type="application/json", **headers)
 
     def get(self, path: str, **params: Any) -> Any:

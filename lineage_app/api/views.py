@@ -15,10 +15,10 @@ from rest_framework.views import APIView
 from lineage_app.api.exceptions import InvalidParameter, NodeNotFound
 from lineage_app.api.params import int_param, rfc3339, walk_options
 from lineage_app.conf import api_permission_classes
-from lineage_app.models import Edge, Node
 from lineage_app.prov_export import prov_document
 from lineage_app.registry import registry
 from lineage_app.selectors.blast import blast_radius, roots_for_source_versions
+from lineage_app.selectors.nodes import subgraph
 from lineage_app.selectors.reach import MAX_DEPTH, Reach, reach, resolve_roots
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
@@ -173,9 +173,7 @@ class ProvView(LineageAPIView):
         for direction in ("ancestors", "descendants"):
             result = reach(root_ids, roots, direction=direction, limit=PROV_NODE_LIMIT)
             wanted |= {item["pk"] for item in result.nodes}
-        nodes = list(Node.objects.filter(pk__in=wanted))
-        edges = list(Edge.objects.filter(src_id__in=wanted, dst_id__in=wanted))
-        document = prov_document(nodes, edges)
+        document = prov_document(*subgraph(wanted))
         if fmt == "provn":
             return HttpResponse(document.get_provn(), content_type="text/provenance-notation")
         return HttpResponse(document.serialize(format="json"), content_type="application/json")

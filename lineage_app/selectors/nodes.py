@@ -46,3 +46,12 @@ def nodes_of_kind(kind: str, refs: Iterable[str] | QuerySet[Any, Any]) -> list[t
         (pk, f"{kind}:{ref}")
         for pk, ref in Node.objects.filter(kind=kind, ref__in=refs).values_list("pk", "ref")
     ]
+
+
+def subgraph(node_pks: Iterable[int]) -> tuple[list[Node], list[Edge]]:
+    """The nodes with these row ids and every edge between two of them (two queries)."""
+    wanted = set(node_pks)
+    return (
+        list(Node.objects.filter(pk__in=wanted)),
+        list(Edge.objects.filter(src_id__in=wanted, dst_id__in=wanted)),
+    )

@@ -1,8 +1,9 @@
-"""Corrections as the console shows them: one with both its entries, the latest few, and the
+"""Reads of corrections: one with both its entries (API and console), the latest few, and the
 corrections a snapshot is downstream of."""
 
 from __future__ import annotations
 
+from reconcile_app.errors import NotFound
 from reconcile_app.models import Correction, SnapshotTaint
 
 
@@ -27,3 +28,17 @@ def snapshot_taints(*, snapshot_id: str) -> list[SnapshotTaint]:
         .select_related("correction__corrected")
         .order_by("at", "pk")
     )
+
+
+def correction_get(*, correction_id: str) -> Correction:
+    """One correction with everything its API answer shows; 404 when there is none."""
+    correction = (
+        Correction.objects.select_related(
+            "corrected", "entry__revokes", "entry__supersedes", "entry__recorded_by", "actor"
+        )
+        .filter(correction_id=correction_id)
+        .first()
+    )
+    if correction is None:
+        raise NotFound(f"no correction {correction_id}", code="correction_not_found")
+    return correction

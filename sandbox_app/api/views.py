@@ -22,7 +22,6 @@ from reconcile_app.canonical import rfc3339
 from reconcile_app.errors import NotFound, ValidationFailed
 from reconcile_app.instants import instant_from_text
 from reconcile_app.limits import identifier_check
-from reconcile_app.models import Source
 from reconcile_app.request_id import request_id_of
 from reconcile_app.services.effects import check_idempotency_key, parse_if_match
 from sandbox_app.api.serializers import (
@@ -33,6 +32,7 @@ from sandbox_app.api.serializers import (
     SandboxRecordOutput,
     SandboxWriteInput,
 )
+from sandbox_app.selectors import sandbox_source_exists
 from sandbox_app.services import (
     SandboxTimeout,
     sandbox_authority_read,
@@ -51,7 +51,7 @@ PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 
 
 def _sandbox_source(name: str) -> str:
-    if not Source.objects.filter(name=name, adapter="sandbox").exists():
+    if not sandbox_source_exists(name):
         raise NotFound(f"no sandbox source {name!r}", code="unknown_source")
     return name
 

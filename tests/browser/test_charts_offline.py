@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
 from drills_app.choices import DrillRunKind
+from drills_app.drift import DriftParameters
 from tests.browser.test_console_offline import (
     CHROMIUM,
     PASSWORD,
@@ -35,7 +37,7 @@ pytestmark = [
 ]
 
 OVERVIEW_CHARTS = 8
-DRIFT = {"episodes": 60, "max_horizon": 12, "seed": 5}
+DRIFT = DriftParameters(episodes=60, max_horizon=12, seed=5)
 
 
 @contextmanager
@@ -61,7 +63,6 @@ def run_now(kind: str, parameters: dict[str, Any]) -> Any:
 def charts_data(transactional_db: Any, estate: Any, operator: Any) -> dict[str, Any]:
     """A stored drill (refusals, verdicts, contradictions, an escalation, a settled unknown
     outcome), an unknown outcome still open, a quarantine, and two benchmark runs."""
-    from drills_app.drift import DriftParameters
     from reconcile_app.services.quarantine import quarantine_create
     from tests.conftest import make_person
     from tests.reconcile_app.api.test_metrics import open_unknown_outcome
@@ -73,10 +74,10 @@ def charts_data(transactional_db: Any, estate: Any, operator: Any) -> dict[str, 
     quarantine_create(
         scope="memory_class", target="semantic", reason="Poisoned import.", actor=operator.user
     )
-    first = run_now(DrillRunKind.DRIFT_BENCHMARK, DriftParameters(**DRIFT).as_dict())
+    first = run_now(DrillRunKind.DRIFT_BENCHMARK, DRIFT.as_dict())
     second = run_now(
         DrillRunKind.DRIFT_BENCHMARK,
-        DriftParameters(**{**DRIFT, "omission_rate": 0.05}).as_dict(),
+        replace(DRIFT, omission_rate=0.05).as_dict(),
     )
     return {"operator": person, "drill": drill, "drifts": (first, second)}
 

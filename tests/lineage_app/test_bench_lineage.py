@@ -47,7 +47,7 @@ def _roots(generated: bench.Generated) -> list[int]:
     graph = generated.graph
     sources = [pk for pk in graph if generated.kind(pk) == "source"]
     widest = max(sources, key=lambda pk: (len(nx.descendants(graph, pk)), -pk))
-    firsts = {}
+    firsts: dict[str, int] = {}
     for pk in sorted(graph):
         if graph.out_degree(pk):
             firsts.setdefault(generated.kind(pk), pk)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.test import RequestFactory
 
@@ -11,7 +13,9 @@ SOCKET = "192.0.2.1"
 
 
 def request_from(forwarded_for: str | None = None):
-    headers = {} if forwarded_for is None else {"HTTP_X_FORWARDED_FOR": forwarded_for}
+    headers: dict[str, Any] = (
+        {} if forwarded_for is None else {"HTTP_X_FORWARDED_FOR": forwarded_for}
+    )
     return RequestFactory().get("/", REMOTE_ADDR=SOCKET, **headers)
 
 

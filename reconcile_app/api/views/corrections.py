@@ -15,9 +15,9 @@ from reconcile_app.api.permissions import IsOperator, PeopleOnly
 from reconcile_app.api.serializers import CorrectionInput, EvidenceOutput
 from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import CorrectionStatus
-from reconcile_app.errors import NotFound
 from reconcile_app.models import Correction
 from reconcile_app.request_id import request_id_of
+from reconcile_app.selectors.corrections import correction_get
 from reconcile_app.selectors.lineage import REVIEW_KINDS, evidence_roots
 from reconcile_app.services.corrections import correction_create
 
@@ -38,7 +38,7 @@ def correction_body(correction: Correction) -> dict[str, Any]:
         "status": correction.status,
         "evidence_id": correction.corrected.evidence_id,
         "reason": correction.reason,
-        "actor": correction.actor.username if correction.actor_id else None,
+        "actor": correction.actor.username if correction.actor is not None else None,
         "created_at": rfc3339(correction.created_at),
         "completed_at": rfc3339(correction.completed_at),
         "correction": EvidenceOutput(correction.entry).data,
@@ -48,19 +48,6 @@ def correction_body(correction: Correction) -> dict[str, Any]:
             "listed_per_kind": LIST_LIMIT,
         },
     }
-
-
-def _correction(correction_id: str) -> Correction:
-    correction = (
-        Correction.objects.select_related(
-            "corrected", "entry__revokes", "entry__supersedes", "entry__recorded_by", "actor"
-        )
-        .filter(correction_id=correction_id)
-        .first()
-    )
-    if correction is None:
-        raise NotFound(f"no correction {correction_id}", code="correction_not_found")
-    return correction
 
 
 class CorrectionCreateView(APIView):
@@ -76,10 +63,15 @@ class CorrectionCreateView(APIView):
         correction = correction_create(
             actor=request.user, request_id=request_id_of(request), **payload.validated_data
         )
-        code = status.HTTP_201_CREATED
-        if correction.status != CorrectionStatus.COMPLETE:
-            code = status.HTTP_202_ACCEPTED
-        return Response(correction_body(_correction(correction.correction_id)), status=code)
+        # 202 while a large blast radius is still being computed by the worker.
+        code = (
+            status.HTTP_201_CREATED
+            if correction.status == CorrectionStatus.COMPLETE
+            else status.HTTP_202_ACCEPTED
+        )
+        return Response(
+            correction_body(correction_get(correction_id=correction.correction_id)), status=code
+        )
 
 
 class CorrectionDetailView(APIView):
@@ -87,4 +79,4 @@ class CorrectionDetailView(APIView):
 
     @extend_schema(responses={200: None, 404: PROBLEM})
     def get(self, request: Request, correction_id: str) -> Response:
-        return Response(correction_body(_correction(correction_id)))
+        return Response(correction_body(correction_get(correction_id=correction_id)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -20,7 +21,7 @@ def contradiction(make_snapshot) -> Contradiction:
     return Contradiction.objects.get()
 
 
-def resolve(client: Client, row: Contradiction, note: str, **headers: str):
+def resolve(client: Client, row: Contradiction, note: str, **headers: Any):
     return client.post(f"/contradictions/{row.pk}/resolve/", {"note": note}, **headers)
 
 

@@ -25,7 +25,7 @@ def small_limits(settings: Any) -> None:
     settings.RECONCILE_FAILURE_LIMITS = {"login": 2, "api_key": 3}
 
 
-def sign_in(client: Client, username: str, password: str, **headers: str) -> Any:
+def sign_in(client: Client, username: str, password: str, **headers: Any) -> Any:
     return client.post("/accounts/login/", {"username": username, "password": password}, **headers)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -15,7 +16,7 @@ from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
     correction,
 )
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
+HTMX: dict[str, Any] = {"HTTP_HX_REQUEST": "true"}
 
 
 def replay(client: Client, snapshot_id: str, mode: str) -> str:

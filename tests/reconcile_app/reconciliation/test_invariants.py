@@ -29,7 +29,7 @@ RECONCILE = "/api/v1/reconcile"
 
 # Text without NUL (which no JSON store keeps; see test_errors for that case on its own).
 TEXT = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12
+    alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=12
 )
 JSON_VALUES = st.recursive(
     st.none()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconcile_app.reducers import Event, Reducer, register
+from reconcile_app.reducers.base import Event, Reducer, register
 
 
 def _initial() -> dict[str, Any]:

@@ -6,7 +6,7 @@ from lineage_app.choices import Relation
 
 
 class Node(models.Model):
-    """Every persisted object that lineage can reach, named `kind:ref` (API.md).
+    """Every persisted object that lineage can reach, named `kind:ref` (docs/api.md).
 
     Insert only. `label` is a short human description for graph hover text.
     """

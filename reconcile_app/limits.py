@@ -1,4 +1,4 @@
-"""Input limits (API.md "Input limits"): identifiers and single values.
+"""Input limits (docs/api.md "Input limits"): identifiers and single values.
 
 Identifiers end up in owner URLs (`records/{subject}/{field}`), in lineage node ids and in
 log lines, so they are kept to what cannot be read as a path, a separator or a control

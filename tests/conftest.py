@@ -109,7 +109,7 @@ def agent(db: Any) -> Persona:
             "warehouse-pick:pick_pallet",
             "dispatch-card:dispatch_card",
             # It vouches for the case ledger's observations and keeps the facts it relies on:
-            # eval baselines, cluster quotas, account facts (API.md: attest:, fact:).
+            # eval baselines, cluster quotas, account facts (docs/api.md: attest:, fact:).
             "attest:case-ledger",
             "fact:baseline.*",
             "fact:quota.*",

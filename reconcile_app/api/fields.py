@@ -35,7 +35,7 @@ class Justification(Text):
 
 
 class Identifier(Text):
-    """A subject, field, fact key, source or memory class (API.md "Input limits").
+    """A subject, field, fact key, source or memory class (docs/api.md "Input limits").
 
     A malformed one is a 400 `invalid_identifier`, not a generic validation error: the
     caller is told exactly which name broke which rule.

@@ -1,4 +1,4 @@
-"""Who may call what (API.md "Authentication and roles", "Who reads what").
+"""Who may call what (docs/api.md "Authentication and roles", "Who reads what").
 
 Refusals say why with a stable code: an agent asking for what is for people gets
 `people_only`; a person whose role may not gets `forbidden`. Anonymous callers are left to

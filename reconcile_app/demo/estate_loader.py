@@ -79,7 +79,7 @@ class DemoReport:
 
 
 # Beyond the demo contracts' actions, the demo agent vouches for the ledgers its work relies
-# on and keeps the eval baselines (API.md: attest:SOURCE, fact:PATTERN) — and nothing else.
+# on and keeps the eval baselines (docs/api.md: attest:SOURCE, fact:PATTERN) — and nothing else.
 AGENT_EXTRA_CAPABILITIES = (
     "attest:case-ledger",
     "attest:warehouse-event-ledger",

@@ -9,7 +9,7 @@ from reconcile_app.models.append_only import AppendOnlyModel
 class Effect(models.Model):
     """One effect request, committed against the version a snapshot read.
 
-    State machine (API.md): recorded → sent → accepted | rejected | unknown;
+    State machine (docs/api.md): recorded → sent → accepted | rejected | unknown;
     accepted → verified | postcondition_failed; unknown → accepted | not_executed (or stays
     unknown: unresolved, in the operators' triage queue). The row is written durably in
     `recorded` before anything is sent, so a crash can never lose a sent request. Every

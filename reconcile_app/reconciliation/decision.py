@@ -1,6 +1,6 @@
 """Decide: engine refusals, then the contract's policy, over state fields only.
 
-Order (API.md): engine refusals (incomplete, stale, quarantined, evidence missing,
+Order (docs/api.md): engine refusals (incomplete, stale, quarantined, evidence missing,
 contradictions under `refuse`) → any `deny` match → a proposed value the action may not write
 → any `escalate` match → the first `allow` match → otherwise `deny` with `no_rule_matched`.
 A condition that cannot be evaluated fails closed: it matches deny and escalate, never allow.
@@ -39,7 +39,7 @@ def decide(
     contradictions: list[dict[str, Any]],
     capable_actions: frozenset[str],
 ) -> dict[str, Any]:
-    """Engine refusals → deny → escalate → first allow → `no_rule_matched` (API.md order)."""
+    """Engine refusals → deny → escalate → first allow → `no_rule_matched` (docs/api.md order)."""
     refusals: list[dict[str, str]] = []
     for spec in contract.fields:
         read = reads[spec.name]

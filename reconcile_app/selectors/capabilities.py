@@ -1,7 +1,7 @@
 """What a principal may do beyond reconciling: attest a source's evidence, write fact keys.
 
 Capabilities are stored as `(kind, name)` pairs: `DECISION_CLASS:ACTION` for decisions,
-`attest:SOURCE` and `fact:PATTERN` for the ledger and the fact keys (API.md "Authentication
+`attest:SOURCE` and `fact:PATTERN` for the ledger and the fact keys (docs/api.md "Authentication
 and roles"). Operators may attest any source and write any fact; the services that let them
 record an audit row when they do.
 """

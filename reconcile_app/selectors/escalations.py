@@ -1,4 +1,4 @@
-"""Reads of escalations: scoped for the API (API.md "Who reads what"), the console's queue
+"""Reads of escalations: scoped for the API (docs/api.md "Who reads what"), the console's queue
 and its detail page.
 
 People in a role read every escalation. An agent reads those bound to its own snapshots or

@@ -1,4 +1,4 @@
-"""Reads of the evidence ledger and of memories: scoped to who asks (API.md "Who reads what"),
+"""Reads of the evidence ledger and of memories: scoped to who asks (docs/api.md "Who reads what"),
 and the support a decision rests on (what the ledger said about a subject by a cut-off).
 
 People in a role read everything; an agent reads the evidence it attested and its own

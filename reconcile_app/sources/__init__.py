@@ -1,6 +1,6 @@
 """Source adapters: how Reconcile reads from the system that owns a fact class.
 
-An adapter is built for one `Source` row and implements the owner contract of API.md. The
+An adapter is built for one `Source` row and implements the owner contract of docs/api.md. The
 `http` adapter ships here and the `sandbox` one with the sandbox owner system
 (`sandbox_app.adapter`); deployers register more by dotted path, either in RECONCILE_ADAPTERS
 or directly as a source file's `adapter:`.

@@ -1,4 +1,4 @@
-"""Adapter for a real owner system speaking the owner contract of API.md over HTTP.
+"""Adapter for a real owner system speaking the owner contract of docs/api.md over HTTP.
 
 `GET {base_url}records/{subject}/{field}` → `{"value", "version", "valid_from",
 "recorded_at", "observed_at"}` with `ETag: "<version>"`. Authentication, when the owner
@@ -63,7 +63,7 @@ def _unsafe_identifier(value: object) -> bool:
     quote() encodes "/" and "\\", but "." and ".." pass through as dot segments that httpx
     and the owner's server resolve (records/../effects); whitespace and control characters
     are no part of an identifier and could split a header. The API refuses these already
-    (API.md "Input limits"); this is the same rule again where the URL is built.
+    (docs/api.md "Input limits"); this is the same rule again where the URL is built.
     """
     return not isinstance(value, str) or identifier_problem(value) is not None
 

@@ -1,4 +1,4 @@
-"""The sandbox owner system, served over HTTP with the owner contract of API.md.
+"""The sandbox owner system, served over HTTP with the owner contract of docs/api.md.
 
 Operators only, every method: the sandbox is an owner system, and writing to it is writing
 the truth the next reconcile reads. Agents never need it (the sandbox adapter works
@@ -61,7 +61,7 @@ class SandboxView(APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
-        # Path parts name one thing each in the owner's records (API.md "Input limits").
+        # Path parts name one thing each in the owner's records (docs/api.md "Input limits").
         for name in ("subject", "field", "fact_key", "key"):
             if name in kwargs:
                 identifier_check(kwargs[name], name)

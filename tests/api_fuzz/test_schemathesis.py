@@ -3,7 +3,7 @@ matches what the schema documents (status code, content type, body, headers).
 
 Excluded on purpose: `negative_data_rejection` / `positive_data_acceptance` judge input
 leniency (DRF coerces "1" to 1, for instance), and `missing_required_header` expects
-400-style codes where API.md fixes 428 for a missing If-Match (tested directly in
+400-style codes where docs/api.md fixes 428 for a missing If-Match (tested directly in
 tests/reconcile_app/effects/test_commit_codes.py).
 """
 
@@ -31,7 +31,7 @@ NOT_JUDGED = [
 
 
 def no_undocumented_server_error(ctx, response, case):
-    """A 5xx is a failure unless the operation documents it as an answer (API.md's 503
+    """A 5xx is a failure unless the operation documents it as an answer (docs/api.md's 503
     `current_authority_unavailable` and `owner_unavailable` are answers, not crashes)."""
     if response.status_code >= 500:
         documented = case.operation.definition.raw.get("responses", {})

@@ -154,7 +154,7 @@ MATRIX: tuple[Row, ...] = (
         body=lambda w, m: REASON,
     ),
     Row("api-effects", "get", fixed("/api/v1/effects"), EVERYONE),
-    # Committing on a snapshot: only the principal it was issued to (API.md: 403
+    # Committing on a snapshot: only the principal it was issued to (docs/api.md: 403
     # `decision_not_allowed` for another principal's snapshot).
     Row(
         "api-effects",

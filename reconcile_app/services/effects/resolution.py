@@ -113,7 +113,7 @@ def effect_resolve_manually(
                 code="not_resolvable",
             )
         before = effect.status
-        # "Succeeded" is a person's word, not proof: the effect becomes `accepted` (API.md:
+        # "Succeeded" is a person's word, not proof: the effect becomes `accepted` (docs/api.md:
         # unknown → accepted) and a readback checks the target like any other.
         new_status = EffectStatus.ACCEPTED if outcome == "succeeded" else EffectStatus.NOT_EXECUTED
         entry = evidence_append(

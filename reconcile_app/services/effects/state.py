@@ -1,7 +1,7 @@
 """The effect state machine's shared parts: its constants, the one lock, the one timeline
 writer, and the transition every path into `accepted` takes.
 
-States (API.md): recorded → sent → accepted | rejected | unknown; accepted → verified |
+States (docs/api.md): recorded → sent → accepted | rejected | unknown; accepted → verified |
 postcondition_failed; unknown → accepted | not_executed (or stays unknown). Every transition
 is a conditional UPDATE on the status it leaves, under `effect_locked`, so two workers can
 never both move one effect.

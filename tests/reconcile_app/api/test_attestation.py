@@ -1,4 +1,4 @@
-"""Evidence is attested (API.md "Evidence and memory", issue 11 point 4).
+"""Evidence is attested (docs/api.md "Evidence and memory", issue 11 point 4).
 
 Side doors shut: any agent appending evidence for any source; a `kind: correction` or
 `revokes` that bypassed the operators' corrections workflow (no taint, no audit); evidence

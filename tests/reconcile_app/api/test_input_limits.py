@@ -1,4 +1,4 @@
-"""API.md "Input limits": bodies, single values, identifiers, and text taken as typed.
+"""docs/api.md "Input limits": bodies, single values, identifiers, and text taken as typed.
 
 Each refusal is a problem+json with a stable code, and nothing is written.
 """

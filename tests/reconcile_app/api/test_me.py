@@ -1,4 +1,4 @@
-"""GET /api/v1/me: who the caller is and what it may do (API.md "Reconcile")."""
+"""GET /api/v1/me: who the caller is and what it may do (docs/api.md "Reconcile")."""
 
 from __future__ import annotations
 

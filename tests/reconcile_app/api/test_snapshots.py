@@ -57,7 +57,7 @@ def issue(persona, **kwargs) -> str:
 
 @pytest.fixture
 def catalogue(estate, agent, tmp_path, now):
-    """Five snapshots that differ on every filter of API.md."""
+    """Five snapshots that differ on every filter of docs/api.md."""
     other = make_agent(
         "other-agent",
         [f"{COLLECTIONS}:release_collections_hold", "reduced-check:release_collections_hold"],

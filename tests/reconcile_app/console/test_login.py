@@ -1,6 +1,6 @@
 """Sign-in: one lockout per username on the only sign-in form served, and an address cap.
 
-API.md: sign-in failures count per username across every sign-in form the product serves;
+docs/api.md: sign-in failures count per username across every sign-in form the product serves;
 once locked, the right password is refused too. No Django admin is served, so there is no
 second form whose guesses would go uncounted.
 """

@@ -1,4 +1,4 @@
-"""Every status code of POST /api/v1/effects (API.md)."""
+"""Every status code of POST /api/v1/effects (docs/api.md)."""
 
 from __future__ import annotations
 

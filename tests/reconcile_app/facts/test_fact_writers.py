@@ -1,4 +1,4 @@
-"""Facts have writers (issue 11 point 5; API.md `fact:PATTERN`).
+"""Facts have writers (issue 11 point 5; docs/api.md `fact:PATTERN`).
 
 Side doors shut: any agent writing or superseding any fact record, whoever wrote it; a
 memory derived from a frozen key's candidate slipping past the freeze; `facts/{key}/current`

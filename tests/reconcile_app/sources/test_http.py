@@ -1,6 +1,6 @@
 """The `http` adapter, against the sandbox served by a real live server and against stub owners.
 
-The adapter speaks the owner contract of API.md; the sandbox serves the same contract at
+The adapter speaks the owner contract of docs/api.md; the sandbox serves the same contract at
 /api/v1/sandbox/{source}/, so reading through HTTP must give exactly what the sandbox holds.
 """
 

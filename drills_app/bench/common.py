@@ -1,30 +1,12 @@
 from __future__ import annotations
 
 import os
-import statistics
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
-
-
-def percentiles(samples_ms: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples_ms)
-    p50 = statistics.median(ordered)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return p50, p95
-
-
-def timed(action: Callable[[], object], repeat: int) -> list[float]:
-    samples = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - started) * 1000.0)
-    return samples
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from io import TextIOBase
 from django.db.models import Count
 from django.utils import timezone
 
-from drills_app.bench.common import percentiles
+from lineage_app.bench.measuring import percentiles
 from reconcile_app import tasks
 from reconcile_app.choices import EffectStatus
 from reconcile_app.demo.estate_loader import ESTATE_DIR

@@ -11,7 +11,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from drills_app.bench.common import percentiles, timed
+from lineage_app.bench.measuring import percentiles, timed
 from reconcile_app.demo.estate_loader import ESTATE_DIR
 from reconcile_app.reconciliation.types import Claim
 from reconcile_app.services.contracts import contracts_load

@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from lineage_app.templatetags.lineage_tags import timestamp
 from reconcile_app.choices import BADGE_COLOURS
 
 register = template.Library()
@@ -74,17 +75,9 @@ def duration(seconds: float | int | None) -> str:
 
 @register.simple_tag
 def ts(value: datetime | None) -> SafeString:
-    """A UTC timestamp to the second, with the exact instant in the tooltip."""
-    if value is None:
-        return EMPTY
-    value = timezone.localtime(value, timezone.get_fixed_timezone(0))
-    exact = value.isoformat().replace("+00:00", "Z")
-    return format_html(
-        '<time datetime="{}" title="{}">{}</time>',
-        exact,
-        exact,
-        value.strftime("%Y-%m-%d %H:%M:%S"),
-    )
+    """A UTC timestamp to the second, with the exact instant in the tooltip (one rendering
+    for every page: lineage's, the lower layer's)."""
+    return timestamp(value)
 
 
 @register.filter

@@ -59,13 +59,40 @@ class EvidenceKind(models.TextChoices):
     EFFECT_RECEIPT = "effect_receipt"
     READBACK = "readback"
     CORRECTION = "correction"
+    # The subject agreed to a preference being kept (seed 000: "a preference needs subject
+    # binding"); a preference memory must derive from one.
+    CONSENT = "consent"
 
 
 class MemoryStatus(models.TextChoices):
-    CURRENT = "current"
+    CURRENT = "current"  # admitted directly, in force
+    SUGGESTED = "suggested"  # awaiting review: never in force
+    ACTIVE = "active"  # promoted by a reviewer, in force
+    REJECTED = "rejected"  # a reviewer refused its promotion
     SUPERSEDED = "superseded"
     EXPIRED = "expired"
     HISTORICAL_ONLY = "historical_only"
+
+
+# A memory in one of these statuses is in force: it may be recalled and may be superseded.
+MEMORY_IN_FORCE = (MemoryStatus.CURRENT, MemoryStatus.ACTIVE)
+
+
+class MemoryKind(models.TextChoices):
+    """Seed 000's kinds of memory, each with its own admission and retirement rules."""
+
+    EPISODIC = "episodic"  # what happened: admitted with provenance, expires at its TTL
+    PREFERENCE = "preference"  # bound to a subject by consent; a newer one supersedes
+    PROCEDURAL = (
+        "procedural"  # how to do something: a reviewer promotes it, or it stays a suggestion
+    )
+    POLICY = "policy"  # a rule-like belief: a reviewer promotes it, or it stays a suggestion
+    FACT = "fact"  # an operational fact (fact_key, owner, source revision): selected by rule
+
+
+class MemoryAdmission(models.TextChoices):
+    DIRECT = "direct"
+    REVIEW = "review"
 
 
 class PrincipalKind(models.TextChoices):

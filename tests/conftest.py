@@ -93,6 +93,26 @@ def _fresh_cache() -> Any:
     cache.clear()
 
 
+MEMORY_CLASSES = ESTATE / "memory-classes"
+
+
+@pytest.fixture(autouse=True)
+def _memory_classes(request: Any) -> None:
+    """Every test with a database has the demo's memory classes declared, as a real estate
+    would: memories of undeclared classes are refused (docs/api.md, memory_class_unknown)."""
+    marker = request.node.get_closest_marker("django_db")
+    transactional = "transactional_db" in request.fixturenames or (
+        marker is not None and marker.kwargs.get("transaction", False)
+    )
+    if transactional:
+        request.getfixturevalue("transactional_db")
+    elif marker is not None or "db" in request.fixturenames:
+        request.getfixturevalue("db")
+    else:
+        return
+    contracts_load(paths=[str(MEMORY_CLASSES)])
+
+
 @pytest.fixture
 def estate(db: Any) -> None:
     """The demo estate's sources and contracts (no records: tests write what they need)."""

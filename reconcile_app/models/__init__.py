@@ -4,7 +4,7 @@ from reconcile_app.models.corrections import Correction, SnapshotTaint
 from reconcile_app.models.effects import Effect, EffectEvent
 from reconcile_app.models.escalations import Escalation
 from reconcile_app.models.evidence import EvidenceEntry, LedgerHead
-from reconcile_app.models.memory import MemoryRecord
+from reconcile_app.models.memory import MemoryClass, MemoryRecord, MemoryStatusEvent
 from reconcile_app.models.principals import ApiKey, Capability, Principal
 from reconcile_app.models.quarantine import Quarantine, QuarantineEpoch
 from reconcile_app.models.snapshots import (
@@ -33,7 +33,9 @@ __all__ = [
     "Escalation",
     "EvidenceEntry",
     "LedgerHead",
+    "MemoryClass",
     "MemoryRecord",
+    "MemoryStatusEvent",
     "PolicyRule",
     "Principal",
     "Quarantine",

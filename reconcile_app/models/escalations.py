@@ -28,6 +28,14 @@ class Escalation(models.Model):
         on_delete=models.PROTECT,
         related_name="escalations",
     )
+    # A suggested memory awaiting promotion (code `promotion`).
+    memory = models.ForeignKey(
+        "reconcile_app.MemoryRecord",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="promotions",
+    )
     effect = models.ForeignKey(
         "reconcile_app.Effect",
         null=True,

@@ -14,7 +14,7 @@ from datetime import date
 
 from django.db.models import Count, Q, QuerySet
 
-from reconcile_app.choices import EscalationStatus, MemoryStatus
+from reconcile_app.choices import MEMORY_IN_FORCE, EscalationStatus
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Escalation, MemoryRecord, Source
 from reconcile_app.services.facts import (
@@ -37,7 +37,7 @@ def console_fact_keys(*, search: str = "") -> QuerySet:
         records.values("fact_key")
         .annotate(
             records=Count("pk"),
-            current=Count("pk", filter=Q(status=MemoryStatus.CURRENT)),
+            current=Count("pk", filter=Q(status__in=MEMORY_IN_FORCE)),
         )
         .order_by("fact_key")
     )

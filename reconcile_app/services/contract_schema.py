@@ -54,7 +54,7 @@ CONTRACT_KEYS = {
 }
 
 
-def _require(
+def require_key(
     parsed: ParsedFile, data: dict[str, Any], key: str, kind: type, *where: str | int
 ) -> Any:
     if key not in data:
@@ -65,7 +65,7 @@ def _require(
     return value
 
 
-def _unknown_keys(
+def refuse_unknown_keys(
     parsed: ParsedFile, data: dict[str, Any], allowed: set[str], *where: str | int
 ) -> None:
     for key in data:
@@ -75,12 +75,12 @@ def _unknown_keys(
 
 def source_values(parsed: ParsedFile) -> dict[str, Any]:
     data = parsed.data
-    _unknown_keys(parsed, data, SOURCE_KEYS)
-    name = _require(parsed, data, "source", str)
+    refuse_unknown_keys(parsed, data, SOURCE_KEYS)
+    name = require_key(parsed, data, "source", str)
     if not SLUG.match(name):
         raise parsed.fail("`source` must be lower-case letters, digits, '-', '_' or '.'", "source")
-    owner = _require(parsed, data, "owner", str)
-    adapter = _require(parsed, data, "adapter", str)
+    owner = require_key(parsed, data, "owner", str)
+    adapter = require_key(parsed, data, "adapter", str)
     try:
         adapter_class(adapter)
     except (ImportError, TypeError, ValueError) as exc:
@@ -90,7 +90,7 @@ def source_values(parsed: ParsedFile) -> dict[str, Any]:
         raise parsed.fail("`base_url` must be a string", "base_url")
     if adapter == "http" and not base_url.startswith(("http://", "https://")):
         raise parsed.fail("an http source needs an http(s) `base_url`", "base_url")
-    consistency = _require(parsed, data, "consistency", str)
+    consistency = require_key(parsed, data, "consistency", str)
     if consistency not in Consistency.values:
         raise parsed.fail(
             f"`consistency` must be one of {', '.join(Consistency.values)}", "consistency"
@@ -100,7 +100,7 @@ def source_values(parsed: ParsedFile) -> dict[str, Any]:
         raise parsed.fail(
             "`expected_lag_seconds` must be a non-negative integer", "expected_lag_seconds"
         )
-    fact_classes = _require(parsed, data, "fact_classes", list)
+    fact_classes = require_key(parsed, data, "fact_classes", list)
     for index, fact in enumerate(fact_classes):
         if not isinstance(fact, str) or not IDENT.match(fact):
             raise parsed.fail("fact classes must be identifiers", "fact_classes", index)
@@ -143,14 +143,16 @@ def _field_specs(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> list
             where = (section, index)
             if not isinstance(entry, dict):
                 raise parsed.fail("each field must be a mapping", *where)
-            _unknown_keys(parsed, entry, {"field", "source", "max_age_seconds", "evidence"}, *where)
-            name = _require(parsed, entry, "field", str, *where)
+            refuse_unknown_keys(
+                parsed, entry, {"field", "source", "max_age_seconds", "evidence"}, *where
+            )
+            name = require_key(parsed, entry, "field", str, *where)
             if not IDENT.match(name):
                 raise parsed.fail(f"field {name!r} is not an identifier", *where, "field")
             if name in seen:
                 raise parsed.fail(f"field {name} is listed twice", *where, "field")
             seen.add(name)
-            source_name = _require(parsed, entry, "source", str, *where)
+            source_name = require_key(parsed, entry, "source", str, *where)
             source = sources.get(source_name)
             if source is None:
                 raise parsed.fail(f"unknown source {source_name!r}", *where, "source")
@@ -161,7 +163,7 @@ def _field_specs(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> list
                     *where,
                     "source",
                 )
-            max_age = _require(parsed, entry, "max_age_seconds", int, *where)
+            max_age = require_key(parsed, entry, "max_age_seconds", int, *where)
             if max_age < 1:
                 raise parsed.fail("`max_age_seconds` must be at least 1", *where, "max_age_seconds")
             evidence = entry.get("evidence", "optional")
@@ -208,7 +210,7 @@ def _action_values(parsed: ParsedFile, name: str, body: dict[str, Any]) -> list[
 
 
 def _actions(parsed: ParsedFile, specs: list[dict[str, Any]]) -> dict[str, ActionValues]:
-    raw = _require(parsed, parsed.data, "actions", dict)
+    raw = require_key(parsed, parsed.data, "actions", dict)
     required = {spec["name"] for spec in specs if spec["required"]}
     actions: dict[str, ActionValues] = {}
     for name, body in raw.items():
@@ -216,7 +218,7 @@ def _actions(parsed: ParsedFile, specs: list[dict[str, Any]]) -> dict[str, Actio
             raise parsed.fail(f"action {name!r} is not an identifier", "actions", str(name))
         if not isinstance(body, dict) or "field" not in body:
             raise parsed.fail(f"action {name} needs `field`", "actions", name)
-        _unknown_keys(parsed, body, {"field", "values"}, "actions", name)
+        refuse_unknown_keys(parsed, body, {"field", "values"}, "actions", name)
         target = body["field"]
         if target not in required:
             raise parsed.fail(
@@ -233,8 +235,8 @@ def _actions(parsed: ParsedFile, specs: list[dict[str, Any]]) -> dict[str, Actio
 def _rules(
     parsed: ParsedFile, actions: dict[str, ActionValues]
 ) -> tuple[str, list[dict[str, Any]]]:
-    body = _require(parsed, parsed.data, "policy", dict)
-    _unknown_keys(parsed, body, {"version", "deny", "escalate", "allow"}, "policy")
+    body = require_key(parsed, parsed.data, "policy", dict)
+    refuse_unknown_keys(parsed, body, {"version", "deny", "escalate", "allow"}, "policy")
     version = body.get("version")
     if not isinstance(version, str) or not version:
         raise parsed.fail("`policy.version` must be a quoted string", "policy", "version")
@@ -248,7 +250,7 @@ def _rules(
             if not isinstance(entry, dict):
                 raise parsed.fail("each rule must be a mapping", *where)
             allowed = {"when", "permits"} if kind == "allow" else {"when", "code"}
-            _unknown_keys(parsed, entry, allowed, *where)
+            refuse_unknown_keys(parsed, entry, allowed, *where)
             when = entry.get("when")
             if isinstance(when, bool):
                 when = "true" if when else "false"
@@ -290,8 +292,8 @@ def _rules(
 
 def contract_values(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> dict[str, Any]:
     data = parsed.data
-    _unknown_keys(parsed, data, CONTRACT_KEYS)
-    decision_class = _require(parsed, data, "decision_class", str)
+    refuse_unknown_keys(parsed, data, CONTRACT_KEYS)
+    decision_class = require_key(parsed, data, "decision_class", str)
     if not SLUG.match(decision_class):
         raise parsed.fail("`decision_class` must be a lower-case slug", "decision_class")
     if decision_class in RESERVED_CAPABILITY_PREFIXES:
@@ -303,7 +305,7 @@ def contract_values(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> d
     version = data.get("version")
     if not isinstance(version, str) or not version:
         raise parsed.fail('`version` must be a quoted string, e.g. "7.3"', "version")
-    purpose = _require(parsed, data, "purpose", str)
+    purpose = require_key(parsed, data, "purpose", str)
     specs = _field_specs(parsed, sources)
     actions = _actions(parsed, specs)
     policy_version, rules = _rules(parsed, actions)

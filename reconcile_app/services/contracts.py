@@ -1,4 +1,4 @@
-"""Load source and contract files (`load_contracts`). All-or-nothing per call.
+"""Load source, contract and memory class files (`load_contracts`). All-or-nothing per call.
 
 A (decision class, version) pair is immutable once loaded: loading identical content again is
 a no-op, different content under the same pair is refused. Sources are configuration and are
@@ -15,9 +15,17 @@ from django.db import transaction
 
 from reconcile_app.choices import ContractStatus
 from reconcile_app.errors import ContractFileError
-from reconcile_app.models import Contract, ContractAction, ContractField, PolicyRule, Source
+from reconcile_app.models import (
+    Contract,
+    ContractAction,
+    ContractField,
+    MemoryClass,
+    PolicyRule,
+    Source,
+)
 from reconcile_app.services.contract_files import parse_file, yaml_paths
 from reconcile_app.services.contract_schema import contract_values, source_values
+from reconcile_app.services.memory_class_schema import memory_class_values
 
 
 @dataclass
@@ -26,6 +34,8 @@ class LoadReport:
     sources_updated: list[str] = field(default_factory=list)
     contracts_created: list[str] = field(default_factory=list)
     contracts_unchanged: list[str] = field(default_factory=list)
+    classes_created: list[str] = field(default_factory=list)
+    classes_updated: list[str] = field(default_factory=list)
 
 
 def contracts_load(*, paths: list[str]) -> LoadReport:
@@ -35,9 +45,13 @@ def contracts_load(*, paths: list[str]) -> LoadReport:
         raise ContractFileError(", ".join(paths), None, "no YAML files found")
     source_files = [item for item in parsed if "source" in item.data]
     contract_files = [item for item in parsed if "decision_class" in item.data]
+    class_files = [item for item in parsed if "memory_class" in item.data]
     for item in parsed:
-        if item not in source_files and item not in contract_files:
-            raise item.fail("neither a source (`source:`) nor a contract (`decision_class:`)")
+        if item not in source_files and item not in contract_files and item not in class_files:
+            raise item.fail(
+                "neither a source (`source:`), a contract (`decision_class:`) nor a memory class "
+                "(`memory_class:`)"
+            )
     known = {
         source.name: {"fact_classes": source.fact_classes, "mode": source.mode}
         for source in Source.objects.all()
@@ -48,6 +62,7 @@ def contracts_load(*, paths: list[str]) -> LoadReport:
         known[values["name"]] = values
         sources_parsed.append(values)
     contracts_parsed = [(item, contract_values(item, known)) for item in contract_files]
+    classes_parsed = [memory_class_values(item) for item in class_files]
 
     report = LoadReport()
     with transaction.atomic():
@@ -55,6 +70,10 @@ def contracts_load(*, paths: list[str]) -> LoadReport:
             name = values.pop("name")
             _, created = Source.objects.update_or_create(name=name, defaults=values)
             (report.sources_created if created else report.sources_updated).append(name)
+        for values in classes_parsed:
+            name = values.pop("name")
+            _, created = MemoryClass.objects.update_or_create(name=name, defaults=values)
+            (report.classes_created if created else report.classes_updated).append(name)
         sources = {source.name: source for source in Source.objects.all()}
         for item, values in contracts_parsed:
             label = f"{values['decision_class']}@{values['version']}"

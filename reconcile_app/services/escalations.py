@@ -10,11 +10,13 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from reconcile_app.choices import EscalationStatus, MemoryStatus, Role
+from reconcile_app.choices import MEMORY_IN_FORCE, EscalationStatus, MemoryStatus, Role
 from reconcile_app.errors import Conflict, Forbidden, Locked, NotFound, ValidationFailed
 from reconcile_app.models import DecisionSnapshot, Escalation, MemoryRecord, Principal
 from reconcile_app.roles import has_role
 from reconcile_app.services.audit import audit_record
+from reconcile_app.services.memory_status import memory_status_move
+from reconcile_app.services.promotions import promotion_settle
 
 READ_HISTORY = ["read_history"]
 NEXT_ACTIONS = {
@@ -169,12 +171,16 @@ def escalation_decide(
         retired: list[str] = []
         if approve and escalation.fact_key:
             retired = _settle_fact(escalation, selected_ref)
+        if escalation.memory_id is not None:
+            promotion_settle(escalation=escalation, approve=approve)
         escalation.status = EscalationStatus.APPROVED if approve else EscalationStatus.REJECTED
         escalation.decided_at = timezone.now()
         escalation.decided_by = reviewer
         escalation.rationale = rationale
         escalation.selected_ref = selected_ref or ""
-        escalation.write_allowed = True
+        # A fact key's freeze lifts either way; a snapshot or promotion is allowed only
+        # when approved (the console shows this flag as "write allowed").
+        escalation.write_allowed = approve or bool(escalation.fact_key)
         escalation.save(
             update_fields=[
                 "status",
@@ -211,15 +217,18 @@ def _settle_fact(escalation: Escalation, selected_ref: str | None) -> list[str]:
             candidates=escalation.candidate_refs,
         )
     to_retire = MemoryRecord.objects.filter(
-        fact_key=escalation.fact_key, status=MemoryStatus.CURRENT
+        fact_key=escalation.fact_key, status__in=MEMORY_IN_FORCE
     ).exclude(memory_id=selected_ref or "")
     if escalation.code == "owner_missing" and not selected_ref:
         to_retire = to_retire.filter(owner__isnull=True) | to_retire.filter(owner="")
-    retired = sorted(to_retire.values_list("memory_id", flat=True))
-    MemoryRecord.objects.filter(memory_id__in=retired, status=MemoryStatus.CURRENT).update(
-        status=MemoryStatus.HISTORICAL_ONLY
+    by_pk = dict(to_retire.values_list("pk", "memory_id"))
+    moved = memory_status_move(
+        memory_ids=list(by_pk),
+        source_statuses=MEMORY_IN_FORCE,
+        to=MemoryStatus.HISTORICAL_ONLY,
+        cause=f"retired by escalation {escalation.escalation_id}",
     )
-    return retired
+    return sorted(by_pk[pk] for pk in moved)
 
 
 def escalation_open_for_effect(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from fnmatch import fnmatchcase
 
-from reconcile_app.choices import MemoryStatus, ReadStatus
+from reconcile_app.choices import MEMORY_IN_FORCE, ReadStatus
 from reconcile_app.models import Escalation, MemoryRecord, Principal, Source
 from reconcile_app.services.escalations import escalation_open_for_fact
 from reconcile_app.services.quarantine import quarantined_memory_classes
@@ -45,7 +45,7 @@ def select_current(
         or not authority.source_revision
     ):
         return Selection(AUTHORITY_UNAVAILABLE, candidates=everyone)
-    current = [record for record in records if record.status == MemoryStatus.CURRENT]
+    current = [record for record in records if record.status in MEMORY_IN_FORCE]
     if any(not record.owner for record in current):
         return Selection(OWNER_MISSING, candidates=[record.memory_id for record in current])
     eligible = [
@@ -76,7 +76,7 @@ def select_current_guarded(
     held = [
         record.memory_id
         for record in records
-        if record.status == MemoryStatus.CURRENT and record.memory_class in quarantined_classes
+        if record.status in MEMORY_IN_FORCE and record.memory_class in quarantined_classes
     ]
     if held:
         return Selection(MEMORY_CLASS_QUARANTINED, candidates=held)

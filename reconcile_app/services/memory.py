@@ -1,4 +1,5 @@
-"""Memory admission: a remembered belief enters only with its derivation and scope."""
+"""Memory admission: a remembered belief enters only with its derivation and scope, under its
+declared class's rules (services/memory_rules.py), and leaves by its kind's retirement rule."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from reconcile_app.choices import MemoryStatus
+from reconcile_app.choices import MEMORY_IN_FORCE, MemoryKind, MemoryStatus
 from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
-from reconcile_app.models import MemoryRecord, Principal
+from reconcile_app.models import MemoryClass, MemoryRecord, Principal
 from reconcile_app.selectors.capabilities import (
     may_write_fact,
     principal_is_operator,
@@ -23,6 +24,16 @@ from reconcile_app.selectors.capabilities import (
 )
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.escalations import fact_candidates_check, fact_key_write_check
+from reconcile_app.services.memory_rules import (
+    EXPIRING_KINDS,
+    consent_check,
+    default_expiry,
+    memory_class_get,
+    reviewed,
+    target_check,
+)
+from reconcile_app.services.memory_status import memory_status_begin, memory_status_move
+from reconcile_app.services.promotions import promotion_open
 from reconcile_app.services.provenance import memory_lineage
 from reconcile_app.services.quarantine import memory_class_check
 from reconcile_app.services.references import missing_references
@@ -51,8 +62,10 @@ def memory_admit(
 ) -> MemoryRecord:
     """Admit one memory for `agent` (the writing principal), with its derivation.
 
-    Fact records (`fact_key`) need `fact:PATTERN` (operators may write any, audited); a
-    memory derived from a candidate of a frozen fact key is frozen with it (423).
+    The class must be declared (422 `memory_class_unknown`); a preference needs consent; a
+    reviewed class's memory is a suggestion until a reviewer promotes it. Fact records
+    (`fact_key`) need `fact:PATTERN` (operators may write any, audited); a memory derived
+    from a candidate of a frozen fact key is frozen with it (423).
     """
     if not derived_from:
         raise ValidationFailed(
@@ -63,6 +76,8 @@ def memory_admit(
         raise ValidationFailed("a memory needs a field or a fact_key", code="target_missing")
     if memory_id is not None and not MEMORY_ID.match(memory_id):
         raise ValidationFailed("memory_id has invalid characters", code="invalid_memory_id")
+    declared = memory_class_get(memory_class)
+    target_check(declared, field=field, fact_key=fact_key)
     operator = principal_is_operator(agent)
     if fact_key and not may_write_fact(agent, fact_key):
         raise Forbidden(
@@ -82,33 +97,21 @@ def memory_admit(
         raise ValidationFailed(
             f"unknown references: {', '.join(missing)}", code="unknown_reference", missing=missing
         )
+    consent_check(declared, subject=subject, derived_from=derived_from)
+    if valid_until is None:
+        valid_until = default_expiry(declared, today=fact_today())
+    review = reviewed(declared)
     now = timezone.now()
     with transaction.atomic():
         memory_class_check(memory_class)
         fact_key_write_check(fact_key)
         fact_candidates_check(derived_from)
-        previous = None
-        if supersedes:
-            # Lock the superseded record and flip it in the same transaction as the insert;
-            # the conditional UPDATE makes exactly one of two concurrent supersessions win.
-            previous = MemoryRecord.objects.select_for_update().get(memory_id=supersedes)
-            if (previous.subject, previous.field, previous.fact_key) != (subject, field, fact_key):
-                raise ValidationFailed(
-                    f"{supersedes} is about {previous.subject} "
-                    f"{previous.fact_key or previous.field}, not this memory's target",
-                    code="supersession_mismatch",
-                )
-            flipped = MemoryRecord.objects.filter(
-                pk=previous.pk, status=MemoryStatus.CURRENT
-            ).update(status=MemoryStatus.SUPERSEDED)
-            if not flipped:
-                raise Conflict(
-                    f"{supersedes} is {previous.status}, not current: it cannot be superseded",
-                    code="supersession_conflict",
-                )
+        previous = _superseded(supersedes, subject=subject, field=field, fact_key=fact_key)
         new_id = memory_id or f"mem-{secrets.token_hex(6)}"
         if MemoryRecord.objects.filter(memory_id=new_id).exists():
             raise Conflict(f"memory {new_id} already exists", code="memory_id_taken")
+        if previous is None and declared.kind == MemoryKind.PREFERENCE:
+            previous = _preference_in_force(memory_class, subject=subject, field=field)
         record = MemoryRecord.objects.create(
             memory_id=new_id,
             agent=agent,
@@ -124,14 +127,28 @@ def memory_admit(
             source_revision=source_revision,
             valid_until=valid_until,
             supersedes=previous,
-            status=MemoryStatus.CURRENT,
+            status=MemoryStatus.SUGGESTED if review else MemoryStatus.CURRENT,
             written_at=written_at or now,
             recorded_at=now,
         )
+        memory_status_begin(
+            memory=record, cause="suggested: awaiting review" if review else "admitted"
+        )
+        if review:
+            # What it would supersede stays in force until a reviewer promotes it.
+            promotion_open(memory=record, owner=declared.owner, requested_by=agent)
+        elif previous is not None:
+            memory_status_move(
+                memory_ids=[previous.pk],
+                source_statuses=MEMORY_IN_FORCE,
+                to=MemoryStatus.SUPERSEDED,
+                cause=f"superseded by {new_id}",
+                at=now,
+            )
         memory_lineage(
             memory_id=new_id,
             derived_from=record.derived_from,
-            supersedes=supersedes,
+            supersedes=previous.memory_id if previous is not None else None,
             label=f"{memory_class} {subject}.{field or fact_key} = {value!r}",
         )
         if principal_is_person(agent):
@@ -147,9 +164,47 @@ def memory_admit(
                     "subject": subject,
                     "target": fact_key or field,
                     "supersedes": supersedes,
+                    "status": record.status,
                 },
             )
     return record
+
+
+def _superseded(
+    supersedes: str | None, *, subject: str, field: str, fact_key: str
+) -> MemoryRecord | None:
+    """The record a write names in `supersedes`, locked; it must be in force and about the
+    same target (a concurrent supersession of it makes this one a 409)."""
+    if not supersedes:
+        return None
+    previous = MemoryRecord.objects.select_for_update().get(memory_id=supersedes)
+    if (previous.subject, previous.field, previous.fact_key) != (subject, field, fact_key):
+        raise ValidationFailed(
+            f"{supersedes} is about {previous.subject} "
+            f"{previous.fact_key or previous.field}, not this memory's target",
+            code="supersession_mismatch",
+        )
+    if previous.status not in MEMORY_IN_FORCE:
+        raise Conflict(
+            f"{supersedes} is {previous.status}, not in force: it cannot be superseded",
+            code="supersession_conflict",
+        )
+    return previous
+
+
+def _preference_in_force(memory_class: str, *, subject: str, field: str) -> MemoryRecord | None:
+    """A newer preference for the same subject and field supersedes the one in force."""
+    return (
+        MemoryRecord.objects.select_for_update()
+        .filter(
+            memory_class=memory_class,
+            subject=subject,
+            field=field,
+            status__in=MEMORY_IN_FORCE,
+        )
+        .order_by("-recorded_at", "-pk")
+        .first()
+    )
 
 
 def fact_today() -> date:
@@ -158,10 +213,21 @@ def fact_today() -> date:
 
 
 def memories_expire(*, today: date) -> int:
-    """Mark current records whose valid_until has passed as expired (inclusive through it).
+    """Records in force whose valid_until has passed expire (inclusive through it), for the
+    kinds that expire by date; procedural and policy memory retires only by review.
 
-    One UPDATE guarded by status, so a concurrent supersession and a rerun are both harmless.
+    Moves are conditional on status and recorded with their cause, so a concurrent
+    supersession and a rerun are both harmless.
     """
-    return MemoryRecord.objects.filter(status=MemoryStatus.CURRENT, valid_until__lt=today).update(
-        status=MemoryStatus.EXPIRED
-    )
+    expiring_classes = MemoryClass.objects.filter(kind__in=EXPIRING_KINDS).values("name")
+    due = MemoryRecord.objects.filter(
+        status__in=MEMORY_IN_FORCE, valid_until__lt=today, memory_class__in=expiring_classes
+    ).values_list("pk", flat=True)
+    with transaction.atomic():
+        moved = memory_status_move(
+            memory_ids=list(due),
+            source_statuses=MEMORY_IN_FORCE,
+            to=MemoryStatus.EXPIRED,
+            cause=f"valid_until passed (expiry run on {today.isoformat()})",
+        )
+    return len(moved)

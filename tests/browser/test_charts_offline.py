@@ -72,7 +72,7 @@ def charts_data(transactional_db: Any, estate: Any, operator: Any) -> dict[str, 
     assert drill.status == "complete", drill.error
     open_unknown_outcome("charts-unknown", minutes_ago=25)
     quarantine_create(
-        scope="memory_class", target="semantic", reason="Poisoned import.", actor=operator.user
+        scope="memory_class", target="case-notes", reason="Poisoned import.", actor=operator.user
     )
     first = run_now(DrillRunKind.DRIFT_BENCHMARK, DRIFT.as_dict())
     second = run_now(

@@ -114,7 +114,7 @@ def test_memory_vs_state_contradiction_is_stored_without_changing_the_decision(e
                     "field": "collections_status",
                     "value": "hold",
                     "written_at": now.isoformat(),
-                    "memory_class": "semantic",
+                    "memory_class": "case-notes",
                 }
             ]
         ),
@@ -124,7 +124,7 @@ def test_memory_vs_state_contradiction_is_stored_without_changing_the_decision(e
     [row] = Contradiction.objects.filter(snapshot__snapshot_id=body["snapshot_id"])
     assert row.kind == "memory_vs_state"
     assert (row.state_value, row.other_value) == ("collect", "hold")
-    assert row.other_source == "memory:semantic"
+    assert row.other_source == "memory:case-notes"
 
 
 def test_open_contradictions_are_listed_for_people(estate, agent, operator, auditor, now):

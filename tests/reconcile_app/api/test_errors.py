@@ -252,7 +252,7 @@ def mostly(valid: st.SearchStrategy) -> st.SearchStrategy:
 
 MEMORY_BODIES = st.fixed_dictionaries(
     {
-        "memory_class": mostly(st.sampled_from(["episodic", "semantic", "Not A Slug"])),
+        "memory_class": mostly(st.sampled_from(["episodic", "case-notes", "Not A Slug"])),
         "subject": mostly(st.just(ACCOUNT)),
         "purpose": mostly(st.just("collections")),
         "field": mostly(st.just("collections_status")),

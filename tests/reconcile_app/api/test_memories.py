@@ -108,7 +108,7 @@ def test_memory_derived_from_an_unknown_reference_is_refused(ledger, agent):
 def test_memory_may_derive_from_another_memory(ledger, agent):
     first = agent.post(MEMORIES, memory()).json()["memory_id"]
     response = agent.post(
-        MEMORIES, memory(memory_class="semantic", derived_from=[f"memory:{first}"])
+        MEMORIES, memory(memory_class="case-notes", derived_from=[f"memory:{first}"])
     )
     assert response.status_code == 201, response.content
     assert response.json()["derived_from"] == [f"memory:{first}"]
@@ -179,7 +179,7 @@ def test_list_filters_by_subject_fact_key_class_and_status(ledger, agent):
         agent=principal,
         derived_from=["ev-002"],
         subject="account-18",
-        memory_class="semantic",
+        memory_class="case-notes",
         memory_id="m-18",
     )
     MemoryFactory(
@@ -187,7 +187,7 @@ def test_list_filters_by_subject_fact_key_class_and_status(ledger, agent):
         derived_from=["ev-002"],
         field="",
         fact_key="baseline.math",
-        memory_class="procedural",
+        memory_class="operational",
         memory_id="m-fact",
     )
     assert old.memory_id == "m-old"
@@ -200,7 +200,7 @@ def test_list_filters_by_subject_fact_key_class_and_status(ledger, agent):
     assert ids() == ["m-18", "m-fact", "m-new", "m-old"]
     assert ids(subject="account-18") == ["m-18"]
     assert ids(fact_key="baseline.math") == ["m-fact"]
-    assert ids(memory_class="semantic") == ["m-18"]
+    assert ids(memory_class="case-notes") == ["m-18"]
     assert ids(status="superseded") == ["m-old"]
     assert ids(status="current") == ["m-18", "m-fact", "m-new"]
     assert ids(subject=ACCOUNT, status="current") == ["m-fact", "m-new"]

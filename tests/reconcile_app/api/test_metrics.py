@@ -68,7 +68,7 @@ def traffic(db, operator) -> None:
     call_command("drill", "--repeat", "1", stdout=io.StringIO())
     open_unknown_outcome("metrics-unknown", minutes_ago=10)
     quarantine_create(
-        scope="memory_class", target="semantic", reason="poisoned", actor=operator.user
+        scope="memory_class", target="case-notes", reason="poisoned", actor=operator.user
     )
 
 

@@ -73,7 +73,7 @@ def traffic(db: Any, operator: Any) -> DrillRun:
     assert run.status == DrillRunStatus.COMPLETE, run.error
     open_unknown_outcome("overview-unknown", minutes_ago=40)
     quarantine_create(
-        scope="memory_class", target="semantic", reason="poisoned", actor=operator.user
+        scope="memory_class", target="case-notes", reason="poisoned", actor=operator.user
     )
     return run
 

@@ -116,7 +116,7 @@ def test_quarantined_memory_class_claims_and_writes(collectible, agent, operator
                     "field": "collections_status",
                     "value": "collect",
                     "written_at": ago(minutes=5).isoformat(),
-                    "memory_class": "semantic",
+                    "memory_class": "case-notes",
                 },
             ],
         },

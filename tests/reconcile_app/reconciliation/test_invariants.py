@@ -54,7 +54,7 @@ CLAIMS = st.lists(
         },
         optional={
             "written_at": MOMENTS,
-            "memory_class": st.sampled_from(["episodic", "semantic", "procedural", ""]),
+            "memory_class": st.sampled_from(["episodic", "case-notes", "procedural", ""]),
             "purpose": st.sampled_from(["collections", "fulfilment", "marketing", ""]),
             "derived_from": st.lists(st.sampled_from(["ev-001", "ev-002", "ev-x"]), max_size=3),
             "note": TEXT,

@@ -6,7 +6,10 @@ classes in the type stubs; the names are the API contract, so those lines tell m
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.validators import validate_slug
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from reconcile_app.api.fields import Identifier, Justification, Text, Value
@@ -92,6 +95,9 @@ class ContradictionOutput(serializers.Serializer):
     status = serializers.CharField()
     snapshot_id = serializers.CharField()
     detected_at = serializers.DateTimeField()
+    last_seen_at = serializers.DateTimeField(
+        help_text="the last snapshot that saw this disagreement (retries join the open row)"
+    )
     resolved_at = serializers.DateTimeField(allow_null=True)
     resolved_by = serializers.CharField(allow_null=True)
     resolution_note = serializers.CharField(allow_blank=True)
@@ -279,6 +285,15 @@ class EffectOutput(serializers.Serializer):
     resulting_value = serializers.JSONField(allow_null=True)
     expected_version = serializers.IntegerField()
     resulting_version = serializers.IntegerField(allow_null=True)
+    escalation_id = serializers.CharField(
+        source="escalation.escalation_id",
+        allow_null=True,
+        default=None,
+        help_text="the approved escalation that authorised an `escalate` snapshot's effect",
+    )
+    approved_by = serializers.SerializerMethodField(
+        help_text="the reviewer who approved that escalation (null when the snapshot allowed it)"
+    )
     outcome = serializers.JSONField()
     created_at = serializers.DateTimeField()
     sent_at = serializers.DateTimeField(allow_null=True)
@@ -287,6 +302,10 @@ class EffectOutput(serializers.Serializer):
     readback_attempts = serializers.IntegerField()
     resolution_attempts = serializers.IntegerField()
     next_check_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_approved_by(self, effect: Any) -> str | None:
+        return effect.approved_by or None
 
 
 class EffectDetailOutput(EffectOutput):

@@ -29,6 +29,16 @@ class Effect(models.Model):
         "reconcile_app.DecisionReceipt", on_delete=models.PROTECT, related_name="effects"
     )
     source = models.ForeignKey("reconcile_app.Source", on_delete=models.PROTECT, related_name="+")
+    # An `escalate` snapshot authorises only through its approved escalation: which one, and
+    # the reviewer who approved it, as they stood when the effect was recorded.
+    escalation = models.ForeignKey(
+        "reconcile_app.Escalation",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="effects_authorised",
+    )
+    approved_by = models.CharField(max_length=150, blank=True, default="")
     action = models.CharField(max_length=150)
     subject = models.CharField(max_length=200)
     field = models.CharField(max_length=150)

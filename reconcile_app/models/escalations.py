@@ -12,7 +12,9 @@ class Escalation(models.Model):
 
     Opened by `select_current` (authority_ambiguous, owner_missing: bound to a fact key, which
     it freezes for writes), by a reconcile decision with result `escalate` (bound to the
-    snapshot), or by an operator for an effect whose outcome nobody can prove (bound to the
+    snapshot; once approved, that snapshot and the retries that joined it authorise exactly
+    the proposed action), by a memory written to a reviewed class (a promotion), or by an
+    operator for an effect whose outcome nobody can prove (bound to the
     effect). At most one escalation is open per fact key. Status moves open → approved or
     open → rejected, once, by a reviewer who neither raised it nor acts for the principal
     that did.
@@ -42,6 +44,13 @@ class Escalation(models.Model):
         blank=True,
         on_delete=models.PROTECT,
         related_name="escalations",
+    )
+    # A snapshot escalation's question (decision class, subject, proposed action and value,
+    # reasons and contradictions: services/escalation_conflicts.py); retries of the same
+    # reconcile that raise the same question join the open escalation instead of opening more.
+    conflict_key = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    joined_snapshots = models.ManyToManyField(
+        "reconcile_app.DecisionSnapshot", blank=True, related_name="joined_escalations"
     )
     candidate_refs = models.JSONField(default=list)
     owner = models.CharField(max_length=200, db_index=True)
@@ -78,7 +87,13 @@ class Escalation(models.Model):
                 fields=["fact_key"],
                 condition=Q(status="open") & ~Q(fact_key=""),
                 name="one_open_escalation_per_fact_key",
-            )
+            ),
+            # One open escalation per question, however many retries raise it.
+            models.UniqueConstraint(
+                fields=["conflict_key"],
+                condition=Q(status="open") & ~Q(conflict_key=""),
+                name="one_open_escalation_per_conflict",
+            ),
         ]
 
     def __str__(self) -> str:

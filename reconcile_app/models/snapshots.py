@@ -140,6 +140,13 @@ class Contradiction(models.Model):
     snapshot = models.ForeignKey(
         DecisionSnapshot, on_delete=models.PROTECT, related_name="contradictions"
     )
+    # The same disagreement seen again by a later snapshot (a retry) while this row is open is
+    # not a new row: the snapshot joins `seen_in` and `last_seen_at` moves.
+    signature = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    seen_in = models.ManyToManyField(
+        DecisionSnapshot, blank=True, related_name="contradictions_seen"
+    )
+    last_seen_at = models.DateTimeField(null=True, blank=True)
     kind = models.CharField(max_length=20, choices=ContradictionKind.choices)
     subject = models.CharField(max_length=200)
     field = models.CharField(max_length=150)

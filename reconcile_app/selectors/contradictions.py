@@ -24,6 +24,7 @@ def contradiction_representation(row: Contradiction, snapshot_id: str) -> dict[s
         "status": row.status,
         "snapshot_id": snapshot_id,
         "detected_at": rfc3339(row.detected_at),
+        "last_seen_at": rfc3339(row.last_seen_at or row.detected_at),
         "resolved_at": rfc3339(row.resolved_at),
         "resolved_by": row.resolved_by.username if row.resolved_by is not None else None,
         "resolution_note": row.resolution_note,

@@ -39,7 +39,9 @@ CHECK_REQUESTED = "check_requested"
 
 
 def effects_visible_to(user: Any) -> QuerySet[Effect]:
-    effects = Effect.objects.select_related("snapshot", "decision", "principal", "source")
+    effects = Effect.objects.select_related(
+        "snapshot", "decision", "principal", "source", "escalation"
+    )
     if is_staff_role(user):
         return effects
     return effects.filter(principal__user=user)

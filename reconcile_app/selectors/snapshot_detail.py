@@ -190,7 +190,7 @@ def console_snapshot_detail(*, snapshot_id: str) -> SnapshotDetail:
         raise NotFound(f"no snapshot {snapshot_id}", code="snapshot_not_found")
     content = snapshot.content
     rows = list(
-        Contradiction.objects.filter(snapshot=snapshot).select_related("resolved_by").order_by("pk")
+        Contradiction.objects.filter(seen_in=snapshot).select_related("resolved_by").order_by("pk")
     )
     cutoffs = content.get("cutoffs", {})
     valid_time = _when(cutoffs.get("valid_time"))

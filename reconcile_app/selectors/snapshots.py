@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from django.db.models import QuerySet
@@ -11,13 +10,21 @@ from reconcile_app.canonical import rfc3339
 from reconcile_app.errors import NotFound
 from reconcile_app.models import DecisionSnapshot
 from reconcile_app.roles import is_staff_role
+from reconcile_app.selectors.approvals import (
+    approved_window_start,
+    commit_deadline,
+    snapshot_approval,
+)
 from reconcile_app.selectors.contradictions import contradiction_representation
 
 
 def snapshots_visible_to(user: Any) -> QuerySet[DecisionSnapshot]:
     """People in a role see every snapshot; an agent sees the ones it asked for."""
     snapshots = DecisionSnapshot.objects.select_related("principal", "contract").prefetch_related(
-        "contradictions__resolved_by", "escalations", "taints__correction"
+        "contradictions_seen__resolved_by",
+        "escalations",
+        "joined_escalations",
+        "taints__correction",
     )
     if is_staff_role(user):
         return snapshots
@@ -39,6 +46,7 @@ def snapshot_get(*, user: Any, snapshot_id: str) -> DecisionSnapshot:
 def snapshot_representation(snapshot: DecisionSnapshot) -> dict[str, Any]:
     """The API shape of a snapshot, built from its stored (hashed) content."""
     content = snapshot.content
+    approval = snapshot_approval(snapshot)
     return {
         "snapshot_id": snapshot.snapshot_id,
         "content_hash": snapshot.content_hash,
@@ -59,10 +67,10 @@ def snapshot_representation(snapshot: DecisionSnapshot) -> dict[str, Any]:
         "claims": content["claims"],
         "contradictions": [
             contradiction_representation(row, snapshot.snapshot_id)
-            for row in sorted(snapshot.contradictions.all(), key=lambda row: row.pk)
+            for row in sorted(snapshot.contradictions_seen.all(), key=lambda row: row.pk)
         ],
         "actions": snapshot_actions(snapshot),
-        "escalation_id": next((item.escalation_id for item in snapshot.escalations.all()), None),
+        "escalation_id": approval.escalation_id if approval is not None else None,
         "contract": {
             "decision_class": content["contract"]["decision_class"],
             "version": content["contract"]["version"],
@@ -77,13 +85,19 @@ def snapshot_representation(snapshot: DecisionSnapshot) -> dict[str, Any]:
 
 def snapshot_actions(snapshot: DecisionSnapshot) -> dict[str, dict[str, Any]]:
     """How to act on each permitted action: the field it writes, the If-Match to send (the
-    version the snapshot read) and the last moment a commit is accepted."""
+    version the snapshot read) and the last moment a commit is accepted. An `escalate`
+    snapshot has one once its escalation is approved: the proposed action, its window counted
+    from the approval."""
     content = snapshot.content
     contract = snapshot.contract
     declared = contract.document.get("actions", {})
-    deadline = snapshot.issued_at + timedelta(seconds=contract.commit_window_seconds)
-    actions = {}
+    deadline = commit_deadline(snapshot, snapshot.issued_at)
     committable = content["decision"]["permitted_actions"]
+    approved_at = approved_window_start(snapshot)
+    if approved_at is not None:
+        deadline = commit_deadline(snapshot, approved_at)
+        committable = [snapshot.proposed_action]
+    actions = {}
     if "proposed_value" in content["binding"]:
         # A bound value is authorised for the proposed action alone.
         committable = [name for name in committable if name == snapshot.proposed_action]

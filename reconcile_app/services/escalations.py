@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from reconcile_app.choices import MEMORY_IN_FORCE, EscalationStatus, MemoryStatus, Role
@@ -61,28 +63,58 @@ def escalation_open_for_fact(
         return Escalation.objects.get(fact_key=fact_key, status=EscalationStatus.OPEN)
 
 
-def escalation_open_for_snapshot(
+def escalation_for_snapshot(
     *,
     snapshot: DecisionSnapshot,
+    conflict_key: str,
     owner: str,
     reasons: list[dict[str, str]],
     candidate_refs: list[str],
     requested_by: Principal,
+    commit_window_seconds: int,
 ) -> Escalation:
-    """Called inside the snapshot's transaction: the decision and its escalation land together."""
+    """The escalation an `escalate` snapshot joins or opens, inside the snapshot's transaction.
+
+    A retry that raises the same question (services/conflicts.py) joins the open escalation;
+    so does one that arrives while a decision on it is still within its commit window, so an
+    agent retrying just after the reviewer decided learns the outcome instead of reopening the
+    question. Anything else opens a new escalation.
+    """
+    joinable = _joinable(conflict_key, commit_window_seconds)
+    if joinable is not None:
+        joinable.joined_snapshots.add(snapshot)
+        return joinable
     action = snapshot.proposed_action or "the decision"
-    return Escalation.objects.create(
-        escalation_id=_new_id(),
-        code=reasons[0]["code"] if reasons else "escalated",
-        snapshot=snapshot,
-        candidate_refs=candidate_refs,
-        owner=owner or settings.RECONCILE_FALLBACK_OWNER,
-        next_action=f"review the snapshot and approve or reject {action}",
-        allowed_until_resolved=READ_HISTORY,
-        write_allowed=False,
-        detail="; ".join(reason["detail"] for reason in reasons),
-        requested_by=requested_by,
-        opened_at=snapshot.issued_at,
+    try:
+        with transaction.atomic():
+            return Escalation.objects.create(
+                escalation_id=_new_id(),
+                code=reasons[0]["code"] if reasons else "escalated",
+                snapshot=snapshot,
+                conflict_key=conflict_key,
+                candidate_refs=candidate_refs,
+                owner=owner or settings.RECONCILE_FALLBACK_OWNER,
+                next_action=f"review the snapshot and approve or reject {action}",
+                allowed_until_resolved=READ_HISTORY,
+                write_allowed=False,
+                detail="; ".join(reason["detail"] for reason in reasons),
+                requested_by=requested_by,
+                opened_at=snapshot.issued_at,
+            )
+    except IntegrityError:
+        # A concurrent retry opened it first: the partial unique index keeps one open.
+        opened = Escalation.objects.get(conflict_key=conflict_key, status=EscalationStatus.OPEN)
+        opened.joined_snapshots.add(snapshot)
+        return opened
+
+
+def _joinable(conflict_key: str, commit_window_seconds: int) -> Escalation | None:
+    recent = timezone.now() - timedelta(seconds=commit_window_seconds)
+    return (
+        Escalation.objects.filter(conflict_key=conflict_key)
+        .filter(Q(status=EscalationStatus.OPEN) | Q(decided_at__gte=recent))
+        .order_by("-opened_at", "-id")
+        .first()
     )
 
 

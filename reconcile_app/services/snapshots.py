@@ -19,7 +19,8 @@ from reconcile_app.models import (
     StateRead,
 )
 from reconcile_app.reconciliation.types import ContractSpec
-from reconcile_app.services.escalations import escalation_open_for_snapshot
+from reconcile_app.services.conflicts import contradiction_signature, escalation_conflict_key
+from reconcile_app.services.escalations import escalation_for_snapshot
 from reconcile_app.services.provenance import snapshot_lineage
 from reconcile_app.services.quarantine import epoch_check
 
@@ -129,28 +130,11 @@ def _snapshot_insert(
                 )
                 for item in content["claims"]
             )
-        if content["contradictions"]:
-            Contradiction.objects.bulk_create(
-                Contradiction(
-                    snapshot=snapshot,
-                    kind=item["kind"],
-                    subject=item["subject"],
-                    field=item["field"],
-                    state_value=item["state"]["value"],
-                    state_source=item["state"]["source"],
-                    state_ref=item["state"]["ref"],
-                    other_value=item["other"]["value"],
-                    other_source=item["other"]["source"],
-                    other_ref=item["other"]["ref"],
-                    detail=item["detail"][:300],
-                    status=ContradictionStatus.OPEN,
-                    detected_at=issued_at,
-                )
-                for item in content["contradictions"]
-            )
+        contradictions_record(snapshot, content["contradictions"], issued_at)
         if decision["result"] == DecisionResult.ESCALATE:
-            escalation_open_for_snapshot(
+            escalation_for_snapshot(
                 snapshot=snapshot,
+                conflict_key=escalation_conflict_key(content),
                 owner=_escalation_owner(spec, sources, content),
                 reasons=decision["reasons"],
                 candidate_refs=[snapshot.snapshot_id]
@@ -160,6 +144,7 @@ def _snapshot_insert(
                     if item["kind"] == ContradictionKind.EVIDENCE_VS_STATE
                 ],
                 requested_by=principal,
+                commit_window_seconds=spec.commit_window_seconds,
             )
         snapshot_lineage(
             snapshot_id=snapshot.snapshot_id, decision_id=f"dec_{digest[:32]}", content=content
@@ -175,6 +160,52 @@ def _snapshot_insert(
             issued_at=issued_at,
         )
     return snapshot
+
+
+def contradictions_record(
+    snapshot: DecisionSnapshot, found: list[dict], issued_at: datetime
+) -> None:
+    """One row per disagreement while it stays open: a retry that sees the same one again
+    joins that row (`seen_in`, `last_seen_at`) instead of adding another to triage."""
+    if not found:
+        return
+    by_signature = {contradiction_signature(item): item for item in found}
+    open_rows = {
+        row.signature: row
+        for row in Contradiction.objects.select_for_update().filter(
+            signature__in=list(by_signature), status=ContradictionStatus.OPEN
+        )
+    }
+    new_rows = Contradiction.objects.bulk_create(
+        Contradiction(
+            snapshot=snapshot,
+            signature=signature,
+            kind=item["kind"],
+            subject=item["subject"],
+            field=item["field"],
+            state_value=item["state"]["value"],
+            state_source=item["state"]["source"],
+            state_ref=item["state"]["ref"],
+            other_value=item["other"]["value"],
+            other_source=item["other"]["source"],
+            other_ref=item["other"]["ref"],
+            detail=item["detail"][:300],
+            status=ContradictionStatus.OPEN,
+            detected_at=issued_at,
+            last_seen_at=issued_at,
+        )
+        for signature, item in by_signature.items()
+        if signature not in open_rows
+    )
+    if open_rows:
+        Contradiction.objects.filter(pk__in=[row.pk for row in open_rows.values()]).update(
+            last_seen_at=issued_at
+        )
+    Through = Contradiction.seen_in.through
+    Through.objects.bulk_create(
+        Through(contradiction_id=row.pk, decisionsnapshot_id=snapshot.pk)
+        for row in [*open_rows.values(), *new_rows]
+    )
 
 
 def _escalation_owner(spec: ContractSpec, sources: dict[str, Source], content: dict) -> str:

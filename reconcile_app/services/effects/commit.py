@@ -138,7 +138,7 @@ def effect_commit(
         return _resolve_on_retry(_existing(key, fingerprint))
     if snapshot is None:
         raise NotFound(f"no snapshot {snapshot_id}", code="snapshot_not_found")
-    source = effect_authorise(
+    authorised = effect_authorise(
         principal=principal,
         snapshot=snapshot,
         action=action,
@@ -146,7 +146,7 @@ def effect_commit(
         resulting_value=resulting_value,
         expected=expected,
     )
-    source_check(source.name)
+    source_check(authorised.source.name)
     try:
         with transaction.atomic():
             effect = Effect.objects.create(
@@ -155,7 +155,9 @@ def effect_commit(
                 principal=principal,
                 snapshot=snapshot,
                 decision=snapshot.decision_receipt,
-                source=source,
+                source=authorised.source,
+                escalation=authorised.escalation,
+                approved_by=authorised.approved_by,
                 action=action,
                 subject=snapshot.subject,
                 field=target.field,
@@ -164,7 +166,17 @@ def effect_commit(
                 status=EffectStatus.RECORDED,
                 created_at=timezone.now(),
             )
-            effect_event(effect, "recorded", {"expected_version": expected})
+            effect_event(
+                effect,
+                "recorded",
+                {"expected_version": expected}
+                if authorised.escalation is None
+                else {
+                    "expected_version": expected,
+                    "escalation_id": authorised.escalation.escalation_id,
+                    "approved_by": authorised.approved_by,
+                },
+            )
             effect_lineage(
                 decision_id=snapshot.decision_receipt.decision_id,
                 idempotency_key=key,

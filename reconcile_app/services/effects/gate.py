@@ -1,7 +1,9 @@
 """The gate an effect passes before it is recorded: what its snapshot must still say.
 
 A snapshot authorises a commit only while every one of these holds: it was issued to this
-principal, it allowed this action (which the principal may still take), it binds the value
+principal, it allowed this action — or it escalated and a reviewer approved its escalation,
+which then authorises exactly the proposed action — (which the principal may still take), it
+binds the value
 being written (when it bound one) and the contract lets the action write it, its contract
 version is still the active one, no evidence it relied on has been withdrawn, the If-Match
 is the version it read, and its commit window is open.
@@ -16,15 +18,23 @@ from django.db.models import Q
 from django.utils import timezone
 
 from reconcile_app.canonical import same_value
-from reconcile_app.choices import ContractStatus, DecisionResult
+from reconcile_app.choices import ContractStatus, DecisionResult, EscalationStatus
 from reconcile_app.errors import Conflict, DomainError, Forbidden
-from reconcile_app.models import DecisionSnapshot, EvidenceEntry, Principal, Source
+from reconcile_app.models import DecisionSnapshot, Escalation, EvidenceEntry, Principal, Source
+from reconcile_app.selectors.approvals import escalation_approver, snapshot_approval
 
 
 class PreconditionFailed(DomainError):
     status = 412
     code = "version_changed"
     title = "Precondition failed"
+
+
+@dataclass(frozen=True)
+class Authorisation:
+    source: Source  # the owner system the effect is sent to
+    escalation: Escalation | None  # the approved escalation, for an `escalate` snapshot
+    approved_by: str  # its reviewer ("" when the snapshot allowed the action itself)
 
 
 @dataclass(frozen=True)
@@ -48,19 +58,28 @@ def effect_authorise(
     target: ActionTarget,
     resulting_value: Any,
     expected: int,
-) -> Source:
+) -> Authorisation:
     """Everything the snapshot must say before an effect may be recorded."""
     decision = snapshot.content["decision"]
     if snapshot.principal_id != principal.pk:
         raise Forbidden("the snapshot was issued to another principal", code="decision_not_allowed")
-    if decision["result"] != DecisionResult.ALLOW:
+    escalation = None
+    window_opened = snapshot.issued_at
+    committable = decision["permitted_actions"]
+    if decision["result"] == DecisionResult.ESCALATE:
+        escalation = _approved(snapshot)
+        assert escalation.decided_at is not None  # approved escalations are decided
+        window_opened = escalation.decided_at
+        # The reviewer approved the proposal on the page: that action, nothing else.
+        committable = [snapshot.content["binding"]["proposed_action"]]
+    elif decision["result"] != DecisionResult.ALLOW:
         raise Forbidden(
             f"the snapshot's decision is {decision['result']}, not allow",
             code="decision_not_allowed",
         )
-    if action not in decision["permitted_actions"] or not target.field:
+    if action not in committable or not target.field:
         raise Forbidden(
-            f"{action} is not among the permitted actions {decision['permitted_actions']}",
+            f"{action} is not among the permitted actions {committable}",
             code="decision_not_allowed",
         )
     if not principal.capabilities.filter(
@@ -81,13 +100,44 @@ def effect_authorise(
             found=expected,
         )
     window = snapshot.contract.commit_window_seconds
-    age = (timezone.now() - snapshot.issued_at).total_seconds()
+    age = (timezone.now() - window_opened).total_seconds()
     if age > window:
+        since = "approved" if escalation is not None else "issued"
         raise PreconditionFailed(
-            f"the snapshot is {age:.0f}s old; its commit window is {window}s: reconcile again",
+            f"the snapshot was {since} {age:.0f}s ago; its commit window is {window}s: "
+            "reconcile again",
             code="snapshot_expired",
         )
-    return Source.objects.get(name=read["source"])
+    return Authorisation(
+        source=Source.objects.get(name=read["source"]),
+        escalation=escalation,
+        approved_by=escalation_approver(escalation) if escalation is not None else "",
+    )
+
+
+def _approved(snapshot: DecisionSnapshot) -> Escalation:
+    """An `escalate` snapshot authorises only once its escalation is approved."""
+    escalation = snapshot_approval(snapshot)
+    if escalation is None:
+        raise Forbidden(
+            "the snapshot's decision is escalate and no escalation decides it",
+            code="decision_not_allowed",
+        )
+    if escalation.status == EscalationStatus.OPEN:
+        raise Forbidden(
+            f"the snapshot waits on escalation {escalation.escalation_id}: a reviewer has not "
+            f"decided it yet (GET /api/v1/escalations/{escalation.escalation_id} tells when)",
+            code="escalation_pending",
+            escalation_id=escalation.escalation_id,
+        )
+    if escalation.status != EscalationStatus.APPROVED:
+        raise Forbidden(
+            f"escalation {escalation.escalation_id} was {escalation.status}: the snapshot "
+            "authorises nothing",
+            code="escalation_rejected",
+            escalation_id=escalation.escalation_id,
+        )
+    return escalation
 
 
 def _check_payload(

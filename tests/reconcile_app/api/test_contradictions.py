@@ -217,7 +217,34 @@ def test_contradiction_list_query_count_does_not_grow_with_rows(estate, agent, o
     agent.post(RECONCILE, reconcile_body())
     few = count_queries()
     for _ in range(4):
+        # Resolved rows stay; the same disagreement seen again then opens a new one.
+        operator.post(f"{CONTRADICTIONS}/{Contradiction.objects.first().pk}/resolve", {"note": "n"})
         agent.post(RECONCILE, reconcile_body())
-    operator.post(f"{CONTRADICTIONS}/{Contradiction.objects.first().pk}/resolve", {"note": "n"})
     assert Contradiction.objects.count() == 5
     assert count_queries() == few
+
+
+def test_a_retry_seeing_the_same_disagreement_joins_the_open_row(estate, agent, operator, now):
+    seed_collectible(now)
+    later_hold_evidence(now)
+    first = agent.post(RECONCILE, reconcile_body()).json()
+    retries = [agent.post(RECONCILE, reconcile_body()).json() for _ in range(3)]
+
+    [row] = Contradiction.objects.all()
+    assert row.snapshot.snapshot_id == first["snapshot_id"]
+    assert sorted(row.seen_in.values_list("snapshot_id", flat=True)) == sorted(
+        [first["snapshot_id"], *(retry["snapshot_id"] for retry in retries)]
+    )
+    assert row.last_seen_at > row.detected_at
+    # Every snapshot still shows the disagreement it saw, with the row's id and status.
+    for body in [first, *retries]:
+        [shown] = agent.get(f"/api/v1/snapshots/{body['snapshot_id']}").json()["contradictions"]
+        assert (shown["id"], shown["status"]) == (row.pk, "open")
+    listed = operator.get(CONTRADICTIONS, status="open").json()["results"]
+    assert [item["id"] for item in listed] == [row.pk]
+    assert listed[0]["last_seen_at"] > listed[0]["detected_at"]
+
+    operator.post(f"{CONTRADICTIONS}/{row.pk}/resolve", {"note": "checked with the ledger"})
+    agent.post(RECONCILE, reconcile_body())
+    assert Contradiction.objects.filter(status="open").count() == 1
+    assert Contradiction.objects.count() == 2

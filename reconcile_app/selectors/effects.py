@@ -150,7 +150,7 @@ class EffectDetail:
 def _effect(idempotency_key: str) -> Effect:
     effect = (
         console_effects()
-        .select_related("principal", "decision")
+        .select_related("principal", "decision", "escalation")
         .filter(idempotency_key=idempotency_key)
         .first()
     )

@@ -17,6 +17,11 @@ from reconcile_app.choices import EscalationStatus
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Escalation, MemoryRecord
 from reconcile_app.roles import is_staff_role
+from reconcile_app.selectors.escalation_proposals import (
+    SnapshotProposal,
+    is_snapshot_question,
+    snapshot_proposal,
+)
 
 
 def escalations_visible_to(user: Any) -> QuerySet[Escalation]:
@@ -134,6 +139,8 @@ class EscalationDetail:
     candidates: list[Candidate]
     # Other escalations list refs (a snapshot id, evidence ids, an effect key) as they are.
     refs: list[str]
+    # A snapshot's own escalation: what was proposed and what deciding it does.
+    proposal: SnapshotProposal | None = None
 
     @property
     def is_fact(self) -> bool:
@@ -164,6 +171,13 @@ def console_escalation_detail(*, escalation_id: str) -> EscalationDetail:
     if escalation is None:
         raise NotFound(f"no escalation {escalation_id}", code="escalation_not_found")
     refs = [str(ref) for ref in escalation.candidate_refs]
+    if is_snapshot_question(escalation):
+        return EscalationDetail(
+            escalation=escalation,
+            candidates=[],
+            refs=refs,
+            proposal=snapshot_proposal(escalation),
+        )
     if not escalation.fact_key:
         return EscalationDetail(escalation=escalation, candidates=[], refs=refs)
     records = {

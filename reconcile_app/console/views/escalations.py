@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.utils import timezone
 from django.views import View
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
@@ -111,6 +112,10 @@ def escalation_page(
                 is_reviewer
                 and not raised_by_me
                 and detail.escalation.status == EscalationStatus.OPEN
+            ),
+            "proposal": detail.proposal,
+            "window_open": (
+                detail.proposal is not None and detail.proposal.window_open(timezone.now())
             ),
             "error": error,
             "decided_as": decided_as,

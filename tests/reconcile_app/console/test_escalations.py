@@ -392,7 +392,7 @@ def test_decision_escalation_links_its_snapshot_and_is_decided_without_a_choice(
         f"/escalations/{decision_escalation.escalation_id}/"
     ).content.decode()
     assert 'id="candidates"' not in page and 'name="selected_ref"' not in page
-    assert f'<span class="tag mono">{snapshot_id}</span>' in page  # the refs, as they are
+    assert 'id="proposal"' in page and 'id="refs-h"' not in page  # the proposal, not raw refs
     response = approve(reviewer_browser, decision_escalation, rationale="Complaint withdrawn.")
     assert response.status_code == 302
     decision_escalation.refresh_from_db()

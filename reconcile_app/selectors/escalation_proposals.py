@@ -1,0 +1,167 @@
+"""What a reviewer needs to decide a snapshot escalation from its page alone.
+
+The snapshot's own content says what was proposed, what the owner systems answered, what the
+agent remembered and why policy escalated; around it, what the decision does: which action
+an approval authorises, on which field and version, until when, and which retries and effects
+hang on it. A fixed number of queries, however many reads, claims or retries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils.dateparse import parse_datetime
+
+from reconcile_app.choices import EscalationStatus
+from reconcile_app.models import Contradiction, DecisionSnapshot, Effect, Escalation
+
+
+@dataclass(frozen=True)
+class ProposalRead:
+    field: str
+    required: bool
+    value: Any
+    source: str
+    version: int | None
+    status: str
+    observed_at: datetime | None
+    max_age_seconds: int | None
+    evidence: list[str]
+    is_target: bool  # the field the proposed action writes
+
+
+@dataclass(frozen=True)
+class ProposalContradiction:
+    pk: int | None
+    status: str
+    kind: str
+    field: str
+    state_value: Any
+    state_source: str
+    state_ref: str
+    other_value: Any
+    other_source: str
+    other_ref: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class SnapshotProposal:
+    snapshot: DecisionSnapshot
+    principal: str
+    proposed_action: str
+    target_field: str  # "" when the contract has no such action
+    binds_value: bool
+    proposed_value: Any
+    current: ProposalRead | None  # the target field as read
+    commit_window_seconds: int
+    reasons: list[dict[str, str]]
+    reads: list[ProposalRead]
+    claims: list[dict[str, Any]]
+    contradictions: list[ProposalContradiction]
+    retries: list[DecisionSnapshot] = field(default_factory=list)
+    effects: list[Effect] = field(default_factory=list)
+    deadline: datetime | None = None  # approved: the last moment a commit is accepted
+
+    def window_open(self, now: datetime) -> bool:
+        return self.deadline is not None and now <= self.deadline
+
+
+def is_snapshot_question(escalation: Escalation) -> bool:
+    """A snapshot's own escalation (an effect's or a promotion's names other things)."""
+    return (
+        escalation.snapshot_id is not None
+        and escalation.effect_id is None
+        and escalation.memory_id is None
+    )
+
+
+def snapshot_proposal(escalation: Escalation) -> SnapshotProposal:
+    """Five queries: the snapshot with its contract, its contradiction rows, the retries that
+    joined, and the effects the approval authorised."""
+    snapshot = DecisionSnapshot.objects.select_related("contract", "principal").get(
+        pk=escalation.snapshot_id
+    )
+    content = snapshot.content
+    binding = content["binding"]
+    declared = snapshot.contract.document.get("actions", {})
+    target = declared.get(snapshot.proposed_action, {}).get("field", "")
+    reads = [_read(name, item, target) for name, item in content["fields"].items()]
+    window = snapshot.contract.commit_window_seconds
+    deadline = None
+    if escalation.status == EscalationStatus.APPROVED and escalation.decided_at is not None:
+        deadline = escalation.decided_at + timedelta(seconds=window)
+    return SnapshotProposal(
+        snapshot=snapshot,
+        principal=snapshot.principal.name,
+        proposed_action=snapshot.proposed_action,
+        target_field=target,
+        binds_value="proposed_value" in binding,
+        proposed_value=binding.get("proposed_value"),
+        current=next((read for read in reads if read.is_target), None),
+        commit_window_seconds=window,
+        reasons=list(content["decision"]["reasons"]),
+        reads=reads,
+        claims=list(content["claims"]),
+        contradictions=_contradictions(snapshot, content),
+        retries=list(
+            escalation.joined_snapshots.only("snapshot_id", "issued_at", "result").order_by(
+                "issued_at", "id"
+            )
+        ),
+        effects=list(
+            Effect.objects.filter(escalation=escalation)
+            .only("idempotency_key", "status", "action", "resulting_value", "created_at")
+            .order_by("created_at", "id")
+        ),
+        deadline=deadline,
+    )
+
+
+def _read(name: str, item: dict[str, Any], target: str) -> ProposalRead:
+    observed = item.get("observed_at")
+    return ProposalRead(
+        field=name,
+        required=bool(item.get("required")),
+        value=item.get("value"),
+        source=item.get("source", ""),
+        version=item.get("version"),
+        status=item.get("status", ""),
+        observed_at=parse_datetime(observed) if isinstance(observed, str) else None,
+        max_age_seconds=item.get("max_age_seconds"),
+        evidence=list(item.get("evidence") or []),
+        is_target=name == target,
+    )
+
+
+def _contradictions(
+    snapshot: DecisionSnapshot, content: dict[str, Any]
+) -> list[ProposalContradiction]:
+    """Both sides as the snapshot saw them, with the row's current status when it has one."""
+    rows = {
+        (row.kind, row.field, row.other_ref): row
+        for row in Contradiction.objects.filter(seen_in=snapshot).only(
+            "pk", "status", "kind", "field", "other_ref"
+        )
+    }
+    found = []
+    for item in content["contradictions"]:
+        row = rows.get((item["kind"], item["field"], item["other"]["ref"]))
+        found.append(
+            ProposalContradiction(
+                pk=row.pk if row is not None else None,
+                status=row.status if row is not None else "open",
+                kind=item["kind"],
+                field=item["field"],
+                state_value=item["state"]["value"],
+                state_source=item["state"]["source"],
+                state_ref=item["state"]["ref"],
+                other_value=item["other"]["value"],
+                other_source=item["other"]["source"],
+                other_ref=item["other"]["ref"],
+                detail=item.get("detail", ""),
+            )
+        )
+    return found

@@ -1,0 +1,193 @@
+"""A snapshot escalation is decidable from its page alone (issue 13): the proposal beside the
+owners' answers, the agent's claims, the contradictions with both values and their sources,
+the reasons, and what Approve and Reject do; after approval, what it authorised."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from reconcile_app.models import Escalation
+from reconcile_app.services.evidence import evidence_append
+from sandbox_app.services import sandbox_record_write
+from tests.conftest import COLLECTIONS
+
+SUBJECT = "account-31"
+
+
+def reconcile(agent, claims: list | None = None) -> dict:
+    response = agent.post(
+        "/api/v1/reconcile",
+        {
+            "subject": SUBJECT,
+            "purpose": "collections",
+            "decision_class": COLLECTIONS,
+            "proposed_action": "retain_manual_review",
+            "proposed_value": "manual_review",
+            "claims": claims or [],
+        },
+    )
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+@pytest.fixture
+def contradicted(estate):
+    """The case service says collect; the hardship desk observed hold later: a contradiction
+    that the collections contract escalates."""
+    now = timezone.now()
+    sandbox_record_write(
+        source="case-service",
+        subject=SUBJECT,
+        field="collections_status",
+        value="collect",
+        version=42,
+        valid_from=now - timedelta(minutes=20),
+    )
+    evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="collect",
+        source="case-ledger",
+        observed_at=now - timedelta(minutes=20),
+    )
+    evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="hold",
+        source="hardship-desk",
+        observed_at=now - timedelta(minutes=5),
+        evidence_id="ev-desk-31",
+    )
+
+
+def claim(value: str) -> dict:
+    return {
+        "subject": SUBJECT,
+        "field": "collections_status",
+        "value": value,
+        "written_at": (timezone.now() - timedelta(minutes=2)).isoformat(),
+        "memory_class": "episodic",
+        "note": "Remembered from last week's call.",
+    }
+
+
+def page_of(browser, escalation_id: str) -> str:
+    response = browser.get(f"/escalations/{escalation_id}/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_page_shows_the_proposal_and_both_sides(contradicted, agent, reviewer_browser):
+    body = reconcile(agent, [claim("collect")])
+    assert body["decision"]["result"] == "escalate"
+    page = page_of(reviewer_browser, body["escalation_id"])
+
+    # Who asks what, on which subject and field, writing which value.
+    assert "collections-agent</strong> asks to" in page
+    assert f'<strong class="mono">{SUBJECT}</strong>' in page
+    assert "retain_manual_review" in page and "collections_status" in page
+    assert '<span class="value mono">manual_review</span>' in page
+    # Both conflicting values with their sources.
+    assert 'id="proposal-contradictions"' in page
+    assert "case-service" in page and "hardship-desk" in page and "ev-desk-31" in page
+    [row] = re.findall(
+        r'<table class="data-table" id="proposal-contradictions">.*?</table>', page, re.S
+    )
+    assert re.search(
+        r'<span class="value">collect</span><span class="side-source">case-service', row
+    )
+    assert re.search(r'<span class="value">hold</span><span class="side-source">hardship-desk', row)
+    # The reasons, the reads and the remembered claims.
+    assert '<span class="tag mono">contradiction</span>' in page
+    assert 'id="proposal-reads"' in page and "version 42" in page
+    assert "Remembered from last week&#x27;s call." in page
+    # What the buttons do; no talk of keys where there is no key.
+    assert 'id="approve-does"' in page and "within 120 s of your approval" in page
+    assert "escalation_rejected" in page
+    assert "writes to the key" not in page
+    assert "waits for review" in page
+
+
+def test_approval_is_shown_as_what_it_authorised(contradicted, agent, reviewer_browser):
+    body = reconcile(agent)
+    response = reviewer_browser.post(
+        f"/escalations/{body['escalation_id']}/approve/", {"rationale": "Desk note was a typo."}
+    )
+    assert response.status_code == 302
+    page = page_of(reviewer_browser, body["escalation_id"])
+    assert "authorised" in page and 'id="commit-state"' in page
+    assert "retain_manual_review authorised until" in page
+
+    committed = agent.post(
+        "/api/v1/effects",
+        {
+            "snapshot_id": body["snapshot_id"],
+            "action": "retain_manual_review",
+            "resulting_value": "manual_review",
+        },
+        HTTP_IDEMPOTENCY_KEY="k-console-approved",
+        HTTP_IF_MATCH='"42"',
+    )
+    assert committed.status_code == 201, committed.content
+    page = page_of(reviewer_browser, body["escalation_id"])
+    assert 'href="/effects/k-console-approved/"' in page
+
+    effect_page = reviewer_browser.get("/effects/k-console-approved/").content.decode()
+    assert 'id="approved-by"' in effect_page and "rhys-reviewer" in effect_page
+    assert f'href="/escalations/{body["escalation_id"]}/"' in effect_page
+
+
+def test_after_the_window_the_page_says_it_closed(contradicted, agent, reviewer_browser):
+    body = reconcile(agent)
+    reviewer_browser.post(f"/escalations/{body['escalation_id']}/approve/", {"rationale": "ok"})
+    Escalation.objects.filter(escalation_id=body["escalation_id"]).update(
+        decided_at=timezone.now() - timedelta(minutes=5)
+    )
+    page = page_of(reviewer_browser, body["escalation_id"])
+    assert "window closed" in page and "must reconcile again" in page
+
+
+def test_rejection_is_shown_as_refused(contradicted, agent, reviewer_browser):
+    body = reconcile(agent)
+    reviewer_browser.post(f"/escalations/{body['escalation_id']}/reject/", {"rationale": "no"})
+    page = page_of(reviewer_browser, body["escalation_id"])
+    assert 'refused (<span class="mono">escalation_rejected</span>)' in page
+
+
+def test_retries_are_listed_once_on_one_escalation(contradicted, agent, reviewer_browser):
+    first = reconcile(agent)
+    retries = [reconcile(agent) for _ in range(3)]
+    assert {retry["escalation_id"] for retry in retries} == {first["escalation_id"]}
+    page = page_of(reviewer_browser, first["escalation_id"])
+    assert 'Retries that joined <span class="count">3</span>' in page
+    for retry in retries:
+        assert f'href="/snapshots/{retry["snapshot_id"]}/"' in page
+    queue = reviewer_browser.get("/escalations/").content.decode()
+    assert queue.count('<tr id="escalation-') == 1
+
+
+def test_detail_query_count_does_not_grow_with_retries_or_claims(
+    contradicted, agent, reviewer_browser
+):
+    first = reconcile(agent, [claim("collect")])
+
+    def count() -> int:
+        reviewer_browser.get(f"/escalations/{first['escalation_id']}/")  # warm the session
+        with CaptureQueriesContext(connection) as queries:
+            assert reviewer_browser.get(f"/escalations/{first['escalation_id']}/").status_code == (
+                200
+            )
+        return len(queries)
+
+    few = count()
+    for _ in range(4):
+        reconcile(agent, [claim("collect"), claim("hold"), claim("collect")])
+    assert count() == few

@@ -3,7 +3,8 @@
 Three demo agents (collections, warehouse, card dispatch), each with the capabilities of its
 demo contract only, act on subjects of their own (`sim-<tag>-…`, created as the simulation
 goes) through the real services: they reconcile with what they remember, commit what the
-decision permits with If-Match and an Idempotency-Key, and learn from what the snapshot
+decision permits with If-Match and an Idempotency-Key (or, told `escalate`, wait for a
+reviewer and commit once the escalation is approved), and learn from what the snapshot
 read (superseding their memories, with provenance). Meanwhile the world moves: hardship is
 approved, pallets move, addresses change, complaints open, a source contradicts an owner.
 Now and then the sandbox misbehaves (lag, an outage, a timeout after commit, a dropped
@@ -22,10 +23,12 @@ from typing import Any
 
 from django.utils import timezone
 
-from reconcile_app.choices import DecisionResult
+from drills_app.desks import DESKS, Desk
+from reconcile_app.choices import DecisionResult, EscalationStatus
 from reconcile_app.errors import DomainError
-from reconcile_app.models import Contract, Principal
+from reconcile_app.models import Contract, DecisionSnapshot, Escalation, Principal
 from reconcile_app.reconciliation.types import Claim
+from reconcile_app.selectors.approvals import snapshot_approval
 from reconcile_app.services.effects import effect_commit
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.memory import memory_admit
@@ -40,72 +43,6 @@ FAULTS = ("lag", "unavailable", "timeout_after_commit", "drop_postcondition", "r
 
 class SimulationError(Exception):
     pass
-
-
-@dataclass(frozen=True)
-class Desk:
-    """One demo agent's line of work on one demo contract."""
-
-    agent: str
-    decision_class: str
-    purpose: str
-    prefix: str
-    source: str
-    field: str
-    ledger: str  # who records observations of the field
-    values: tuple[str, ...]
-    # Other fields the owner holds for every subject: (source, field, value).
-    extras: tuple[tuple[str, str, str], ...] = ()
-    witness: str = "contact-centre"  # a second source that may contradict the owner
-
-    def action_for(self, believed: Any) -> tuple[str, Any]:
-        """What the agent proposes, from what it believes (dispatch confirms the address it
-        remembers: when that is outdated, policy denies it)."""
-        if self.decision_class == "collections-contact-release":
-            if believed == "collect":
-                return "retain_manual_review", "manual_review"
-            return "release_collections_hold", "collect"
-        if self.decision_class == "warehouse-pick":
-            return "pick_pallet", "picked"
-        return "dispatch_card", believed
-
-
-DESKS = (
-    Desk(
-        agent="sim-collections-agent",
-        decision_class="collections-contact-release",
-        purpose="collections",
-        prefix="acct",
-        source="case-service",
-        field="collections_status",
-        ledger="case-ledger",
-        values=("collect", "hold", "manual_review"),
-        extras=(("complaints-service", "complaint_status", "none"),),
-    ),
-    Desk(
-        agent="sim-warehouse-agent",
-        decision_class="warehouse-pick",
-        purpose="fulfilment",
-        prefix="pallet",
-        source="warehouse-service",
-        field="pallet_bay",
-        ledger="warehouse-event-ledger",
-        values=tuple(f"bay {n}" for n in range(1, 13)),
-        witness="warehouse-scanner",
-    ),
-    Desk(
-        agent="sim-dispatch-agent",
-        decision_class="dispatch-card",
-        purpose="card-dispatch",
-        prefix="cust",
-        source="customer-master",
-        field="delivery_address",
-        ledger="customer-master",
-        values=("A", "B", "C", "D", "E"),
-        extras=(("customer-master", "address_verification", "verified"),),
-        witness="courier-feedback",
-    ),
-)
 
 
 @dataclass
@@ -126,6 +63,9 @@ class Simulation:
     agents: dict[str, Principal] = field(default_factory=dict)
     pools: dict[str, list[str]] = field(default_factory=dict)
     beliefs: dict[str, Belief] = field(default_factory=dict)
+    # Escalated plans awaiting a reviewer: escalation id → (desk, latest snapshot id, action,
+    # value). Retries join one escalation, so the latest snapshot replaces the earlier.
+    waiting: dict[str, tuple[Desk, str, str, Any]] = field(default_factory=dict)
     counter: int = 0
 
     def ensure_setup(self) -> None:
@@ -277,6 +217,10 @@ class Simulation:
             f"({', '.join(r['code'] for r in decision['reasons'])}; memory {verdict})"
         )
         self._learn(desk, subject, snapshot)
+        escalation = snapshot_approval(snapshot)
+        if decision["result"] == DecisionResult.ESCALATE and escalation is not None:
+            self.waiting[escalation.escalation_id] = (desk, snapshot.snapshot_id, action, value)
+            line += f" → waits on {escalation.escalation_id}"
         if (
             decision["result"] != DecisionResult.ALLOW
             or action not in decision["permitted_actions"]
@@ -310,9 +254,42 @@ class Simulation:
             f" [fault {fault}]" if fault else ""
         )
 
+    def follow_up(self) -> str | None:
+        """A reviewer decided an escalation an agent waits on: approved, the agent commits the
+        escalated snapshot (the approval authorises it); rejected, it drops the plan."""
+        decided = (
+            Escalation.objects.filter(escalation_id__in=list(self.waiting))
+            .exclude(status=EscalationStatus.OPEN)
+            .values_list("escalation_id", "status")
+            .first()
+        )
+        if decided is None:
+            return None
+        escalation_id, status = decided
+        desk, snapshot_id, action, value = self.waiting.pop(escalation_id)
+        line = f"{desk.agent} {action} on {snapshot_id[:14]}…: {escalation_id} {status}"
+        if status != EscalationStatus.APPROVED:
+            return line + ", plan dropped"
+        read = DecisionSnapshot.objects.get(snapshot_id=snapshot_id).content["fields"][desk.field]
+        try:
+            effect = effect_commit(
+                principal=self.agents[desk.agent],
+                idempotency_key=f"sim-{self.tag}-{secrets.token_hex(6)}",
+                if_match=f'"{read["version"]}"',
+                snapshot_id=snapshot_id,
+                action=action,
+                resulting_value=value,
+            ).effect
+        except DomainError as exc:
+            return f"{line} → commit {exc.status} {exc.code}"
+        return f"{line} by {effect.approved_by} → effect {effect.status}"
+
     # --- one step ------------------------------------------------------------------------------
 
     def step(self) -> str:
+        followed = self.follow_up() if self.waiting else None
+        if followed is not None:
+            return followed
         desk = self.rng.choice(DESKS)
         roll = self.rng.random()
         if roll < 0.06 or not self.pools.get(desk.agent):

@@ -72,3 +72,32 @@ def test_same_seed_same_story(demo):
 def test_bad_options_are_refused(demo, option):
     with pytest.raises(CommandError):
         simulate(*option)
+
+
+def test_an_agent_waiting_on_an_escalation_acts_once_it_is_approved(demo, reviewer):
+    from random import Random
+
+    from drills_app.simulation import Simulation
+    from reconcile_app.services.escalations import escalation_decide
+
+    simulation = Simulation(rng=Random(11), fault_rate=0.0)
+    simulation.ensure_setup()
+    for _ in range(400):
+        simulation.step()
+        if simulation.waiting:
+            break
+    assert simulation.waiting, "no escalation in 400 steps"
+    escalation_id, (_, snapshot_id, action, _) = next(iter(simulation.waiting.items()))
+    assert simulation.follow_up() is None  # still open: the agent keeps waiting
+
+    escalation_decide(
+        escalation_id=escalation_id,
+        reviewer=reviewer.user,
+        approve=True,
+        rationale="the complaint is about fees only",
+    )
+    line = simulation.step()
+    assert f"{escalation_id} approved by rhys-reviewer → effect" in line, line
+    effect = Effect.objects.get(snapshot__snapshot_id=snapshot_id)
+    assert (effect.action, effect.approved_by) == (action, "rhys-reviewer")
+    assert escalation_id not in simulation.waiting

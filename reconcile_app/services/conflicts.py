@@ -2,8 +2,8 @@
 
 An agent that is told `escalate` often asks again, and so does every worker retrying the same
 step. Each retry reads state afresh and gets its own snapshot, but if it raises the same
-question — the same decision class, contract version, subject, proposed action and value,
-reasons and disagreements — a reviewer has exactly one thing to decide. These keys name that
+question — the same principal, decision class, contract version, subject, proposed action
+and value, reasons and disagreements — a reviewer has exactly one thing to decide. These keys name that
 question; versions and times are left out on purpose, because a retry reads them anew.
 """
 
@@ -40,6 +40,9 @@ def escalation_conflict_key(content: dict[str, Any]) -> str:
     return sha256_hex(
         canonical_json(
             {
+                # Who asks is part of the question: a reviewer approves one principal's
+                # proposal, and only that principal may read and act on the escalation.
+                "principal": binding["principal"],
                 "decision_class": binding["decision_class"],
                 "contract_version": content["contract"]["version"],
                 "subject": binding["subject"],

@@ -232,3 +232,14 @@ def test_the_effects_escalation_never_approves_its_snapshot(collectible, agent, 
     shown = agent.get(f"/api/v1/snapshots/{snapshot['snapshot_id']}").json()
     assert shown["escalation_id"] is None
     assert list(shown["actions"]) == ["release_collections_hold", "retain_manual_review"]
+
+
+def test_another_principal_asking_the_same_opens_its_own_question(complaint_open, agent):
+    from tests.conftest import make_agent
+
+    twin = make_agent("twin-agent", ["collections-contact-release:retain_manual_review"])
+    mine, theirs = escalated(agent), escalated(twin)
+    assert mine["escalation_id"] != theirs["escalation_id"]
+    # Each reads the escalation it waits on, and not the other's.
+    assert twin.get(f"{ESCALATIONS}/{theirs['escalation_id']}").status_code == 200
+    assert twin.get(f"{ESCALATIONS}/{mine['escalation_id']}").status_code == 404

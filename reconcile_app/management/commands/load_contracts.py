@@ -9,9 +9,7 @@ from reconcile_app.services.contracts import contracts_load
 
 
 class Command(BaseCommand):
-    help = (
-        "Load source, contract and memory class YAML files (or folders of them). All or nothing."
-    )
+    help = "Load source, contract and memory class YAML files (or folders of them). All or nothing."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", metavar="PATH")

@@ -87,7 +87,7 @@ class MemoryClassTable(tables.Table):
         parts = []
         for status, n in shown:
             pair = format_html(
-                '<span class="pair status-count" data-status="{}">{} {}</span>',
+                '<span class="pair status-count nowrap" data-status="{}">{} {}</span>',
                 status,
                 badge(status),
                 n,

@@ -141,7 +141,7 @@ class PromotionTable(tables.Table):
         requested_by = record.requested_by
         if requested_by is not None and requested_by.user_id == self.viewer_pk:
             return format_html(
-                '<span class="note self-written">You wrote it: another reviewer decides.</span>'
+                '<span class="self-written">You wrote it: another reviewer decides.</span>'
                 ' <a href="{}">View</a>',
                 page,
             )

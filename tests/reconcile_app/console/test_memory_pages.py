@@ -194,3 +194,21 @@ def test_memory_page_query_count_does_not_grow(
         response = auditor_browser.get(f"/memories/{first.memory_id}/")
     superseded_by = response.content.decode().split('id="superseded-by"')[1].split("</dd>")[0]
     assert superseded_by.count('<span class="badge badge-blue">suggested</span>') == later
+
+
+def test_memory_ids_link_to_their_page_from_the_fact_and_the_audit_log(
+    estate, operator, operator_browser, basis
+):
+    record = write(
+        operator,
+        "operational",
+        field="",
+        fact_key="collections.account-17",
+        owner="servicing-team",
+        source_revision="case-service@42",
+    )
+    link = f'<a href="/memories/{record.memory_id}/">{record.memory_id}</a>'
+    fact_page = operator_browser.get("/facts/collections.account-17/").content.decode()
+    assert link in fact_page[fact_page.index('id="history"') :]
+    audit = operator_browser.get("/audit/?object_kind=memory").content.decode()
+    assert f'<a class="mono" href="/memories/{record.memory_id}/">' in audit

@@ -19,9 +19,10 @@ BASIS = "ev-playbook"
 @pytest.fixture
 def basis(db: Any) -> str:
     """What the memories derive from: a note about the procedure, not about state."""
-    return EvidenceFactory(
+    EvidenceFactory(
         evidence_id=BASIS, subject="collections-playbook", field="step", value="re-read"
-    ).evidence_id
+    )
+    return BASIS
 
 
 def write(persona: Persona, memory_class: str = "runbooks", **extra: Any) -> MemoryRecord:

@@ -151,6 +151,9 @@ BADGE_COLOURS: dict[str, str] = {
     "out_of_scope": "grey",
     "expired": "grey",
     "historical_only": "grey",
+    # Memories under review: a suggestion is never in force until promoted.
+    "suggested": "blue",
+    "active": "green",
     # Escalations, facts, effects, quarantines, corrections.
     "approved": "green",
     "rejected": "red",

@@ -13,6 +13,8 @@ from reconcile_app.choices import (
     EffectStatus,
     EscalationStatus,
     EvidenceKind,
+    MemoryAdmission,
+    MemoryKind,
     MemoryStatus,
     QuarantineScope,
     QuarantineStatus,
@@ -25,6 +27,7 @@ from reconcile_app.models import (
     Effect,
     Escalation,
     EvidenceEntry,
+    MemoryClass,
     MemoryRecord,
     Quarantine,
     StateRead,
@@ -75,6 +78,28 @@ class MemoryFilterSet(django_filters.FilterSet):
     class Meta:
         model = MemoryRecord
         fields = ["subject", "fact_key", "memory_class", "status", "field"]
+
+
+class MemoryClassFilterSet(django_filters.FilterSet):
+    kind = django_filters.ChoiceFilter(choices=MemoryKind.choices)
+    admission = django_filters.ChoiceFilter(choices=MemoryAdmission.choices)
+    owner = django_filters.CharFilter()
+
+    class Meta:
+        model = MemoryClass
+        fields = ["kind", "admission", "owner"]
+
+
+class PromotionFilterSet(django_filters.FilterSet):
+    """The reviewers' promotion queue: escalations that ask to promote a suggested memory."""
+
+    status = django_filters.ChoiceFilter(choices=EscalationStatus.choices)
+    owner = django_filters.CharFilter()
+    memory_class = django_filters.CharFilter(field_name="memory__memory_class", label="Class")
+
+    class Meta:
+        model = Escalation
+        fields = ["status", "owner"]
 
 
 class ContradictionFilterSet(django_filters.FilterSet):

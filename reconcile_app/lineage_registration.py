@@ -131,7 +131,7 @@ def register_with_lineage() -> None:
         symbol="star",
         column=7,
         search_rank=3,
-        urls=node_links.memory_urls,
+        url=node_links.memory_url,
     )
     registry.register_entry_point("memory_class", memory_class_roots, phrase="a memory class")
     registry.configure_explorer(

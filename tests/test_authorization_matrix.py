@@ -158,6 +158,7 @@ DUMMY = {
     "object_ref": "k-x",
     "correction_id": "cor_x",
     "evidence_id": "ev-x",
+    "memory_id": "mem-x",
 }
 OPEN_TO_ALL = {"login", "logout", "api-schema", "api-docs", "metrics"}
 

@@ -14,6 +14,8 @@ from rest_framework import serializers
 
 from reconcile_app.api.fields import Identifier, Justification, Text, Value
 from reconcile_app.choices import EvidenceKind
+from reconcile_app.models import MemoryRecord
+from reconcile_app.selectors.ledger import promotion_escalation_id
 
 
 class ClaimInput(serializers.Serializer):
@@ -211,8 +213,13 @@ class MemoryOutput(serializers.Serializer):
     valid_until = serializers.DateField(allow_null=True)
     supersedes = serializers.CharField(source="supersedes.memory_id", allow_null=True, default=None)
     status = serializers.CharField()
+    # The escalation that asks a reviewer to promote it; null for a memory admitted directly.
+    promotion_escalation_id = serializers.SerializerMethodField()
     written_at = serializers.DateTimeField()
     recorded_at = serializers.DateTimeField()
+
+    def get_promotion_escalation_id(self, record: MemoryRecord) -> str | None:
+        return promotion_escalation_id(record)
 
 
 class ResolveContradictionInput(serializers.Serializer):
@@ -229,6 +236,8 @@ class EscalationOutput(serializers.Serializer):
     effect_key = serializers.CharField(
         source="effect.idempotency_key", allow_null=True, default=None
     )
+    # The suggested memory a promotion asks about; null for every other escalation.
+    memory_id = serializers.CharField(source="memory.memory_id", allow_null=True, default=None)
     candidate_refs = serializers.ListField(child=serializers.CharField())
     owner = serializers.CharField()
     next_action = serializers.CharField()

@@ -10,6 +10,7 @@ from reconcile_app.api.views import (
     facts,
     ledger,
     me,
+    memory_classes,
     metrics,
     quarantine,
     reconcile,
@@ -35,6 +36,12 @@ urlpatterns = [
     ),
     path("memories", ledger.MemoryListView.as_view(), name="api-memories"),
     path("memories/<str:memory_id>", ledger.MemoryDetailView.as_view(), name="api-memory"),
+    path("memory-classes", memory_classes.MemoryClassListView.as_view(), name="api-memory-classes"),
+    path(
+        "memory-classes/<str:name>",
+        memory_classes.MemoryClassDetailView.as_view(),
+        name="api-memory-class",
+    ),
     path(
         "contradictions", contradictions.ContradictionListView.as_view(), name="api-contradictions"
     ),

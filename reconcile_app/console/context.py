@@ -28,8 +28,11 @@ SECTIONS: list[NavSection] = [
     NavSection("Snapshots", "console-snapshots", ("console-snapshot",)),
     NavSection("Contradictions", "console-contradictions"),
     NavSection("Escalations", "console-escalations", ("console-escalation",)),
+    # Beside escalations: the reviewers' other queue, suggested memories awaiting promotion.
+    NavSection("Promotions", "console-promotions"),
     NavSection("Unknown outcomes", "console-effects", ("console-effect",)),
     NavSection("Facts", "console-facts", ("console-fact",)),
+    NavSection("Memory", "console-memory-classes", ("console-memory",)),
     NavSection(
         "Lineage",
         "console-lineage",

@@ -1,10 +1,9 @@
 """Where a lineage node opens in reconcile's console.
 
-Snapshots, effects and evidence have their own pages; a read opens its snapshot; a decision
-opens the snapshot it was made on; a memory with a fact key opens that fact's history; a
-source version or a reducer opens its blast radius; anything else re-centres the explorer on
-it. lineage_app's explorer learns these at start-up (`reconcile_app.lineage_registration`);
-reconcile's own pages call them directly.
+Snapshots, effects, evidence and memories have their own pages; a read opens its snapshot; a
+decision opens the snapshot it was made on; a source version or a reducer opens its blast
+radius; anything else re-centres the explorer on it. lineage_app's explorer learns these at
+start-up (`reconcile_app.lineage_registration`); reconcile's own pages call them directly.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from django.urls import reverse
 
 from lineage_app.console.links import explorer_url
 from reconcile_app.selectors.blast_radius import ReviewRow
-from reconcile_app.selectors.lineage import fact_keys_of_memories, snapshots_of_decisions
+from reconcile_app.selectors.lineage import snapshots_of_decisions
 
 
 def blast_url(**params: Any) -> str:
@@ -60,9 +59,9 @@ def source_version_url(ref: str) -> str | None:
     return None
 
 
-def memory_url(memory_id: str, fact_key: str) -> str:
-    """A memory with a fact key opens that fact's history, at the record."""
-    return f"{reverse('console-fact', args=[fact_key])}#memory-{memory_id}"
+def memory_url(memory_id: str) -> str:
+    """A memory opens its own page (which links its fact, its promotion and its lineage)."""
+    return reverse("console-memory", args=[memory_id])
 
 
 def decision_urls(decision_ids: Sequence[str]) -> dict[str, str]:
@@ -73,27 +72,20 @@ def decision_urls(decision_ids: Sequence[str]) -> dict[str, str]:
     }
 
 
-def memory_urls(memory_ids: Sequence[str]) -> dict[str, str]:
-    """Memories with a fact key open their fact (one query for them all)."""
-    return {
-        memory_id: memory_url(memory_id, fact_key)
-        for memory_id, fact_key in fact_keys_of_memories(memory_ids).items()
-    }
-
-
 _NO_LOOKUP = {
     "snapshot": snapshot_url,
     "read": read_url,
     "effect": effect_url,
     "evidence": evidence_url,
+    "memory": memory_url,
     "reducer": reducer_url,
     "source": source_version_url,
 }
 
 
 def node_url(kind: str, ref: str) -> str:
-    """Where a node opens when nothing needs looking up (a decision or a memory re-centres
-    the explorer)."""
+    """Where a node opens when nothing needs looking up (a decision re-centres the
+    explorer)."""
     page = _NO_LOOKUP.get(kind)
     return (page(ref) if page is not None else None) or explorer_url(f"{kind}:{ref}")
 
@@ -102,6 +94,4 @@ def review_row_url(row: ReviewRow) -> str:
     """Where a blast-radius row opens: its object, when the row read it, says more."""
     if row.kind == "decision" and row.obj is not None:
         return snapshot_url(row.obj.snapshot.snapshot_id)
-    if row.kind == "memory" and row.obj is not None and row.obj.fact_key:
-        return memory_url(row.ref, row.obj.fact_key)
     return node_url(row.kind, row.ref)

@@ -11,7 +11,9 @@ from reconcile_app.console.views import (
     escalations,
     evidence,
     facts,
+    memories,
     overview,
+    promotions,
     quarantine,
     snapshots,
 )
@@ -76,6 +78,23 @@ urlpatterns = [
         escalations.EscalationDecideView.as_view(approve=False),
         name="console-escalation-reject",
     ),
+    path("promotions/", promotions.PromotionListView.as_view(), name="console-promotions"),
+    path(
+        "promotions/<str:escalation_id>/approve/",
+        promotions.PromotionDecideView.as_view(approve=True),
+        name="console-promotion-approve",
+    ),
+    path(
+        "promotions/<str:escalation_id>/reject/",
+        promotions.PromotionDecideView.as_view(approve=False),
+        name="console-promotion-reject",
+    ),
+    path(
+        "memory-classes/",
+        memories.MemoryClassListView.as_view(),
+        name="console-memory-classes",
+    ),
+    path("memories/<str:memory_id>/", memories.MemoryDetailView.as_view(), name="console-memory"),
     path("facts/", facts.FactListView.as_view(), name="console-facts"),
     # Keys are free text (an idempotency key may hold a slash): `path`, with the detail page
     # last so the action URLs match first.

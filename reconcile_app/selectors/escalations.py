@@ -26,7 +26,7 @@ from reconcile_app.selectors.escalation_proposals import (
 
 def escalations_visible_to(user: Any) -> QuerySet[Escalation]:
     escalations = Escalation.objects.select_related(
-        "snapshot", "effect", "requested_by", "decided_by"
+        "snapshot", "effect", "memory", "requested_by", "decided_by"
     )
     if is_staff_role(user):
         return escalations
@@ -54,7 +54,7 @@ ESCALATION_TABS: tuple[str, ...] = ("open", "approved", "rejected", "all")
 def console_escalations() -> QuerySet[Escalation]:
     """Escalations with what they are about; the snapshot's big `content` is not read."""
     return Escalation.objects.select_related(
-        "snapshot", "effect", "requested_by", "decided_by"
+        "snapshot", "effect", "memory", "requested_by", "decided_by"
     ).defer("snapshot__content")
 
 

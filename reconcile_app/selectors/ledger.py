@@ -10,13 +10,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
 from reconcile_app.choices import EvidenceKind
 from reconcile_app.errors import NotFound
-from reconcile_app.models import EvidenceEntry, MemoryRecord
+from reconcile_app.models import Escalation, EvidenceEntry, MemoryRecord
 from reconcile_app.reconciliation.types import EvidenceView
 from reconcile_app.roles import is_staff_role
+from reconcile_app.services.promotions import PROMOTION
 
 STATE_ASSERTING_KINDS = (
     EvidenceKind.OBSERVATION,
@@ -48,8 +49,28 @@ def memories_visible_to(user: Any) -> QuerySet[MemoryRecord]:
     return memories.filter(agent__user=user)
 
 
+def _promotions_of(memory: Any) -> QuerySet[Escalation]:
+    return Escalation.objects.filter(memory=memory, code=PROMOTION).order_by("opened_at", "id")
+
+
+def memories_with_promotion(memories: QuerySet[MemoryRecord]) -> QuerySet[MemoryRecord]:
+    """Each memory with `promotion_escalation_id`: the escalation that reviews it (None for
+    a memory admitted directly), as a subquery, so a page of memories stays one query."""
+    return memories.annotate(
+        promotion_escalation_id=Subquery(_promotions_of(OuterRef("pk")).values("escalation_id")[:1])
+    )
+
+
+def promotion_escalation_id(record: MemoryRecord) -> str | None:
+    """The annotation when the record came through `memories_with_promotion`, else one query
+    (a record just admitted, a fact selected by rule)."""
+    if "promotion_escalation_id" in record.__dict__:
+        return record.__dict__["promotion_escalation_id"]
+    return _promotions_of(record).values_list("escalation_id", flat=True).first()
+
+
 def memory_get(*, user: Any, memory_id: str) -> MemoryRecord:
-    record = memories_visible_to(user).filter(memory_id=memory_id).first()
+    record = memories_with_promotion(memories_visible_to(user)).filter(memory_id=memory_id).first()
     if record is None:
         raise NotFound(f"no memory {memory_id}", code="memory_not_found")
     return record

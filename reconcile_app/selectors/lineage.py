@@ -36,12 +36,3 @@ def snapshots_of_decisions(decision_ids: Sequence[str]) -> dict[str, str]:
             "decision_id", "snapshot__snapshot_id"
         )
     )
-
-
-def fact_keys_of_memories(memory_ids: Sequence[str]) -> dict[str, str]:
-    """memory id → its fact key, for the memories that have one, in one query."""
-    return dict(
-        MemoryRecord.objects.filter(memory_id__in=memory_ids)
-        .exclude(fact_key="")
-        .values_list("memory_id", "fact_key")
-    )

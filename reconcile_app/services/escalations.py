@@ -204,7 +204,13 @@ def escalation_decide(
         if approve and escalation.fact_key:
             retired = _settle_fact(escalation, selected_ref)
         if escalation.memory_id is not None:
-            promotion_settle(escalation=escalation, approve=approve)
+            promotion_settle(
+                escalation=escalation,
+                approve=approve,
+                reviewer=reviewer,
+                rationale=rationale,
+                request_id=request_id,
+            )
         escalation.status = EscalationStatus.APPROVED if approve else EscalationStatus.REJECTED
         escalation.decided_at = timezone.now()
         escalation.decided_by = reviewer

@@ -4,11 +4,14 @@ suggestion"). The question is an escalation routed to the class's owner."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.utils import timezone
 
-from reconcile_app.choices import MEMORY_IN_FORCE, EscalationStatus, MemoryStatus
+from reconcile_app.choices import MEMORY_IN_FORCE, MemoryStatus
 from reconcile_app.models import Escalation, MemoryRecord, Principal
+from reconcile_app.services.audit import audit_record
 from reconcile_app.services.memory_status import memory_status_move
 
 PROMOTION = "promotion"
@@ -32,30 +35,52 @@ def promotion_open(*, memory: MemoryRecord, owner: str, requested_by: Principal)
     )
 
 
-def promotion_settle(*, escalation: Escalation, approve: bool) -> dict[str, object]:
-    """suggested → active (and what it supersedes → superseded) or → rejected."""
+def promotion_settle(
+    *,
+    escalation: Escalation,
+    approve: bool,
+    reviewer: Any,
+    rationale: str,
+    request_id: str = "",
+) -> dict[str, object]:
+    """suggested → active (and what it supersedes → superseded) or → rejected.
+
+    Inside the decision's transaction (services.escalations.escalation_decide, which checks
+    the reviewer and audits the escalation): the memory's own audit row says who moved it and
+    why, so its page's timeline tells the story without the escalation's.
+    """
     memory = MemoryRecord.objects.select_for_update().get(promotions=escalation)
     decision = f"{'promoted' if approve else 'rejected'} by escalation {escalation.escalation_id}"
+    to = MemoryStatus.ACTIVE if approve else MemoryStatus.REJECTED
     moved = memory_status_move(
         memory_ids=[memory.pk],
         source_statuses=[MemoryStatus.SUGGESTED],
-        to=MemoryStatus.ACTIVE if approve else MemoryStatus.REJECTED,
+        to=to,
         cause=decision,
     )
-    superseded: list[int] = []
-    if moved and approve and memory.supersedes_id is not None:
-        superseded = memory_status_move(
-            memory_ids=[memory.supersedes_id],
-            source_statuses=MEMORY_IN_FORCE,
-            to=MemoryStatus.SUPERSEDED,
-            cause=f"superseded by {memory.memory_id} ({decision})",
+    superseded: list[str] = []
+    previous = memory.supersedes if moved and approve else None
+    # What it would supersede stayed in force while it was a suggestion; only now it goes.
+    if previous is not None and memory_status_move(
+        memory_ids=[previous.pk],
+        source_statuses=MEMORY_IN_FORCE,
+        to=MemoryStatus.SUPERSEDED,
+        cause=f"superseded by {memory.memory_id} ({decision})",
+    ):
+        superseded.append(previous.memory_id)
+    if moved:
+        audit_record(
+            actor=reviewer,
+            action="memory.promote" if approve else "memory.reject",
+            object_kind="memory",
+            object_ref=memory.memory_id,
+            reason=rationale,
+            request_id=request_id,
+            before={"status": MemoryStatus.SUGGESTED.value},
+            after={
+                "status": to.value,
+                "escalation_id": escalation.escalation_id,
+                "superseded": superseded,
+            },
         )
     return {"memory": memory.memory_id, "moved": bool(moved), "superseded": superseded}
-
-
-def promotions_open() -> list[Escalation]:
-    return list(
-        Escalation.objects.filter(code=PROMOTION, status=EscalationStatus.OPEN).select_related(
-            "memory", "requested_by"
-        )
-    )

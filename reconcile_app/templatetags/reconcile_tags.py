@@ -108,7 +108,7 @@ def age(since: datetime | None, until: datetime | None = None) -> SafeString:
 
 @register.simple_tag
 def escalation_subject(escalation: Any) -> SafeString:
-    """What an escalation is about, linked: a fact key, an effect, or a snapshot."""
+    """What an escalation is about, linked: a fact key, an effect, a memory, or a snapshot."""
     if escalation.fact_key:
         return format_html(
             '<span class="tag">fact</span> <a class="mono" href="{}">{}</a>',
@@ -121,6 +121,13 @@ def escalation_subject(escalation: Any) -> SafeString:
             '<span class="tag">effect</span> <a class="mono" href="{}">{}</a>',
             reverse("console-effect", args=[key]),
             key,
+        )
+    if escalation.memory_id is not None:
+        memory_id = escalation.memory.memory_id
+        return format_html(
+            '<span class="tag">memory</span> <a class="mono" href="{}">{}</a>',
+            reverse("console-memory", args=[memory_id]),
+            memory_id,
         )
     if escalation.snapshot_id is not None:
         snapshot_id = escalation.snapshot.snapshot_id

@@ -116,6 +116,9 @@ MATRIX: tuple[Row, ...] = (
         },
     ),
     Row("api-memory", "get", lambda w, m: f"/api/v1/memories/{m.memory_id}", OWN_READ, OTHERS_READ),
+    # Every principal reads the declared classes (what it may write); the counts are scoped.
+    Row("api-memory-classes", "get", fixed("/api/v1/memory-classes"), EVERYONE),
+    Row("api-memory-class", "get", fixed("/api/v1/memory-classes/episodic"), EVERYONE),
     Row("api-contradictions", "get", fixed("/api/v1/contradictions"), PEOPLE_READ),
     Row(
         "api-contradiction-resolve",

@@ -124,7 +124,7 @@ def test_lineage_graph_renders_offline_and_clicks_through(live_server, browser_p
     assert snapshot["url"] == f"/snapshots/{chain.snapshot_id}/"
     assert node_point(page, f"effect:{chain.effect_key}")["url"] == f"/effects/{chain.effect_key}/"
     assert node_point(page, f"memory:{chain.fact_memory_id}")["url"] == (
-        f"/facts/collections.account-17/#memory-{chain.fact_memory_id}"
+        f"/memories/{chain.fact_memory_id}/"
     )
     # Hovering shows the node's details; clicking it opens its page.
     page.mouse.move(snapshot["x"], snapshot["y"])

@@ -20,6 +20,7 @@ from reconcile_app.selectors.ledger import (
     evidence_get,
     evidence_visible_to,
     memories_visible_to,
+    memories_with_promotion,
     memory_get,
 )
 from reconcile_app.services.evidence import evidence_attest
@@ -74,7 +75,7 @@ class MemoryListView(generics.ListAPIView):
     queryset = MemoryRecord.objects.none()  # for the schema; requests use get_queryset
 
     def get_queryset(self) -> QuerySet[MemoryRecord]:
-        return memories_visible_to(self.request.user)
+        return memories_with_promotion(memories_visible_to(self.request.user))
 
     @extend_schema(
         request=MemoryInput,

@@ -19,6 +19,7 @@ from reconcile_app.templatetags.reconcile_tags import EMPTY, jsonvalue, short, t
 OBJECT_PAGES = {
     "effect": "console-effect",
     "escalation": "console-escalation",
+    "memory": "console-memory",
     "snapshot": "console-snapshot",
 }
 

@@ -9,7 +9,7 @@ from reconcile_app.services.contracts import contracts_load
 
 
 class Command(BaseCommand):
-    help = "Load source and contract YAML files (or folders of them). All or nothing."
+    help = "Load source, contract and memory class YAML files (or folders of them). All or nothing."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", metavar="PATH")
@@ -23,6 +23,10 @@ class Command(BaseCommand):
             self.stdout.write(f"source {name}: created")
         for name in report.sources_updated:
             self.stdout.write(f"source {name}: updated")
+        for name in report.classes_created:
+            self.stdout.write(f"memory class {name}: created")
+        for name in report.classes_updated:
+            self.stdout.write(f"memory class {name}: updated")
         for label in report.contracts_created:
             self.stdout.write(f"contract {label}: loaded")
         for label in report.contracts_unchanged:

@@ -91,8 +91,9 @@ def test_any_node_is_an_entry_point(chain, operator_browser):
         "/lineage/blast-radius/?node=evidence:ev-collect&kind=memory"
     ).content.decode()
     assert set(rows(page)) == {f"memory:{chain.memory_id}", f"memory:{chain.fact_memory_id}"}
-    assert f'href="/facts/collections.account-17/#memory-{chain.fact_memory_id}"' in page
-    assert f'href="/lineage/?node=memory:{chain.memory_id}"' in page
+    # Every memory opens its own page, a fact record too (which links its fact).
+    assert f'href="/memories/{chain.fact_memory_id}/"' in page
+    assert f'href="/memories/{chain.memory_id}/"' in page
 
 
 def test_without_an_entry_point_the_page_asks_for_one(operator_browser, db):

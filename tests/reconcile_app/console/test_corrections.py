@@ -9,7 +9,6 @@ from django.test import Client
 
 from reconcile_app.models import AuditEvent, Correction, EvidenceEntry, SnapshotTaint
 from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
-    FACT_KEY,
     chain,
     collectible,
     correction,
@@ -189,7 +188,7 @@ def test_correction_lists_link_to_each_object(chain, correction, operator_browse
     assert listed(effects) == ["effect:l-1"] and 'href="/effects/l-1/"' in effects
     memories = operator_browser.get(base + "?kind=memory").content.decode()
     assert set(listed(memories)) == {f"memory:{chain.memory_id}", f"memory:{chain.fact_memory_id}"}
-    assert f'href="/facts/{FACT_KEY}/#memory-{chain.fact_memory_id}"' in memories
+    assert f'href="/memories/{chain.fact_memory_id}/"' in memories
 
 
 def test_correction_page_query_count_is_pinned(

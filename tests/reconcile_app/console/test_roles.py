@@ -19,7 +19,15 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from reconcile_app.models import AuditEvent, Contradiction, Effect, Escalation, Quarantine
+from reconcile_app.models import (
+    AuditEvent,
+    Contradiction,
+    Effect,
+    Escalation,
+    MemoryRecord,
+    Quarantine,
+)
+from reconcile_app.services.memory import memory_admit
 from reconcile_app.services.quarantine import quarantine_apply, quarantine_create
 from tests.reconcile_app.console.conftest import commit_effect, signed_in
 
@@ -45,6 +53,8 @@ class World:
     escalation: Escalation
     effect: Effect
     quarantine: Quarantine
+    # Written by the agent into a review class: a promotion any reviewer may decide.
+    suggestion: MemoryRecord
 
 
 @dataclass(frozen=True)
@@ -147,6 +157,34 @@ CONSOLE: tuple[Page, ...] = (
             ),
         ),
     ),
+    Page("promotions", lambda w: "/promotions/"),
+    Page(
+        "memory detail",
+        lambda w: f"/memories/{w.suggestion.memory_id}/",
+        (
+            Action(
+                "promote a suggested memory",
+                REVIEWER,
+                offer=lambda w: 'id="approve-form"',
+                method="post",
+                path=lambda w: (
+                    f"/promotions/{w.suggestion.promotions.get().escalation_id}/approve/"
+                ),
+                data=lambda w: {"rationale": "The runbook matches the owner's procedure."},
+                audited_as="memory.promote",
+            ),
+            Action(
+                "reject a suggested memory",
+                REVIEWER,
+                offer=lambda w: 'id="reject-form"',
+                method="post",
+                path=lambda w: f"/promotions/{w.suggestion.promotions.get().escalation_id}/reject/",
+                data=lambda w: {"rationale": "Not how the owner does it."},
+                audited_as="memory.reject",
+            ),
+        ),
+    ),
+    Page("memory classes", lambda w: "/memory-classes/"),
     Page("facts", lambda w: "/facts/"),
     Page("fact detail", lambda w: f"/facts/{w.escalation.fact_key}/"),
     Page(
@@ -238,6 +276,15 @@ def world(estate, registry, agent, operator, make_snapshot) -> World:
         escalation=ambiguous_fact(agent, agent),  # raised by the agent: any reviewer decides
         effect=effect,
         quarantine=quarantine_apply(quarantine_id=quarantine.quarantine_id),
+        suggestion=memory_admit(
+            agent=agent.principal,
+            memory_class="runbooks",
+            subject="account-17",
+            purpose="collections",
+            field="collections_status",
+            value="recheck after a 412",
+            derived_from=[f"snapshot:{snapshot.snapshot_id}"],
+        ),
     )
 
 

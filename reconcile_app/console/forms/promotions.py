@@ -1,0 +1,12 @@
+"""A reviewer's decision on a suggested memory."""
+
+from __future__ import annotations
+
+from django import forms
+
+
+class PromotionDecisionForm(forms.Form):
+    """Promote or reject: a rationale, which the service requires (`rationale_required`), so a
+    blank one comes back beside the form with the service's own message."""
+
+    rationale = forms.CharField(max_length=4000, required=False, strip=True)

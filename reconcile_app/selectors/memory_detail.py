@@ -1,0 +1,93 @@
+"""One memory record for the console: every field, its status history, what it derives from,
+what it supersedes and what superseded it, its class's rules and quarantine, and the
+promotion escalation that reviews it (for a suggestion)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reconcile_app.choices import MemoryStatus, QuarantineScope
+from reconcile_app.errors import NotFound
+from reconcile_app.models import (
+    Escalation,
+    MemoryClass,
+    MemoryRecord,
+    MemoryStatusEvent,
+    Quarantine,
+)
+from reconcile_app.services.promotions import PROMOTION
+from reconcile_app.services.quarantine import ACTIVE
+from reconcile_app.services.references import split_reference
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """One entry of `derived_from`: as recorded, and the kind and id it names."""
+
+    reference: str
+    kind: str
+    ref: str
+
+
+@dataclass(frozen=True)
+class MemoryDetail:
+    record: MemoryRecord
+    # None when the class is no longer declared (records keep the class name they were
+    # written with).
+    declared: MemoryClass | None
+    class_quarantine: Quarantine | None
+    history: list[MemoryStatusEvent]
+    superseded_by: list[MemoryRecord]
+    promotion: Escalation | None
+
+    @property
+    def derivations(self) -> list[Derivation]:
+        return [
+            Derivation(reference, *split_reference(reference))
+            for reference in self.record.derived_from
+        ]
+
+    @property
+    def suggested(self) -> bool:
+        return self.record.status == MemoryStatus.SUGGESTED
+
+    @property
+    def supersession_pending(self) -> bool:
+        """A suggestion names what it would supersede; that stays in force until promotion."""
+        return self.record.supersedes_id is not None and self.record.status in (
+            MemoryStatus.SUGGESTED,
+            MemoryStatus.REJECTED,
+        )
+
+    def written_by(self, user: Any) -> bool:
+        """True when `user` wrote it (through their own token): never theirs to promote."""
+        return self.record.agent.user_id == getattr(user, "pk", None)
+
+
+def console_memory_detail(*, memory_id: str) -> MemoryDetail:
+    """Six queries, however long its history or how many records name it."""
+    record = (
+        MemoryRecord.objects.select_related("agent", "supersedes")
+        .filter(memory_id=memory_id)
+        .first()
+    )
+    if record is None:
+        raise NotFound(f"no memory {memory_id}", code="memory_not_found")
+    return MemoryDetail(
+        record=record,
+        declared=MemoryClass.objects.filter(name=record.memory_class).first(),
+        class_quarantine=Quarantine.objects.filter(
+            scope=QuarantineScope.MEMORY_CLASS, target=record.memory_class, status__in=ACTIVE
+        )
+        .order_by("created_at")
+        .first(),
+        history=list(MemoryStatusEvent.objects.filter(memory=record).order_by("at", "id")),
+        superseded_by=list(
+            MemoryRecord.objects.filter(supersedes=record).order_by("recorded_at", "id")
+        ),
+        promotion=Escalation.objects.filter(memory=record, code=PROMOTION)
+        .select_related("requested_by", "decided_by")
+        .order_by("opened_at", "id")
+        .first(),
+    )

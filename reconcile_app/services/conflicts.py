@@ -3,8 +3,9 @@
 An agent that is told `escalate` often asks again, and so does every worker retrying the same
 step. Each retry reads state afresh and gets its own snapshot, but if it raises the same
 question — the same principal, decision class, contract version, subject, proposed action
-and value, reasons and disagreements — a reviewer has exactly one thing to decide. These keys name that
-question; versions and times are left out on purpose, because a retry reads them anew.
+and value, reasons and disagreements — a reviewer has exactly one thing to decide. These
+keys name that question; versions and times are left out on purpose, because a retry reads
+them anew.
 """
 
 from __future__ import annotations

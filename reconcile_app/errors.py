@@ -62,6 +62,13 @@ class Locked(DomainError):
     title = "Locked"
 
 
+class Unprocessable(DomainError):
+    """Well-formed, but against a rule of the domain (an undeclared class, missing consent)."""
+
+    status = 422
+    title = "Unprocessable"
+
+
 class ContractFileError(Exception):
     """A contract or source file that cannot be loaded, with where and why."""
 

@@ -16,17 +16,12 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 
 from reconcile_app.choices import EvidenceKind, MemoryAdmission, MemoryKind
-from reconcile_app.errors import DomainError
+from reconcile_app.errors import Unprocessable
 from reconcile_app.models import EvidenceEntry, MemoryClass
 from reconcile_app.services.references import split_reference
 
 # Kinds whose records expire by date; procedural and policy memory retires only by review.
 EXPIRING_KINDS = (MemoryKind.EPISODIC, MemoryKind.PREFERENCE, MemoryKind.FACT)
-
-
-class Unprocessable(DomainError):
-    status = 422
-    title = "Unprocessable"
 
 
 def memory_class_get(name: str) -> MemoryClass:

@@ -2,10 +2,11 @@
 
 `GET {base_url}records/{subject}/{field}` → `{"value", "version", "valid_from",
 "recorded_at", "observed_at"}` with `ETag: "<version>"`; `GET {base_url}authority/{fact_key}`
-(and, for an owner that keeps authority history, `?as_of=`: believed only when it echoes it). Authentication, when the owner
-needs it, is a bearer token read from the environment variable the source file names in
-`auth_token_env` (secrets never live in contract files), and only from a variable under
-RECONCILE_SOURCE_TOKEN_ENV_PREFIX (reconcile_app.sources.tokens).
+(and, for an owner that keeps authority history, `?as_of=`: believed only when it echoes it).
+Authentication, when the owner needs it, is a bearer token read from the environment
+variable the source file names in `auth_token_env` (secrets never live in contract files),
+and only from a variable under RECONCILE_SOURCE_TOKEN_ENV_PREFIX
+(reconcile_app.sources.tokens).
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ BELIEVED_QUERIES = 8
 
 
 def page_at(browser, as_of: datetime | str, **params: str) -> str:
-    params["as_of"] = as_of if isinstance(as_of, str) else rfc3339(as_of)
-    return browser.get(f"/facts/{KEY}/", params).content.decode()
+    asked = as_of if isinstance(as_of, str) else rfc3339(as_of)
+    return browser.get(f"/facts/{KEY}/", {**params, "as_of": asked}).content.decode()
 
 
 def section(page: str, element_id: str) -> str:

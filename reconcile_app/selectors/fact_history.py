@@ -120,8 +120,9 @@ def fact_believed(
 ) -> FactBelieved:
     """The key's selection as it was knowable at `as_of`: four queries and one owner call.
 
-    `records` (every record of the key, any order) and `source` may be passed by a caller
-    that already loaded them. Quarantine is a present-day control on what agents may act on,
+    A caller that already loaded the key's records (every one, any order) and its authority
+    source passes both (`source` None: no source answers for the key); otherwise both are
+    loaded here. Quarantine is a present-day control on what agents may act on,
     so with `quarantine_applies` (agents) a record in force then in a class quarantined now
     still answers `memory_class_quarantined`: without it an agent could read around a
     quarantine by asking about a second ago. People reading history (auditors, operators)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from reconcile_app.choices import ReadStatus
-from reconcile_app.errors import Conflict, NotFound
+from reconcile_app.errors import Conflict, NotFound, ValidationFailed
 from reconcile_app.reducers import Event
 from reconcile_app.sources import (
     ApplyOutcome,
@@ -46,13 +46,17 @@ class SandboxAdapter(SourceAdapter):
             observed_at=record.observed_at,
         )
 
-    def authority(self, fact_key: str) -> AuthorityResult:
+    def authority(self, fact_key: str, as_of: datetime | None = None) -> AuthorityResult:
+        # The sandbox keeps its authority history, so an as_of question has an answer.
         try:
-            found = sandbox_authority_read(source=self.source.name, fact_key=fact_key)
-        except (SandboxUnavailable, NotFound) as exc:
-            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=exc.detail)
+            found = sandbox_authority_read(source=self.source.name, fact_key=fact_key, as_of=as_of)
+        except (SandboxUnavailable, NotFound, ValidationFailed) as exc:
+            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=exc.detail, as_of=as_of)
         return AuthorityResult(
-            status=ReadStatus.OK, owner=found.owner, source_revision=found.source_revision
+            status=ReadStatus.OK,
+            owner=found.owner,
+            source_revision=found.source_revision,
+            as_of=as_of,
         )
 
     def apply(self, command: EffectCommand) -> ApplyResult:

@@ -78,6 +78,28 @@ class SandboxAuthority(models.Model):
         return f"{self.source}/{self.fact_key}: {self.owner}@{self.source_revision}"
 
 
+class SandboxAuthorityChange(AppendOnlyModel):
+    """One authority a fact key had in the sandbox owner system, in force from `at`. Insert only.
+
+    `SandboxAuthority` holds the latest answer; these rows keep every one it gave, so the owner
+    can say who owned a key, at which revision, at any past time (`GET authority/{fact_key}
+    ?as_of=`). The authority at T is the last change with `at <= T` (ties: the later id).
+    """
+
+    source = models.SlugField(max_length=100)
+    fact_key = models.CharField(max_length=200)
+    owner = models.CharField(max_length=200, blank=True, default="")
+    source_revision = models.CharField(max_length=200, blank=True, default="")
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["source", "fact_key", "at", "id"]
+        indexes = [models.Index(fields=["source", "fact_key", "at"], name="sandbox_authority_at")]
+
+    def __str__(self) -> str:
+        return f"{self.source}/{self.fact_key} from {self.at}: {self.owner}@{self.source_revision}"
+
+
 class SandboxEffect(AppendOnlyModel):
     """The sandbox owner's own idempotency ledger: one receipt per idempotency key.
 

@@ -264,6 +264,11 @@ class FactOutput(serializers.Serializer):
     authority = serializers.DictField(allow_null=True)
     candidates = serializers.ListField(child=serializers.CharField())
     escalation_id = serializers.CharField(allow_null=True)
+    on = serializers.DateField()
+    as_of = serializers.DateTimeField(allow_null=True)
+    quarantined_classes = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="as_of answers to people"
+    )
 
 
 class EffectInput(serializers.Serializer):

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
 from django.db.models import Count, Q, QuerySet
 
 from reconcile_app.choices import MEMORY_IN_FORCE, EscalationStatus
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Escalation, MemoryRecord, Source
+from reconcile_app.selectors.fact_history import FactBelieved, fact_believed
 from reconcile_app.services.facts import (
     OK,
     Selection,
@@ -114,7 +115,8 @@ def fact_selections(*, fact_keys: Iterable[str], on: date) -> dict[str, FactSele
 
 @dataclass(frozen=True)
 class FactDetail:
-    current: FactSelection
+    # The selection today, or (with as_of) as it was believed then.
+    current: FactSelection | FactBelieved
     # Every record of the key, newest first: history stays readable while writes are frozen.
     history: list[MemoryRecord]
     # memory_id → the ids of the records that name it in `supersedes`.
@@ -128,8 +130,12 @@ class FactDetail:
         )
 
 
-def console_fact_detail(*, fact_key: str, on: date) -> FactDetail:
-    """A fact key's selection on `on` and its whole history: five queries and one owner call."""
+def console_fact_detail(*, fact_key: str, on: date, as_of: datetime | None = None) -> FactDetail:
+    """A fact key's selection on `on` and its whole history: five queries and one owner call.
+
+    With `as_of`, the selection is the one believed then (one query more: the statuses then),
+    for people: a quarantined class is named beside it, not hidden (selectors/fact_history).
+    """
     history = list(
         MemoryRecord.objects.filter(fact_key=fact_key)
         .select_related("agent", "supersedes")
@@ -150,15 +156,23 @@ def console_fact_detail(*, fact_key: str, on: date) -> FactDetail:
         (item.escalation_id for item in escalations if item.status == EscalationStatus.OPEN),
         None,
     )
+    source = authority_source_for(fact_key)
+    current: FactSelection | FactBelieved
+    if as_of is None:
+        current = _select(
+            fact_key, history, on, source, open_escalation, quarantined_memory_classes()
+        )
+    else:
+        current = fact_believed(
+            fact_key=fact_key,
+            on=on,
+            as_of=as_of,
+            records=history,
+            source=source,
+            quarantine_applies=False,
+        )
     return FactDetail(
-        current=_select(
-            fact_key,
-            history,
-            on,
-            authority_source_for(fact_key),
-            open_escalation,
-            quarantined_memory_classes(),
-        ),
+        current=current,
         history=history,
         superseded_by=superseded_by,
         escalations=escalations,

@@ -8,9 +8,11 @@ or directly as a source file's `adapter:`.
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -41,12 +43,19 @@ class ReadResult:
 
 @dataclass(frozen=True)
 class AuthorityResult:
-    """The owner's own answer to "who owns this fact key, at which revision"."""
+    """The owner's own answer to "who owns this fact key, at which revision".
+
+    `as_of` is the recorded time the answer is about (None: now). `no_history` says the
+    owner keeps no authority history, so an `as_of` question cannot be answered at all (as
+    opposed to "none was registered then", or the owner being down).
+    """
 
     status: str  # ok | unavailable | timeout
     owner: str = ""
     source_revision: str = ""
     detail: str = ""
+    as_of: datetime | None = None
+    no_history: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,8 +120,23 @@ class SourceAdapter(ABC):
         """Read the current value of `field` for `subject` from the owner."""
 
     @abstractmethod
-    def authority(self, fact_key: str) -> AuthorityResult:
-        """Ask the owner who owns `fact_key` and what its current source revision is."""
+    def authority(self, fact_key: str, as_of: datetime | None = None) -> AuthorityResult:
+        """Ask the owner who owns `fact_key` and what its source revision is: now, or with
+        `as_of` as the owner recorded it at that time.
+
+        An owner that keeps no authority history answers an `as_of` question with
+        `self.authority_history_missing(fact_key, as_of)`, never with today's authority.
+        """
+
+    def authority_history_missing(self, fact_key: str, as_of: datetime) -> AuthorityResult:
+        """The answer of an owner that cannot say who owned `fact_key` at `as_of`."""
+        return AuthorityResult(
+            status=ReadStatus.UNAVAILABLE,
+            detail=f"{self.source.name} keeps no authority history: who owned {fact_key} "
+            f"at {as_of.isoformat()} cannot be asked",
+            as_of=as_of,
+            no_history=True,
+        )
 
     @abstractmethod
     def apply(self, command: EffectCommand) -> ApplyResult:
@@ -127,6 +151,27 @@ class SourceAdapter(ABC):
         self, subject: str, after: int | None = None, recorded_before: datetime | None = None
     ) -> EventsResult:
         """The subject's events (event-sourced owners), optionally as recorded by a time."""
+
+
+def authority_asked(
+    adapter: SourceAdapter, fact_key: str, as_of: datetime | None = None
+) -> AuthorityResult:
+    """`adapter.authority(fact_key, as_of)`, where an adapter whose `authority` takes no
+    `as_of` (written before the owner contract had one) keeps no history: the default."""
+    if as_of is None:
+        return adapter.authority(fact_key)
+    if not _takes_as_of(type(adapter)):
+        return adapter.authority_history_missing(fact_key, as_of)
+    return adapter.authority(fact_key, as_of=as_of)
+
+
+@cache
+def _takes_as_of(cls: type[SourceAdapter]) -> bool:
+    parameters = inspect.signature(cls.authority).parameters.values()
+    return any(
+        parameter.name == "as_of" or parameter.kind is inspect.Parameter.VAR_KEYWORD
+        for parameter in parameters
+    )
 
 
 def adapter_class_path(adapter: str) -> str:
@@ -153,4 +198,5 @@ __all__ = [
     "SourceAdapter",
     "adapter_class",
     "adapter_for",
+    "authority_asked",
 ]

@@ -1,10 +1,12 @@
 """Adapter for a real owner system speaking the owner contract of docs/api.md over HTTP.
 
 `GET {base_url}records/{subject}/{field}` → `{"value", "version", "valid_from",
-"recorded_at", "observed_at"}` with `ETag: "<version>"`. Authentication, when the owner
-needs it, is a bearer token read from the environment variable the source file names in
-`auth_token_env` (secrets never live in contract files), and only from a variable under
-RECONCILE_SOURCE_TOKEN_ENV_PREFIX (reconcile_app.sources.tokens).
+"recorded_at", "observed_at"}` with `ETag: "<version>"`; `GET {base_url}authority/{fact_key}`
+(and, for an owner that keeps authority history, `?as_of=`: believed only when it echoes it).
+Authentication, when the owner needs it, is a bearer token read from the environment
+variable the source file names in `auth_token_env` (secrets never live in contract files),
+and only from a variable under RECONCILE_SOURCE_TOKEN_ENV_PREFIX
+(reconcile_app.sources.tokens).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import httpx
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
+from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import ReadStatus
 from reconcile_app.limits import identifier_problem
 from reconcile_app.reducers import Event
@@ -77,6 +80,10 @@ def _receipt_mismatch(receipt: dict[str, Any], command: EffectCommand) -> str | 
         if receipt[key] != asked:
             return f"the receipt's {key} is {_shown(receipt[key])}, asked {_shown(asked)}"
     return None
+
+
+# How an owner without authority history answers the `as_of` form of `GET authority/{key}`.
+HISTORY_REFUSED = (400, 404, 405, 501)
 
 
 @dataclass(frozen=True)
@@ -150,31 +157,76 @@ class HttpAdapter(SourceAdapter):
             observed_at=_time(body.get("observed_at")),
         )
 
-    def authority(self, fact_key: str) -> AuthorityResult:
+    def authority(self, fact_key: str, as_of: datetime | None = None) -> AuthorityResult:
         if refusal := self._refusal(fact_key=fact_key):
-            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=refusal.detail)
+            return AuthorityResult(
+                status=ReadStatus.UNAVAILABLE, detail=refusal.detail, as_of=as_of
+            )
+        path = f"authority/{quote(fact_key, safe='')}"
+        if as_of is not None:
+            path += "?" + urlencode({"as_of": rfc3339(as_of)})
         try:
             with self._client() as client:
-                response = client.get(f"authority/{quote(fact_key, safe='')}")
+                response = client.get(path)
         except httpx.TimeoutException as exc:
-            return AuthorityResult(status=ReadStatus.TIMEOUT, detail=str(exc))
+            return AuthorityResult(status=ReadStatus.TIMEOUT, detail=str(exc), as_of=as_of)
         except httpx.HTTPError as exc:
-            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=str(exc))
+            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=str(exc), as_of=as_of)
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if as_of is not None and (
+            history := self._authority_history_problem(fact_key, as_of, response, body)
+        ):
+            return history
         if response.status_code != 200:
             return AuthorityResult(
                 status=ReadStatus.UNAVAILABLE,
                 detail=f"{self.source.name} answered {response.status_code} for {fact_key}",
+                as_of=as_of,
             )
-        try:
-            body = response.json()
-        except ValueError:
-            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail="malformed answer")
+        if not isinstance(body, dict):
+            return AuthorityResult(
+                status=ReadStatus.UNAVAILABLE, detail="malformed answer", as_of=as_of
+            )
         owner, revision = body.get("owner"), body.get("source_revision")
         return AuthorityResult(
             status=ReadStatus.OK,
             owner=owner if isinstance(owner, str) else "",
             source_revision=revision if isinstance(revision, str) else "",
+            as_of=as_of,
         )
+
+    def _authority_history_problem(
+        self, fact_key: str, as_of: datetime, response: httpx.Response, body: Any
+    ) -> AuthorityResult | None:
+        """Why an answer to an `as_of` question is not the owner's history, or None.
+
+        An owner without history either refuses the form (400, 404, 405, 501) or ignores the
+        query string and answers with today's authority: only an answer that echoes the time
+        asked is history. A 404 that echoes it means "none was registered then".
+        """
+        echoed = _time(body.get("as_of")) if isinstance(body, dict) else None
+        if echoed is None:
+            if response.status_code in (200, *HISTORY_REFUSED):
+                return self.authority_history_missing(fact_key, as_of)
+            return None
+        if echoed != as_of:
+            return AuthorityResult(
+                status=ReadStatus.UNAVAILABLE,
+                detail=f"{self.source.name} answered for {_shown(body.get('as_of'))}, "
+                f"asked {rfc3339(as_of)}",
+                as_of=as_of,
+            )
+        if response.status_code == 404:
+            return AuthorityResult(
+                status=ReadStatus.UNAVAILABLE,
+                detail=f"{self.source.name} registered no authority for {fact_key} "
+                f"by {rfc3339(as_of)}",
+                as_of=as_of,
+            )
+        return None
 
     def apply(self, command: EffectCommand) -> ApplyResult:
         refusal = self._refusal(

@@ -3,7 +3,8 @@
 The filtersets are shared with the API; the console shows some of their fields (`fields`),
 carries others it does not show when a link set them (`carry`), keeps the table's sort,
 and — on a page with status tabs — the tab. A page whose table is swapped by id names it
-(`target`); a region that swaps itself leaves it out.
+(`target`); a region that swaps itself leaves it out. A page about one thing names it
+(`url_arg`, the URL's one argument).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ def filter_form(
     export_url: str = "",
     export_id: str = "",
     compact: bool = False,
+    url_arg: str = "",
 ) -> dict[str, Any]:
-    action = reverse(url_name)
+    action = reverse(url_name, args=[url_arg] if url_arg else None)
     return {
         "request": context.get("request"),
         "form": form,

@@ -6,7 +6,7 @@ Badge colours come from `BADGE_COLOURS`, so a value looks the same on every page
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django import template
@@ -78,6 +78,18 @@ def ts(value: datetime | None) -> SafeString:
     """A UTC timestamp to the second, with the exact instant in the tooltip (one rendering
     for every page: lineage's, the lower layer's)."""
     return timestamp(value)
+
+
+@register.filter
+def picker_second_after(value: datetime | None) -> str:
+    """`value` as the "believed at" picker holds it (UTC, to the second), rounded up: asked
+    about that second, what was recorded at `value` is already known."""
+    if value is None:
+        return ""
+    moment = value.astimezone(UTC)
+    if moment.microsecond:
+        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S")
 
 
 @register.filter

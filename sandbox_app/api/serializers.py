@@ -32,6 +32,15 @@ class SandboxAuthorityInput(serializers.Serializer):
     source_revision = Text(max_length=200, allow_blank=True)
 
 
+class SandboxAuthorityOutput(serializers.Serializer):
+    owner = serializers.CharField(allow_blank=True)
+    source_revision = serializers.CharField(allow_blank=True)
+    as_of = serializers.DateTimeField(required=False, help_text="the time asked (as_of form)")
+    since = serializers.DateTimeField(
+        required=False, help_text="when that authority took effect (as_of form)"
+    )
+
+
 class SandboxEffectInput(serializers.Serializer):
     subject = Identifier()
     field = Identifier(max_length=150)

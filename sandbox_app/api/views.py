@@ -8,6 +8,7 @@ in-process), and every change made here is audited.
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -19,13 +20,14 @@ from rest_framework.views import APIView
 from reconcile_app.api.permissions import IsOperator
 from reconcile_app.api.problems import problem_response
 from reconcile_app.canonical import rfc3339
-from reconcile_app.errors import NotFound, ValidationFailed
+from reconcile_app.errors import DomainError, NotFound, ValidationFailed
 from reconcile_app.instants import instant_from_text
 from reconcile_app.limits import identifier_check
 from reconcile_app.request_id import request_id_of
 from reconcile_app.services.effects import check_idempotency_key, parse_if_match
 from sandbox_app.api.serializers import (
     SandboxAuthorityInput,
+    SandboxAuthorityOutput,
     SandboxEffectInput,
     SandboxEventInput,
     SandboxFaultInput,
@@ -138,10 +140,45 @@ class SandboxFaultsView(SandboxView):
 
 
 class SandboxAuthorityView(SandboxView):
-    @extend_schema(responses={200: SandboxAuthorityInput, 404: PROBLEM, 503: PROBLEM})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "as_of",
+                str,
+                description="RFC 3339: the authority as this owner recorded it at that time",
+            )
+        ],
+        responses={
+            200: SandboxAuthorityOutput,
+            400: PROBLEM,
+            404: PROBLEM,
+            422: PROBLEM,
+            503: PROBLEM,
+        },
+    )
     def get(self, request: Request, source: str, fact_key: str) -> Response:
-        found = sandbox_authority_read(source=_sandbox_source(source), fact_key=fact_key)
-        return Response({"owner": found.owner, "source_revision": found.source_revision})
+        raw_as_of = request.query_params.get("as_of")
+        as_of: datetime | None = None
+        try:
+            as_of = instant_from_text(raw_as_of, "as_of")
+            found = sandbox_authority_read(
+                source=_sandbox_source(source), fact_key=fact_key, as_of=as_of
+            )
+        except DomainError as exc:
+            if raw_as_of is not None:
+                # The question is echoed: a caller tells "none then" from "no history kept".
+                exc.extra.setdefault("as_of", rfc3339(as_of) if as_of else raw_as_of)
+            raise
+        if as_of is None:
+            return Response({"owner": found.owner, "source_revision": found.source_revision})
+        return Response(
+            {
+                "owner": found.owner,
+                "source_revision": found.source_revision,
+                "as_of": rfc3339(as_of),
+                "since": rfc3339(found.since),
+            }
+        )
 
     @extend_schema(request=SandboxAuthorityInput, responses={200: SandboxAuthorityInput})
     def put(self, request: Request, source: str, fact_key: str) -> Response:

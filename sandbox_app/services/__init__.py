@@ -20,6 +20,7 @@ from sandbox_app.services.faults import (
     sandbox_faults_clear,
 )
 from sandbox_app.services.records import (
+    SandboxAuthorityAnswer,
     SandboxRead,
     sandbox_authority_read,
     sandbox_authority_write,
@@ -28,6 +29,7 @@ from sandbox_app.services.records import (
 )
 
 __all__ = [
+    "SandboxAuthorityAnswer",
     "SandboxEventsRead",
     "SandboxRead",
     "SandboxTimeout",

@@ -13,6 +13,7 @@ from reconcile_app.errors import Conflict, NotFound, ValidationFailed
 from sandbox_app.choices import FaultKind
 from sandbox_app.models import (
     SandboxAuthority,
+    SandboxAuthorityChange,
     SandboxFault,
     SandboxRecord,
 )
@@ -140,16 +141,57 @@ def _record_write(
         return current
 
 
-def sandbox_authority_read(*, source: str, fact_key: str) -> SandboxAuthority:
+@dataclass(frozen=True)
+class SandboxAuthorityAnswer:
+    """Who owned a fact key and at which revision: now, or at `as_of`, and since when."""
+
+    owner: str
+    source_revision: str
+    since: datetime
+    as_of: datetime | None = None
+
+
+def sandbox_authority_read(
+    *, source: str, fact_key: str, as_of: datetime | None = None
+) -> SandboxAuthorityAnswer:
+    """The key's authority now, or with `as_of` as this owner recorded it then (its history).
+
+    404 `authority_not_found` when none was registered (by then); 422 `as_of_in_future` for a
+    time that has not happened yet: an answer about it could still change.
+    """
     faults = list(SandboxFault.objects.filter(source=source))
     if fault_fires(faults, FaultKind.UNAVAILABLE):
         raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
-    authority = SandboxAuthority.objects.filter(source=source, fact_key=fact_key).first()
-    if authority is None:
-        raise NotFound(
-            f"{source} registers no authority for {fact_key}", code="authority_not_found"
+    if as_of is None:
+        authority = SandboxAuthority.objects.filter(source=source, fact_key=fact_key).first()
+        if authority is None:
+            raise NotFound(
+                f"{source} registers no authority for {fact_key}", code="authority_not_found"
+            )
+        return SandboxAuthorityAnswer(
+            owner=authority.owner,
+            source_revision=authority.source_revision,
+            since=authority.updated_at,
         )
-    return authority
+    if as_of > timezone.now():
+        raise ValidationFailed(
+            "as_of is in the future: the owner's history only reaches now",
+            code="as_of_in_future",
+            status=422,
+        )
+    change = (
+        SandboxAuthorityChange.objects.filter(source=source, fact_key=fact_key, at__lte=as_of)
+        .order_by("-at", "-id")
+        .first()
+    )
+    if change is None:
+        raise NotFound(
+            f"{source} registered no authority for {fact_key} by {as_of.isoformat()}",
+            code="authority_not_found",
+        )
+    return SandboxAuthorityAnswer(
+        owner=change.owner, source_revision=change.source_revision, since=change.at, as_of=as_of
+    )
 
 
 def sandbox_authority_write(
@@ -161,11 +203,21 @@ def sandbox_authority_write(
     actor: Any = None,
     request_id: str = "",
 ) -> SandboxAuthority:
+    """Set a key's authority, and keep it in the history from this moment on."""
     with transaction.atomic():
         authority, _ = SandboxAuthority.objects.update_or_create(
             source=source,
             fact_key=fact_key,
             defaults={"owner": owner, "source_revision": source_revision},
+        )
+        # Taken after update_or_create locked the row: concurrent writers record their
+        # moments in the order they changed it, so the history ends at the row's answer.
+        SandboxAuthorityChange.objects.create(
+            source=source,
+            fact_key=fact_key,
+            owner=owner,
+            source_revision=source_revision,
+            at=timezone.now(),
         )
         sandbox_audit(
             actor,

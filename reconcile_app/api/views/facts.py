@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
+from typing import Any
 
 from django.db.models import QuerySet
+from django.utils import timezone
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
@@ -20,16 +22,20 @@ from reconcile_app.api.serializers import (
     FactOutput,
     MemoryOutput,
 )
-from reconcile_app.errors import ValidationFailed
+from reconcile_app.canonical import rfc3339
+from reconcile_app.errors import DomainError, ValidationFailed
 from reconcile_app.filtersets import EscalationFilterSet
+from reconcile_app.instants import instant_from_text
 from reconcile_app.limits import identifier_check
 from reconcile_app.models import Escalation
 from reconcile_app.request_id import request_id_of
+from reconcile_app.roles import is_staff_role
 from reconcile_app.selectors.escalations import escalation_get, escalations_visible_to
+from reconcile_app.selectors.fact_history import FactBelieved, fact_believed, fact_day
 from reconcile_app.services import facts
 from reconcile_app.services.escalations import escalation_decide
-from reconcile_app.services.memory import fact_today
 from reconcile_app.services.principals import principal_acting
+from reconcile_app.sources import AuthorityResult
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 FACT_STATUS = {
@@ -49,10 +55,24 @@ DETAILS = {
 
 
 class FactCurrentView(APIView):
-    """select_current(fact_key, on): the one eligible record, or a code and its candidates."""
+    """select_current(fact_key, on): the one eligible record, or a code and its candidates.
+
+    With `as_of`, the same rule over what was recorded by then (selectors/fact_history.py):
+    the records known then with their statuses then, and the owner's authority as it recorded
+    it then. That is history: it opens no escalation and writes nothing. Every answer echoes
+    `on` and `as_of`, so a problem says which question it answers.
+    """
 
     @extend_schema(
-        parameters=[OpenApiParameter("on", str, description="YYYY-MM-DD (default: today)")],
+        parameters=[
+            OpenApiParameter("on", str, description="YYYY-MM-DD (default: today, or as_of's date)"),
+            OpenApiParameter(
+                "as_of",
+                str,
+                description="RFC 3339: answer from the records, statuses and authority "
+                "as recorded then (not in the future)",
+            ),
+        ],
         responses={
             200: FactOutput,
             404: PROBLEM,
@@ -64,50 +84,126 @@ class FactCurrentView(APIView):
         },
     )
     def get(self, request: Request, fact_key: str) -> Response:
-        identifier_check(fact_key, "fact_key")
-        raw_on = request.query_params.get("on")
-        try:
-            on = date.fromisoformat(raw_on) if raw_on else fact_today()
-        except ValueError as exc:
-            raise ValidationFailed("`on` must be a date YYYY-MM-DD", code="invalid_date") from exc
+        on, as_of, echo = _question(request, fact_key)
+        if as_of is not None:
+            return _believed_response(
+                fact_believed(
+                    fact_key=fact_key,
+                    on=on,
+                    as_of=as_of,
+                    quarantine_applies=not is_staff_role(request.user),
+                )
+            )
         answer = facts.fact_current(
             fact_key=fact_key, on=on, requested_by=principal_acting(request.user, request.auth)
         )
-        selection = answer.selection
-        authority = (
-            {
-                "source": answer.authority_source,
-                "status": answer.authority.status,
-                "owner": answer.authority.owner,
-                "source_revision": answer.authority.source_revision,
-            }
-            if answer.authority
-            else None
-        )
-        escalation_id = answer.escalation.escalation_id if answer.escalation else None
-        if selection.code == facts.OK:
-            return Response(
-                {
-                    "code": facts.OK,
-                    "fact": MemoryOutput(selection.fact).data,
-                    "authority": authority,
-                    "candidates": selection.candidates,
-                    "escalation_id": None,
-                    "on": on.isoformat(),
-                }
-            )
-        status_code, title = FACT_STATUS[selection.code]
-        return problem_response(
-            status_code=status_code,
-            code=selection.code,
-            title=title,
-            detail=DETAILS[selection.code],
+        return _fact_response(
             fact_key=fact_key,
-            on=on.isoformat(),
-            candidates=selection.candidates,
-            escalation_id=escalation_id,
-            authority=authority,
+            selection=answer.selection,
+            authority=_authority(answer.authority, answer.authority_source),
+            escalation_id=answer.escalation.escalation_id if answer.escalation else None,
+            echo=echo,
         )
+
+
+def _question(request: Request, fact_key: str) -> tuple[date, datetime | None, dict[str, Any]]:
+    """The date the rule applies on, the recorded time asked about (None: now), and both as
+    the answer echoes them; a refusal echoes them as they were given."""
+    raw_on = request.query_params.get("on")
+    raw_as_of = request.query_params.get("as_of")
+    echo: dict[str, Any] = {"on": raw_on, "as_of": raw_as_of}
+    try:
+        identifier_check(fact_key, "fact_key")
+        as_of = instant_from_text(raw_as_of, "as_of")
+        if as_of is not None:
+            echo["as_of"] = rfc3339(as_of)
+            if as_of > timezone.now():
+                # What was recorded by then is still being written: the answer could change.
+                raise ValidationFailed(
+                    "as_of is in the future: history can only be asked about the past",
+                    code="as_of_in_future",
+                    status=422,
+                )
+        try:
+            on = date.fromisoformat(raw_on) if raw_on else None
+        except ValueError as exc:
+            raise ValidationFailed("`on` must be a date YYYY-MM-DD", code="invalid_date") from exc
+        if on is None:
+            try:
+                on = fact_day(as_of)
+            except OverflowError as exc:  # a time at the edge of the calendar, in the fact zone
+                raise ValidationFailed(
+                    "as_of has no date in the fact timezone", code="invalid_parameter"
+                ) from exc
+        echo["on"] = on.isoformat()
+    except DomainError as exc:
+        for name, value in echo.items():
+            exc.extra.setdefault(name, value)
+        raise
+    return on, as_of, echo
+
+
+def _authority(found: AuthorityResult | None, source: str | None) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    shown: dict[str, Any] = {
+        "source": source,
+        "status": found.status,
+        "owner": found.owner,
+        "source_revision": found.source_revision,
+    }
+    if found.as_of is not None:
+        shown.update(as_of=rfc3339(found.as_of), history_kept=not found.no_history)
+        if found.detail:
+            shown["detail"] = found.detail
+    return shown
+
+
+def _believed_response(believed: FactBelieved) -> Response:
+    return _fact_response(
+        fact_key=believed.fact_key,
+        selection=believed.selection,
+        authority=_authority(believed.authority, believed.authority_source),
+        escalation_id=None,
+        echo={"on": believed.on.isoformat(), "as_of": rfc3339(believed.as_of)},
+        quarantined_classes=believed.quarantined_classes,
+    )
+
+
+def _fact_response(
+    *,
+    fact_key: str,
+    selection: facts.Selection,
+    authority: dict[str, Any] | None,
+    escalation_id: str | None,
+    echo: dict[str, Any],
+    **extra: Any,
+) -> Response:
+    if selection.code == facts.OK:
+        return Response(
+            {
+                "code": facts.OK,
+                "fact": MemoryOutput(selection.fact).data,
+                "authority": authority,
+                "candidates": selection.candidates,
+                "escalation_id": None,
+                **echo,
+                **extra,
+            }
+        )
+    status_code, title = FACT_STATUS[selection.code]
+    return problem_response(
+        status_code=status_code,
+        code=selection.code,
+        title=title,
+        detail=DETAILS[selection.code],
+        fact_key=fact_key,
+        candidates=selection.candidates,
+        escalation_id=escalation_id,
+        authority=authority,
+        **echo,
+        **extra,
+    )
 
 
 class EscalationListView(generics.ListAPIView):

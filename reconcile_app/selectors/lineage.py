@@ -29,6 +29,12 @@ def memory_class_roots(memory_class: str) -> list[tuple[int, str]]:
     return nodes_of_kind("memory", memory_ids)
 
 
+def memory_roots(memory_id: str) -> list[tuple[int, str]]:
+    """One memory record's lineage node as blast-radius roots (a poisoned record is
+    quarantined alone; none if nothing recorded it)."""
+    return nodes_of_kind("memory", [memory_id])
+
+
 def snapshots_of_decisions(decision_ids: Sequence[str]) -> dict[str, str]:
     """decision id → the id of the snapshot it was made on, in one query."""
     return dict(

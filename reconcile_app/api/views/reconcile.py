@@ -17,17 +17,28 @@ from reconcile_app.api.serializers import (
 )
 from reconcile_app.filtersets import SnapshotFilterSet
 from reconcile_app.models import DecisionSnapshot
-from reconcile_app.reconciliation.types import NOT_PROPOSED, Claim
+from reconcile_app.reconciliation.types import NOT_PROPOSED
 from reconcile_app.selectors.snapshots import (
     snapshot_get,
     snapshot_representation,
     snapshots_visible_to,
 )
 from reconcile_app.services.principals import principal_acting
+from reconcile_app.services.recall import ClaimDraft
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from reconcile_app.services.replay import snapshot_replay
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
+CLAIM_FIELDS = (
+    "memory_id",
+    "subject",
+    "field",
+    "value",
+    "written_at",
+    "memory_class",
+    "purpose",
+    "note",
+)
 
 
 class ReconcileView(APIView):
@@ -42,22 +53,18 @@ class ReconcileView(APIView):
             403: PROBLEM,
             404: PROBLEM,
             409: PROBLEM,
+            422: PROBLEM,
         },
     )
     def post(self, request: Request) -> Response:
         payload = ReconcileInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data: dict[str, Any] = payload.validated_data
+        # What a claim leaves out stays out: a recalled claim's record fills it in.
         claims = [
-            Claim(
-                subject=item["subject"],
-                field=item["field"],
-                value=item["value"],
-                written_at=item.get("written_at"),
-                memory_class=item["memory_class"],
-                purpose=item["purpose"],
-                derived_from=tuple(item["derived_from"]),
-                note=item["note"],
+            ClaimDraft(
+                **{name: item[name] for name in CLAIM_FIELDS if name in item},
+                **({"derived_from": tuple(item["derived_from"])} if "derived_from" in item else {}),
             )
             for item in data["claims"]
         ]

@@ -75,6 +75,8 @@ def _given(value: Any, default: Any) -> Any:
 def _differs(name: str, stated: Any, recorded: Any) -> bool:
     if name == "written_at":
         return stated is not None and bool(stated != recorded)
+    if name == "field" and recorded == "":
+        return False  # a fact record has no field: the claim says which one it speaks to
     if name in ("memory_class", "purpose") and stated == "":
         return False  # left blank (or null), as a claim without a record may: nothing stated
     return not same_value(stated, recorded)

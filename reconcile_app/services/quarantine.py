@@ -126,9 +126,7 @@ def quarantine_create(
         if not MemoryRecord.objects.filter(memory_id=target).exists():
             raise ValidationFailed(f"no memory {target!r}", code="unknown_memory")
     else:
-        raise ValidationFailed(
-            "scope must be source, memory_class or memory", code="invalid_scope"
-        )
+        raise ValidationFailed("scope must be source, memory_class or memory", code="invalid_scope")
     now = timezone.now()
     if ends_at is not None and ends_at <= now:
         raise ValidationFailed("ends_at must be in the future", code="invalid_ends_at")

@@ -150,6 +150,8 @@ def claims_recall(*, principal: Principal, claims: Sequence[Claim | ClaimDraft])
             f"unknown references: {', '.join(missing)}", code="unknown_reference", missing=missing
         )
     return [
-        _from_record(index, draft, records[draft.memory_id]) if draft.memory_id else _as_stated(draft)
+        _from_record(index, draft, records[draft.memory_id])
+        if draft.memory_id
+        else _as_stated(draft)
         for index, draft in enumerate(drafts)
     ]

@@ -36,12 +36,12 @@ from reconcile_app.console.mixins import (
     not_found_is_404,
     polls,
 )
+from reconcile_app.console.node_links import node_blast_radius_url
 from reconcile_app.console.tables.quarantine import (
     QuarantineHistoryTable,
     QuarantineTargetTable,
     affected_label,
 )
-from reconcile_app.console.node_links import node_blast_radius_url
 from reconcile_app.errors import DomainError, NotFound
 from reconcile_app.filtersets import QuarantineFilterSet
 from reconcile_app.models import Quarantine

@@ -71,13 +71,17 @@ def test_quarantining_swaps_in_the_held_row_and_audits(operator_browser, operato
     assert json.loads(response["HX-Trigger"]) == {"quarantine-changed": "", "dialog-done": ""}
     quarantine = Quarantine.objects.get()
     assert (quarantine.scope, quarantine.target) == ("memory", poisoned)
-    assert response["HX-Retarget"] == f"#{quarantine_target(scope='memory', target=poisoned).dom_id}"
+    assert (
+        response["HX-Retarget"] == f"#{quarantine_target(scope='memory', target=poisoned).dom_id}"
+    )
     audit = AuditEvent.objects.get(action="quarantine.create")
     assert audit.actor == operator.user and audit.reason == "Injected by a prompt."
 
 
 def test_a_held_memory_is_listed_until_lifted(operator_browser, operator, poisoned):
-    made = quarantine_create(scope="memory", target=poisoned, reason="poisoned", actor=operator.user)
+    made = quarantine_create(
+        scope="memory", target=poisoned, reason="poisoned", actor=operator.user
+    )
     quarantine_apply(quarantine_id=made.quarantine_id)
     row = quarantine_target(scope="memory", target=poisoned)
     page = operator_browser.get("/quarantine/").content.decode()

@@ -9,7 +9,7 @@ verdict, the snapshot and the lineage all speak of the record as it was written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -50,6 +50,16 @@ class ClaimDraft:
 
 # The claim's fields that a record also holds, in the order a mismatch reports them.
 RECORDED = ("subject", "field", "value", "written_at", "memory_class", "purpose")
+
+
+def claim_draft(given: Mapping[str, Any]) -> ClaimDraft:
+    """A draft from the fields a caller sent (absent keys stay not given)."""
+    fields: dict[str, Any] = {
+        name: given[name] for name in ("memory_id", *RECORDED, "note") if name in given
+    }
+    if "derived_from" in given:
+        fields["derived_from"] = tuple(given["derived_from"])
+    return ClaimDraft(**fields)
 
 
 def _draft_of(claim: Claim | ClaimDraft) -> ClaimDraft:

@@ -38,7 +38,7 @@ def rows(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_every_seed_scenario_runs_on_both_arms(report):
     assert [row["name"] for row in report["scenarios"]] == list(SEED_SCENARIO_NAMES)
-    assert SCENARIO_NAMES == (*SEED_SCENARIO_NAMES, "poisoned_memory")
+    assert (*SEED_SCENARIO_NAMES, "poisoned_memory") == SCENARIO_NAMES
     assert report["poisoned_memory"]["trials"] == 1
     for row in report["scenarios"]:
         assert row["protocol"]["trials"] == row["baseline"]["trials"] == 1

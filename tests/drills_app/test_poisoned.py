@@ -52,9 +52,7 @@ def test_no_later_decision_cites_it(report):
         detail["fed_snapshots"]
     )
     later = ClaimVerdict.objects.filter(snapshot__snapshot_id__in=detail["later_snapshots"])
-    assert {(row.memory_id, row.verdict) for row in later} == {
-        (detail["memory_id"], "quarantined")
-    }
+    assert {(row.memory_id, row.verdict) for row in later} == {(detail["memory_id"], "quarantined")}
     # Nothing else changed: the later decisions still allowed, and one committed.
     assert len(detail["later_effects"]) == 1
     assert "recall → allow, claim quarantined" in detail["steps"]

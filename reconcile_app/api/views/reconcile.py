@@ -24,21 +24,11 @@ from reconcile_app.selectors.snapshots import (
     snapshots_visible_to,
 )
 from reconcile_app.services.principals import principal_acting
-from reconcile_app.services.recall import ClaimDraft
+from reconcile_app.services.recall import claim_draft
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from reconcile_app.services.replay import snapshot_replay
 
 PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
-CLAIM_FIELDS = (
-    "memory_id",
-    "subject",
-    "field",
-    "value",
-    "written_at",
-    "memory_class",
-    "purpose",
-    "note",
-)
 
 
 class ReconcileView(APIView):
@@ -61,13 +51,7 @@ class ReconcileView(APIView):
         payload.is_valid(raise_exception=True)
         data: dict[str, Any] = payload.validated_data
         # What a claim leaves out stays out: a recalled claim's record fills it in.
-        claims = [
-            ClaimDraft(
-                **{name: item[name] for name in CLAIM_FIELDS if name in item},
-                **({"derived_from": tuple(item["derived_from"])} if "derived_from" in item else {}),
-            )
-            for item in data["claims"]
-        ]
+        claims = [claim_draft(item) for item in data["claims"]]
         snapshot = snapshot_issue(
             principal=principal_acting(request.user, request.auth),
             request=ReconcileRequest(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from reconcile_app.models import Capability, ClaimVerdict, DecisionSnapshot
 from tests.conftest import COLLECTIONS, make_agent
@@ -225,3 +227,15 @@ def test_a_claim_stated_without_its_record_feeds_no_memory(collectible, agent, o
     )
     body = operator.client.get(f"/api/v1/lineage/memory:{memory['memory_id']}/descendants").json()
     assert body["counts"].get("snapshot", 0) == 0
+
+
+def test_recalling_many_records_costs_what_recalling_one_does(collectible, agent):
+    memories = [remember(agent)["memory_id"] for _ in range(8)]
+
+    def queries(memory_ids: list[str]) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            recalled(agent, *({"memory_id": memory_id} for memory_id in memory_ids))
+        return len(captured)
+
+    queries(memories[:1])  # warm: the first reconcile compiles and caches the contract
+    assert queries(memories[:1]) == queries(memories)

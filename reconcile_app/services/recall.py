@@ -130,7 +130,15 @@ def _from_record(index: int, draft: ClaimDraft, record: MemoryRecord) -> Claim:
     )
 
 
-def _as_stated(draft: ClaimDraft) -> Claim:
+def _as_stated(index: int, draft: ClaimDraft) -> Claim:
+    unstated = [name for name in ("subject", "field", "value") if getattr(draft, name) is NOT_GIVEN]
+    if unstated:
+        raise ValidationFailed(
+            f"claim {index} names no memory record, so it needs {', '.join(unstated)}",
+            code="claim_incomplete",
+            index=index,
+            missing=unstated,
+        )
     return Claim(
         subject=draft.subject,
         field=draft.field,
@@ -162,6 +170,6 @@ def claims_recall(*, principal: Principal, claims: Sequence[Claim | ClaimDraft])
     return [
         _from_record(index, draft, records[draft.memory_id])
         if draft.memory_id
-        else _as_stated(draft)
+        else _as_stated(index, draft)
         for index, draft in enumerate(drafts)
     ]

@@ -8,7 +8,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from reconcile_app.errors import ValidationFailed
 from reconcile_app.models import Capability, ClaimVerdict, DecisionSnapshot
+from reconcile_app.services.recall import ClaimDraft, claims_recall
 from tests.conftest import COLLECTIONS, make_agent
 from tests.reconcile_app.effects.conftest import SUBJECT, collectible, commit  # noqa: F401
 
@@ -239,3 +241,12 @@ def test_recalling_many_records_costs_what_recalling_one_does(collectible, agent
 
     queries(memories[:1])  # warm: the first reconcile compiles and caches the contract
     assert queries(memories[:1]) == queries(memories)
+
+
+def test_a_service_caller_drafting_a_claim_without_record_or_subject_is_refused(collectible, agent):
+    """The API's serializer refuses such a claim first; the service refuses it too."""
+    with pytest.raises(ValidationFailed) as refused:
+        claims_recall(
+            principal=agent.principal, claims=[ClaimDraft(field="collections_status", value=1)]
+        )
+    assert (refused.value.code, refused.value.extra["missing"]) == ("claim_incomplete", ["subject"])

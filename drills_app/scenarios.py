@@ -20,6 +20,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from drills_app import poisoned
 from drills_app.baseline import baseline_arm
 from drills_app.protocol import protocol_arm
 from drills_app.tally import replay_snapshots, suite_report
@@ -177,7 +178,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         hazards=frozenset({"silent"}),
     ),
 )
-SCENARIO_NAMES = tuple(scenario.name for scenario in SCENARIOS)
+SEED_SCENARIO_NAMES = tuple(scenario.name for scenario in SCENARIOS)
+# Seed 000's suite, then the scenarios that test lineage rather than one decision.
+SCENARIO_NAMES = (*SEED_SCENARIO_NAMES, poisoned.NAME)
 
 
 @dataclass(frozen=True)
@@ -246,7 +249,8 @@ def drill_suite_run(
     spec = contract_spec(contract_current(decision_class=DECISION_CLASS, version=None))
     tag = secrets.token_hex(3)  # unique subjects and keys: the drill can run again and again
     selected = [scenario for scenario in SCENARIOS if scenario.name in parameters.scenarios]
-    total = len(selected) * parameters.repeat
+    poisoning = poisoned.NAME in parameters.scenarios
+    total = (len(selected) + poisoning) * parameters.repeat
     arms: list[ArmResult] = []
     done = 0
     for scenario in selected:
@@ -255,6 +259,20 @@ def drill_suite_run(
             done += 1
             if on_progress is not None:
                 on_progress(done, total, scenario.name)
+    trials: list[poisoned.PoisonedTrial] = []
+    for index in range(parameters.repeat if poisoning else 0):
+        subject = f"drill-{tag}-{poisoned.NAME}-{index}"
+        try:
+            trials.append(
+                poisoned.poisoned_memory_trial(
+                    principal=principal, subject=subject, now=timezone.now()
+                )
+            )
+        finally:
+            faults_clear()
+        done += 1
+        if on_progress is not None:
+            on_progress(done, total, poisoned.NAME)
     replay_measured = replay_snapshots([arm for arm in arms if arm.arm == "protocol"])
     report = suite_report(
         scenarios=selected,
@@ -262,6 +280,11 @@ def drill_suite_run(
         replay_measured=replay_measured,
         parameters=parameters.as_dict(),
     )
+    if poisoning:
+        section = poisoned.poisoned_memory_report(trials)
+        report["poisoned_memory"] = section
+        report["failures"] += [f"{poisoned.NAME}: {failure}" for failure in section["failures"]]
+        report["passed"] = report["passed"] and section["passed"]
     report["tag"] = tag
     report["elapsed_seconds"] = round(time.perf_counter() - started, 3)
     return report

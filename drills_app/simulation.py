@@ -195,6 +195,7 @@ class Simulation:
             purpose=desk.purpose,
             derived_from=belief.derived_from,
             note="what the agent remembers",
+            memory_id=belief.memory_id,
         )
         snapshot = snapshot_issue(
             principal=agent,

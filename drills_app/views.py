@@ -62,6 +62,7 @@ from reconcile_app.console.mixins import (
     not_found_is_404,
     polls,
 )
+from reconcile_app.console.node_links import node_blast_radius_url
 from reconcile_app.errors import DomainError
 from reconcile_app.roles import has_role
 
@@ -128,7 +129,21 @@ def run_panel(run: DrillRun, *, polls: int = 0) -> dict[str, Any]:
         panel["totals"] = results.get("totals") or {}
         panel["failures"] = results.get("failures") or []
         panel["baseline_failed_where_expected"] = results.get("baseline_failed_where_expected")
+        panel["poisoned"] = poisoned_panel(results.get("poisoned_memory"))
     return panel
+
+
+def poisoned_panel(section: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The poisoned-memory scenario's figures, with a link to one trial's blast radius."""
+    if not section:
+        return None
+    trials = section.get("trials_detail") or []
+    memory_id = trials[0].get("memory_id") if trials else None
+    return {
+        **{key: value for key, value in section.items() if key != "trials_detail"},
+        "memory_id": memory_id,
+        "blast_radius_url": node_blast_radius_url(f"memory:{memory_id}") if memory_id else "",
+    }
 
 
 def _run(run_id: int) -> DrillRun:

@@ -190,6 +190,7 @@ class EscalationStatus(models.TextChoices):
 class QuarantineScope(models.TextChoices):
     SOURCE = "source"
     MEMORY_CLASS = "memory_class"
+    MEMORY = "memory"  # one memory record: claims citing it are quarantined, nothing else
 
 
 class QuarantineStatus(models.TextChoices):

@@ -13,22 +13,34 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from reconcile_app.api.fields import Identifier, Justification, Text, Value
-from reconcile_app.choices import EvidenceKind
+from reconcile_app.choices import EvidenceKind, QuarantineScope
 from reconcile_app.models import MemoryRecord
 from reconcile_app.selectors.ledger import promotion_escalation_id
 
 
 class ClaimInput(serializers.Serializer):
-    subject = Identifier()
-    field = Identifier(max_length=150)
-    value = Value(allow_null=True)
+    """A remembered claim. With `memory_id` (the record it was recalled from) the other
+    fields may be left out: they are the record's. Absent stays absent (no defaults), so the
+    service can tell a field left out from one stated."""
+
+    memory_id = Identifier(max_length=100, required=False)
+    subject = Identifier(required=False)
+    field = Identifier(max_length=150, required=False)
+    value = Value(allow_null=True, required=False)
     written_at = serializers.DateTimeField(required=False, allow_null=True)
-    memory_class = Identifier(max_length=100, required=False, allow_blank=True, default="")
-    purpose = Text(max_length=150, required=False, allow_blank=True, default="")
-    derived_from = serializers.ListField(
-        child=Text(max_length=200), required=False, default=list, max_length=100
-    )
+    memory_class = Identifier(max_length=100, required=False, allow_blank=True)
+    purpose = Text(max_length=150, required=False, allow_blank=True)
+    derived_from = serializers.ListField(child=Text(max_length=200), required=False, max_length=100)
     note = Text(max_length=2000, required=False, allow_blank=True, default="")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs.get("memory_id"):
+            missing = [name for name in ("subject", "field", "value") if name not in attrs]
+            if missing:
+                raise serializers.ValidationError(
+                    {name: ["This field is required without a memory_id."] for name in missing}
+                )
+        return attrs
 
 
 class ReconcileInput(serializers.Serializer):
@@ -78,6 +90,9 @@ class ClaimOutput(serializers.Serializer):
     subject = serializers.CharField()
     field = serializers.CharField()
     value = serializers.JSONField(allow_null=True)
+    memory_id = serializers.CharField(
+        required=False, help_text="present when the claim was recalled from a memory record"
+    )
 
 
 class ContradictionSide(serializers.Serializer):
@@ -360,7 +375,7 @@ class ReplayOutput(serializers.Serializer):
 
 
 class QuarantineInput(serializers.Serializer):
-    scope = serializers.ChoiceField(choices=["source", "memory_class"])
+    scope = serializers.ChoiceField(choices=QuarantineScope.choices)
     target = Identifier(max_length=150)
     reason = Justification()
     since = serializers.DateTimeField(required=False, allow_null=True, default=None)

@@ -120,6 +120,8 @@ def _claim(memory: MemoryRecord) -> Claim:
         purpose=memory.purpose,
         derived_from=tuple(memory.derived_from),
         note=memory.note,
+        # Recalled, so the record joins the snapshot's lineage (its blast radius lists it).
+        memory_id=memory.memory_id,
     )
 
 

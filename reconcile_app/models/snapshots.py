@@ -84,7 +84,12 @@ class StateRead(AppendOnlyModel):
 
 
 class ClaimVerdict(AppendOnlyModel):
-    """A remembered claim presented with a reconcile request, and what reconciliation found."""
+    """A remembered claim presented with a reconcile request, and what reconciliation found.
+
+    `memory_id` names the memory record the claim was recalled from (blank when the agent
+    stated the claim without one), so "every decision that cited this record" is an index
+    lookup.
+    """
 
     snapshot = models.ForeignKey(
         DecisionSnapshot, on_delete=models.PROTECT, related_name="claim_verdicts"
@@ -98,6 +103,7 @@ class ClaimVerdict(AppendOnlyModel):
     purpose = models.CharField(max_length=150, blank=True, default="")
     derived_from = models.JSONField(default=list)
     note = models.TextField(blank=True, default="")
+    memory_id = models.CharField(max_length=100, blank=True, default="", db_index=True)
     verdict = models.CharField(max_length=15, choices=Verdict.choices, db_index=True)
     reason = models.CharField(max_length=300)
     evidence = models.JSONField(default=list)

@@ -7,6 +7,7 @@ what was recorded and compare hashes. Memory claims are classified but never rea
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -36,8 +37,20 @@ def classify(
     reads: dict[str, FieldRead],
     evidence: list[EvidenceView],
     quarantined_classes: frozenset[str],
+    quarantined_memories: Mapping[str, str] | None = None,
 ) -> tuple[str, str, list[str]]:
-    """The seed reconciler, extended with scope and quarantine: (verdict, reason, evidence)."""
+    """The seed reconciler, extended with scope and quarantine: (verdict, reason, evidence).
+
+    A claim recalled from a quarantined memory record (`quarantined_memories`: memory id →
+    quarantine id) is quarantined before anything else is asked of it: the record is not to
+    be trusted wherever it is cited, so it must not feed the snapshot even out of scope.
+    """
+    if claim.memory_id and quarantined_memories and claim.memory_id in quarantined_memories:
+        return (
+            Verdict.QUARANTINED,
+            f"memory {claim.memory_id} is quarantined ({quarantined_memories[claim.memory_id]})",
+            [],
+        )
     if claim.subject != binding.subject or (claim.purpose and claim.purpose != binding.purpose):
         return Verdict.OUT_OF_SCOPE, "the claim concerns another subject or purpose", []
     if claim.memory_class and claim.memory_class in quarantined_classes:
@@ -91,8 +104,20 @@ def evaluate(
     capable_actions: frozenset[str],
     valid_time: datetime,
     recorded_time: datetime,
+    quarantined_memories: Mapping[str, str] | None = None,
 ) -> Outcome:
-    """Build the full snapshot content for one decision."""
+    """Build the full snapshot content for one decision.
+
+    Of the quarantined memory records, the content keeps those its claims cite (so replay
+    classifies them the same way); a snapshot citing none hashes as it did before memory
+    quarantines existed.
+    """
+    cited = {claim.memory_id for claim in claims if claim.memory_id}
+    memory_quarantines = {
+        memory_id: quarantine_id
+        for memory_id, quarantine_id in (quarantined_memories or {}).items()
+        if memory_id in cited
+    }
     reads = {
         read.field: apply_freshness(read, contract.field(read.field).max_age_seconds, valid_time)  # type: ignore[union-attr]
         for read in raw_reads
@@ -102,7 +127,9 @@ def evaluate(
 
     verdicts: list[dict[str, Any]] = []
     for index, claim in enumerate(claims):
-        verdict, reason, supporting = classify(claim, binding, reads, evidence, quarantined_classes)
+        verdict, reason, supporting = classify(
+            claim, binding, reads, evidence, quarantined_classes, memory_quarantines
+        )
         verdicts.append(
             {
                 "index": index,
@@ -114,6 +141,8 @@ def evaluate(
                 "purpose": claim.purpose,
                 "derived_from": list(claim.derived_from),
                 "note": claim.note,
+                # Only when recalled: a claim without a record hashes as it always did.
+                **({"memory_id": claim.memory_id} if claim.memory_id else {}),
                 "verdict": str(verdict),
                 "reason": reason,
                 "evidence": supporting,
@@ -196,6 +225,7 @@ def evaluate(
         "claims": verdicts,
         "contradictions": contradictions,
         "quarantined_memory_classes": sorted(quarantined_classes),
+        **({"quarantined_memories": memory_quarantines} if memory_quarantines else {}),
         "evidence_manifest": [
             {"evidence_id": evidence_id, "hash": hashes[evidence_id]}
             for evidence_id in manifest_ids

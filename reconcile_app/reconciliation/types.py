@@ -89,6 +89,9 @@ class Claim:
     purpose: str = ""
     derived_from: tuple[str, ...] = ()
     note: str = ""
+    # The memory record the agent recalled this claim from (docs/api.md "Reconcile"): the
+    # record joins the snapshot's lineage, and a quarantine of it quarantines the claim.
+    memory_id: str = ""
 
 
 class _NotProposed:

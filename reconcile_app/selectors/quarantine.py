@@ -1,5 +1,6 @@
-"""Reads of quarantines: every source and memory class with its state, and the history (the
-API's list and detail and the console's quarantine page alike).
+"""Reads of quarantines: every source and memory class with its state, the memory records
+under quarantine, and the history (the API's list and detail and the console's quarantine
+page alike).
 
 A target is trusted unless an active (applying or applied) quarantine names it. Memory classes
 have no table of their own: they are the classes memories were written with, the classes
@@ -13,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
+from django.utils.text import Truncator
 
 from reconcile_app.choices import QuarantineScope, QuarantineStatus
 from reconcile_app.errors import NotFound
@@ -20,16 +22,17 @@ from reconcile_app.models import ClaimVerdict, MemoryRecord, Quarantine, Source
 from reconcile_app.services.quarantine import ACTIVE
 
 TRUSTED = "trusted"
+NOTE_VALUE_CHARS = 60
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 @dataclass(frozen=True)
 class QuarantineTarget:
-    """One source or memory class, and the quarantine in force on it (if any)."""
+    """One source, memory class or memory record, and the quarantine in force on it (if any)."""
 
     scope: str
     target: str
-    # Who owns a source and how it is read; empty for a memory class.
+    # Who owns a source and how it is read; what a memory record says; empty for a class.
     note: str
     quarantine: Quarantine | None
 
@@ -66,7 +69,8 @@ def _source_note(owner: str, mode: str) -> str:
 
 
 def quarantine_targets() -> list[QuarantineTarget]:
-    """Every source, then every memory class, each with its active quarantine: 3 queries."""
+    """Every source, then every memory class, each with its active quarantine, then the
+    memory records under quarantine: 3 queries, a fourth when a record is held."""
     active = _active_by_target()
     sources = {
         name: _source_note(owner, mode)
@@ -108,7 +112,32 @@ def quarantine_targets() -> list[QuarantineTarget]:
         )
         for name in sorted(set(classes))
     ]
+    # Memory records are too many to list: those under quarantine are, to be lifted.
+    held = sorted(target for scope, target in active if scope == QuarantineScope.MEMORY)
+    notes = _memory_notes(held) if held else {}
+    targets += [
+        QuarantineTarget(
+            scope=QuarantineScope.MEMORY,
+            target=memory_id,
+            note=notes.get(memory_id, "no longer recorded"),
+            quarantine=active[(QuarantineScope.MEMORY, memory_id)],
+        )
+        for memory_id in held
+    ]
     return targets
+
+
+def _memory_notes(memory_ids: list[str]) -> dict[str, str]:
+    """What each record says, for the row that names it (one query)."""
+    return {
+        memory_id: f"{memory_class} · {subject}.{field or fact_key} = "
+        f"{Truncator(repr(value)).chars(NOTE_VALUE_CHARS)} · by {agent}"
+        for memory_id, memory_class, subject, field, fact_key, value, agent in (
+            MemoryRecord.objects.filter(memory_id__in=memory_ids).values_list(
+                "memory_id", "memory_class", "subject", "field", "fact_key", "value", "agent__name"
+            )
+        )
+    }
 
 
 def _memory_class_known(name: str) -> bool:
@@ -135,6 +164,11 @@ def quarantine_target(*, scope: str, target: str) -> QuarantineTarget:
         if active is None and not _memory_class_known(target):
             raise NotFound(f"no memory class {target!r}", code="unknown_memory_class")
         note = ""
+    elif scope == QuarantineScope.MEMORY:
+        notes = _memory_notes([target])
+        if active is None and target not in notes:
+            raise NotFound(f"no memory {target!r}", code="unknown_memory")
+        note = notes.get(target, "no longer recorded")
     else:
         raise NotFound(f"no quarantine scope {scope!r}", code="invalid_scope")
     return QuarantineTarget(scope=scope, target=target, note=note, quarantine=active)

@@ -7,7 +7,7 @@ from typing import Any
 
 from lineage_app.choices import Relation
 from lineage_app.services.graph import Link, graph_record
-from reconcile_app.choices import ReadStatus
+from reconcile_app.choices import ReadStatus, Verdict
 from reconcile_app.services.references import split_reference
 
 
@@ -34,6 +34,11 @@ def snapshot_lineage(*, snapshot_id: str, decision_id: str, content: dict[str, A
             links.append(Link(source, read_node, Relation.WAS_ATTRIBUTED_TO))
     for item in content["evidence_manifest"]:
         links.append(Link(f"evidence:{item['evidence_id']}", snapshot, Relation.USED))
+    for claim in content["claims"]:
+        # A recalled record fed this decision (docs/api.md "Reconcile"), unless it was
+        # quarantined: then the snapshot did not use it, and nothing new descends from it.
+        if claim.get("memory_id") and claim["verdict"] != Verdict.QUARANTINED:
+            links.append(Link(f"memory:{claim['memory_id']}", snapshot, Relation.USED))
     if content.get("reducer_version"):
         links.append(
             Link(f"reducer:{content['reducer_version']}", snapshot, Relation.WAS_GENERATED_BY)

@@ -1,10 +1,11 @@
-"""Quarantine a source or a memory class, list what it touches, and lift it."""
+"""Quarantine a source, a memory class or one memory record, list what it touches, and lift it."""
 
 from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,6 +17,7 @@ from lineage_app.selectors.blast import blast_radius
 from reconcile_app.choices import EffectStatus, QuarantineScope, QuarantineStatus
 from reconcile_app.errors import Conflict, Locked, NotFound, ValidationFailed
 from reconcile_app.models import (
+    ClaimVerdict,
     DecisionSnapshot,
     Effect,
     MemoryRecord,
@@ -23,7 +25,7 @@ from reconcile_app.models import (
     QuarantineEpoch,
     Source,
 )
-from reconcile_app.selectors.lineage import memory_class_roots
+from reconcile_app.selectors.lineage import memory_class_roots, memory_roots
 from reconcile_app.services.audit import audit_record
 
 ACTIVE = (QuarantineStatus.APPLYING, QuarantineStatus.APPLIED)
@@ -36,14 +38,19 @@ class ActiveQuarantines:
     sources: frozenset[str]
     memory_classes: frozenset[str]
     epoch: int
+    # memory id → the quarantine holding it (a claim's reason names the quarantine).
+    memories: Mapping[str, str] = field(default_factory=dict)
 
 
 def quarantines_active() -> ActiveQuarantines:
-    rows = list(Quarantine.objects.filter(status__in=ACTIVE).values_list("scope", "target"))
+    rows = list(
+        Quarantine.objects.filter(status__in=ACTIVE).values_list("scope", "target", "quarantine_id")
+    )
     epoch = QuarantineEpoch.objects.filter(pk=1).values_list("epoch", flat=True).first() or 0
     return ActiveQuarantines(
-        sources=frozenset(t for s, t in rows if s == QuarantineScope.SOURCE),
-        memory_classes=frozenset(t for s, t in rows if s == QuarantineScope.MEMORY_CLASS),
+        sources=frozenset(t for s, t, _ in rows if s == QuarantineScope.SOURCE),
+        memory_classes=frozenset(t for s, t, _ in rows if s == QuarantineScope.MEMORY_CLASS),
+        memories={t: q for s, t, q in rows if s == QuarantineScope.MEMORY},
         epoch=epoch,
     )
 
@@ -115,8 +122,11 @@ def quarantine_create(
     elif scope == QuarantineScope.MEMORY_CLASS:
         if not MEMORY_CLASS.match(target):
             raise ValidationFailed("memory_class must be a slug", code="invalid_target")
+    elif scope == QuarantineScope.MEMORY:
+        if not MemoryRecord.objects.filter(memory_id=target).exists():
+            raise ValidationFailed(f"no memory {target!r}", code="unknown_memory")
     else:
-        raise ValidationFailed("scope must be source or memory_class", code="invalid_scope")
+        raise ValidationFailed("scope must be source, memory_class or memory", code="invalid_scope")
     now = timezone.now()
     if ends_at is not None and ends_at <= now:
         raise ValidationFailed("ends_at must be in the future", code="invalid_ends_at")
@@ -164,14 +174,25 @@ def quarantine_preview(*, scope: str, target: str, since: datetime | None = None
             ).count(),
             "effects": Effect.objects.filter(source__name=target, created_at__gte=since).count(),
         }
-    radius = blast_radius(memory_class_roots(target), limit=0)
+    if scope == QuarantineScope.MEMORY:
+        # Everything the record has fed: the claims that cited it and what descends from it.
+        return {
+            "claims": ClaimVerdict.objects.filter(memory_id=target).count(),
+            **_downstream(memory_roots(target)),
+        }
     return {
         "memories": MemoryRecord.objects.filter(memory_class=target).count(),
         "memories_current": MemoryRecord.objects.filter(
             memory_class=target, status="current"
         ).count(),
-        **{f"downstream_{kind}": count for kind, count in radius.counts.items()},
+        **_downstream(memory_class_roots(target)),
     }
+
+
+def _downstream(roots: list[tuple[int, str]]) -> dict[str, int]:
+    """Counts by kind of what descends from the roots (one query)."""
+    radius = blast_radius(roots, limit=0)
+    return {f"downstream_{kind}": count for kind, count in radius.counts.items()}
 
 
 def quarantine_apply(*, quarantine_id: str) -> Quarantine:

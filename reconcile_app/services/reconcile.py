@@ -30,6 +30,7 @@ from reconcile_app.selectors.contracts import contract_current, contract_spec
 from reconcile_app.selectors.ledger import evidence_as_of
 from reconcile_app.services.owner_reads import read_fields
 from reconcile_app.services.quarantine import quarantines_active
+from reconcile_app.services.recall import ClaimDraft, claims_recall
 from reconcile_app.services.snapshots import QuarantineChanged, snapshot_persist
 
 MAX_CLAIMS = 1000
@@ -42,7 +43,8 @@ class ReconcileRequest:
     decision_class: str
     proposed_action: str = ""
     contract_version: str | None = None
-    claims: Sequence[Claim] = ()
+    # A claim recalled from a memory record names it (`memory_id`) and may leave the rest out.
+    claims: Sequence[Claim | ClaimDraft] = ()
     proposed_value: Any = NOT_PROPOSED
 
 
@@ -113,6 +115,7 @@ def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> Decisi
 
 def _snapshot_issue_once(*, principal: Principal, request: ReconcileRequest) -> DecisionSnapshot:
     spec, capable = bind(principal=principal, request=request)
+    claims = claims_recall(principal=principal, claims=request.claims)
     quarantines = quarantines_active()
     sources = {
         source.name: source
@@ -123,7 +126,7 @@ def _snapshot_issue_once(*, principal: Principal, request: ReconcileRequest) -> 
     )
     decided_at = timezone.now()
     relevant_fields = {f.name for f in spec.fields} | {
-        claim.field for claim in request.claims if claim.subject == request.subject
+        claim.field for claim in claims if claim.subject == request.subject
     }
     evidence = evidence_as_of(
         subject=request.subject, fields=relevant_fields, recorded_by=decided_at
@@ -141,8 +144,9 @@ def _snapshot_issue_once(*, principal: Principal, request: ReconcileRequest) -> 
         binding=binding,
         raw_reads=raw_reads,
         evidence=evidence,
-        claims=list(request.claims),
+        claims=claims,
         quarantined_classes=quarantines.memory_classes,
+        quarantined_memories=quarantines.memories,
         capable_actions=capable,
         valid_time=decided_at,
         recorded_time=decided_at,

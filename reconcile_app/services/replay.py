@@ -82,6 +82,7 @@ def recorded_claims(content: dict[str, Any]) -> list[Claim]:
             purpose=item["purpose"],
             derived_from=tuple(item["derived_from"]),
             note=item["note"],
+            memory_id=item.get("memory_id", ""),
         )
         for item in content["claims"]
     ]
@@ -171,6 +172,7 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str) -> ReplayResult:
         evidence=evidence,
         claims=claims,
         quarantined_classes=frozenset(original.get("quarantined_memory_classes", [])),
+        quarantined_memories=original.get("quarantined_memories", {}),
         capable_actions=frozenset(binding_content.get("capabilities", [])),
         valid_time=valid_time,
         recorded_time=recorded_time,

@@ -124,6 +124,7 @@ def _snapshot_insert(
                     purpose=item["purpose"],
                     derived_from=item["derived_from"],
                     note=item["note"],
+                    memory_id=item.get("memory_id", ""),
                     verdict=item["verdict"],
                     reason=item["reason"],
                     evidence=item["evidence"],

@@ -1,10 +1,10 @@
 // The console's dialog (quarantine and lift). htmx loads a form into #ops-dialog-body; this
 // opens it as a modal, closes it when the server says the action is done (HX-Trigger
-// "dialog-done"), and lets a refusal (400, 409) be shown inside the dialog: htmx only swaps
-// successful answers by default. No inline script or hx-on: the page's CSP forbids both.
+// "dialog-done"), and lets a refusal (400, 409, 423) or a typed memory id that names nothing
+// (404) be shown inside the dialog: htmx only swaps successful answers by default. No inline script or hx-on: the page's CSP forbids both.
 (function () {
   var BODY_ID = "ops-dialog-body";
-  var SHOWN_STATUSES = [400, 409, 423];
+  var SHOWN_STATUSES = [400, 404, 409, 423];
 
   function dialog() {
     return document.getElementById("ops-dialog");

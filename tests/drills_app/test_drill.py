@@ -14,7 +14,12 @@ from drills_app.baseline import baseline_arm
 from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
 from drills_app.runs import drill_run_start
-from drills_app.scenarios import SCENARIO_NAMES, DrillParameters, drill_suite_run
+from drills_app.scenarios import (
+    SCENARIO_NAMES,
+    SEED_SCENARIO_NAMES,
+    DrillParameters,
+    drill_suite_run,
+)
 from drills_app.world import CASE_SOURCE, COMPLAINTS_SOURCE
 from reconcile_app.choices import EffectStatus
 from reconcile_app.errors import Conflict
@@ -32,7 +37,9 @@ def rows(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_every_seed_scenario_runs_on_both_arms(report):
-    assert [row["name"] for row in report["scenarios"]] == list(SCENARIO_NAMES)
+    assert [row["name"] for row in report["scenarios"]] == list(SEED_SCENARIO_NAMES)
+    assert (*SEED_SCENARIO_NAMES, "poisoned_memory") == SCENARIO_NAMES
+    assert report["poisoned_memory"]["trials"] == 1
     for row in report["scenarios"]:
         assert row["protocol"]["trials"] == row["baseline"]["trials"] == 1
 
@@ -55,7 +62,7 @@ def test_protocol_lets_nothing_escape_and_duplicates_nothing(report):
 def test_every_protocol_snapshot_replays_exactly(report):
     protocol = report["totals"]["protocol"]
     assert protocol["replay_measured"]
-    assert protocol["replays"] == protocol["replays_exact"] >= len(SCENARIO_NAMES)
+    assert protocol["replays"] == protocol["replays_exact"] >= len(SEED_SCENARIO_NAMES)
     assert protocol["exact_replay_rate"] == 1.0
 
 

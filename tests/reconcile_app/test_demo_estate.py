@@ -23,6 +23,7 @@ from reconcile_app.models import (
     MemoryRecord,
     Principal,
 )
+from reconcile_app.selectors.lineage import memory_fed
 from reconcile_app.services.principals import api_key_authenticate
 from sandbox_app.models import SandboxFault, SandboxRecord
 
@@ -178,6 +179,20 @@ def test_demo_batch_reaches_the_seed_verdicts(db: Any, var_dir: Path) -> None:
         "open",
         "open",
     )
+
+
+def test_demo_claims_are_recalled_so_a_memorys_blast_radius_lists_what_it_fed(
+    db: Any, var_dir: Path
+) -> None:
+    load_demo()
+    hardship = batch()[0]
+    assert [item.memory_id for item in hardship.claim_verdicts.order_by("index")] == [
+        "mem-demo-002",
+        "mem-demo-001",
+    ]
+    fed = memory_fed(memory_id="mem-demo-001")
+    assert fed["snapshot"] == [hardship.snapshot_id]
+    assert fed["decision"] == [hardship.decision_receipt.decision_id]
 
 
 def test_demo_agent_key_reconciles_over_the_api(db: Any, var_dir: Path) -> None:

@@ -85,7 +85,8 @@ class Command(BaseCommand):
         write = self.stdout.write
         scenarios = report["scenarios"]
         write(
-            f"drill run #{run_id} (subjects drill-{report['tag']}-*): {len(scenarios)} scenarios x "
+            f"drill run #{run_id} (subjects drill-{report['tag']}-*): "
+            f"{len(scenarios) + ('poisoned_memory' in report)} scenarios x "
             f"{report['parameters']['repeat']} trials, protocol and naive baseline on the same "
             f"inputs, {report['elapsed_seconds']:.1f}s\n"
         )
@@ -119,6 +120,8 @@ class Command(BaseCommand):
             write(f"  {row['name']}: {row['title']}")
             for arm in ("protocol", "baseline"):
                 write(f"    {arm:<9}{row[arm]['outcome']}")
+        if "poisoned_memory" in report:
+            self._print_poisoned(report["poisoned_memory"])
         protocol, baseline = report["totals"]["protocol"], report["totals"]["baseline"]
         write(f"\n{'total':<58}{'protocol':<26}baseline")
         for name, label in METRICS:
@@ -138,3 +141,21 @@ class Command(BaseCommand):
         write(f"\nprotocol: {verdict}")
         expected = "yes" if report["baseline_failed_where_expected"] else "NO"
         write(f"baseline failed where the seed says it does: {expected}")
+
+    def _print_poisoned(self, section: dict[str, Any]) -> None:
+        """The lineage scenario has no baseline arm: a naive memory has no lineage to list."""
+        write = self.stdout.write
+        write(f"\n{section['name']}: {section['title']} ({section['trials']} trials)")
+        write(
+            f"  blast radius: {section['snapshots_fed']} snapshots and {section['effects_fed']} "
+            f"effects fed before the quarantine, "
+            f"{'all listed' if section['blast_radius_complete'] else 'NOT all listed'}"
+        )
+        write(
+            f"  after it: {section['later_decisions']} decisions, {section['later_citations']} "
+            f"citing it ({section['later_downstream']} downstream only through effects it fed)"
+        )
+        write(f"  exact replay: {section['replays_exact']}/{section['replays']}")
+        write(f"  protocol {section['outcome']}")
+        for failure in section["failures"]:
+            write(f"  FAILED: {failure}")

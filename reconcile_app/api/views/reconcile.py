@@ -17,13 +17,14 @@ from reconcile_app.api.serializers import (
 )
 from reconcile_app.filtersets import SnapshotFilterSet
 from reconcile_app.models import DecisionSnapshot
-from reconcile_app.reconciliation.types import NOT_PROPOSED, Claim
+from reconcile_app.reconciliation.types import NOT_PROPOSED
 from reconcile_app.selectors.snapshots import (
     snapshot_get,
     snapshot_representation,
     snapshots_visible_to,
 )
 from reconcile_app.services.principals import principal_acting
+from reconcile_app.services.recall import claim_draft
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from reconcile_app.services.replay import snapshot_replay
 
@@ -42,25 +43,15 @@ class ReconcileView(APIView):
             403: PROBLEM,
             404: PROBLEM,
             409: PROBLEM,
+            422: PROBLEM,
         },
     )
     def post(self, request: Request) -> Response:
         payload = ReconcileInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data: dict[str, Any] = payload.validated_data
-        claims = [
-            Claim(
-                subject=item["subject"],
-                field=item["field"],
-                value=item["value"],
-                written_at=item.get("written_at"),
-                memory_class=item["memory_class"],
-                purpose=item["purpose"],
-                derived_from=tuple(item["derived_from"]),
-                note=item["note"],
-            )
-            for item in data["claims"]
-        ]
+        # What a claim leaves out stays out: a recalled claim's record fills it in.
+        claims = [claim_draft(item) for item in data["claims"]]
         snapshot = snapshot_issue(
             principal=principal_acting(request.user, request.auth),
             request=ReconcileRequest(

@@ -1,4 +1,5 @@
-"""Tables of the quarantine page: the state of every source and memory class, and history.
+"""Tables of the quarantine page: the state of every source and memory class (and of the memory
+records under quarantine), and history.
 
 Cells render from the row itself (the quarantine and who created or lifted it are joined in
 the page's query): no per-row query.
@@ -14,8 +15,9 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from reconcile_app.choices import QuarantineStatus
+from reconcile_app.choices import QuarantineScope, QuarantineStatus
 from reconcile_app.console.mixins import MAX_POLLS, POLL_SECONDS
+from reconcile_app.console.node_links import node_blast_radius_url
 from reconcile_app.console.tables.common import TABLE_TEMPLATE
 from reconcile_app.models import Quarantine
 from reconcile_app.selectors.quarantine import QuarantineTarget
@@ -31,6 +33,7 @@ AFFECTED_LABELS = {
     "effects": "effects",
     "memories": "memories",
     "memories_current": "current memories",
+    "claims": "claims that cited it",
 }
 
 
@@ -83,7 +86,8 @@ def target_url(record: QuarantineTarget) -> str:
 
 
 class QuarantineTargetTable(tables.Table):
-    """One row per source and memory class. A row being applied re-reads itself every
+    """One row per source and memory class, and per memory record under quarantine. A row
+    being applied re-reads itself every
     POLL_SECONDS until the task has listed what it affects."""
 
     scope = tables.Column(empty_values=(), verbose_name="Scope")
@@ -127,6 +131,14 @@ class QuarantineTargetTable(tables.Table):
         return format_html('<span class="tag">{}</span>', record.scope.replace("_", " "))
 
     def render_target(self, record: QuarantineTarget) -> SafeString:
+        if record.scope == QuarantineScope.MEMORY:
+            # A record is known by what it fed: its name opens its blast radius.
+            return format_html(
+                '<a class="mono" href="{}"><strong>{}</strong></a><div class="cell-note">{}</div>',
+                node_blast_radius_url(f"memory:{record.target}"),
+                record.target,
+                record.note,
+            )
         if record.note:
             return format_html(
                 '<strong class="mono">{}</strong><div class="cell-note">{}</div>',

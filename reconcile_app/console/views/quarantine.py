@@ -1,5 +1,5 @@
-"""The quarantine page: every source and memory class with its state, the operators' dialogs
-to quarantine and lift, and the history.
+"""The quarantine page: every source and memory class with its state (and the memory records
+under quarantine), the operators' dialogs to quarantine and lift, and the history.
 
 Quarantining is the operators' strongest lever, so the dialog shows what it would touch
 (`quarantine_preview`, which writes nothing) and asks for the target's name typed out. The
@@ -23,7 +23,7 @@ from django.views import View
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
-from reconcile_app.choices import QuarantineStatus, Role
+from reconcile_app.choices import QuarantineScope, QuarantineStatus, Role
 from reconcile_app.console.forms.common import dress_filter_form, dress_status_filter
 from reconcile_app.console.forms.quarantine import QuarantineForm, QuarantineLiftForm
 from reconcile_app.console.mixins import (
@@ -36,12 +36,13 @@ from reconcile_app.console.mixins import (
     not_found_is_404,
     polls,
 )
+from reconcile_app.console.node_links import node_blast_radius_url
 from reconcile_app.console.tables.quarantine import (
     QuarantineHistoryTable,
     QuarantineTargetTable,
     affected_label,
 )
-from reconcile_app.errors import DomainError
+from reconcile_app.errors import DomainError, NotFound
 from reconcile_app.filtersets import QuarantineFilterSet
 from reconcile_app.models import Quarantine
 from reconcile_app.request_id import request_id_of
@@ -174,7 +175,15 @@ def quarantine_dialog(
     draft: dict[str, str] | None = None,
 ) -> HttpResponse:
     """The quarantine form with the preview of what it would touch."""
-    row = _target(scope, target)
+    if scope == QuarantineScope.MEMORY and is_htmx(request):
+        # A memory id is typed, not picked from a row: an unknown one is said in the dialog.
+        try:
+            row = quarantine_target(scope=scope, target=target)
+        except NotFound as exc:
+            context = {"missing": exc, "target": target, "as_page": False}
+            return TemplateResponse(request, DIALOG_TEMPLATE, context, status=404)
+    else:
+        row = _target(scope, target)
     preview: list[tuple[str, int, str]] = []
     if not row.active:
         preview = [
@@ -185,6 +194,9 @@ def quarantine_dialog(
         status = 409
     context = {
         "row": row,
+        "blast_radius_url": node_blast_radius_url(f"memory:{target}")
+        if scope == QuarantineScope.MEMORY
+        else "",
         "preview": preview,
         "lookback_from": timezone.now() - DEFAULT_LOOKBACK,
         "error": error,

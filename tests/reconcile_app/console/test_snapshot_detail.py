@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.reconcile_app.api.test_recall import recalled, remember
+from tests.reconcile_app.effects.conftest import collectible  # noqa: F401
+
 # session, user, the user's groups, the snapshot, its contradiction rows, its audit timeline.
 DETAIL_QUERIES = 6
 
@@ -76,3 +79,13 @@ def test_detail_query_count_is_fixed(
     with django_assert_num_queries(DETAIL_QUERIES):
         response = operator_browser.get(f"/snapshots/{snapshot.snapshot_id}/")
     assert response.status_code == 200
+
+
+def test_a_recalled_claim_links_its_memory_record(operator_browser, collectible, agent):
+    memory = remember(agent)
+    snapshot = recalled(agent, {"memory_id": memory["memory_id"]})
+    page = operator_browser.get(f"/snapshots/{snapshot['snapshot_id']}/").content.decode()
+    assert (
+        f'href="/lineage/?node=memory:{memory["memory_id"]}" data-memory="{memory["memory_id"]}"'
+        in page
+    )

@@ -162,6 +162,51 @@ def test_claim_of_a_quarantined_class_is_quarantined():
     assert classify(claim, read(), quarantined=frozenset({"episodic"}))[0] == "quarantined"
 
 
+def test_claim_recalled_from_a_quarantined_record_is_quarantined_first():
+    held = {"mem-1": "qua_1"}
+    fresh = {"collections_status": apply_freshness(read(), 300, NOW)}
+    recalled = Claim("account-17", "collections_status", "hold", NOW, memory_id="mem-1")
+    elsewhere = Claim("account-18", "collections_status", "hold", NOW, memory_id="mem-1")
+    other = Claim("account-17", "collections_status", "hold", NOW, memory_id="mem-2")
+    for claim in (recalled, elsewhere):
+        verdict, reason, supporting = engine.classify(
+            claim, BINDING, fresh, SEED_EVIDENCE, frozenset(), held
+        )
+        assert (verdict, supporting) == ("quarantined", [])
+        assert reason == "memory mem-1 is quarantined (qua_1)"
+    assert engine.classify(other, BINDING, fresh, SEED_EVIDENCE, frozenset(), held)[0] == (
+        "confirmed"
+    )
+
+
+def test_content_keeps_only_the_quarantines_of_records_its_claims_cite():
+    def content(claims: list[Claim], held: dict[str, str]) -> dict:
+        return engine.evaluate(
+            contract=contract(DENY_HOLD, ALLOW_ALL),
+            binding=BINDING,
+            raw_reads=list(reads("hold", "none").values()),
+            evidence=SEED_EVIDENCE,
+            claims=claims,
+            quarantined_classes=frozenset(),
+            capable_actions=frozenset({"release_collections_hold"}),
+            valid_time=NOW,
+            recorded_time=NOW,
+            quarantined_memories=held,
+        ).content
+
+    held = {"mem-1": "qua_1", "mem-9": "qua_9"}
+    cited = content(
+        [Claim("account-17", "collections_status", "hold", NOW, memory_id="mem-1")], held
+    )
+    assert cited["quarantined_memories"] == {"mem-1": "qua_1"}
+    assert cited["claims"][0]["memory_id"] == "mem-1"
+    stated = content([Claim("account-17", "collections_status", "hold", NOW)], held)
+    assert "quarantined_memories" not in stated
+    assert "memory_id" not in stated["claims"][0]
+    # The decision never depends on the claims, recalled or not.
+    assert cited["decision"] == stated["decision"]
+
+
 def test_same_value_does_not_confuse_numbers_strings_and_booleans():
     items = [evidence("ev-1", "1", NOW - timedelta(minutes=5))]
     assert support_for("account-17", "collections_status", 1, items) == []

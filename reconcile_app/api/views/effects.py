@@ -10,16 +10,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from reconcile_app.api.permissions import IsOperator
-from reconcile_app.api.problems import problem_response
-from reconcile_app.api.serializers import (
+from reconcile_app.api.effect_serializers import (
     EffectDetailOutput,
     EffectEscalateInput,
     EffectInput,
     EffectOutput,
     EffectResolveInput,
-    EscalationOutput,
 )
+from reconcile_app.api.permissions import IsOperator
+from reconcile_app.api.problems import problem_response
+from reconcile_app.api.serializers import EscalationOutput
 from reconcile_app.choices import EffectStatus
 from reconcile_app.filtersets import EffectFilterSet
 from reconcile_app.models import Effect

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -200,9 +200,12 @@ def escalation_decide(
                 f"{escalation_id} is already {escalation.status}", code="already_decided"
             )
         before = _state(escalation)
+        # One instant for the decision and the status events it causes, so an as_of
+        # question at decided_at sees the memories as the decision left them.
+        now = timezone.now()
         retired: list[str] = []
         if approve and escalation.fact_key:
-            retired = _settle_fact(escalation, selected_ref)
+            retired = _settle_fact(escalation, selected_ref, at=now)
         if escalation.memory_id is not None:
             promotion_settle(
                 escalation=escalation,
@@ -210,9 +213,10 @@ def escalation_decide(
                 reviewer=reviewer,
                 rationale=rationale,
                 request_id=request_id,
+                at=now,
             )
         escalation.status = EscalationStatus.APPROVED if approve else EscalationStatus.REJECTED
-        escalation.decided_at = timezone.now()
+        escalation.decided_at = now
         escalation.decided_by = reviewer
         escalation.rationale = rationale
         escalation.selected_ref = selected_ref or ""
@@ -242,7 +246,7 @@ def escalation_decide(
     return escalation
 
 
-def _settle_fact(escalation: Escalation, selected_ref: str | None) -> list[str]:
+def _settle_fact(escalation: Escalation, selected_ref: str | None, *, at: datetime) -> list[str]:
     """Keep the selected record current and retire the other candidates, atomically."""
     if escalation.code == "authority_ambiguous" and not selected_ref:
         raise ValidationFailed(
@@ -265,6 +269,7 @@ def _settle_fact(escalation: Escalation, selected_ref: str | None) -> list[str]:
         source_statuses=MEMORY_IN_FORCE,
         to=MemoryStatus.HISTORICAL_ONLY,
         cause=f"retired by escalation {escalation.escalation_id}",
+        at=at,
     )
     return sorted(by_pk[pk] for pk in moved)
 

@@ -4,6 +4,7 @@ suggestion"). The question is an escalation routed to the class's owner."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -42,6 +43,7 @@ def promotion_settle(
     reviewer: Any,
     rationale: str,
     request_id: str = "",
+    at: datetime | None = None,
 ) -> dict[str, object]:
     """suggested → active (and what it supersedes → superseded) or → rejected.
 
@@ -57,6 +59,7 @@ def promotion_settle(
         source_statuses=[MemoryStatus.SUGGESTED],
         to=to,
         cause=decision,
+        at=at,
     )
     superseded: list[str] = []
     previous = memory.supersedes if moved and approve else None
@@ -66,6 +69,7 @@ def promotion_settle(
         source_statuses=MEMORY_IN_FORCE,
         to=MemoryStatus.SUPERSEDED,
         cause=f"superseded by {memory.memory_id} ({decision})",
+        at=at,
     ):
         superseded.append(previous.memory_id)
     if moved:

@@ -58,6 +58,11 @@ def decide(persona: Persona, escalation_id: str, verb: str, rationale: str = "ch
     return persona.post(f"{ESCALATIONS}/{escalation_id}/{verb}", {"rationale": rationale}, **h)
 
 
+def first_at(memory: dict):
+    """When the first memory was promoted (its own move to active)."""
+    return MemoryStatusEvent.objects.get(memory__memory_id=memory["memory_id"], status="active").at
+
+
 def status_of(memory_id: str) -> str:
     return MemoryRecord.objects.get(memory_id=memory_id).status
 
@@ -171,6 +176,12 @@ def test_what_a_suggestion_supersedes_is_superseded_only_when_it_is_promoted(
     assert status_of(first["memory_id"]) == "superseded"
     promoted = AuditEvent.objects.filter(action="memory.promote", object_ref=second["memory_id"])
     assert promoted.get().after["superseded"] == [first["memory_id"]]
+    # Both moves happen at the decision's instant: as_of decided_at sees them together.
+    decided_at = Escalation.objects.get(escalation_id=second["promotion_escalation_id"]).decided_at
+    moves = MemoryStatusEvent.objects.filter(
+        status__in=["active", "superseded"], at__gt=first_at(first)
+    )
+    assert set(moves.values_list("at", flat=True)) == {decided_at}
 
 
 def test_a_rejected_suggestion_supersedes_nothing(agent, reviewer, observed):

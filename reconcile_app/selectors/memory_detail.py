@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Q
+
 from reconcile_app.choices import MemoryStatus, QuarantineScope
 from reconcile_app.errors import NotFound
 from reconcile_app.models import (
@@ -37,6 +39,8 @@ class MemoryDetail:
     # written with).
     declared: MemoryClass | None
     class_quarantine: Quarantine | None
+    # Quarantine of this one record (scope `memory`): its claims are never confirmed.
+    memory_quarantine: Quarantine | None
     history: list[MemoryStatusEvent]
     superseded_by: list[MemoryRecord]
     promotion: Escalation | None
@@ -74,14 +78,19 @@ def console_memory_detail(*, memory_id: str) -> MemoryDetail:
     )
     if record is None:
         raise NotFound(f"no memory {memory_id}", code="memory_not_found")
+    quarantines = Quarantine.objects.filter(
+        Q(scope=QuarantineScope.MEMORY_CLASS, target=record.memory_class)
+        | Q(scope=QuarantineScope.MEMORY, target=record.memory_id),
+        status__in=ACTIVE,
+    ).order_by("created_at")
+    earliest: dict[str, Quarantine] = {}
+    for quarantine in quarantines:
+        earliest.setdefault(quarantine.scope, quarantine)
     return MemoryDetail(
         record=record,
         declared=MemoryClass.objects.filter(name=record.memory_class).first(),
-        class_quarantine=Quarantine.objects.filter(
-            scope=QuarantineScope.MEMORY_CLASS, target=record.memory_class, status__in=ACTIVE
-        )
-        .order_by("created_at")
-        .first(),
+        class_quarantine=earliest.get(QuarantineScope.MEMORY_CLASS),
+        memory_quarantine=earliest.get(QuarantineScope.MEMORY),
         history=list(MemoryStatusEvent.objects.filter(memory=record).order_by("at", "id")),
         superseded_by=list(
             MemoryRecord.objects.filter(supersedes=record).order_by("recorded_at", "id")

@@ -59,6 +59,7 @@ def memory_page(
         "retirement": RETIREMENT.get(detail.declared.kind, "") if detail.declared else "",
         "lineage_node": f"memory:{memory_id}",
         "is_reviewer": is_reviewer,
+        "can_quarantine": has_role(request.user, Role.OPERATOR),
         "wrote_it": wrote_it,
         "can_decide": (
             promotion is not None

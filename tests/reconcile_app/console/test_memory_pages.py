@@ -17,7 +17,7 @@ from tests.reconcile_app.console.memory_world import (  # noqa: F401 (fixtures)
 # session, user, the user's groups, the classes, the counts in one aggregate, the quarantines.
 CLASSES_QUERIES = 6
 # session, user, the user's groups, the record (with its writer and what it supersedes), its
-# class, its class's quarantine, its status history, what supersedes it, its promotion, and
+# class, its own and its class's quarantines (one query), its status history, what supersedes it, its promotion, and
 # its audit timeline.
 MEMORY_QUERIES = 10
 
@@ -119,6 +119,29 @@ def test_a_memory_page_shows_every_field_and_its_history(auditor_browser, agent,
 
     later = auditor_browser.get(f"/memories/{newer.memory_id}/").content.decode()
     assert f'href="/memories/{older.memory_id}/"' in later[later.index('id="supersedes"') :]
+
+
+def test_a_quarantined_memory_says_so_and_operators_may_quarantine_one(
+    auditor_browser, operator_browser, operator, agent, basis
+):
+    record = write(agent, "episodic")
+    path = f"/memories/{record.memory_id}/"
+    before = operator_browser.get(path).content.decode()
+    link = f'href="/quarantine/new/?scope=memory&amp;target={record.memory_id}"'
+    assert link in before and 'id="memory-quarantined"' not in before
+    assert link not in auditor_browser.get(path).content.decode()  # operators only
+    dialog = operator_browser.get(f"/quarantine/new/?scope=memory&target={record.memory_id}")
+    assert dialog.status_code == 200 and record.memory_id in dialog.content.decode()
+
+    quarantine = quarantine_create(
+        scope="memory", target=record.memory_id, reason="planted by a prompt", actor=operator.user
+    )
+    quarantine_apply(quarantine_id=quarantine.quarantine_id)
+    after = operator_browser.get(path).content.decode()
+    banner = after[after.index('id="memory-quarantined"') :]
+    assert "planted by a prompt" in banner[:600] and 'href="/quarantine/"' in banner[:600]
+    assert link not in after  # already quarantined
+    assert 'id="class-quarantined"' not in after  # its class is not
 
 
 def test_a_fact_record_links_its_fact(auditor_browser, agent, basis):

@@ -53,7 +53,6 @@ from sandbox_app.services import (
 
 ESTATE_DIR = Path(__file__).resolve().parent / "estate"
 AGENT_NAME = "demo-agent"
-MEMORY_CLASS = "episodic"
 PEOPLE: tuple[tuple[str, str], ...] = (
     ("olivia", Role.OPERATOR),
     ("rhys", Role.REVIEWER),
@@ -204,7 +203,7 @@ def demo_estate_load(*, now: datetime | None = None) -> DemoReport:
             if memory.id not in present:
                 memory_admit(
                     agent=agent,
-                    memory_class=MEMORY_CLASS,
+                    memory_class=memory.memory_class,
                     subject=memory.subject,
                     purpose=memory.purpose,
                     field=memory.field,

@@ -62,6 +62,8 @@ class SeedMemory:
     derived_from: str
     age: timedelta  # written_at = now - age
     note: str = ""
+    # A review class's memory is a suggestion with a promotion escalation until decided.
+    memory_class: str = "episodic"
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from reconcile_app.models import (
     Contract,
     Contradiction,
     DecisionSnapshot,
+    Escalation,
     EvidenceEntry,
     MemoryRecord,
     Principal,
@@ -79,12 +80,26 @@ def test_load_demo_twice_writes_nothing_the_second_time(db: Any, var_dir: Path) 
     assert after_first["Contract"] == 4
     assert after_first["DecisionSnapshot"] == 8
     assert after_first["EvidenceEntry"] == 12
-    assert after_first["MemoryRecord"] == 10
+    assert after_first["MemoryRecord"] == 11
     assert after_first["SandboxFault"] == 0  # the batch's injected faults were used up
     assert key in first_output
     assert key not in second_output  # shown once
     assert (var_dir / "demo-agent.key").read_text().strip() == key
     assert "first batch not issued again" in second_output
+
+
+def test_the_demo_runbook_waits_for_a_reviewer(db: Any, var_dir: Path) -> None:
+    load_demo()
+    runbook = MemoryRecord.objects.get(memory_id="mem-demo-007")
+    assert (runbook.memory_class, runbook.status) == ("runbooks", "suggested")
+    promotion = Escalation.objects.get(memory=runbook)
+    assert (promotion.code, promotion.status, promotion.owner) == (
+        "promotion",
+        "open",
+        "platform-operations",
+    )
+    load_demo()
+    assert Escalation.objects.filter(memory=runbook).count() == 1
 
 
 def test_demo_agent_key_is_private_and_acts_with_all_demo_capabilities(

@@ -18,6 +18,23 @@ class ContractStatus(models.TextChoices):
     RETIRED = "retired"
 
 
+class ObligationLevel(models.TextChoices):
+    """Seed 002's reconstruction obligation (reconcile_app/obligation.py)."""
+
+    RECONSTRUCT = "reconstruct"
+    NARRATIVE_OK = "narrative_ok"
+
+
+class ActivationStatus(models.TextChoices):
+    """A request to make a contract version active: its release gates run, then it goes live
+    (`activated`), or a gate fails (`refused`), or the run itself broke (`failed`)."""
+
+    RUNNING = "running"
+    ACTIVATED = "activated"
+    REFUSED = "refused"
+    FAILED = "failed"
+
+
 class ReadStatus(models.TextChoices):
     OK = "ok"
     UNAVAILABLE = "unavailable"

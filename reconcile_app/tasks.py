@@ -82,3 +82,12 @@ def quarantines_expire_task() -> int:
     from reconcile_app.services.quarantine import quarantines_expire
 
     return quarantines_expire()
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def contract_activation_task(activation_id: str) -> str:
+    """Run a version's release gates, then activate it or refuse. A redelivery of a finished
+    activation changes nothing."""
+    from reconcile_app.services.contract_lifecycle import contract_activation_run
+
+    return contract_activation_run(activation_id=activation_id).status

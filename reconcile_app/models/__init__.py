@@ -1,5 +1,11 @@
 from reconcile_app.models.audit import AuditEvent
-from reconcile_app.models.contracts import Contract, ContractAction, ContractField, PolicyRule
+from reconcile_app.models.contracts import (
+    Contract,
+    ContractAction,
+    ContractActivation,
+    ContractField,
+    PolicyRule,
+)
 from reconcile_app.models.corrections import Correction, SnapshotTaint
 from reconcile_app.models.effects import Effect, EffectEvent
 from reconcile_app.models.escalations import Escalation
@@ -23,6 +29,7 @@ __all__ = [
     "ClaimVerdict",
     "Contract",
     "ContractAction",
+    "ContractActivation",
     "ContractField",
     "Contradiction",
     "Correction",

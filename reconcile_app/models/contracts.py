@@ -1,9 +1,16 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from reconcile_app.choices import ContractStatus, ContradictionPolicy, PolicyRuleKind
+from reconcile_app.choices import (
+    ActivationStatus,
+    ContractStatus,
+    ContradictionPolicy,
+    ObligationLevel,
+    PolicyRuleKind,
+)
 
 
 class Contract(models.Model):
@@ -13,8 +20,9 @@ class Contract(models.Model):
     pair again with different content is refused (`content_hash` detects it). At most one
     version of a class is `active` (a partial unique index): it is the only one `reconcile`
     serves, and a snapshot issued under a version that is no longer active cannot authorise
-    a commit. Status moves draft → active → retired; activating a version retires the one
-    active before it.
+    a commit. Status moves draft → active → retired; a version goes live only through an
+    activation whose release gates pass (ContractActivation), which retires the one active
+    before it; activating a retired version again is the rollback.
     """
 
     decision_class = models.SlugField(max_length=150)
@@ -33,6 +41,15 @@ class Contract(models.Model):
         max_length=10, choices=ContractStatus.choices, default=ContractStatus.DRAFT, db_index=True
     )
     loaded_at = models.DateTimeField(auto_now_add=True)
+    # Seed 002's reconstruction obligation test, as written in the file (null: not assessed)
+    # and the level it selects (reconcile_app/obligation.py), kept for filtering.
+    obligation = models.JSONField(null=True, blank=True)
+    level = models.CharField(
+        max_length=20, choices=ObligationLevel.choices, default=ObligationLevel.RECONSTRUCT
+    )
+    # When it last went live: a snapshot issued before then (under an earlier period of this
+    # same version, before a rollback came back to it) never authorises.
+    activated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["decision_class", "-loaded_at"]
@@ -106,3 +123,42 @@ class PolicyRule(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.expression}"
+
+
+class ContractActivation(models.Model):
+    """One request to make a contract version active, and its release gates' results.
+
+    Created `running` by a reviewer (or by `load_contracts`); the gates run in a Celery task
+    (synchronously for `load_contracts`), then the version goes live (`activated`, retiring the
+    one before it) or stays as it was (`refused`, code `release_gate_failed`). The newest
+    finished activation is the version's gate report.
+    """
+
+    activation_id = models.CharField(max_length=40, unique=True)
+    contract = models.ForeignKey(Contract, on_delete=models.PROTECT, related_name="activations")
+    status = models.CharField(
+        max_length=10, choices=ActivationStatus.choices, default=ActivationStatus.RUNNING
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    # Who asked, as a name: a person's username, or `load_contracts` for a deployer's load.
+    requested_by_name = models.CharField(max_length=150)
+    rationale = models.TextField()
+    request_id = models.CharField(max_length=100, blank=True, default="")
+    level = models.CharField(max_length=20, choices=ObligationLevel.choices)
+    # [{"name", "status", "detail", "duration_ms", "checks"}] in release_gates.GATE_NAMES order.
+    gates = models.JSONField(default=list, blank=True)
+    # The version that was active when this one went live (what a rollback returns to).
+    replaced_version = models.CharField(max_length=50, blank=True, default="")
+    # Why it did not go live, for a refusal or a broken run.
+    detail = models.TextField(blank=True, default="")
+    requested_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+        indexes = [models.Index(fields=["contract", "-requested_at"])]
+
+    def __str__(self) -> str:
+        return self.activation_id

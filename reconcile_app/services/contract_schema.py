@@ -14,6 +14,7 @@ from typing import Any
 from reconcile_app import policy
 from reconcile_app.canonical import content_hash
 from reconcile_app.choices import Consistency, ContradictionPolicy
+from reconcile_app.obligation import OBLIGATION_VALUES, obligation_level
 from reconcile_app.reducers import reducer_named
 from reconcile_app.services.contract_files import ParsedFile
 from reconcile_app.sources import adapter_class
@@ -50,6 +51,7 @@ CONTRACT_KEYS = {
     "contradictions",
     "commit_window_seconds",
     "reducer",
+    "obligation",
     "description",
 }
 
@@ -71,6 +73,25 @@ def refuse_unknown_keys(
     for key in data:
         if key not in allowed:
             raise parsed.fail(f"unknown key `{key}`", *where, key)
+
+
+def obligation_values(parsed: ParsedFile, data: dict[str, Any]) -> dict[str, str] | None:
+    """The reconstruction obligation assessment: all four answers, or none at all (the strict
+    default); a partial assessment would read as comfortable answers nobody gave."""
+    obligation = data.get("obligation")
+    if obligation is None:
+        return None
+    if not isinstance(obligation, dict):
+        raise parsed.fail("`obligation` must be a mapping", "obligation")
+    refuse_unknown_keys(parsed, obligation, set(OBLIGATION_VALUES), "obligation")
+    for question, answers in OBLIGATION_VALUES.items():
+        if obligation.get(question) not in answers:
+            raise parsed.fail(
+                f"`obligation.{question}` must be one of {' | '.join(answers)}",
+                "obligation",
+                *([question] if question in obligation else []),
+            )
+    return {question: obligation[question] for question in OBLIGATION_VALUES}
 
 
 def source_values(parsed: ParsedFile) -> dict[str, Any]:
@@ -333,7 +354,10 @@ def contract_values(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> d
         for spec in folded_fields:
             if spec["name"] not in shipped.fields:
                 raise parsed.fail(f"reducer {reducer} does not produce {spec['name']}", "reducer")
+    obligation = obligation_values(parsed, data)
     return {
+        "obligation": obligation,
+        "level": obligation_level(obligation),
         "decision_class": decision_class,
         "version": version,
         "purpose": purpose,

@@ -2,8 +2,12 @@
 
 A (decision class, version) pair is immutable once loaded: loading identical content again is
 a no-op, different content under the same pair is refused. Sources are configuration and are
-updated in place. Loading a new version activates it and retires the one it replaces.
-Validation (contract_schema) happens before anything is written.
+updated in place. Validation (contract_schema) happens before anything is written.
+
+A new version is written as a `draft`. Unless the caller loads drafts only, each new (or
+still draft) version then goes through an activation (services/contract_lifecycle): its
+release gates run, and it goes live, retiring the one it replaces, or stays a draft with the
+gate report. The files load all or nothing; each activation stands on its own.
 """
 
 from __future__ import annotations
@@ -13,17 +17,23 @@ from pathlib import Path
 
 from django.db import transaction
 
-from reconcile_app.choices import ContractStatus
+from reconcile_app.choices import ActivationStatus, ContractStatus
 from reconcile_app.errors import ContractFileError
 from reconcile_app.models import (
     Contract,
     ContractAction,
+    ContractActivation,
     ContractField,
     MemoryClass,
     PolicyRule,
     Source,
 )
+from reconcile_app.services.audit import audit_record
 from reconcile_app.services.contract_files import parse_file, yaml_paths
+from reconcile_app.services.contract_lifecycle import (
+    Deployer,
+    contract_activate_now,
+)
 from reconcile_app.services.contract_schema import contract_values, source_values
 from reconcile_app.services.memory_class_schema import memory_class_values
 
@@ -36,10 +46,17 @@ class LoadReport:
     contracts_unchanged: list[str] = field(default_factory=list)
     classes_created: list[str] = field(default_factory=list)
     classes_updated: list[str] = field(default_factory=list)
+    # One per version that was to go live: activated, or refused with its gate report.
+    activations: list[ContractActivation] = field(default_factory=list)
+
+    @property
+    def refused(self) -> list[ContractActivation]:
+        return [item for item in self.activations if item.status != ActivationStatus.ACTIVATED]
 
 
-def contracts_load(*, paths: list[str]) -> LoadReport:
-    """Validate every file first, then write everything in one transaction."""
+def contracts_load(*, paths: list[str], activate: bool = True) -> LoadReport:
+    """Validate every file first, write everything in one transaction, then (unless
+    `activate` is off) put each new or still-draft version through its release gates."""
     parsed = [parse_file(path) for path in yaml_paths(paths)]
     if not parsed:
         raise ContractFileError(", ".join(paths), None, "no YAML files found")
@@ -65,6 +82,7 @@ def contracts_load(*, paths: list[str]) -> LoadReport:
     classes_parsed = [memory_class_values(item) for item in class_files]
 
     report = LoadReport()
+    to_activate: list[Contract] = []
     with transaction.atomic():
         for values in sources_parsed:
             name = values.pop("name")
@@ -88,13 +106,13 @@ def contracts_load(*, paths: list[str]) -> LoadReport:
                         "version",
                     )
                 report.contracts_unchanged.append(label)
+                if existing.status == ContractStatus.DRAFT:
+                    to_activate.append(existing)
                 continue
-            # A new version goes live at once, and the one it replaces stops authorising.
-            Contract.objects.filter(
-                decision_class=values["decision_class"], status=ContractStatus.ACTIVE
-            ).update(status=ContractStatus.RETIRED)
             contract = Contract.objects.create(
-                status=ContractStatus.ACTIVE,
+                status=ContractStatus.DRAFT,
+                obligation=values["obligation"],
+                level=values["level"],
                 decision_class=values["decision_class"],
                 version=values["version"],
                 purpose=values["purpose"],
@@ -128,4 +146,21 @@ def contracts_load(*, paths: list[str]) -> LoadReport:
                 PolicyRule(contract=contract, **rule) for rule in values["rules"]
             )
             report.contracts_created.append(label)
+            to_activate.append(contract)
+            audit_record(
+                actor=Deployer(),
+                action="contract.load",
+                object_kind="contract",
+                object_ref=label,
+                reason=f"loaded from {item.path}",
+                after={"status": ContractStatus.DRAFT.value, "level": values["level"]},
+            )
+    if activate:
+        for contract in to_activate:
+            report.activations.append(
+                contract_activate_now(
+                    contract=contract,
+                    rationale=f"loaded by load_contracts from {contract.source_path}",
+                )
+            )
     return report

@@ -167,7 +167,13 @@ def _check_payload(
 
 def _check_still_authoritative(snapshot: DecisionSnapshot) -> None:
     """A snapshot stops authorising when its rules or its evidence are withdrawn."""
-    if snapshot.contract.status != ContractStatus.ACTIVE:
+    contract = snapshot.contract
+    # Issued before the version's current period began: under a rollback that came back to
+    # it, what was decided before the other version went live does not authorise again.
+    went_live = contract.activated_at
+    if contract.status != ContractStatus.ACTIVE or (
+        went_live is not None and snapshot.issued_at < went_live
+    ):
         raise Conflict(
             f"{snapshot.decision_class}@{snapshot.contract.version} is no longer the active "
             "version: reconcile again under the active one",

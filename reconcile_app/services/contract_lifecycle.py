@@ -1,0 +1,251 @@
+"""A contract version's life: draft → active → retired, only through release gates.
+
+A reviewer (or `load_contracts`, for a deployer's load) asks for a version to go live; the
+request is a ContractActivation. Its release gates (services/release_gates) run outside any
+transaction — they use the pure engine and a scratch estate, never a live owner — and then,
+in one transaction with the class's versions locked, the version becomes the one active
+version (retiring the one before it) or the request is refused (`release_gate_failed`).
+Activating a retired version is the rollback. Every step is audited with who, when and why.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from reconcile_app.choices import ActivationStatus, ContractStatus, Role
+from reconcile_app.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from reconcile_app.models import Contract, ContractActivation
+from reconcile_app.roles import has_role
+from reconcile_app.services.audit import audit_record
+from reconcile_app.services.release_gates import release_gates_run
+
+RELEASE_GATE_FAILED = "release_gate_failed"
+
+
+@dataclass(frozen=True)
+class Deployer:
+    """The actor of a `load_contracts` run: a named operation, not a person."""
+
+    username: str = "load_contracts"
+    pk: None = None
+
+
+def _new_id() -> str:
+    return f"act_{secrets.token_hex(8)}"
+
+
+def contract_label(contract: Contract) -> str:
+    return f"{contract.decision_class}@{contract.version}"
+
+
+def contract_get(*, decision_class: str, version: str) -> Contract:
+    contract = Contract.objects.filter(decision_class=decision_class, version=version).first()
+    if contract is None:
+        raise NotFound(f"no contract version {decision_class}@{version}", code="contract_not_found")
+    return contract
+
+
+def contract_activation_request(
+    *, contract: Contract, actor: Any, rationale: str, request_id: str = ""
+) -> ContractActivation:
+    """A reviewer asks for `contract` to go live; the gates run in a Celery task."""
+    if not has_role(actor, Role.REVIEWER):
+        raise Forbidden("activating a contract version needs the reviewer role", code="forbidden")
+    with transaction.atomic():
+        activation = _activation_open(
+            contract=contract,
+            actor=actor,
+            actor_name=actor.get_username(),
+            rationale=rationale,
+            request_id=request_id,
+        )
+        from reconcile_app.tasks import contract_activation_task
+
+        activation_id = activation.activation_id
+        transaction.on_commit(lambda: contract_activation_task.delay(activation_id))
+    return activation
+
+
+def contract_activate_now(
+    *, contract: Contract, rationale: str, actor: Any = None, request_id: str = ""
+) -> ContractActivation:
+    """Open an activation and run it here (load_contracts: the deployer waits for the gates)."""
+    actor = actor or Deployer()
+    activation = _activation_open(
+        contract=contract,
+        actor=actor,
+        actor_name=actor.username,
+        rationale=rationale,
+        request_id=request_id,
+    )
+    return contract_activation_run(activation_id=activation.activation_id)
+
+
+def _activation_open(
+    *, contract: Contract, actor: Any, actor_name: str, rationale: str, request_id: str
+) -> ContractActivation:
+    if not rationale or not rationale.strip():
+        raise ValidationFailed("activating a version needs a rationale", code="rationale_required")
+    with transaction.atomic():
+        contract = Contract.objects.select_for_update().get(pk=contract.pk)
+        if contract.status == ContractStatus.ACTIVE:
+            raise Conflict(f"{contract_label(contract)} is already active", code="already_active")
+        running = contract.activations.filter(status=ActivationStatus.RUNNING).first()
+        if running is not None:
+            raise Conflict(
+                f"{contract_label(contract)} is already being activated ({running.activation_id})",
+                code="activation_in_progress",
+                activation_id=running.activation_id,
+            )
+        activation = ContractActivation.objects.create(
+            activation_id=_new_id(),
+            contract=contract,
+            requested_by=actor if getattr(actor, "pk", None) else None,
+            requested_by_name=actor_name,
+            rationale=rationale.strip(),
+            request_id=request_id,
+            level=contract.level,
+            requested_at=timezone.now(),
+        )
+        audit_record(
+            actor=actor,
+            action="contract.activation_requested",
+            object_kind="contract",
+            object_ref=contract_label(contract),
+            reason=activation.rationale,
+            request_id=request_id,
+            before={"status": contract.status},
+            after={"activation_id": activation.activation_id, "level": contract.level},
+        )
+    return activation
+
+
+def contract_activation_run(*, activation_id: str) -> ContractActivation:
+    """Run the gates, then activate or refuse. Safe to run twice: a finished one is returned."""
+    activation = ContractActivation.objects.select_related("contract", "requested_by").get(
+        activation_id=activation_id
+    )
+    if activation.status != ActivationStatus.RUNNING:
+        return activation
+    try:
+        results = release_gates_run(activation.contract, level=activation.level)
+    except Exception as exc:  # the run broke: say so on the record rather than hang `running`
+        return _activation_finish(
+            activation,
+            gates=[],
+            failed=[],
+            broken=f"the release gates could not run: {type(exc).__name__}: {exc}",
+        )
+    failed = [result.name for result in results if result.status == "failed"]
+    return _activation_finish(
+        activation, gates=[result.as_dict() for result in results], failed=failed
+    )
+
+
+def _activation_finish(
+    activation: ContractActivation,
+    *,
+    gates: list[dict[str, Any]],
+    failed: list[str],
+    broken: str = "",
+) -> ContractActivation:
+    actor = activation.requested_by or Deployer(username=activation.requested_by_name)
+    with transaction.atomic():
+        activation = (
+            ContractActivation.objects.select_for_update()
+            .select_related("contract")
+            .get(pk=activation.pk)
+        )
+        if activation.status != ActivationStatus.RUNNING:
+            return activation  # another worker finished it meanwhile
+        contract = activation.contract
+        label = contract_label(contract)
+        now = timezone.now()
+        activation.gates = gates
+        activation.finished_at = now
+        if broken or failed:
+            activation.status = ActivationStatus.FAILED if broken else ActivationStatus.REFUSED
+            activation.detail = broken or (
+                f"{RELEASE_GATE_FAILED}: {', '.join(failed)} failed; "
+                f"{label} stays {contract.status}"
+            )
+            activation.save(update_fields=["gates", "finished_at", "status", "detail"])
+            audit_record(
+                actor=actor,
+                action="contract.activation_refused",
+                object_kind="contract",
+                object_ref=label,
+                reason=activation.rationale,
+                request_id=activation.request_id,
+                before={"status": contract.status},
+                after={
+                    "activation_id": activation.activation_id,
+                    "code": "" if broken else RELEASE_GATE_FAILED,
+                    "failed_gates": failed,
+                    "detail": activation.detail,
+                },
+            )
+            return activation
+        _go_live(activation, contract, actor=actor, now=now)
+        activation.status = ActivationStatus.ACTIVATED
+        activation.save(
+            update_fields=["gates", "finished_at", "status", "detail", "replaced_version"]
+        )
+    return activation
+
+
+def _go_live(activation: ContractActivation, contract: Contract, *, actor: Any, now: Any) -> None:
+    """Make `contract` the class's one active version, retiring the one before it.
+
+    Every version of the class is locked first (PostgreSQL; SQLite serialises writers), so
+    two activations finishing at once happen one after the other: the last one wins and
+    exactly one version is active (the partial unique index is the backstop).
+    """
+    versions = list(
+        Contract.objects.select_for_update().filter(decision_class=contract.decision_class)
+    )
+    current = next((item for item in versions if item.pk == contract.pk), contract)
+    previous = next((item for item in versions if item.status == ContractStatus.ACTIVE), None)
+    rollback = current.status == ContractStatus.RETIRED
+    before = current.status
+    if previous is not None and previous.pk != current.pk:
+        previous.status = ContractStatus.RETIRED
+        previous.save(update_fields=["status"])
+        activation.replaced_version = previous.version
+        audit_record(
+            actor=actor,
+            action="contract.retire",
+            object_kind="contract",
+            object_ref=contract_label(previous),
+            reason=activation.rationale,
+            request_id=activation.request_id,
+            before={"status": ContractStatus.ACTIVE.value},
+            after={
+                "status": ContractStatus.RETIRED.value,
+                "replaced_by": current.version,
+                "activation_id": activation.activation_id,
+            },
+        )
+    current.status = ContractStatus.ACTIVE
+    current.activated_at = now
+    current.save(update_fields=["status", "activated_at"])
+    audit_record(
+        actor=actor,
+        action="contract.rollback" if rollback else "contract.activate",
+        object_kind="contract",
+        object_ref=contract_label(current),
+        reason=activation.rationale,
+        request_id=activation.request_id,
+        before={"status": before},
+        after={
+            "status": ContractStatus.ACTIVE.value,
+            "replaced_version": activation.replaced_version,
+            "activation_id": activation.activation_id,
+            "gates": [gate["name"] for gate in activation.gates if gate["status"] == "passed"],
+        },
+    )

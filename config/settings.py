@@ -237,6 +237,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Several resources have a `status`; name each set of values after what it is.
+    "ENUM_NAME_OVERRIDES": {
+        "GateStatusEnum": ["passed", "failed", "not_required"],
+        "ActivationStatusEnum": "reconcile_app.choices.ActivationStatus",
+        "ContractStatusEnum": "reconcile_app.choices.ContractStatus",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "reconcile_app.api.schema.document_problems",

@@ -7,6 +7,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from reconcile_app.choices import (
     Completeness,
+    ContractStatus,
     ContradictionKind,
     ContradictionStatus,
     DecisionResult,
@@ -16,12 +17,14 @@ from reconcile_app.choices import (
     MemoryAdmission,
     MemoryKind,
     MemoryStatus,
+    ObligationLevel,
     QuarantineScope,
     QuarantineStatus,
 )
 from reconcile_app.instants import InstantFilter
 from reconcile_app.models import (
     AuditEvent,
+    Contract,
     Contradiction,
     DecisionSnapshot,
     Effect,
@@ -78,6 +81,16 @@ class MemoryFilterSet(django_filters.FilterSet):
     class Meta:
         model = MemoryRecord
         fields = ["subject", "fact_key", "memory_class", "status", "field"]
+
+
+class ContractFilterSet(django_filters.FilterSet):
+    decision_class = django_filters.CharFilter()
+    status = django_filters.ChoiceFilter(choices=ContractStatus.choices)
+    level = django_filters.ChoiceFilter(choices=ObligationLevel.choices)
+
+    class Meta:
+        model = Contract
+        fields = ["decision_class", "status", "level"]
 
 
 class MemoryClassFilterSet(django_filters.FilterSet):

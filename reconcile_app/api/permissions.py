@@ -22,7 +22,8 @@ def _people_only(request: Any) -> None:
         raise Forbidden("this is for people in a role, not for agents", code="people_only")
 
 
-def _role(request: Any, role: str, what: str) -> bool:
+def role_required(request: Any, role: str, what: str) -> bool:
+    """True for a person in `role`; `people_only` for an agent, `forbidden` for another role."""
     if not request.user or not request.user.is_authenticated:
         return False
     _people_only(request)
@@ -43,12 +44,12 @@ class PeopleOnly(BasePermission):
 
 class IsOperator(BasePermission):
     def has_permission(self, request: Any, view: Any) -> bool:
-        return _role(request, Role.OPERATOR, "this")
+        return role_required(request, Role.OPERATOR, "this")
 
 
 class IsReviewer(BasePermission):
     def has_permission(self, request: Any, view: Any) -> bool:
-        return _role(request, Role.REVIEWER, "deciding escalations")
+        return role_required(request, Role.REVIEWER, "deciding escalations")
 
 
 class ReadStaffWriteOperator(BasePermission):
@@ -57,7 +58,7 @@ class ReadStaffWriteOperator(BasePermission):
     def has_permission(self, request: Any, view: Any) -> bool:
         if request.method in SAFE_METHODS:
             return PeopleOnly().has_permission(request, view)
-        return _role(request, Role.OPERATOR, "this change")
+        return role_required(request, Role.OPERATOR, "this change")
 
 
 class AgentOrOperatorWrites(BasePermission):

@@ -4,6 +4,7 @@ from django.urls import path
 
 from reconcile_app.api.views import (
     audit,
+    contracts,
     contradictions,
     corrections,
     effects,
@@ -27,6 +28,17 @@ urlpatterns = [
         "snapshots/<str:snapshot_id>/replay",
         reconcile.SnapshotReplayView.as_view(),
         name="api-snapshot-replay",
+    ),
+    path("contracts", contracts.ContractListView.as_view(), name="api-contracts"),
+    path(
+        "contracts/<str:decision_class>/<str:version>",
+        contracts.ContractDetailView.as_view(),
+        name="api-contract",
+    ),
+    path(
+        "contracts/<str:decision_class>/<str:version>/activate",
+        contracts.ContractActivateView.as_view(),
+        name="api-contract-activate",
     ),
     path("evidence", ledger.EvidenceListView.as_view(), name="api-evidence"),
     path(

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from django.db.models import QuerySet
+
 from reconcile_app.choices import ContractStatus
 from reconcile_app.errors import DomainError, NotFound
-from reconcile_app.models import Contract
+from reconcile_app.models import Contract, ContractActivation
 from reconcile_app.reconciliation.types import ContractSpec, FieldSpec, RuleSpec
 
 _RULE_ORDER = {"deny": 0, "escalate": 1, "allow": 2}
@@ -85,4 +87,18 @@ def _contract_spec(contract_id: int, content_hash: str) -> ContractSpec:
             for action in actions
         },
         rules=rules,
+    )
+
+
+def contract_versions() -> QuerySet[Contract]:
+    """Every loaded version, by class, newest first (the API's list)."""
+    return Contract.objects.order_by("decision_class", "-loaded_at", "-id")
+
+
+def contract_activations(contract: Contract, *, limit: int = 20) -> list[ContractActivation]:
+    """The version's activations, newest first: the first finished one holds its gates."""
+    return list(
+        ContractActivation.objects.filter(contract=contract)
+        .select_related("contract")
+        .order_by("-requested_at", "-id")[:limit]
     )

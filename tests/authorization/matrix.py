@@ -117,6 +117,15 @@ MATRIX: tuple[Row, ...] = (
     ),
     Row("api-memory", "get", lambda w, m: f"/api/v1/memories/{m.memory_id}", OWN_READ, OTHERS_READ),
     # Every principal reads the declared classes (what it may write); the counts are scoped.
+    Row("api-contracts", "get", fixed("/api/v1/contracts"), PEOPLE_READ),
+    Row("api-contract", "get", fixed(f"/api/v1/contracts/{COLLECTIONS}/7.3"), PEOPLE_READ),
+    Row(
+        "api-contract-activate",
+        "post",
+        fixed(f"/api/v1/contracts/{COLLECTIONS}/7.3/activate"),
+        REVIEWERS,
+        body=lambda w, m: RATIONALE,
+    ),
     Row("api-memory-classes", "get", fixed("/api/v1/memory-classes"), EVERYONE),
     Row("api-memory-class", "get", fixed("/api/v1/memory-classes/episodic"), EVERYONE),
     Row("api-contradictions", "get", fixed("/api/v1/contradictions"), PEOPLE_READ),

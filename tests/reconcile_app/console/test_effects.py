@@ -191,7 +191,7 @@ def test_non_operators_see_no_actions_and_are_refused(request, unknown_effect, p
     unknown_effect.refresh_from_db()
     assert unknown_effect.status == "unknown"
     assert (
-        not AuditEvent.objects.exclude(object_kind__in=["user", "principal"]).exists()
+        not AuditEvent.objects.exclude(object_kind__in=["user", "principal", "contract"]).exists()
         and not Escalation.objects.exists()
     )
 
@@ -208,4 +208,4 @@ def test_actions_enforce_csrf(operator, unknown_effect):
         client.post("/effects/u-1/resolve/", {"outcome": "succeeded", "reason": "x"}).status_code
         == 403
     )
-    assert not AuditEvent.objects.exclude(object_kind__in=["user", "principal"]).exists()
+    assert not AuditEvent.objects.exclude(object_kind__in=["user", "principal", "contract"]).exists()

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from reconcile_app.choices import Role
 from reconcile_app.demo.scenarios import SeedReconcile, scenarios_read
+from reconcile_app.errors import DomainError
 from reconcile_app.models import (
     ContractAction,
     DecisionSnapshot,
@@ -153,6 +154,14 @@ def demo_estate_load(*, now: datetime | None = None) -> DemoReport:
     scenarios = scenarios_read()
     with transaction.atomic():
         contracts = contracts_load(paths=[str(ESTATE_DIR)])
+        if contracts.refused:
+            # The batch below needs every demo class live: stop, with the gates' verdict.
+            raise DomainError(
+                "the demo contracts' release gates failed: "
+                + "; ".join(item.detail for item in contracts.refused),
+                code="release_gate_failed",
+                status=409,
+            )
         agent, key = _agent_ensure({item.decision_class for item in scenarios.batch})
         report = DemoReport(contracts=contracts, agent=agent, agent_key=key)
 

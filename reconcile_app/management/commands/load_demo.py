@@ -64,6 +64,12 @@ class Command(BaseCommand):
             f"{len(contracts.contracts_unchanged)} unchanged; sources: "
             f"{len(contracts.sources_created) + len(contracts.sources_updated)}"
         )
+        for activation in contracts.activations:
+            slowest = max((gate["duration_ms"] for gate in activation.gates), default=0)
+            out(
+                f"  {activation.contract}: {activation.status} after its release gates "
+                f"(level {activation.level}, slowest gate {slowest} ms)"
+            )
         people = ", ".join(
             f"{name} ({role}, password {demo_password(name)})" for name, role in PEOPLE
         )

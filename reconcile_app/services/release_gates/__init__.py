@@ -20,9 +20,10 @@ closed. One module per gate, each saying what it proves and which seed test it i
   that used the entry, and taints it.
 
 The gates run against any version, draft included, and never read an owner system: the
-engine gates decide synthetic states (world.py); replay and correction_trace write a scratch
-estate that is always rolled back (scratch.py). A gate that raises is reported `failed`
-with the exception; nothing propagates.
+engine gates decide synthetic states (world.py); replay and correction_trace share one drill
+(drill.py) in a scratch estate that is always rolled back (scratch.py), so the first of the
+two carries its time. A gate that raises is reported `failed` with the exception; nothing
+propagates.
 """
 
 from __future__ import annotations

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from reconcile_app.choices import DecisionResult, ReadStatus
 from reconcile_app.reconciliation import engine
@@ -27,6 +28,8 @@ from reconcile_app.reconciliation.types import (
     FieldRead,
 )
 from reconcile_app.services.release_gates.candidates import field_candidates
+
+T = TypeVar("T")
 
 SUBJECT = "release-gate:subject"
 PRINCIPAL = "release-gate"
@@ -89,6 +92,14 @@ class World:
         self.now = now
         self.candidates = field_candidates(spec)
         self._bases: list[tuple[State, dict[str, Any]]] | None = None
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """Computed once per gate run: what two gates share (an exception is not kept, so
+        the second gate meets it too)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]  # type: ignore[no-any-return]
 
     def at(self, now: datetime) -> World:
         """The same world at another instant (candidates and base states carry over: they

@@ -13,7 +13,7 @@ from reconcile_app.models import DecisionSnapshot, Principal
 from reconcile_app.reconciliation import engine
 from reconcile_app.services import snapshots
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
-from reconcile_app.services.release_gates import correction_trace, release_gates_run
+from reconcile_app.services.release_gates import drill, release_gates_run, scratch
 from reconcile_app.services.release_gates import replay as replay_gate
 from tests.conftest import Persona
 from tests.factories import seed_collectible
@@ -149,7 +149,7 @@ def test_a_gate_that_raises_is_failed_with_the_exception_and_rolled_back(
         raise RuntimeError("ledger offline")
 
     # It raises after the scratch principal, evidence and snapshot were written.
-    monkeypatch.setattr(correction_trace, "correction_create", correction_create)
+    monkeypatch.setattr(drill, "correction_create", correction_create)
     before = row_counts()
 
     results = release_gates_run(demo_contract("dispatch-card"), level="reconstruct")
@@ -163,4 +163,27 @@ def test_a_gate_that_raises_is_failed_with_the_exception_and_rolled_back(
         "passed",
         "not_required",
     }
+    assert row_counts() == before
+
+
+def test_a_drill_that_cannot_issue_fails_both_drill_gates_and_leaves_nothing(
+    estate: None, monkeypatch: pytest.MonkeyPatch
+):
+    def snapshot_persist(**kwargs: Any) -> Any:
+        raise RuntimeError("snapshot store full")
+
+    # It raises after the scratch principal and its ledger entries were written.
+    monkeypatch.setattr(scratch, "snapshot_persist", snapshot_persist)
+    before = row_counts()
+
+    results = {
+        r.name: r for r in release_gates_run(demo_contract(COLLECTIONS), level="reconstruct")
+    }
+
+    for name in ("replay", "correction_trace"):
+        assert (results[name].status, results[name].detail) == (
+            "failed",
+            "The gate raised RuntimeError: snapshot store full",
+        )
+    assert results["fail_closed"].status == "passed"
     assert row_counts() == before

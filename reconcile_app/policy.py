@@ -51,8 +51,18 @@ def evaluate(
     The caller decides what None means: it fails closed (matches deny and escalate, never
     allow).
     """
+    return evaluate_explained(expression, fields, effect)[0]
+
+
+def evaluate_explained(
+    expression: str, fields: dict[str, Any], effect: dict[str, Any] | None = None
+) -> tuple[bool | None, str]:
+    """`evaluate`, with why a condition could not be evaluated ("" when it could): the
+    release gates report the error, where a decision only fails closed."""
     try:
         result = compiled(expression).execute({"fields": fields, "effect": effect or {}})
-    except Exception:
-        return None
-    return result if isinstance(result, bool) else None
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+    if isinstance(result, bool):
+        return result, ""
+    return None, f"evaluated to {result!r}, not a boolean"

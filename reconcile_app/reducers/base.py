@@ -42,6 +42,10 @@ class Reducer:
     apply: Callable[[dict[str, Any], Event], None]
     initial: Callable[[], dict[str, Any]]
     derive: Callable[[dict[str, Any]], tuple[dict[str, Any], dict[str, dict[str, Any]]]]
+    # The event types `apply` understands (others are ignored). Declared so a contract's
+    # release gate can build event histories for the history-substitution check (seed 002)
+    # without knowing the reducer: a reducer that declares none cannot pass that gate.
+    event_types: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:

@@ -56,5 +56,6 @@ HARDSHIP_V3 = register(
         apply=_apply,
         initial=_initial,
         derive=_derive,
+        event_types=("HardshipApproved", "HardshipRevoked", "PaymentMissed", "ArrearsCleared"),
     )
 )

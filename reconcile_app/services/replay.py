@@ -128,7 +128,13 @@ def refold_event_sourced(
     return [by_field[read.field] for read in reads]
 
 
-def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str) -> ReplayResult:
+def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = True) -> ReplayResult:
+    """Rebuild the snapshot's content (see the module docstring) and compare hashes.
+
+    `refold=False` takes event-sourced reads as recorded instead of folding the owner's
+    event log again: for the release gates, which never read an owner system. What they
+    then prove is that the engine rebuilds the same content from what was recorded.
+    """
     if mode not in MODES:
         raise ValidationFailed("mode must be as_recorded or corrected", code="invalid_mode")
     original = snapshot.content
@@ -158,13 +164,15 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str) -> ReplayResult:
             recorded_by=timezone.now(),
             observed_by=valid_time,
         )
-    reads = refold_event_sourced(
-        spec=spec,
-        subject=binding.subject,
-        reads=recorded_reads(original),
-        corrected=mode == "corrected",
-        valid_time=valid_time,
-    )
+    reads = recorded_reads(original)
+    if refold:
+        reads = refold_event_sourced(
+            spec=spec,
+            subject=binding.subject,
+            reads=reads,
+            corrected=mode == "corrected",
+            valid_time=valid_time,
+        )
     outcome = engine.evaluate(
         contract=spec,
         binding=binding,

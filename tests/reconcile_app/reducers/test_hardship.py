@@ -171,3 +171,18 @@ def test_replay_refolds_only_events_recorded_by_the_cutoff(ledger, letters_agent
         "replayed": "deny",
     }
     assert changes["fields.hardship_active.value"]["replayed"] is True
+
+
+def test_every_declared_event_type_is_one_the_reducer_applies():
+    # The release gate builds its histories from the declaration: a misspelt type would be
+    # folded as "ignored by contract" and the histories would prove nothing.
+    starts = [[], [event("s1", 1, "HardshipApproved")], [event("s1", 1, "PaymentMissed")]]
+    for kind in HARDSHIP_V3.event_types:
+        assert any(
+            fold(HARDSHIP_V3, [*start, event("e", 2, kind)]).values
+            != fold(HARDSHIP_V3, start).values
+            for start in starts
+        ), kind
+    assert (
+        fold(HARDSHIP_V3, [event("e", 1, "AddressChanged")]).values == fold(HARDSHIP_V3, []).values
+    )

@@ -1,0 +1,152 @@
+"""Gate `policy_evaluates`: a rule that errors when an optional field (or the proposed
+value) is missing fails the gate, naming the rule and what was missing; rules over typed
+fields do not fail for values of the gate's own making."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from reconcile_app.models import Contract
+from reconcile_app.services.release_gates import release_gates_run
+from reconcile_app.services.release_gates.policy_evaluates import presence_combinations
+from tests.reconcile_app.release_gates.conftest import failed, gate
+
+ContractFrom = Callable[[str], Contract]
+
+UNGUARDED = """
+    decision_class: unguarded-complaint
+    version: "1"
+    purpose: collections
+    required:
+      - {field: collections_status, source: case-service, max_age_seconds: 300}
+    optional:
+      - {field: complaint_status, source: complaints-service, max_age_seconds: 600}
+    actions:
+      release_collections_hold: {field: collections_status}
+    policy:
+      version: "p1"
+      deny: [{when: 'fields.collections_status == "hold"', code: hardship_hold}]
+      escalate: [{when: 'fields.complaint_status == "open"', code: open_complaint}]
+      allow: [{when: 'true', permits: [release_collections_hold]}]
+    contradictions: escalate
+"""
+
+
+def test_a_rule_that_errors_when_an_optional_field_is_absent_fails(contract_from: ContractFrom):
+    result = gate(contract_from(UNGUARDED), "policy_evaluates")
+
+    failed(
+        result,
+        'escalate rule 1 (open_complaint) `fields.complaint_status == "open"`',
+        "complaint_status absent",
+        "KeyError: 'complaint_status'",
+        "fails closed (matches)",
+    )
+    assert result.checks > 0
+
+
+def test_the_same_rule_guarded_by_has_passes(contract_from: ContractFrom):
+    guarded = UNGUARDED.replace(
+        "'fields.complaint_status == \"open\"'",
+        "'has(fields.complaint_status) && fields.complaint_status == \"open\"'",
+    )
+
+    result = gate(contract_from(guarded), "policy_evaluates")
+
+    assert result.status == "passed", result.detail
+    assert "2 combinations of 1 optional fields" in result.detail
+
+
+def test_a_rule_that_needs_a_proposed_value_it_does_not_test_for_fails(
+    contract_from: ContractFrom,
+):
+    contract = contract_from(
+        """
+        decision_class: unguarded-value
+        version: "1"
+        purpose: card-dispatch
+        required:
+          - {field: delivery_address, source: customer-master, max_age_seconds: 900}
+        actions:
+          dispatch_card: {field: delivery_address}
+        policy:
+          version: "p1"
+          deny: [{when: 'effect.value != fields.delivery_address', code: address_not_read}]
+          allow: [{when: 'true', permits: [dispatch_card]}]
+        """
+    )
+
+    failed(
+        gate(contract, "policy_evaluates"),
+        "deny rule 1 (address_not_read)",
+        "no action proposed",
+        "KeyError: 'value'",
+    )
+
+
+def test_rules_over_numbers_and_booleans_are_tried_with_numbers_and_booleans(
+    contract_from: ContractFrom,
+):
+    contract = contract_from(
+        """
+        decision_class: typed-fields
+        version: "1"
+        purpose: collections
+        required:
+          - {field: balance, source: ledger-service, max_age_seconds: 300}
+          - {field: vulnerable, source: ledger-service, max_age_seconds: 300}
+        optional:
+          - {field: account_status, source: ledger-service, max_age_seconds: 300}
+        actions:
+          collect: {field: balance}
+        policy:
+          version: "p1"
+          deny:
+            - {when: 'fields.vulnerable', code: vulnerable}
+            - {when: 'fields.balance <= 0', code: nothing_owed}
+            - {when: 'has(fields.account_status) && fields.account_status in ["closed", "sold"]', code: closed}
+          allow: [{when: '!fields.vulnerable && fields.balance > 100', permits: [collect]}]
+        """
+    )
+
+    results = {result.name: result for result in release_gates_run(contract, level="reconstruct")}
+
+    assert results["policy_evaluates"].status == "passed", results["policy_evaluates"].detail
+    # The states the other gates start from were found: the policy allows one and denies one.
+    assert "allow, deny" in results["fail_closed"].detail
+
+
+def test_an_optional_boolean_used_without_has_fails(contract_from: ContractFrom):
+    contract = contract_from(
+        """
+        decision_class: unguarded-boolean
+        version: "1"
+        purpose: collections
+        required:
+          - {field: balance, source: ledger-service, max_age_seconds: 300}
+        optional:
+          - {field: vulnerable, source: ledger-service, max_age_seconds: 300}
+        actions:
+          collect: {field: balance}
+        policy:
+          version: "p1"
+          allow: [{when: '!fields.vulnerable', permits: [collect]}]
+        """
+    )
+
+    failed(
+        gate(contract, "policy_evaluates"),
+        "allow rule 1 `!fields.vulnerable`",
+        "vulnerable absent",
+        "fails closed (never matches)",
+    )
+
+
+def test_every_combination_up_to_six_optional_fields_then_each_alone():
+    assert len(presence_combinations(["a", "b", "c"])) == 8
+    assert len(presence_combinations([f"f{n}" for n in range(6)])) == 64
+    seven = [f"f{n}" for n in range(7)]
+    combinations = presence_combinations(seven)
+    assert len(combinations) == 9
+    assert frozenset() in combinations and frozenset(seven) in combinations
+    assert all(frozenset({name}) in combinations for name in seven)

@@ -1,0 +1,26 @@
+"""Policy conditions: evaluated over state fields, and why one could not be."""
+
+from __future__ import annotations
+
+from reconcile_app import policy
+
+
+def test_a_condition_on_an_absent_field_cannot_be_evaluated_and_says_which():
+    assert policy.evaluate_explained('fields.complaint_status == "open"', {}) == (
+        None,
+        "KeyError: 'complaint_status'",
+    )
+    assert policy.evaluate('fields.complaint_status == "open"', {}) is None
+
+
+def test_a_condition_that_is_not_a_boolean_cannot_be_evaluated():
+    result, why = policy.evaluate_explained("fields.balance", {"balance": 3})
+    assert result is None
+    assert why == "evaluated to 3, not a boolean"
+
+
+def test_a_condition_that_evaluates_has_no_explanation():
+    assert policy.evaluate_explained(
+        'has(fields.complaint_status) && fields.complaint_status == "open"', {}
+    ) == (False, "")
+    assert policy.evaluate_explained("effect.action == 'x'", {}, {"action": "x"}) == (True, "")

@@ -180,7 +180,9 @@ def test_auditor_cannot_resolve(estate, agent, auditor, now):
 
     assert response.status_code == 403
     assert Contradiction.objects.get(pk=row_id).status == "open"
-    assert not AuditEvent.objects.exclude(object_kind__in=["user", "principal", "contract"]).exists()
+    assert not AuditEvent.objects.exclude(
+        object_kind__in=["user", "principal", "contract"]
+    ).exists()
 
 
 def test_resolving_twice_conflicts(estate, agent, operator, now):

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from reconcile_app.models import DecisionSnapshot
+from reconcile_app.models import Contract, DecisionSnapshot
+from reconcile_app.services.contracts import contracts_load
 from reconcile_app.services.principals import principal_create
 from sandbox_app.services import sandbox_fault_add
 from tests.conftest import make_agent
@@ -18,6 +19,7 @@ from tests.factories import (
     reconcile_body,
     seed_account_17,
     seed_collectible,
+    write_yaml,
 )
 from tests.reconcile_app.api.test_reconcile import RECONCILE, codes, reconcile
 
@@ -168,16 +170,23 @@ def test_deny_condition_that_fails_to_evaluate_denies(db, tmp_path, lab_agent):
 
 
 def test_escalate_condition_on_an_absent_field_fails_closed(db, tmp_path, lab_agent):
-    load_yaml(
-        tmp_path,
-        {
-            "lab.yaml": LAB_SOURCE,
-            "lab-check.yaml": lab_contract(
-                "  escalate: [{when: 'fields.flag == \"open\"', code: flag_open}]\n"
-                "  allow: [{when: 'true', permits: [adjust]}]"
-            ),
-        },
-    )
+    """The engine fails closed even for a rule the `policy_evaluates` release gate would keep
+    from going live (here forced live, as a version from before the gates might be)."""
+    paths = [
+        str(write_yaml(tmp_path, "lab.yaml", LAB_SOURCE)),
+        str(
+            write_yaml(
+                tmp_path,
+                "lab-check.yaml",
+                lab_contract(
+                    "  escalate: [{when: 'fields.flag == \"open\"', code: flag_open}]\n"
+                    "  allow: [{when: 'true', permits: [adjust]}]"
+                ),
+            )
+        ),
+    ]
+    contracts_load(paths=paths, activate=False)
+    Contract.objects.filter(decision_class="lab-check").update(status="active")
     SandboxRecordFactory(source="lab-service", subject="sample-1", field="level", value=1)
     # No flag record: the optional field is not ok, so `fields.flag` is absent.
 

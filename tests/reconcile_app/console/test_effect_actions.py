@@ -174,7 +174,9 @@ def test_manual_resolution_refusals_are_shown_inline(operator_browser, unknown_e
     assert code in form and 'role="alert"' in form
     unknown_effect.refresh_from_db()
     assert unknown_effect.status == "unknown"
-    assert not AuditEvent.objects.exclude(object_kind__in=["user", "principal", "contract"]).exists()
+    assert not AuditEvent.objects.exclude(
+        object_kind__in=["user", "principal", "contract"]
+    ).exists()
 
 
 def test_resolving_a_settled_effect_is_a_conflict(operator_browser, mixed_effects):

@@ -208,4 +208,6 @@ def test_actions_enforce_csrf(operator, unknown_effect):
         client.post("/effects/u-1/resolve/", {"outcome": "succeeded", "reason": "x"}).status_code
         == 403
     )
-    assert not AuditEvent.objects.exclude(object_kind__in=["user", "principal", "contract"]).exists()
+    assert not AuditEvent.objects.exclude(
+        object_kind__in=["user", "principal", "contract"]
+    ).exists()

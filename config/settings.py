@@ -222,7 +222,7 @@ REST_FRAMEWORK = {
         "principal": env_str("API_RATE", "1200/min"),
         "anon": env_str("API_ANON_RATE", "120/min"),
     },
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "reconcile_app.api.autoschema.ReconcileAutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "DATETIME_FORMAT": "iso-8601",
     # `?format=` belongs to endpoints (PROV export), not to renderer negotiation.
@@ -237,11 +237,40 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    # Several resources have a `status`; name each set of values after what it is.
+    # Every closed set of values is an enum named after what it is (clients generated from
+    # the schema get one type per set, never "Status634Enum"). Open sets (reason codes, which
+    # contracts extend; problem codes, which grow) stay strings.
     "ENUM_NAME_OVERRIDES": {
         "GateStatusEnum": ["passed", "failed", "not_required"],
         "ActivationStatusEnum": "reconcile_app.choices.ActivationStatus",
         "ContractStatusEnum": "reconcile_app.choices.ContractStatus",
+        "ObligationLevelEnum": "reconcile_app.choices.ObligationLevel",
+        "EffectStatusEnum": "reconcile_app.choices.EffectStatus",
+        "FieldStatusEnum": "reconcile_app.choices.ReadStatus",
+        "CompletenessEnum": "reconcile_app.choices.Completeness",
+        "DecisionResultEnum": "reconcile_app.choices.DecisionResult",
+        "VerdictEnum": "reconcile_app.choices.Verdict",
+        "EvidenceKindEnum": "reconcile_app.choices.EvidenceKind",
+        "MemoryStatusEnum": "reconcile_app.choices.MemoryStatus",
+        "MemoryKindEnum": "reconcile_app.choices.MemoryKind",
+        "MemoryAdmissionEnum": "reconcile_app.choices.MemoryAdmission",
+        "PrincipalKindEnum": "reconcile_app.choices.PrincipalKind",
+        "RoleEnum": "reconcile_app.choices.Role",
+        "ContradictionKindEnum": "reconcile_app.choices.ContradictionKind",
+        "ContradictionStatusEnum": "reconcile_app.choices.ContradictionStatus",
+        "EscalationStatusEnum": "reconcile_app.choices.EscalationStatus",
+        "QuarantineScopeEnum": "reconcile_app.choices.QuarantineScope",
+        "QuarantineStatusEnum": "reconcile_app.choices.QuarantineStatus",
+        "CorrectionStatusEnum": "reconcile_app.choices.CorrectionStatus",
+        "ConsistencyEnum": "reconcile_app.choices.Consistency",
+        "FaultKindEnum": "sandbox_app.choices.FaultKind",
+        "ReplayModeEnum": ["as_recorded", "corrected"],
+        "FactAnswerCodeEnum": ["ok"],
+        "ResolutionOutcomeEnum": ["succeeded", "not_executed"],
+        # An obligation assessment's answers (docs/api.md, "Contract versions").
+        "ObligationRatingEnum": ["low", "high"],
+        "ObligationAuthorityEnum": ["single", "contested"],
+        "ObligationReplayEnum": ["none", "required"],
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

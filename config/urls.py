@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
+from reconcile_app.api.schema_view import SchemaView
 from reconcile_app.api.views.metrics import PrometheusMetricsView
 from reconcile_app.console.login import ThrottledLoginView
 
@@ -13,7 +14,7 @@ from reconcile_app.console.login import ThrottledLoginView
 urlpatterns = [
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/schema/", SchemaView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/lineage/", include("lineage_app.urls")),
     path("api/v1/sandbox/", include("sandbox_app.api.urls")),

@@ -10,12 +10,12 @@ urlpatterns = [
     path("blast-radius", views.BlastRadiusView.as_view(), name="api-blast-radius"),
     path(
         "<path:node>/descendants",
-        views.ReachView.as_view(direction="descendants"),
+        views.DescendantsView.as_view(),
         name="api-lineage-descendants",
     ),
     path(
         "<path:node>/ancestors",
-        views.ReachView.as_view(direction="ancestors"),
+        views.AncestorsView.as_view(),
         name="api-lineage-ancestors",
     ),
     path("<path:node>/prov", views.ProvView.as_view(), name="api-lineage-prov"),

@@ -5,15 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse
-from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from lineage_app.api.exceptions import InvalidParameter, NodeNotFound
-from lineage_app.api.params import int_param, rfc3339, walk_options
+from lineage_app.api.params import MAX_PAGE_SIZE, int_param, rfc3339, walk_options
+from lineage_app.api.serializers import LineageReachSerializer
 from lineage_app.conf import api_permission_classes
 from lineage_app.prov_export import prov_document
 from lineage_app.registry import registry
@@ -21,14 +23,29 @@ from lineage_app.selectors.blast import blast_radius, roots_for_source_versions
 from lineage_app.selectors.nodes import subgraph
 from lineage_app.selectors.reach import MAX_DEPTH, Reach, reach, resolve_roots
 
-PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
+TAG = "lineage"
+# The schema's problem codes per status (the host's schema turns them into problem+json
+# responses; lineage_app raises DRF exceptions with these codes, lineage_app.api.exceptions).
+PROBLEM_CODES = "x-problem-codes"
 COMMON = [
-    OpenApiParameter("depth", int, description=f"1..{MAX_DEPTH}; unbounded if absent"),
-    OpenApiParameter("as_of", str, description="only edges recorded by this RFC 3339 time"),
-    OpenApiParameter("kind", str, description="only nodes of this kind (repeatable)"),
-    OpenApiParameter("page", int),
-    OpenApiParameter("page_size", int),
+    OpenApiParameter(
+        "depth",
+        {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH},
+        description=f"1..{MAX_DEPTH}; unbounded if absent",
+    ),
+    OpenApiParameter(
+        "as_of", OpenApiTypes.DATETIME, description="only edges recorded by this RFC 3339 time"
+    ),
+    OpenApiParameter(
+        "kind",
+        {"type": "array", "items": {"type": "string"}},
+        explode=True,
+        description="only nodes of this kind (repeatable)",
+    ),
+    OpenApiParameter("page", {"type": "integer", "minimum": 1, "maximum": 10**6}),
+    OpenApiParameter("page_size", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE}),
 ]
+WALK_PROBLEMS = {"400": ["invalid_parameter"], "404": ["node_not_found"]}
 PROV_NODE_LIMIT = 5000
 HIGHEST_VERSION = 2**62
 
@@ -73,7 +90,6 @@ def _one_root(node: str) -> tuple[list[int], list[str]]:
 class ReachView(LineageAPIView):
     direction = "descendants"
 
-    @extend_schema(parameters=COMMON, responses={200: None, 400: PROBLEM, 404: PROBLEM})
     def get(self, request: Request, node: str) -> Response:
         options = walk_options(request)
         root_ids, roots = _one_root(node)
@@ -90,7 +106,41 @@ class ReachView(LineageAPIView):
         return Response(reach_body(result, options))
 
 
-class EntryPointSchema(AutoSchema):
+class DescendantsView(ReachView):
+    direction = "descendants"
+
+    @extend_schema(
+        operation_id="lineage_descendants",
+        summary="Everything downstream of a node",
+        description="What was derived from the node (`kind:ref`), by kind, a page at a time.",
+        tags=[TAG],
+        parameters=COMMON,
+        responses={200: LineageReachSerializer},
+        extensions={PROBLEM_CODES: WALK_PROBLEMS},
+    )
+    def get(self, request: Request, node: str) -> Response:
+        return super().get(request, node)
+
+
+class AncestorsView(ReachView):
+    direction = "ancestors"
+
+    @extend_schema(
+        operation_id="lineage_ancestors",
+        summary="Everything upstream of a node",
+        description="What the node (`kind:ref`) was derived from, by kind, a page at a time.",
+        tags=[TAG],
+        parameters=COMMON,
+        responses={200: LineageReachSerializer},
+        extensions={PROBLEM_CODES: WALK_PROBLEMS},
+    )
+    def get(self, request: Request, node: str) -> Response:
+        return super().get(request, node)
+
+
+# The host's schema class (names, problem responses), whatever it is: lineage_app does not
+# know the host, only DRF's settings.
+class EntryPointSchema(api_settings.DEFAULT_SCHEMA_CLASS):  # type: ignore[name-defined,misc]
     """The blast radius's host-registered entry points, documented as they are registered
     (the schema is generated after every app is ready)."""
 
@@ -114,14 +164,31 @@ class BlastRadiusView(LineageAPIView):
     schema = EntryPointSchema()
 
     @extend_schema(
+        operation_id="lineage_blast_radius",
+        summary="Everything downstream of a source version range, nodes or an entry point",
+        tags=[TAG],
         parameters=[
-            OpenApiParameter("source", str),
-            OpenApiParameter("from_version", int),
-            OpenApiParameter("to_version", int),
-            OpenApiParameter("node", str, description="any kind:ref (repeatable)"),
+            OpenApiParameter("source", str, description="a source name"),
+            OpenApiParameter(
+                "from_version",
+                {"type": "integer", "minimum": 0, "maximum": HIGHEST_VERSION},
+                description="with source: the first version (default 0)",
+            ),
+            OpenApiParameter(
+                "to_version",
+                {"type": "integer", "minimum": 0, "maximum": HIGHEST_VERSION},
+                description="with source: the last version (default: the newest)",
+            ),
+            OpenApiParameter(
+                "node",
+                {"type": "array", "items": {"type": "string"}},
+                explode=True,
+                description="any kind:ref (repeatable)",
+            ),
             *COMMON,
         ],
-        responses={200: None, 400: PROBLEM},
+        responses={200: LineageReachSerializer},
+        extensions={PROBLEM_CODES: {"400": ["invalid_parameter", "entry_point_missing"]}},
     )
     def get(self, request: Request) -> Response:
         options = walk_options(request)
@@ -161,8 +228,17 @@ class BlastRadiusView(LineageAPIView):
 
 class ProvView(LineageAPIView):
     @extend_schema(
+        operation_id="lineage_prov",
+        summary="Export a node's lineage as W3C PROV",
+        description="The node's ancestors and descendants as a PROV document: PROV-JSON "
+        "(`format=json`, the default) or PROV-N (`format=provn`).",
+        tags=[TAG],
         parameters=[OpenApiParameter("format", str, enum=["json", "provn"])],
-        responses={200: None, 400: PROBLEM, 404: PROBLEM},
+        responses={
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            (200, "text/provenance-notation"): OpenApiTypes.STR,
+        },
+        extensions={PROBLEM_CODES: {"400": ["invalid_format"], "404": ["node_not_found"]}},
     )
     def get(self, request: Request, node: str) -> HttpResponse:
         fmt = request.query_params.get("format", "json")

@@ -22,6 +22,20 @@ class GateOutput(serializers.Serializer):
     checks = serializers.IntegerField()
 
 
+class ObligationOutput(serializers.Serializer):
+    """Seed 002's reconstruction obligation assessment, as written in the contract file."""
+
+    mutability = serializers.ChoiceField(choices=["low", "high"])
+    authority = serializers.ChoiceField(choices=["single", "contested"])
+    consequence = serializers.ChoiceField(choices=["low", "high"])
+    replay = serializers.ChoiceField(choices=["none", "required"])
+
+
+@extend_schema_field(ObligationOutput(allow_null=True))
+class ObligationField(serializers.JSONField):
+    """The assessment as stored (null: not assessed), documented as its four answers."""
+
+
 class ActivationInput(serializers.Serializer):
     rationale = Justification()
 
@@ -70,7 +84,7 @@ class ActivationOutput(serializers.ModelSerializer):
 class ContractOutput(serializers.ModelSerializer):
     """A version as listed: what it is and where it stands."""
 
-    obligation = serializers.JSONField()
+    obligation = ObligationField(allow_null=True)
 
     class Meta:
         model = Contract
@@ -91,7 +105,7 @@ class ContractDetailOutput(ContractOutput):
     """One version in full: the document as loaded, its gates (from the newest finished
     activation), its activations (newest first) and its decision record (Markdown)."""
 
-    document = serializers.JSONField()
+    document = serializers.DictField(help_text="the contract document as loaded (YAML as JSON)")
     gates = serializers.SerializerMethodField()
     activations = serializers.SerializerMethodField()
     adr = serializers.SerializerMethodField()

@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from reconcile_app.api.fields import Justification, Text, Value
+from reconcile_app.choices import EffectStatus
 
 
 class EffectInput(serializers.Serializer):
@@ -17,9 +18,61 @@ class EffectInput(serializers.Serializer):
     resulting_value = Value(allow_null=True)
 
 
+class ReceiptOutput(serializers.Serializer):
+    """The owner's receipt (the owner contract's 201 body, or its ledger's answer later).
+    An owner may add members; only a receipt naming this command's key, subject and field
+    is taken as proof."""
+
+    receipt_id = serializers.CharField(required=False)
+    idempotency_key = serializers.CharField(required=False)
+    subject = serializers.CharField(required=False)
+    field = serializers.CharField(required=False)
+    action = serializers.CharField(required=False)
+    resulting_value = serializers.JSONField(required=False, allow_null=True)
+    resulting_version = serializers.IntegerField(required=False, allow_null=True)
+    committed_at = serializers.DateTimeField(required=False)
+
+
+class OutcomeOutput(serializers.Serializer):
+    """Why an effect is where it is, when that needs saying: a rejection's or an unknown
+    outcome's `code` and `detail` (with `expected` and `found` for `version_changed`), and a
+    resolution's verdict. Empty while nothing went wrong."""
+
+    code = serializers.CharField(
+        required=False,
+        help_text="rejected: `version_changed`, `owner_unavailable`, `owner_refused`, "
+        "`idempotency_key_reused`; unknown: `timeout`, `receipt_mismatch`, `sender_lost` "
+        "(an owner adapter may add its own)",
+    )
+    detail = serializers.CharField(required=False, allow_blank=True)
+    expected = serializers.IntegerField(required=False, allow_null=True)
+    found = serializers.IntegerField(required=False, allow_null=True)
+    resolution = serializers.ChoiceField(
+        choices=["succeeded", "not_executed"],
+        required=False,
+        help_text="how an unknown outcome was settled (by the owner's ledger or a person)",
+    )
+    reason = serializers.CharField(required=False, help_text="a person's resolution: why")
+
+
+# Receipts and outcomes are passed through as stored (an owner's extra members included): the
+# serializers above document them, these fields return them untouched.
+@extend_schema_field(ReceiptOutput(allow_null=True))
+class ReceiptField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field(OutcomeOutput)
+class OutcomeField(serializers.JSONField):
+    pass
+
+
 class EffectEventOutput(serializers.Serializer):
     at = serializers.DateTimeField()
-    kind = serializers.CharField()
+    kind = serializers.CharField(
+        help_text="recorded, sent, receipt, rejected, timeout, resolution_attempt, "
+        "resolution, manual_resolution, check_requested, readback, retried, ..."
+    )
     detail = serializers.JSONField()
     evidence_id = serializers.CharField(allow_blank=True)
     actor = serializers.CharField(allow_blank=True)
@@ -27,8 +80,8 @@ class EffectEventOutput(serializers.Serializer):
 
 class EffectOutput(serializers.Serializer):
     idempotency_key = serializers.CharField()
-    status = serializers.CharField()
-    receipt = serializers.JSONField(allow_null=True)
+    status = serializers.ChoiceField(choices=EffectStatus.choices)
+    receipt = ReceiptField(allow_null=True, help_text="null until the owner accepted it")
     snapshot_id = serializers.CharField(source="snapshot.snapshot_id")
     decision_id = serializers.CharField(source="decision.decision_id")
     principal = serializers.CharField(source="principal.name")
@@ -48,7 +101,7 @@ class EffectOutput(serializers.Serializer):
     approved_by = serializers.SerializerMethodField(
         help_text="the reviewer who approved that escalation (null when the snapshot allowed it)"
     )
-    outcome = serializers.JSONField()
+    outcome = OutcomeField()
     created_at = serializers.DateTimeField()
     sent_at = serializers.DateTimeField(allow_null=True)
     outcome_at = serializers.DateTimeField(allow_null=True)

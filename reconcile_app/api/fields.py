@@ -9,9 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from reconcile_app.limits import MAX_IDENTIFIER_LENGTH, identifier_check, value_check
+from reconcile_app.limits import (
+    MAX_IDENTIFIER_LENGTH,
+    MAX_VALUE_BYTES,
+    identifier_check,
+    value_check,
+)
 
 
 class Text(serializers.CharField):
@@ -52,8 +58,27 @@ class Identifier(Text):
         return identifier_check(data, self.field_name or "identifier")
 
 
+@extend_schema_field(
+    {
+        "description": "any JSON value, up to 64 KiB as JSON (else 422 `value_too_large`)",
+        "x-max-json-bytes": MAX_VALUE_BYTES,
+    }
+)
 class Value(serializers.JSONField):
     """Any JSON value, up to 64 KiB as JSON (else 422 `value_too_large`)."""
 
     def to_internal_value(self, data: Any) -> Any:
         return value_check(super().to_internal_value(data), self.field_name or "value")
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "string", "maxLength": 200},
+        "minItems": 1,
+        "maxItems": 100,
+    }
+)
+class NonEmptyRefs(serializers.ListField):
+    """A list the service requires non-empty with a code of its own (`derivation_missing`):
+    the schema says non-empty, the serializer lets the service refuse it."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from reconcile_app.choices import MemoryStatus
+from reconcile_app.choices import MemoryAdmission, MemoryKind, MemoryStatus
 
 
 class MemoryStatusCounts(serializers.Serializer):
@@ -16,12 +16,14 @@ class MemoryStatusCounts(serializers.Serializer):
 
 class MemoryClassOutput(serializers.Serializer):
     name = serializers.CharField(source="memory_class.name")
-    kind = serializers.CharField(source="memory_class.kind")
+    kind = serializers.ChoiceField(source="memory_class.kind", choices=MemoryKind.choices)
     owner = serializers.CharField(source="memory_class.owner")
     default_ttl_days = serializers.IntegerField(
         source="memory_class.default_ttl_days", allow_null=True
     )
-    admission = serializers.CharField(source="memory_class.admission")
+    admission = serializers.ChoiceField(
+        source="memory_class.admission", choices=MemoryAdmission.choices
+    )
     description = serializers.CharField(source="memory_class.description", allow_blank=True)
     # The kind's rules, spelled out for the agent that is about to write.
     expires_by_date = serializers.BooleanField()

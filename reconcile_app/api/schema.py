@@ -1,10 +1,20 @@
-"""OpenAPI extensions: document the bearer-key scheme for drf-spectacular."""
+"""The OpenAPI schema's bearer scheme and postprocessing (docs/api.md, "The schema").
+
+The postprocessing hook gives every error response its problem codes (`x-problem-codes`, see
+reconcile_app.api.openapi), a problem+json body and, where retrying helps, a `Retry-After`
+header; and it lists the tags with their descriptions. Component names: autoschema.py; the
+schema endpoint: schema_view.py.
+"""
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any
 
+from drf_spectacular.drainage import warn
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+
+from reconcile_app.api.openapi import PROBLEM_CODES, TAGS
 
 
 class BearerKeyScheme(OpenApiAuthenticationExtension):
@@ -19,48 +29,121 @@ class BearerKeyScheme(OpenApiAuthenticationExtension):
         }
 
 
-PROBLEM_SCHEMA = {
-    "type": "object",
-    "description": "RFC 9457 problem details; `code` is stable and machine-readable.",
-    "properties": {
-        "type": {"type": "string"},
-        "title": {"type": "string"},
-        "status": {"type": "integer"},
-        "detail": {"type": "string"},
-        "code": {"type": "string"},
-    },
-    "required": ["type", "title", "status", "detail", "code"],
-    "additionalProperties": True,
-}
-# Every operation can answer these, whatever its own errors: bad input, no or bad
-# credentials, a role that may not, an unknown id or page, a throttle.
-COMMON_ERRORS = {
-    "400": "Invalid request",
-    "401": "Not authenticated",
-    "403": "Forbidden",
-    "404": "Not found",
-    "413": "Payload too large",
-    "429": "Throttled",
-}
-# Every write can also be refused for its content: a value over 64 KiB, say.
-WRITE_ERRORS = {"422": "Unprocessable: a value over the limit, or a rule of the request's own"}
 PROBLEM_MEDIA = "application/problem+json"
+PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
+# Codes any operation can answer, whatever it does: no or bad credentials, a body over the
+# size limit (decided on Content-Length, for any method), the rate limit, a database that
+# cannot be reached.
+COMMON_CODES: dict[str, list[str]] = {
+    "401": ["authentication_failed", "not_authenticated"],
+    "413": ["payload_too_large"],
+    "429": ["throttled"],
+    "503": ["database_unavailable"],
+}
+# ... and those of an operation that takes a JSON body, or query parameters.
+BODY_CODES: dict[str, list[str]] = {
+    "400": ["invalid_request", "malformed_json"],
+    "415": ["unsupported_media_type"],
+}
+QUERY_CODES: dict[str, list[str]] = {"400": ["invalid_request"]}
+# A page past the end of a list.
+PAGE_CODES: dict[str, list[str]] = {"404": ["not_found"]}
+# What the host adds to another app's operations: lineage is guarded by the host's
+# permission (settings.LINEAGE_API_PERMISSION_CLASSES: people in a role).
+TAG_CODES: dict[str, dict[str, list[str]]] = {"lineage": {"403": ["people_only"]}}
+# Where retrying the same request later can succeed, the answer says when (seconds).
+RETRY_AFTER_CODES = {
+    "throttled": "the rate limit, or too many invalid keys from this address",
+}
+
+
+def _merge(into: dict[str, set[str]], extra: dict[str, list[str]]) -> None:
+    for status, codes in extra.items():
+        into.setdefault(status, set()).update(codes)
+
+
+def _operation_codes(operation: dict[str, Any]) -> dict[str, set[str]]:
+    codes: dict[str, set[str]] = {}
+    _merge(codes, operation.pop(PROBLEM_CODES, {}))
+    _merge(codes, COMMON_CODES)
+    parameters = operation.get("parameters", [])
+    if "requestBody" in operation:
+        _merge(codes, BODY_CODES)
+    if any(parameter["in"] == "query" for parameter in parameters):
+        _merge(codes, QUERY_CODES)
+    if any(parameter["name"] == "page" for parameter in parameters):
+        _merge(codes, PAGE_CODES)
+    for tag in operation.get("tags", []):
+        _merge(codes, TAG_CODES.get(tag, {}))
+    return codes
+
+
+def _problem_response(status: str, codes: set[str], response: dict[str, Any]) -> dict[str, Any]:
+    listed = sorted(codes)
+    phrase = HTTPStatus(int(status)).phrase
+    content: dict[str, Any] = response.get("content") or {}
+    media: dict[str, Any] = next(iter(content.values()), {})
+    schema = media.get("schema", PROBLEM_REF)
+    shaped: dict[str, Any] = {
+        "description": f"{phrase}: " + ", ".join(f"`{code}`" for code in listed),
+        "content": {PROBLEM_MEDIA: {"schema": schema}},
+        PROBLEM_CODES: listed,
+    }
+    headers = dict(response.get("headers") or {})
+    retrying = [code for code in listed if code in RETRY_AFTER_CODES]
+    if retrying:
+        headers["Retry-After"] = {
+            "description": "Seconds to wait before retrying: "
+            + "; ".join(f"`{code}`: {RETRY_AFTER_CODES[code]}" for code in retrying),
+            "schema": {"type": "integer", "minimum": 0},
+        }
+    if headers:
+        shaped["headers"] = dict(sorted(headers.items()))
+    return shaped
+
+
+def _enum_refs(result: dict[str, Any]) -> dict[frozenset[str], dict[str, str]]:
+    """The named enums (components) by their set of values."""
+    return {
+        frozenset(schema["enum"]): {"$ref": f"#/components/schemas/{name}"}
+        for name, schema in result.get("components", {}).get("schemas", {}).items()
+        if "enum" in schema
+    }
+
+
+def _named_enum(schema: dict[str, Any], refs: dict[frozenset[str], dict[str, str]]) -> None:
+    """A filter's choices refer to the enum of the field it filters (`?status=` takes an
+    EffectStatusEnum), so a client has one type for both."""
+    for holder in (schema, schema.get("items")):
+        if isinstance(holder, dict) and "enum" in holder:
+            ref = refs.get(frozenset(holder["enum"]))
+            if ref is not None:
+                description = holder.get("description")
+                holder.clear()
+                holder.update(ref)
+                if description:
+                    holder["description"] = description
 
 
 def document_problems(result: dict[str, Any], generator: Any, request: Any, public: Any) -> Any:
-    """drf-spectacular postprocessing hook: every error response is documented problem+json."""
-    components = result.setdefault("components", {}).setdefault("schemas", {})
-    components["Problem"] = PROBLEM_SCHEMA
-    reference = {"$ref": "#/components/schemas/Problem"}
+    """drf-spectacular postprocessing hook: every error response is problem+json with the
+    codes it can carry (`x-problem-codes`), filters use the named enums, and the tags are
+    listed with their descriptions."""
+    result["tags"] = [{"name": name, "description": text} for name, text in TAGS.items()]
+    refs = _enum_refs(result)
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
             if method not in ("get", "post", "put", "patch", "delete"):
                 continue
+            for parameter in operation.get("parameters", []):
+                _named_enum(parameter.get("schema", {}), refs)
             responses = operation.setdefault("responses", {})
-            errors = {**COMMON_ERRORS, **(WRITE_ERRORS if method in ("post", "put") else {})}
-            for status, description in errors.items():
-                responses.setdefault(status, {"description": description})
-            for status, response in responses.items():
-                if status.startswith(("4", "5")):
-                    response["content"] = {PROBLEM_MEDIA: {"schema": reference}}
+            for status, codes in _operation_codes(operation).items():
+                responses[status] = _problem_response(status, codes, responses.get(status, {}))
+            for status, response in list(responses.items()):
+                if status.startswith(("4", "5")) and PROBLEM_CODES not in response:
+                    # An error answer whose codes nobody declared: say so (a warning fails
+                    # `spectacular --fail-on-warn` and `check --deploy`), keep the schema.
+                    warn(f"{operation.get('operationId')}: {status} declares no problem code")
+            operation["responses"] = dict(sorted(responses.items()))
     return result

@@ -1,158 +1,29 @@
-"""Input serializers validate shape; output is built from stored content (see representations).
+"""Evidence, memories, escalations, facts, corrections, quarantines and the audit trail over
+the API (snapshots and reconcile: snapshot_serializers; effects: effect_serializers).
 
-Some public field names (`source`, `required`, `fields`) shadow attributes of DRF's own
-classes in the type stubs; the names are the API contract, so those lines tell mypy so.
+Input serializers validate shape; output serializers shape what the views return (and are what
+the schema documents). Some public field names (`source`, `field`) shadow attributes of DRF's
+own classes in the type stubs; the names are the API contract, so those lines tell mypy so.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.core.validators import validate_slug
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from reconcile_app.api.fields import Identifier, Justification, Text, Value
-from reconcile_app.choices import EvidenceKind, QuarantineScope
+from reconcile_app.api.fields import Identifier, Justification, NonEmptyRefs, Text, Value
+from reconcile_app.api.problem_serializers import FactAuthorityOutput
+from reconcile_app.choices import (
+    CorrectionStatus,
+    EscalationStatus,
+    EvidenceKind,
+    MemoryStatus,
+    QuarantineScope,
+    QuarantineStatus,
+)
 from reconcile_app.models import MemoryRecord
 from reconcile_app.selectors.ledger import promotion_escalation_id
-
-
-class ClaimInput(serializers.Serializer):
-    """A remembered claim. With `memory_id` (the record it was recalled from) the other
-    fields may be left out: they are the record's. Absent stays absent (no defaults), so the
-    service can tell a field left out from one stated."""
-
-    memory_id = Identifier(max_length=100, required=False)
-    subject = Identifier(required=False)
-    field = Identifier(max_length=150, required=False)
-    value = Value(allow_null=True, required=False)
-    written_at = serializers.DateTimeField(required=False, allow_null=True)
-    memory_class = Identifier(max_length=100, required=False, allow_blank=True)
-    purpose = Text(max_length=150, required=False, allow_blank=True)
-    derived_from = serializers.ListField(child=Text(max_length=200), required=False, max_length=100)
-    note = Text(max_length=2000, required=False, allow_blank=True, default="")
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if not attrs.get("memory_id"):
-            missing = [name for name in ("subject", "field", "value") if name not in attrs]
-            if missing:
-                raise serializers.ValidationError(
-                    {name: ["This field is required without a memory_id."] for name in missing}
-                )
-        return attrs
-
-
-class ReconcileInput(serializers.Serializer):
-    subject = Identifier()
-    purpose = Text(max_length=150)
-    decision_class = Identifier(max_length=150)
-    proposed_action = Text(max_length=150, required=False, allow_blank=True, default="")
-    # Absent, not null, when not given: a snapshot binds a value only when one was proposed.
-    proposed_value = Value(required=False, allow_null=True)
-    contract_version = Text(max_length=50, required=False, allow_null=True, default=None)
-    claims = ClaimInput(many=True, required=False, default=list, max_length=1000)  # type: ignore[call-arg]
-
-
-class FieldOutput(serializers.Serializer):
-    value = serializers.JSONField(allow_null=True)
-    version = serializers.IntegerField(allow_null=True)
-    source = serializers.CharField()  # type: ignore[assignment]  # API name
-    status = serializers.CharField()
-    required = serializers.BooleanField()  # type: ignore[assignment]  # API name
-    observed_at = serializers.DateTimeField(allow_null=True)
-    valid_from = serializers.DateTimeField(allow_null=True)
-    recorded_at = serializers.DateTimeField(allow_null=True)
-    read_at = serializers.DateTimeField()
-    max_age_seconds = serializers.IntegerField()
-    consistency = serializers.CharField()
-    evidence = serializers.ListField(child=serializers.CharField())
-    detail = serializers.CharField(allow_blank=True)
-
-
-class ReasonOutput(serializers.Serializer):
-    code = serializers.CharField()
-    detail = serializers.CharField()
-
-
-class DecisionOutput(serializers.Serializer):
-    result = serializers.ChoiceField(choices=["allow", "deny", "escalate", "refuse"])
-    permitted_actions = serializers.ListField(child=serializers.CharField())
-    reasons = ReasonOutput(many=True)
-    policy_version = serializers.CharField()
-
-
-class ClaimOutput(serializers.Serializer):
-    index = serializers.IntegerField()
-    verdict = serializers.CharField()
-    reason = serializers.CharField()
-    evidence = serializers.ListField(child=serializers.CharField())
-    subject = serializers.CharField()
-    field = serializers.CharField()
-    value = serializers.JSONField(allow_null=True)
-    memory_id = serializers.CharField(
-        required=False, help_text="present when the claim was recalled from a memory record"
-    )
-
-
-class ContradictionSide(serializers.Serializer):
-    value = serializers.JSONField(allow_null=True)
-    source = serializers.CharField()  # type: ignore[assignment]  # API name
-    ref = serializers.CharField()
-
-
-class ContradictionOutput(serializers.Serializer):
-    id = serializers.IntegerField()
-    kind = serializers.CharField()
-    subject = serializers.CharField()
-    field = serializers.CharField()
-    state = ContradictionSide()
-    other = ContradictionSide()
-    detail = serializers.CharField()
-    status = serializers.CharField()
-    snapshot_id = serializers.CharField()
-    detected_at = serializers.DateTimeField()
-    last_seen_at = serializers.DateTimeField(
-        help_text="the last snapshot that saw this disagreement (retries join the open row)"
-    )
-    resolved_at = serializers.DateTimeField(allow_null=True)
-    resolved_by = serializers.CharField(allow_null=True)
-    resolution_note = serializers.CharField(allow_blank=True)
-
-
-class ActionHowOutput(serializers.Serializer):
-    field = serializers.CharField()
-    if_match = serializers.CharField()
-    commit_deadline = serializers.DateTimeField()
-
-
-class SnapshotOutput(serializers.Serializer):
-    snapshot_id = serializers.CharField()
-    content_hash = serializers.CharField()
-    issued_at = serializers.DateTimeField()
-    principal = serializers.CharField()
-    subject = serializers.CharField()
-    purpose = serializers.CharField()
-    decision_class = serializers.CharField()
-    proposed_action = serializers.CharField(allow_blank=True)
-    proposed_value = serializers.JSONField(
-        required=False,
-        help_text="present when the request bound a value: the only one it authorises",
-    )
-    completeness = serializers.ChoiceField(choices=["complete", "degraded", "incomplete"])
-    decision = DecisionOutput()
-    fields = serializers.DictField(child=FieldOutput())  # type: ignore[assignment]  # API name
-    claims = ClaimOutput(many=True)
-    contradictions = ContradictionOutput(many=True)
-    actions = serializers.DictField(
-        child=ActionHowOutput(),
-        help_text="for each action this snapshot can authorise: the field, If-Match, deadline",
-    )
-    escalation_id = serializers.CharField(allow_null=True)
-    contract = serializers.DictField(child=serializers.CharField())
-    reducer_version = serializers.CharField(allow_null=True)
-    cutoffs = serializers.DictField(child=serializers.DateTimeField())
-    evidence_manifest = serializers.ListField(child=serializers.DictField())
-    tainted_by = serializers.ListField(child=serializers.CharField())
 
 
 class EvidenceInput(serializers.Serializer):
@@ -174,7 +45,7 @@ class EvidenceInput(serializers.Serializer):
 class EvidenceOutput(serializers.Serializer):
     evidence_id = serializers.CharField()
     seq = serializers.IntegerField()
-    kind = serializers.CharField()
+    kind = serializers.ChoiceField(choices=EvidenceKind.choices)
     subject = serializers.CharField()
     field = serializers.CharField()
     value = serializers.JSONField(allow_null=True)
@@ -199,8 +70,13 @@ class MemoryInput(serializers.Serializer):
     field = Identifier(max_length=150, required=False, allow_blank=True, default="")
     fact_key = Identifier(required=False, allow_blank=True, default="")
     value = Value(allow_null=True)
-    derived_from = serializers.ListField(
-        child=Text(max_length=200), required=False, default=list, max_length=100
+    derived_from = NonEmptyRefs(
+        child=Text(max_length=200),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text="what it was derived from (evidence, snapshot or memory ids): at least one, "
+        "else 400 `derivation_missing`",
     )
     valid_until = serializers.DateField(required=False, allow_null=True, default=None)
     owner = Text(max_length=200, required=False, allow_null=True, default=None)
@@ -226,12 +102,13 @@ class MemoryOutput(serializers.Serializer):
     source_revision = serializers.CharField()
     valid_until = serializers.DateField(allow_null=True)
     supersedes = serializers.CharField(source="supersedes.memory_id", allow_null=True, default=None)
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=MemoryStatus.choices)
     # The escalation that asks a reviewer to promote it; null for a memory admitted directly.
     promotion_escalation_id = serializers.SerializerMethodField()
     written_at = serializers.DateTimeField()
     recorded_at = serializers.DateTimeField()
 
+    @extend_schema_field(serializers.CharField(allow_null=True))
     def get_promotion_escalation_id(self, record: MemoryRecord) -> str | None:
         return promotion_escalation_id(record)
 
@@ -242,7 +119,11 @@ class ResolveContradictionInput(serializers.Serializer):
 
 class EscalationOutput(serializers.Serializer):
     escalation_id = serializers.CharField()
-    code = serializers.CharField()
+    code = serializers.CharField(
+        help_text="why it was opened: `authority_ambiguous`, `owner_missing`, `promotion`, "
+        "`effect_<status>` (an operator's escalation of an effect) or an escalated "
+        "snapshot's first reason code (an open set)"
+    )
     fact_key = serializers.CharField(allow_blank=True)
     snapshot_id = serializers.CharField(
         source="snapshot.snapshot_id", allow_null=True, default=None
@@ -259,7 +140,7 @@ class EscalationOutput(serializers.Serializer):
     write_allowed = serializers.BooleanField()
     detail = serializers.CharField(allow_blank=True)
     requested_by = serializers.CharField(source="requested_by.name", allow_null=True, default=None)
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=EscalationStatus.choices)
     opened_at = serializers.DateTimeField()
     decided_at = serializers.DateTimeField(allow_null=True)
     decided_by = serializers.CharField(source="decided_by.username", allow_null=True, default=None)
@@ -273,9 +154,9 @@ class EscalationDecisionInput(serializers.Serializer):
 
 
 class FactOutput(serializers.Serializer):
-    code = serializers.CharField()
-    fact = MemoryOutput(allow_null=True)
-    authority = serializers.DictField(allow_null=True)
+    code = serializers.ChoiceField(choices=["ok"])
+    fact = MemoryOutput()
+    authority = FactAuthorityOutput(allow_null=True)
     candidates = serializers.ListField(child=serializers.CharField())
     escalation_id = serializers.CharField(allow_null=True)
     on = serializers.DateField()
@@ -283,6 +164,38 @@ class FactOutput(serializers.Serializer):
     quarantined_classes = serializers.ListField(
         child=serializers.CharField(), required=False, help_text="as_of answers to people"
     )
+
+
+class CorrectionReviewOutput(serializers.Serializer):
+    """What a person should review, by kind (at most `listed_per_kind` of each)."""
+
+    snapshots = serializers.ListField(child=serializers.CharField())
+    decisions = serializers.ListField(child=serializers.CharField())
+    effects = serializers.ListField(child=serializers.CharField())
+    memories = serializers.ListField(child=serializers.CharField())
+
+
+class CorrectionBlastRadiusOutput(serializers.Serializer):
+    counts = serializers.DictField(
+        child=serializers.IntegerField(), help_text="descendants by kind (empty while computing)"
+    )
+    review = CorrectionReviewOutput()
+    listed_per_kind = serializers.IntegerField()
+
+
+class CorrectionOutput(serializers.Serializer):
+    """A correction entry and its blast radius (`status: computing` while a large radius is
+    still being counted; poll `GET /api/v1/corrections/{id}`)."""
+
+    correction_id = serializers.CharField()
+    status = serializers.ChoiceField(choices=CorrectionStatus.choices)
+    evidence_id = serializers.CharField(help_text="the corrected entry")
+    reason = serializers.CharField()
+    actor = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    completed_at = serializers.DateTimeField(allow_null=True)
+    correction = EvidenceOutput(help_text="the correction's own ledger entry")
+    blast_radius = CorrectionBlastRadiusOutput()
 
 
 class ReplacementInput(serializers.Serializer):
@@ -294,19 +207,6 @@ class CorrectionInput(serializers.Serializer):
     evidence_id = Text(max_length=100)
     reason = Justification()
     replacement = ReplacementInput(required=False, allow_null=True, default=None)
-
-
-class ReplayInput(serializers.Serializer):
-    mode = serializers.ChoiceField(choices=["as_recorded", "corrected"], default="as_recorded")
-
-
-class ReplayOutput(serializers.Serializer):
-    mode = serializers.CharField()
-    exact = serializers.BooleanField()
-    snapshot_id = serializers.CharField()
-    original_hash = serializers.CharField()
-    replayed_hash = serializers.CharField()
-    differences = serializers.ListField(child=serializers.DictField())
 
 
 class QuarantineInput(serializers.Serializer):
@@ -323,13 +223,17 @@ class QuarantineLiftInput(serializers.Serializer):
 
 class QuarantineOutput(serializers.Serializer):
     id = serializers.CharField(source="quarantine_id")
-    scope = serializers.CharField()
+    scope = serializers.ChoiceField(choices=QuarantineScope.choices)
     target = serializers.CharField()
     reason = serializers.CharField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=QuarantineStatus.choices)
     since = serializers.DateTimeField()
     ends_at = serializers.DateTimeField(allow_null=True)
-    affected = serializers.JSONField()
+    affected = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="counts of what it touches, by scope (docs/api.md, Quarantine); "
+        "empty while applying",
+    )
     created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
     created_at = serializers.DateTimeField()
     applied_at = serializers.DateTimeField(allow_null=True)

@@ -104,12 +104,12 @@ urlpatterns = [
     ),
     path(
         "escalations/<str:escalation_id>/approve",
-        facts.EscalationDecisionView.as_view(approve=True),
+        facts.EscalationApproveView.as_view(),
         name="api-escalation-approve",
     ),
     path(
         "escalations/<str:escalation_id>/reject",
-        facts.EscalationDecisionView.as_view(approve=False),
+        facts.EscalationRejectView.as_view(),
         name="api-escalation-reject",
     ),
     path("metrics", metrics.MetricsView.as_view(), name="api-metrics"),

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from reconcile_app.api.fields import Identifier, Text, Value
+from sandbox_app.choices import FaultKind
 
 
 class SandboxWriteInput(serializers.Serializer):
@@ -21,8 +23,14 @@ class SandboxRecordOutput(serializers.Serializer):
     observed_at = serializers.DateTimeField()
 
 
+# Documented as the closed set it is; any other kind is the service's 400 `unknown_fault`.
+@extend_schema_field(serializers.ChoiceField(choices=FaultKind.choices))
+class FaultKindText(Text):
+    pass
+
+
 class SandboxFaultInput(serializers.Serializer):
-    kind = Text(max_length=30)
+    kind = FaultKindText(max_length=30)
     count = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
     seconds = serializers.IntegerField(required=False, default=0, min_value=0, max_value=10**7)
 
@@ -56,3 +64,51 @@ class SandboxEventInput(serializers.Serializer):
     value = Value(required=False, allow_null=True, default=None)
     seq = serializers.IntegerField(required=False, allow_null=True, default=None)
     valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class SandboxReceiptOutput(serializers.Serializer):
+    """The owner contract's receipt: proof that this command (key, subject, field) ran."""
+
+    receipt_id = serializers.CharField()
+    idempotency_key = serializers.CharField()
+    subject = serializers.CharField()
+    field = serializers.CharField()
+    action = serializers.CharField()
+    resulting_value = serializers.JSONField(allow_null=True)
+    resulting_version = serializers.IntegerField()
+    committed_at = serializers.DateTimeField()
+
+
+class SandboxEventOutput(serializers.Serializer):
+    event_id = serializers.CharField()
+    seq = serializers.IntegerField()
+    type = serializers.CharField()
+    subject = serializers.CharField()
+    field = serializers.CharField(allow_blank=True)
+    value = serializers.JSONField(allow_null=True)
+    valid_from = serializers.DateTimeField(allow_null=True)
+    recorded_at = serializers.DateTimeField()
+
+
+class SandboxEventsOutput(serializers.Serializer):
+    observed_at = serializers.DateTimeField(
+        help_text="the time the owner vouches for (in the past under a `lag` fault)"
+    )
+    events = SandboxEventOutput(many=True, help_text="in `seq` order, as delivered")
+
+
+class SandboxEventAppendedOutput(serializers.Serializer):
+    event_id = serializers.CharField()
+    seq = serializers.IntegerField()
+    recorded_at = serializers.DateTimeField()
+
+
+class SandboxFaultOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=FaultKind.choices)
+    count = serializers.IntegerField(allow_null=True, help_text="uses left; null: until cleared")
+    seconds = serializers.IntegerField()
+
+
+class SandboxFaultsClearedOutput(serializers.Serializer):
+    cleared = serializers.IntegerField()

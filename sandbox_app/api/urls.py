@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from django.urls import path
 
-from sandbox_app.api import views
+from sandbox_app.api import event_views, views
 
 urlpatterns = [
-    path("<slug:source>/events", views.SandboxEventsView.as_view(), name="api-sandbox-events"),
-    path("<slug:source>/effects", views.SandboxEffectsView.as_view(), name="api-sandbox-effects"),
+    path(
+        "<slug:source>/events", event_views.SandboxEventsView.as_view(), name="api-sandbox-events"
+    ),
+    path(
+        "<slug:source>/effects",
+        event_views.SandboxEffectsView.as_view(),
+        name="api-sandbox-effects",
+    ),
     path(
         "<slug:source>/effects/<str:key>",
-        views.SandboxEffectDetailView.as_view(),
+        event_views.SandboxEffectDetailView.as_view(),
         name="api-sandbox-effect",
     ),
     path(

@@ -7,52 +7,67 @@ in-process), and every change made here is audited.
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from reconcile_app.api.openapi import (
+    api_operation,
+    etag,
+    identifier_path,
+    query_time,
+)
 from reconcile_app.api.permissions import IsOperator
-from reconcile_app.api.problems import problem_response
 from reconcile_app.canonical import rfc3339
-from reconcile_app.errors import DomainError, NotFound, ValidationFailed
+from reconcile_app.errors import DomainError, NotFound
 from reconcile_app.instants import instant_from_text
 from reconcile_app.limits import identifier_check
 from reconcile_app.request_id import request_id_of
-from reconcile_app.services.effects import check_idempotency_key, parse_if_match
 from sandbox_app.api.serializers import (
     SandboxAuthorityInput,
     SandboxAuthorityOutput,
-    SandboxEffectInput,
-    SandboxEventInput,
     SandboxFaultInput,
+    SandboxFaultOutput,
+    SandboxFaultsClearedOutput,
     SandboxRecordOutput,
     SandboxWriteInput,
 )
 from sandbox_app.selectors import sandbox_source_exists
 from sandbox_app.services import (
-    SandboxTimeout,
     sandbox_authority_read,
     sandbox_authority_write,
-    sandbox_effect_apply,
-    sandbox_effect_lookup,
-    sandbox_event_append,
-    sandbox_events_read,
     sandbox_fault_add,
     sandbox_faults_clear,
     sandbox_record_read,
     sandbox_record_write,
 )
 
-PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
+TAG = "sandbox"
+SOURCE = OpenApiParameter(
+    "source", {"type": "string", "pattern": "^[-a-zA-Z0-9_]+$"}, OpenApiParameter.PATH
+)
+RECORD = [SOURCE, identifier_path("subject"), identifier_path("field")]
+# Every sandbox operation: operators only, a source the sandbox serves, identifiers in paths.
+BASE_PROBLEMS: dict[int, list[str]] = {
+    400: ["invalid_identifier"],
+    403: ["people_only", "forbidden"],
+    404: ["unknown_source"],
+}
 
 
-def _sandbox_source(name: str) -> str:
+def problems(extra: dict[int, list[str]]) -> dict[int, list[str]]:
+    merged = {status_code: list(codes) for status_code, codes in BASE_PROBLEMS.items()}
+    for status_code, codes in extra.items():
+        merged.setdefault(status_code, []).extend(codes)
+    return merged
+
+
+def served_source(name: str) -> str:
     if not sandbox_source_exists(name):
         raise NotFound(f"no sandbox source {name!r}", code="unknown_source")
     return name
@@ -69,14 +84,23 @@ class SandboxView(APIView):
                 identifier_check(kwargs[name], name)
 
 
-def _who(request: Request) -> dict[str, Any]:
+def request_actor(request: Request) -> dict[str, Any]:
     return {"actor": request.user, "request_id": request_id_of(request)}
 
 
 class SandboxRecordView(SandboxView):
-    @extend_schema(responses={200: SandboxRecordOutput, 404: PROBLEM, 503: PROBLEM})
+    """A record of the owner system: its value and version (`ETag`)."""
+
+    @api_operation(
+        operation_id="sandbox_record_get",
+        summary="Read a sandbox record",
+        tag=TAG,
+        parameters=[*RECORD, etag([200])],
+        responses={200: SandboxRecordOutput},
+        problems=problems({404: ["record_not_found"], 503: ["owner_unavailable"]}),
+    )
     def get(self, request: Request, source: str, subject: str, field: str) -> Response:
-        read = sandbox_record_read(source=_sandbox_source(source), subject=subject, field=field)
+        read = sandbox_record_read(source=served_source(source), subject=subject, field=field)
         response = Response(
             {
                 "value": read.value,
@@ -89,18 +113,26 @@ class SandboxRecordView(SandboxView):
         response["ETag"] = f'"{read.version}"'
         return response
 
-    @extend_schema(
-        request=SandboxWriteInput, responses={200: SandboxRecordOutput, 400: PROBLEM, 403: PROBLEM}
+    @api_operation(
+        operation_id="sandbox_record_put",
+        summary="Write a sandbox record (a new version)",
+        tag=TAG,
+        parameters=[*RECORD, etag([200])],
+        request=SandboxWriteInput,
+        responses={200: SandboxRecordOutput},
+        problems=problems(
+            {400: ["version_backwards"], 412: ["version_changed"], 422: ["value_too_large"]}
+        ),
     )
     def put(self, request: Request, source: str, subject: str, field: str) -> Response:
         payload = SandboxWriteInput(data=request.data)
         payload.is_valid(raise_exception=True)
         record = sandbox_record_write(
-            source=_sandbox_source(source),
+            source=served_source(source),
             subject=subject,
             field=field,
             **payload.validated_data,
-            **_who(request),
+            **request_actor(request),
         )
         response = Response(
             {
@@ -116,12 +148,23 @@ class SandboxRecordView(SandboxView):
 
 
 class SandboxFaultsView(SandboxView):
-    @extend_schema(request=SandboxFaultInput, responses={201: None, 400: PROBLEM, 403: PROBLEM})
+    """Faults make the sandbox misbehave as owners do; a `count` clears one after that many
+    firings."""
+
+    @api_operation(
+        operation_id="sandbox_fault_add",
+        summary="Inject a fault into a sandbox source",
+        tag=TAG,
+        parameters=[SOURCE],
+        request=SandboxFaultInput,
+        responses={201: SandboxFaultOutput},
+        problems=problems({400: ["unknown_fault", "invalid_count", "invalid_seconds"]}),
+    )
     def post(self, request: Request, source: str) -> Response:
         payload = SandboxFaultInput(data=request.data)
         payload.is_valid(raise_exception=True)
         fault = sandbox_fault_add(
-            source=_sandbox_source(source), **payload.validated_data, **_who(request)
+            source=served_source(source), **payload.validated_data, **request_actor(request)
         )
         return Response(
             {
@@ -133,28 +176,42 @@ class SandboxFaultsView(SandboxView):
             status=status.HTTP_201_CREATED,
         )
 
-    @extend_schema(responses={200: None, 403: PROBLEM})
+    @api_operation(
+        operation_id="sandbox_faults_clear",
+        summary="Clear a sandbox source's faults",
+        tag=TAG,
+        parameters=[SOURCE],
+        responses={200: SandboxFaultsClearedOutput},
+        problems=problems({}),
+    )
     def delete(self, request: Request, source: str) -> Response:
-        cleared = sandbox_faults_clear(source=_sandbox_source(source), **_who(request))
+        cleared = sandbox_faults_clear(source=served_source(source), **request_actor(request))
         return Response({"cleared": cleared})
 
 
+AUTHORITY = [SOURCE, identifier_path("fact_key")]
+
+
 class SandboxAuthorityView(SandboxView):
-    @extend_schema(
+    """Who owns a fact key at this owner, and at which revision (now, or `as_of`)."""
+
+    @api_operation(
+        operation_id="sandbox_authority_get",
+        summary="Read a fact key's authority",
+        tag=TAG,
         parameters=[
-            OpenApiParameter(
-                "as_of",
-                str,
-                description="RFC 3339: the authority as this owner recorded it at that time",
-            )
+            *AUTHORITY,
+            query_time("as_of", "RFC 3339: the authority as this owner recorded it then"),
         ],
-        responses={
-            200: SandboxAuthorityOutput,
-            400: PROBLEM,
-            404: PROBLEM,
-            422: PROBLEM,
-            503: PROBLEM,
-        },
+        responses={200: SandboxAuthorityOutput},
+        problems=problems(
+            {
+                400: ["invalid_parameter"],
+                404: ["authority_not_found"],
+                422: ["as_of_in_future"],
+                503: ["owner_unavailable"],
+            }
+        ),
     )
     def get(self, request: Request, source: str, fact_key: str) -> Response:
         raw_as_of = request.query_params.get("as_of")
@@ -162,7 +219,7 @@ class SandboxAuthorityView(SandboxView):
         try:
             as_of = instant_from_text(raw_as_of, "as_of")
             found = sandbox_authority_read(
-                source=_sandbox_source(source), fact_key=fact_key, as_of=as_of
+                source=served_source(source), fact_key=fact_key, as_of=as_of
             )
         except DomainError as exc:
             if raw_as_of is not None:
@@ -180,120 +237,22 @@ class SandboxAuthorityView(SandboxView):
             }
         )
 
-    @extend_schema(request=SandboxAuthorityInput, responses={200: SandboxAuthorityInput})
+    @api_operation(
+        operation_id="sandbox_authority_put",
+        summary="Set a fact key's authority",
+        tag=TAG,
+        parameters=AUTHORITY,
+        request=SandboxAuthorityInput,
+        responses={200: SandboxAuthorityOutput},
+        problems=problems({}),
+    )
     def put(self, request: Request, source: str, fact_key: str) -> Response:
         payload = SandboxAuthorityInput(data=request.data)
         payload.is_valid(raise_exception=True)
         found = sandbox_authority_write(
-            source=_sandbox_source(source),
+            source=served_source(source),
             fact_key=fact_key,
             **payload.validated_data,
-            **_who(request),
+            **request_actor(request),
         )
         return Response({"owner": found.owner, "source_revision": found.source_revision})
-
-
-class SandboxEffectsView(SandboxView):
-    """POST effects: the owner's side of the commit (Idempotency-Key, If-Match)."""
-
-    @extend_schema(
-        request=SandboxEffectInput,
-        responses={201: None, 400: PROBLEM, 412: PROBLEM, 422: PROBLEM, 428: PROBLEM, 503: PROBLEM},
-    )
-    def post(self, request: Request, source: str) -> Response:
-        payload = SandboxEffectInput(data=request.data)
-        payload.is_valid(raise_exception=True)
-        key = check_idempotency_key(request.headers.get("Idempotency-Key"))
-        expected = parse_if_match(request.headers.get("If-Match"))
-        try:
-            receipt = sandbox_effect_apply(
-                source=_sandbox_source(source),
-                idempotency_key=key,
-                expected_version=expected,
-                **payload.validated_data,
-                **_who(request),
-            )
-        except SandboxTimeout as exc:
-            # The command committed; the caller never hears so. Hold the answer past any
-            # reasonable client timeout, then give up like a gateway would.
-            time.sleep(exc.seconds)
-            return problem_response(
-                status_code=504,
-                code="gateway_timeout",
-                title="Gateway timeout",
-                detail="the owner did not answer in time",
-            )
-        response = Response(receipt, status=status.HTTP_201_CREATED)
-        response["ETag"] = f'"{receipt["resulting_version"]}"'
-        return response
-
-
-class SandboxEffectDetailView(SandboxView):
-    @extend_schema(responses={200: None, 404: PROBLEM, 503: PROBLEM})
-    def get(self, request: Request, source: str, key: str) -> Response:
-        return Response(sandbox_effect_lookup(source=_sandbox_source(source), idempotency_key=key))
-
-
-class SandboxEventsView(SandboxView):
-    """GET events (owner contract, any caller); POST events (operators: demos and drills)."""
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("subject", str, required=True),
-            OpenApiParameter("after", int),
-            OpenApiParameter("recorded_before", str),
-        ],
-        responses={200: None, 400: PROBLEM, 404: PROBLEM, 503: PROBLEM},
-    )
-    def get(self, request: Request, source: str) -> Response:
-        subject = request.query_params.get("subject")
-        if not subject:
-            raise ValidationFailed("subject is required", code="subject_required")
-        identifier_check(subject, "subject")
-        after_raw = request.query_params.get("after")
-        recorded_raw = request.query_params.get("recorded_before")
-        try:
-            after = int(after_raw) if after_raw else None
-        except ValueError as exc:
-            raise ValidationFailed("after must be an integer", code="invalid_parameter") from exc
-        recorded_before = instant_from_text(recorded_raw, "recorded_before")
-        delivered = sandbox_events_read(
-            source=_sandbox_source(source),
-            subject=subject,
-            after=after,
-            recorded_before=recorded_before,
-        )
-        return Response(
-            {
-                "observed_at": rfc3339(delivered.observed_at),
-                "events": [
-                    {
-                        "event_id": event.event_id,
-                        "seq": event.seq,
-                        "type": event.type,
-                        "subject": event.subject,
-                        "field": event.field,
-                        "value": event.value,
-                        "valid_from": rfc3339(event.valid_from),
-                        "recorded_at": rfc3339(event.recorded_at),
-                    }
-                    for event in delivered.events
-                ],
-            }
-        )
-
-    @extend_schema(request=SandboxEventInput, responses={201: None, 400: PROBLEM, 409: PROBLEM})
-    def post(self, request: Request, source: str) -> Response:
-        payload = SandboxEventInput(data=request.data)
-        payload.is_valid(raise_exception=True)
-        event = sandbox_event_append(
-            source=_sandbox_source(source), **payload.validated_data, **_who(request)
-        )
-        return Response(
-            {
-                "event_id": event.event_id,
-                "seq": event.seq,
-                "recorded_at": rfc3339(event.recorded_at),
-            },
-            status=status.HTTP_201_CREATED,
-        )

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema_view
 from rest_framework import generics, status
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
@@ -21,6 +21,7 @@ from reconcile_app.api.contract_serializers import (
     ContractDetailOutput,
     ContractOutput,
 )
+from reconcile_app.api.openapi import api_operation, identifier_path
 from reconcile_app.api.permissions import PeopleOnly, role_required
 from reconcile_app.choices import ActivationStatus, Role
 from reconcile_app.errors import DomainError
@@ -36,7 +37,10 @@ from reconcile_app.services.contract_lifecycle import (
 )
 from reconcile_app.services.decision_record import decision_record
 
-PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
+VERSION_PATH = [
+    identifier_path("decision_class"),
+    identifier_path("version", "the contract version, e.g. 7.3"),
+]
 
 
 class IsContractReviewer(BasePermission):
@@ -50,6 +54,16 @@ def _version(decision_class: str, version: str) -> Contract:
     return contract_get(decision_class=decision_class, version=version)
 
 
+@extend_schema_view(
+    get=api_operation(
+        operation_id="contracts_list",
+        summary="List contract versions",
+        tag="contracts",
+        description="Every loaded version with its status and obligation level (people in a "
+        "role; agents learn their classes' active versions from `GET /api/v1/me`).",
+        problems={403: ["people_only"]},
+    )
+)
 class ContractListView(generics.ListAPIView):
     permission_classes = [PeopleOnly]
     serializer_class = ContractOutput
@@ -62,9 +76,23 @@ class ContractListView(generics.ListAPIView):
 
 
 class ContractDetailView(APIView):
+    """One version: the document as loaded, its release gates (from the newest finished
+    activation), its activations and its decision record (Markdown)."""
+
     permission_classes = [PeopleOnly]
 
-    @extend_schema(responses={200: ContractDetailOutput, 400: PROBLEM, 403: PROBLEM, 404: PROBLEM})
+    @api_operation(
+        operation_id="contract_get",
+        summary="Get a contract version",
+        tag="contracts",
+        parameters=VERSION_PATH,
+        responses={200: ContractDetailOutput},
+        problems={
+            400: ["invalid_identifier"],
+            403: ["people_only"],
+            404: ["contract_not_found"],
+        },
+    )
     def get(self, request: Request, decision_class: str, version: str) -> Response:
         contract = _version(decision_class, version)
         context = {"activations": contract_activations(contract), "adr": decision_record(contract)}
@@ -78,15 +106,18 @@ class ContractActivateView(APIView):
 
     permission_classes = [IsContractReviewer]
 
-    @extend_schema(
+    @api_operation(
+        operation_id="contract_activate",
+        summary="Activate a contract version through its release gates",
+        tag="contracts",
+        parameters=VERSION_PATH,
         request=ActivationInput,
-        responses={
-            200: ActivationOutput,
-            202: ActivationOutput,
-            400: PROBLEM,
-            403: PROBLEM,
-            404: PROBLEM,
-            409: PROBLEM,
+        responses={200: ActivationOutput, 202: ActivationOutput},
+        problems={
+            400: ["invalid_identifier", "rationale_required"],
+            403: ["people_only", "forbidden"],
+            404: ["contract_not_found"],
+            409: ["already_active", "activation_in_progress", "release_gate_failed"],
         },
     )
     def post(self, request: Request, decision_class: str, version: str) -> Response:

@@ -4,14 +4,16 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema_view
 from rest_framework import generics
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from reconcile_app.api.openapi import api_operation
 from reconcile_app.api.permissions import IsOperator, ReadStaffWriteOperator
-from reconcile_app.api.serializers import ContradictionOutput, ResolveContradictionInput
+from reconcile_app.api.serializers import ResolveContradictionInput
+from reconcile_app.api.snapshot_serializers import ContradictionOutput
 from reconcile_app.filtersets import ContradictionFilterSet
 from reconcile_app.models import Contradiction
 from reconcile_app.request_id import request_id_of
@@ -21,12 +23,18 @@ from reconcile_app.selectors.contradictions import (
 )
 from reconcile_app.services.contradictions import contradiction_resolve
 
-PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 
-
+@extend_schema_view(
+    get=api_operation(
+        operation_id="contradictions_list",
+        summary="List contradictions",
+        tag="contradictions",
+        description="Contradictions preserved as rows, newest first: both values, both "
+        "sources (people in a role).",
+        problems={403: ["people_only"]},
+    )
+)
 class ContradictionListView(generics.ListAPIView):
-    """Contradictions preserved as rows: both values, both sources."""
-
     permission_classes = [ReadStaffWriteOperator]
     serializer_class = ContradictionOutput
     filter_backends = [DjangoFilterBackend]
@@ -44,16 +52,21 @@ class ContradictionListView(generics.ListAPIView):
 
 
 class ContradictionResolveView(APIView):
+    """Operators close a contradiction with a note."""
+
     permission_classes = [IsOperator]
 
-    @extend_schema(
+    @api_operation(
+        operation_id="contradiction_resolve",
+        summary="Resolve a contradiction",
+        tag="contradictions",
         request=ResolveContradictionInput,
-        responses={
-            200: ContradictionOutput,
-            400: PROBLEM,
-            403: PROBLEM,
-            404: PROBLEM,
-            409: PROBLEM,
+        responses={200: ContradictionOutput},
+        problems={
+            400: ["note_required"],
+            403: ["people_only", "forbidden"],
+            404: ["contradiction_not_found"],
+            409: ["already_resolved"],
         },
     )
     def post(self, request: Request, contradiction_id: int) -> Response:

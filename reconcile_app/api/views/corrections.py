@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lineage_app.selectors.blast import blast_radius
+from reconcile_app.api.openapi import api_operation, identifier_path
 from reconcile_app.api.permissions import IsOperator, PeopleOnly
-from reconcile_app.api.serializers import CorrectionInput, EvidenceOutput
+from reconcile_app.api.serializers import CorrectionInput, CorrectionOutput, EvidenceOutput
 from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import CorrectionStatus
 from reconcile_app.models import Correction
@@ -21,7 +21,6 @@ from reconcile_app.selectors.corrections import correction_get
 from reconcile_app.selectors.lineage import REVIEW_KINDS, evidence_roots
 from reconcile_app.services.corrections import correction_create
 
-PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 LIST_LIMIT = 500
 
 
@@ -51,11 +50,24 @@ def correction_body(correction: Correction) -> dict[str, Any]:
 
 
 class CorrectionCreateView(APIView):
+    """Operators revoke an evidence entry (or supersede it with a `replacement`): every
+    snapshot downstream is tainted and can no longer authorise a commit."""
+
     permission_classes = [IsOperator]
 
-    @extend_schema(
+    @api_operation(
+        operation_id="correction_create",
+        summary="Correct an evidence entry",
+        tag="corrections",
         request=CorrectionInput,
-        responses={201: None, 202: None, 400: PROBLEM, 403: PROBLEM, 404: PROBLEM, 409: PROBLEM},
+        responses={201: CorrectionOutput, 202: CorrectionOutput},
+        problems={
+            400: ["reason_required"],
+            403: ["people_only", "forbidden"],
+            404: ["evidence_not_found"],
+            409: ["already_corrected"],
+            422: ["value_too_large"],
+        },
     )
     def post(self, request: Request) -> Response:
         payload = CorrectionInput(data=request.data)
@@ -75,8 +87,17 @@ class CorrectionCreateView(APIView):
 
 
 class CorrectionDetailView(APIView):
+    """One correction and its blast radius (people in a role)."""
+
     permission_classes = [PeopleOnly]
 
-    @extend_schema(responses={200: None, 404: PROBLEM})
+    @api_operation(
+        operation_id="correction_get",
+        summary="Get a correction",
+        tag="corrections",
+        parameters=[identifier_path("correction_id")],
+        responses={200: CorrectionOutput},
+        problems={403: ["people_only"], 404: ["correction_not_found"]},
+    )
     def get(self, request: Request, correction_id: str) -> Response:
         return Response(correction_body(correction_get(correction_id=correction_id)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema_view
 from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,7 +17,15 @@ from reconcile_app.api.effect_serializers import (
     EffectOutput,
     EffectResolveInput,
 )
+from reconcile_app.api.openapi import (
+    IDEMPOTENCY_KEY,
+    IF_MATCH,
+    api_operation,
+    idempotent_replayed,
+    identifier_path,
+)
 from reconcile_app.api.permissions import IsOperator
+from reconcile_app.api.problem_serializers import EffectProblemOutput
 from reconcile_app.api.problems import problem_response
 from reconcile_app.api.serializers import EscalationOutput
 from reconcile_app.choices import EffectStatus
@@ -33,8 +41,10 @@ from reconcile_app.services.effects import (
 from reconcile_app.services.escalations import escalation_open_for_effect
 from reconcile_app.services.principals import principal_acting
 
-PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 REJECTION_STATUS = {"version_changed": 412, "owner_unavailable": 503, "idempotency_key_reused": 422}
+KEY = identifier_path("key", "the effect's Idempotency-Key")
+OPERATORS = {403: ["people_only", "forbidden"]}
+EFFECT_NOT_FOUND = {404: ["effect_not_found"]}
 
 
 def _answer(effect: Effect, replayed: bool) -> Response:
@@ -63,9 +73,25 @@ def _answer(effect: Effect, replayed: bool) -> Response:
     return response
 
 
-class EffectListView(generics.ListAPIView):
-    """Effects, newest first; `?status=unknown` is the triage queue."""
+COMMIT_DESCRIPTION = """Commit an effect against the version a snapshot read.
 
+Send `If-Match` from the snapshot's `actions[action].if_match` and a fresh `Idempotency-Key`,
+and keep the key: a retry with the same key and request is answered from the record (200,
+`Idempotent-Replayed: true`), never executed twice. 201: the owner accepted it (a readback
+follows); 202: the request was sent and no answer came back (`status: unknown`) — never
+re-send it with another key: retry with the same key, or wait on `GET /effects/{key}`."""
+
+
+@extend_schema_view(
+    get=api_operation(
+        operation_id="effects_list",
+        summary="List effects",
+        tag="effects",
+        description="Effects, newest first (an agent's own; all for people in a role); "
+        "`?status=unknown` is the triage queue.",
+    )
+)
+class EffectListView(generics.ListAPIView):
     serializer_class = EffectOutput
     filter_backends = [DjangoFilterBackend]
     filterset_class = EffectFilterSet
@@ -74,25 +100,47 @@ class EffectListView(generics.ListAPIView):
     def get_queryset(self) -> QuerySet[Effect]:
         return effects_visible_to(self.request.user)
 
-    @extend_schema(
+    @api_operation(
+        operation_id="effect_commit",
+        summary="Commit an effect against a snapshot",
+        tag="effects",
+        description=COMMIT_DESCRIPTION,
         request=EffectInput,
-        parameters=[
-            OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=True),
-            OpenApiParameter("If-Match", str, OpenApiParameter.HEADER, required=True),
-        ],
+        # A replay answers the recorded outcome: 200 (accepted and after), 202 (still
+        # unknown), or the owner's rejection again.
+        parameters=[IDEMPOTENCY_KEY, IF_MATCH, idempotent_replayed([200, 202, 409, 412, 422])],
         responses={
             200: EffectOutput,
             201: EffectOutput,
             202: EffectOutput,
-            400: PROBLEM,
-            403: PROBLEM,
-            404: PROBLEM,
-            409: PROBLEM,
-            412: PROBLEM,
-            422: PROBLEM,
-            423: PROBLEM,
-            428: PROBLEM,
-            503: PROBLEM,
+            **{
+                status_code: EffectProblemOutput
+                for status_code in (400, 403, 404, 409, 412, 422, 423, 428, 503)
+            },
+        },
+        problems={
+            400: ["idempotency_key_missing", "invalid_identifier", "invalid_if_match"],
+            403: [
+                "decision_not_allowed",
+                "capability_missing",
+                "escalation_pending",
+                "escalation_rejected",
+                "effect_not_bound",
+                "value_not_permitted",
+                "forbidden",
+            ],
+            404: ["snapshot_not_found"],
+            409: [
+                "contract_superseded",
+                "snapshot_tainted",
+                "idempotency_key_in_use",
+                "owner_refused",
+            ],
+            412: ["snapshot_version_mismatch", "snapshot_expired", "version_changed"],
+            422: ["idempotency_key_reused", "value_too_large"],
+            423: ["source_quarantined"],
+            428: ["precondition_required"],
+            503: ["owner_unavailable"],
         },
     )
     def post(self, request: Request) -> Response:
@@ -108,16 +156,34 @@ class EffectListView(generics.ListAPIView):
 
 
 class EffectDetailView(APIView):
-    @extend_schema(responses={200: EffectDetailOutput, 404: PROBLEM})
+    """One effect with its timeline (an agent's own; any for people in a role): poll it
+    after a 202 until `status` is final."""
+
+    @api_operation(
+        operation_id="effect_get",
+        summary="Get an effect and its timeline",
+        tag="effects",
+        parameters=[KEY],
+        responses={200: EffectDetailOutput},
+        problems={**EFFECT_NOT_FOUND, 400: ["invalid_identifier"]},
+    )
     def get(self, request: Request, key: str) -> Response:
         return Response(EffectDetailOutput(effect_get(user=request.user, idempotency_key=key)).data)
 
 
 class EffectReadbackView(APIView):
+    """Queue a readback (accepted, postcondition_failed) or a resolution (unknown) now."""
+
     permission_classes = [IsOperator]
 
-    @extend_schema(
-        request=None, responses={202: EffectOutput, 403: PROBLEM, 404: PROBLEM, 409: PROBLEM}
+    @api_operation(
+        operation_id="effect_readback",
+        summary="Read an effect's target back now",
+        tag="effects",
+        parameters=[KEY],
+        request=None,
+        responses={202: EffectOutput},
+        problems={**OPERATORS, **EFFECT_NOT_FOUND, 409: ["nothing_to_check"]},
     )
     def post(self, request: Request, key: str) -> Response:
         effect = effect_request_check(
@@ -127,11 +193,24 @@ class EffectReadbackView(APIView):
 
 
 class EffectResolveView(APIView):
+    """An operator's verdict on an unknown (or failed-postcondition) outcome: `succeeded`
+    (→ accepted, then read back) or `not_executed`, with the reason."""
+
     permission_classes = [IsOperator]
 
-    @extend_schema(
+    @api_operation(
+        operation_id="effect_resolve",
+        summary="Resolve an effect's outcome by hand",
+        tag="effects",
+        parameters=[KEY],
         request=EffectResolveInput,
-        responses={200: EffectOutput, 400: PROBLEM, 403: PROBLEM, 404: PROBLEM, 409: PROBLEM},
+        responses={200: EffectOutput},
+        problems={
+            **OPERATORS,
+            **EFFECT_NOT_FOUND,
+            400: ["invalid_outcome", "reason_required"],
+            409: ["not_resolvable"],
+        },
     )
     def post(self, request: Request, key: str) -> Response:
         payload = EffectResolveInput(data=request.data)
@@ -152,9 +231,19 @@ class EffectEscalateView(APIView):
 
     permission_classes = [IsOperator]
 
-    @extend_schema(
+    @api_operation(
+        operation_id="effect_escalate",
+        summary="Escalate an effect's unresolved outcome to its owner",
+        tag="effects",
+        parameters=[KEY],
         request=EffectEscalateInput,
-        responses={201: EscalationOutput, 400: PROBLEM, 403: PROBLEM, 404: PROBLEM, 409: PROBLEM},
+        responses={201: EscalationOutput},
+        problems={
+            **OPERATORS,
+            **EFFECT_NOT_FOUND,
+            400: ["reason_required"],
+            409: ["not_escalatable"],
+        },
     )
     def post(self, request: Request, key: str) -> Response:
         payload = EffectEscalateInput(data=request.data)

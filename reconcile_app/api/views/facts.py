@@ -8,13 +8,16 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils import timezone
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema_view
 from rest_framework import generics
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from reconcile_app.api.openapi import api_operation, identifier_path, query_time
 from reconcile_app.api.permissions import IsReviewer
+from reconcile_app.api.problem_serializers import FactProblemOutput
 from reconcile_app.api.problems import problem_response
 from reconcile_app.api.serializers import (
     EscalationDecisionInput,
@@ -37,7 +40,6 @@ from reconcile_app.services.escalations import escalation_decide
 from reconcile_app.services.principals import principal_acting
 from reconcile_app.sources import AuthorityResult
 
-PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 FACT_STATUS = {
     facts.NO_CURRENT_RECORD: (404, "No current record"),
     facts.AUTHORITY_AMBIGUOUS: (409, "Authority ambiguous"),
@@ -63,24 +65,35 @@ class FactCurrentView(APIView):
     `on` and `as_of`, so a problem says which question it answers.
     """
 
-    @extend_schema(
+    @api_operation(
+        operation_id="fact_current",
+        summary="Get the current record of a fact key, by the owner's rule",
+        tag="facts",
         parameters=[
-            OpenApiParameter("on", str, description="YYYY-MM-DD (default: today, or as_of's date)"),
+            identifier_path("fact_key"),
             OpenApiParameter(
+                "on",
+                OpenApiTypes.DATE,
+                description="the date the rule applies on, YYYY-MM-DD (default: today, or "
+                "as_of's date in the fact timezone); else 400 `invalid_date`",
+            ),
+            query_time(
                 "as_of",
-                str,
-                description="RFC 3339: answer from the records, statuses and authority "
-                "as recorded then (not in the future)",
+                "RFC 3339: answer from the records, statuses and authority as recorded then "
+                "(not in the future: 422 `as_of_in_future`)",
             ),
         ],
         responses={
             200: FactOutput,
-            404: PROBLEM,
-            409: PROBLEM,
-            422: PROBLEM,
-            503: PROBLEM,
-            400: PROBLEM,
-            423: PROBLEM,
+            **{code: FactProblemOutput for code in (400, 404, 409, 422, 423, 503)},
+        },
+        problems={
+            400: ["invalid_identifier", "invalid_date", "invalid_parameter"],
+            404: ["no_current_record"],
+            409: ["authority_ambiguous"],
+            422: ["owner_missing", "as_of_in_future"],
+            423: ["memory_class_quarantined"],
+            503: ["current_authority_unavailable"],
         },
     )
     def get(self, request: Request, fact_key: str) -> Response:
@@ -206,6 +219,18 @@ def _fact_response(
     )
 
 
+ESCALATION = identifier_path("escalation_id")
+
+
+@extend_schema_view(
+    get=api_operation(
+        operation_id="escalations_list",
+        summary="List escalations",
+        tag="escalations",
+        description="Escalations, newest first: people in a role see all; an agent sees those "
+        "bound to its own snapshots, effects or fact writes, or raised by it.",
+    )
+)
 class EscalationListView(generics.ListAPIView):
     serializer_class = EscalationOutput
     filter_backends = [DjangoFilterBackend]
@@ -217,20 +242,35 @@ class EscalationListView(generics.ListAPIView):
 
 
 class EscalationDetailView(APIView):
-    @extend_schema(responses={200: EscalationOutput, 404: PROBLEM})
+    """One escalation: an agent waiting on a snapshot's escalation polls its `status`."""
+
+    @api_operation(
+        operation_id="escalation_get",
+        summary="Get an escalation",
+        tag="escalations",
+        parameters=[ESCALATION],
+        responses={200: EscalationOutput},
+        problems={404: ["escalation_not_found"]},
+    )
     def get(self, request: Request, escalation_id: str) -> Response:
         escalation = escalation_get(user=request.user, escalation_id=escalation_id)
         return Response(EscalationOutput(escalation).data)
 
 
+DECISION_PROBLEMS = {
+    400: ["rationale_required", "selection_required", "invalid_selection"],
+    403: ["people_only", "forbidden", "self_approval_forbidden"],
+    404: ["escalation_not_found"],
+    409: ["already_decided"],
+}
+
+
 class EscalationDecisionView(APIView):
+    """A reviewer's decision on an open escalation (never the writer of what it asks about)."""
+
     permission_classes = [IsReviewer]
     approve = True
 
-    @extend_schema(
-        request=EscalationDecisionInput,
-        responses={200: EscalationOutput, 400: PROBLEM, 403: PROBLEM, 404: PROBLEM, 409: PROBLEM},
-    )
     def post(self, request: Request, escalation_id: str) -> Response:
         payload = EscalationDecisionInput(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -243,3 +283,41 @@ class EscalationDecisionView(APIView):
             request_id=request_id_of(request),
         )
         return Response(EscalationOutput(escalation).data)
+
+
+class EscalationApproveView(EscalationDecisionView):
+    """Approve: a snapshot escalation then authorises exactly its proposed action within
+    the commit window counted from now; an ambiguity takes `selected_ref`; a promotion
+    makes the memory active."""
+
+    approve = True
+
+    @api_operation(
+        operation_id="escalation_approve",
+        summary="Approve an escalation",
+        tag="escalations",
+        parameters=[ESCALATION],
+        request=EscalationDecisionInput,
+        responses={200: EscalationOutput},
+        problems=DECISION_PROBLEMS,
+    )
+    def post(self, request: Request, escalation_id: str) -> Response:
+        return super().post(request, escalation_id)
+
+
+class EscalationRejectView(EscalationDecisionView):
+    """Reject: the snapshot never authorises; a promotion's memory is rejected."""
+
+    approve = False
+
+    @api_operation(
+        operation_id="escalation_reject",
+        summary="Reject an escalation",
+        tag="escalations",
+        parameters=[ESCALATION],
+        request=EscalationDecisionInput,
+        responses={200: EscalationOutput},
+        problems=DECISION_PROBLEMS,
+    )
+    def post(self, request: Request, escalation_id: str) -> Response:
+        return super().post(request, escalation_id)

@@ -6,11 +6,12 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema_view
 from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from reconcile_app.api.openapi import api_operation, identifier_path
 from reconcile_app.api.permissions import AgentOrOperatorWrites
 from reconcile_app.api.serializers import EvidenceInput, EvidenceOutput, MemoryInput, MemoryOutput
 from reconcile_app.filtersets import EvidenceFilterSet, MemoryFilterSet
@@ -27,12 +28,17 @@ from reconcile_app.services.evidence import evidence_attest
 from reconcile_app.services.memory import memory_admit
 from reconcile_app.services.principals import principal_acting
 
-PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 
-
+@extend_schema_view(
+    get=api_operation(
+        operation_id="evidence_list",
+        summary="List evidence entries",
+        tag="evidence",
+        description="The evidence ledger, in order: entries are appended, never updated or "
+        "deleted. An agent sees the entries it attested; people in a role see all.",
+    )
+)
 class EvidenceListView(generics.ListAPIView):
-    """The evidence ledger. Entries are appended, never updated or deleted."""
-
     permission_classes = [AgentOrOperatorWrites]
     serializer_class = EvidenceOutput
     filter_backends = [DjangoFilterBackend]
@@ -42,9 +48,20 @@ class EvidenceListView(generics.ListAPIView):
     def get_queryset(self) -> QuerySet[EvidenceEntry]:
         return evidence_visible_to(self.request.user)
 
-    @extend_schema(
+    @api_operation(
+        operation_id="evidence_attest",
+        summary="Attest an evidence entry",
+        tag="evidence",
+        description="Append an entry to the ledger. Needs `attest:<source>` (and of the "
+        "superseded entry's source); corrections come through `POST /api/v1/corrections`.",
         request=EvidenceInput,
-        responses={201: EvidenceOutput, 400: PROBLEM, 403: PROBLEM, 409: PROBLEM, 422: PROBLEM},
+        responses={201: EvidenceOutput},
+        problems={
+            400: ["invalid_identifier", "unknown_reference", "invalid_kind", "invalid_evidence_id"],
+            403: ["attestation_not_allowed", "correction_requires_operator", "forbidden"],
+            409: ["evidence_id_taken"],
+            422: ["observed_in_future", "value_too_large"],
+        },
     )
     def post(self, request: Request) -> Response:
         payload = EvidenceInput(data=request.data)
@@ -57,9 +74,17 @@ class EvidenceListView(generics.ListAPIView):
         return Response(EvidenceOutput(entry).data, status=status.HTTP_201_CREATED)
 
 
+@extend_schema_view(
+    get=api_operation(
+        operation_id="evidence_get",
+        summary="Get an evidence entry",
+        tag="evidence",
+        description="One entry. PUT, PATCH and DELETE answer 405: the ledger is append-only.",
+        parameters=[identifier_path("evidence_id")],
+        problems={404: ["evidence_not_found"]},
+    )
+)
 class EvidenceDetailView(generics.RetrieveAPIView):
-    """One entry. PUT, PATCH and DELETE answer 405: the ledger is append-only."""
-
     permission_classes = [AgentOrOperatorWrites]
     serializer_class = EvidenceOutput
 
@@ -67,6 +92,15 @@ class EvidenceDetailView(generics.RetrieveAPIView):
         return evidence_get(user=self.request.user, evidence_id=self.kwargs["evidence_id"])
 
 
+@extend_schema_view(
+    get=api_operation(
+        operation_id="memories_list",
+        summary="List memories",
+        tag="memories",
+        description="Memory records with their status (an agent's own; all for people in a "
+        "role); `?status=suggested` lists what awaits review.",
+    )
+)
 class MemoryListView(generics.ListAPIView):
     permission_classes = [AgentOrOperatorWrites]
     serializer_class = MemoryOutput
@@ -77,9 +111,34 @@ class MemoryListView(generics.ListAPIView):
     def get_queryset(self) -> QuerySet[MemoryRecord]:
         return memories_with_promotion(memories_visible_to(self.request.user))
 
-    @extend_schema(
+    @api_operation(
+        operation_id="memory_write",
+        summary="Write a memory",
+        tag="memories",
+        description="Admit a memory of a declared class, with what it was derived from. A "
+        "class under review admits it `suggested` (never in force) until a reviewer "
+        "promotes it.",
         request=MemoryInput,
-        responses={201: MemoryOutput, 400: PROBLEM, 403: PROBLEM, 409: PROBLEM, 423: PROBLEM},
+        responses={201: MemoryOutput},
+        problems={
+            400: [
+                "invalid_identifier",
+                "derivation_missing",
+                "target_missing",
+                "unknown_reference",
+                "invalid_memory_id",
+                "supersession_mismatch",
+            ],
+            403: ["fact_write_not_allowed", "forbidden"],
+            409: ["supersession_conflict", "memory_id_taken"],
+            422: [
+                "memory_class_unknown",
+                "memory_kind_mismatch",
+                "consent_missing",
+                "value_too_large",
+            ],
+            423: ["memory_class_quarantined", "fact_key_frozen"],
+        },
     )
     def post(self, request: Request) -> Response:
         payload = MemoryInput(data=request.data)
@@ -93,6 +152,16 @@ class MemoryListView(generics.ListAPIView):
         return Response(MemoryOutput(record).data, status=status.HTTP_201_CREATED)
 
 
+@extend_schema_view(
+    get=api_operation(
+        operation_id="memory_get",
+        summary="Get a memory",
+        tag="memories",
+        description="One memory record, every field, with its status.",
+        parameters=[identifier_path("memory_id")],
+        problems={404: ["memory_not_found"]},
+    )
+)
 class MemoryDetailView(generics.RetrieveAPIView):
     permission_classes = [AgentOrOperatorWrites]
     serializer_class = MemoryOutput

@@ -6,13 +6,14 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema_view
 from rest_framework import generics
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from reconcile_app.api.memory_class_serializers import MemoryClassOutput
+from reconcile_app.api.openapi import api_operation, identifier_path
 from reconcile_app.filtersets import MemoryClassFilterSet
 from reconcile_app.limits import identifier_check
 from reconcile_app.models import MemoryClass
@@ -22,12 +23,16 @@ from reconcile_app.selectors.memory_classes import (
     memory_classes,
 )
 
-PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 
-
+@extend_schema_view(
+    get=api_operation(
+        operation_id="memory_classes_list",
+        summary="List memory classes",
+        tag="memory-classes",
+        description="Every declared class, with the caller's counts of its memories by status.",
+    )
+)
 class MemoryClassListView(generics.ListAPIView):
-    """Every declared class, with the caller's counts of its memories by status."""
-
     serializer_class = MemoryClassOutput
     filter_backends = [DjangoFilterBackend]
     filterset_class = MemoryClassFilterSet
@@ -44,7 +49,16 @@ class MemoryClassListView(generics.ListAPIView):
 
 
 class MemoryClassDetailView(APIView):
-    @extend_schema(responses={200: MemoryClassOutput, 400: PROBLEM, 404: PROBLEM})
+    """One declared class: its kind's rules and the caller's counts of its memories."""
+
+    @api_operation(
+        operation_id="memory_class_get",
+        summary="Get a memory class",
+        tag="memory-classes",
+        parameters=[identifier_path("name", "the class name")],
+        responses={200: MemoryClassOutput},
+        problems={400: ["invalid_identifier"], 404: ["memory_class_not_found"]},
+    )
     def get(self, request: Request, name: str) -> Response:
         identifier_check(name, "memory_class")
         return Response(MemoryClassOutput(memory_class_view(name=name, user=request.user)).data)

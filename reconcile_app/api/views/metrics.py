@@ -16,7 +16,6 @@ from django.contrib.auth.models import AnonymousUser
 from django.http import HttpResponse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import authentication
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.permissions import BasePermission
@@ -26,12 +25,13 @@ from rest_framework.views import APIView
 
 from config.env import env_str
 from reconcile_app.api.authentication import BearerKeyAuthentication
+from reconcile_app.api.metrics_serializers import OperationalMetricsOutput
+from reconcile_app.api.openapi import api_operation, query_int
 from reconcile_app.api.permissions import PeopleOnly
 from reconcile_app.api.prometheus import CONTENT_TYPE, prometheus_exposition
 from reconcile_app.errors import ValidationFailed
 from reconcile_app.selectors.metrics import MAX_WINDOW_HOURS, operational_metrics
 
-PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
 SCRAPE_WINDOW_HOURS = 24
 
 
@@ -113,13 +113,20 @@ class MetricsView(APIView):
 
     permission_classes = [PeopleOnly]
 
-    @extend_schema(
+    @api_operation(
+        operation_id="metrics_get",
+        summary="Operational figures as JSON",
+        tag="metrics",
         parameters=[
-            OpenApiParameter(
-                "hours", int, description=f"window, 1-{MAX_WINDOW_HOURS} hours (default 24)"
+            query_int(
+                "hours",
+                1,
+                MAX_WINDOW_HOURS,
+                f"the window, 1-{MAX_WINDOW_HOURS} hours (default 24); else 400 `invalid_hours`",
             )
         ],
-        responses={200: OpenApiTypes.OBJECT, 400: PROBLEM, 401: PROBLEM, 403: PROBLEM},
+        responses={200: OperationalMetricsOutput},
+        problems={400: ["invalid_hours"], 403: ["people_only"]},
     )
     def get(self, request: Request) -> Response:
         hours = _window(request.query_params.get("hours"))
@@ -135,12 +142,14 @@ class PrometheusMetricsView(APIView):
     permission_classes = [PeopleOrMetricsToken]
     content_negotiation_class = FirstRenderer
 
-    @extend_schema(
-        responses={
-            (200, "text/plain"): OpenApiTypes.STR,
-            401: PROBLEM,
-            403: PROBLEM,
-        }
+    @api_operation(
+        operation_id="metrics_prometheus",
+        summary="Operational figures for Prometheus",
+        tag="metrics",
+        description="The Prometheus text exposition of the last 24 hours' figures: for people "
+        "in a role, or `Authorization: Bearer $RECONCILE_METRICS_TOKEN` when it is set.",
+        responses={(200, "text/plain"): OpenApiTypes.STR},
+        problems={403: ["people_only"]},
     )
     def get(self, request: Request) -> HttpResponse:
         figures = operational_metrics(hours=SCRAPE_WINDOW_HOURS)

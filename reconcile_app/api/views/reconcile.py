@@ -3,13 +3,14 @@ from __future__ import annotations
 from typing import Any
 
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema_view
 from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from reconcile_app.api.serializers import (
+from reconcile_app.api.openapi import api_operation
+from reconcile_app.api.snapshot_serializers import (
     ReconcileInput,
     ReplayInput,
     ReplayOutput,
@@ -28,22 +29,38 @@ from reconcile_app.services.recall import claim_draft
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from reconcile_app.services.replay import snapshot_replay
 
-PROBLEM = OpenApiResponse(description="problem+json with a stable `code`")
+SNAPSHOT_NOT_FOUND = {404: ["snapshot_not_found"]}
 
 
 class ReconcileView(APIView):
-    """Run the reconciliation protocol for one proposed action and issue a snapshot."""
+    """Run the reconciliation protocol for one proposed action and issue a snapshot: read
+    each field from its owner, judge the claims against state, decide by the contract's
+    policy. The snapshot says how to act on it (`actions`: the field, the If-Match to send
+    and the commit deadline of each action it authorises). Nothing is written on a refusal."""
 
-    @extend_schema(
+    @api_operation(
+        operation_id="reconcile",
+        summary="Reconcile a proposed action and issue a snapshot",
+        tag="reconcile",
         request=ReconcileInput,
-        responses={
-            201: SnapshotOutput,
-            400: PROBLEM,
-            401: PROBLEM,
-            403: PROBLEM,
-            404: PROBLEM,
-            409: PROBLEM,
-            422: PROBLEM,
+        responses={201: SnapshotOutput},
+        problems={
+            400: [
+                "invalid_identifier",
+                "unknown_action",
+                "proposed_action_missing",
+                "too_many_claims",
+                "unknown_reference",
+            ],
+            403: ["capability_missing", "purpose_mismatch"],
+            404: ["unknown_decision_class"],
+            409: ["quarantine_changed"],
+            422: [
+                "value_too_large",
+                "contract_version_inactive",
+                "claim_memory_mismatch",
+                "claim_field_missing",
+            ],
         },
     )
     def post(self, request: Request) -> Response:
@@ -67,9 +84,15 @@ class ReconcileView(APIView):
         return Response(snapshot_representation(snapshot), status=status.HTTP_201_CREATED)
 
 
+@extend_schema_view(
+    get=api_operation(
+        operation_id="snapshots_list",
+        summary="List snapshots",
+        tag="snapshots",
+        description="Snapshots, newest first. Agents see their own; people in a role see all.",
+    )
+)
 class SnapshotListView(generics.ListAPIView):
-    """Snapshots, newest first. Agents see their own; people in a role see all."""
-
     serializer_class = SnapshotOutput
     filter_backends = [DjangoFilterBackend]
     filterset_class = SnapshotFilterSet
@@ -85,7 +108,15 @@ class SnapshotListView(generics.ListAPIView):
 
 
 class SnapshotDetailView(APIView):
-    @extend_schema(responses={200: SnapshotOutput, 404: PROBLEM})
+    """One snapshot (an agent's own; any for people in a role)."""
+
+    @api_operation(
+        operation_id="snapshot_get",
+        summary="Get a snapshot",
+        tag="snapshots",
+        responses={200: SnapshotOutput},
+        problems=SNAPSHOT_NOT_FOUND,
+    )
     def get(self, request: Request, snapshot_id: str) -> Response:
         return Response(
             snapshot_representation(snapshot_get(user=request.user, snapshot_id=snapshot_id))
@@ -95,9 +126,13 @@ class SnapshotDetailView(APIView):
 class SnapshotReplayView(APIView):
     """Rebuild a snapshot as recorded (must match its hash) or under today's corrections."""
 
-    @extend_schema(
+    @api_operation(
+        operation_id="snapshot_replay",
+        summary="Replay a snapshot as recorded or under today's corrections",
+        tag="snapshots",
         request=ReplayInput,
-        responses={200: ReplayOutput, 400: PROBLEM, 404: PROBLEM},
+        responses={200: ReplayOutput},
+        problems={**SNAPSHOT_NOT_FOUND, 400: ["invalid_mode"]},
     )
     def post(self, request: Request, snapshot_id: str) -> Response:
         payload = ReplayInput(data=request.data)

@@ -11,6 +11,9 @@ class DomainError(Exception):
     status = 400
     code = "bad_request"
     title = "Bad request"
+    # Seconds after which the same request may succeed, sent as `Retry-After`; None where
+    # retrying cannot help (the caller must change something first).
+    retry_after: int | None = None
 
     def __init__(
         self,
@@ -19,6 +22,7 @@ class DomainError(Exception):
         code: str | None = None,
         status: int | None = None,
         title: str | None = None,
+        retry_after: int | None = None,
         **extra: Any,
     ) -> None:
         super().__init__(detail)
@@ -29,6 +33,8 @@ class DomainError(Exception):
             self.status = status
         if title is not None:
             self.title = title
+        if retry_after is not None:
+            self.retry_after = retry_after
         self.extra = extra
 
 

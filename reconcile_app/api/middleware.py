@@ -14,6 +14,8 @@ from django.http import HttpRequest, HttpResponse
 from reconcile_app.api.problems import problem_json_response
 
 logger = logging.getLogger(__name__)
+# A locked SQLite database or a failed-over PostgreSQL is usually back within seconds.
+DATABASE_RETRY_AFTER_SECONDS = 5
 
 
 class BodyLimitMiddleware:
@@ -83,12 +85,15 @@ class ApiProblemMiddleware:
         # errors stay 500s so they are seen and fixed.
         if isinstance(exception, OperationalError | InterfaceError):
             logger.exception("database error on %s", request.path)
-            return problem_json_response(
+            response = problem_json_response(
                 status_code=503,
                 code="database_unavailable",
                 title="Service unavailable",
                 detail="the database could not complete the request; nothing was written",
             )
+            # Nothing was written, so the same request may simply be sent again.
+            response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+            return response
         logger.exception("unhandled error on %s", request.path)
         return problem_json_response(
             status_code=500,

@@ -48,6 +48,12 @@ class EffectProblemOutput(ProblemOutput):
     corrections = serializers.ListField(
         child=serializers.CharField(), required=False, help_text="`snapshot_tainted`"
     )
+    ends_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="`source_quarantined`: when the quarantine lifts itself (null: when a "
+        "person lifts it)",
+    )
 
 
 class FactAuthorityOutput(serializers.Serializer):

@@ -67,9 +67,12 @@ def _raised_code(exc: exceptions.APIException) -> str:
 
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
-        return problem_response(
+        response = problem_response(
             status_code=exc.status, code=exc.code, title=exc.title, detail=exc.detail, **exc.extra
         )
+        if exc.retry_after is not None:
+            response["Retry-After"] = str(exc.retry_after)
+        return response
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

@@ -54,6 +54,10 @@ TAG_CODES: dict[str, dict[str, list[str]]] = {"lineage": {"403": ["people_only"]
 # Where retrying the same request later can succeed, the answer says when (seconds).
 RETRY_AFTER_CODES = {
     "throttled": "the rate limit, or too many invalid keys from this address",
+    "idempotency_key_in_use": "the first request with this key is still in flight",
+    "owner_unavailable": "the owner could not be reached; nothing was executed",
+    "database_unavailable": "nothing was written",
+    "source_quarantined": "sent when the quarantine has an end (`ends_at`)",
 }
 
 

@@ -11,10 +11,12 @@ class Effect(models.Model):
 
     State machine (docs/api.md): recorded → sent → accepted | rejected | unknown;
     accepted → verified | postcondition_failed; unknown → accepted | not_executed (or stays
-    unknown: unresolved, in the operators' triage queue). The row is written durably in
-    `recorded` before anything is sent, so a crash can never lose a sent request. Every
-    transition is a conditional UPDATE on the expected status, so two workers cannot both
-    move it. `fingerprint` binds the idempotency key to the request it was first used for.
+    unknown: unresolved, in the operators' triage queue); rejected → recorded when a request
+    that never reached the owner (`owner_unavailable`) is retried with its key. The row is
+    written durably in `recorded` before anything is sent, so a crash can never lose a sent
+    request. Every transition is a conditional UPDATE on the expected status, so two workers
+    cannot both move it. `fingerprint` binds the idempotency key to the request it was first
+    used for.
     """
 
     idempotency_key = models.CharField(max_length=200, unique=True)

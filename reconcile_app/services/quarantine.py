@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import secrets
 from collections.abc import Mapping
@@ -14,6 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from lineage_app.selectors.blast import blast_radius
+from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import EffectStatus, QuarantineScope, QuarantineStatus
 from reconcile_app.errors import Conflict, Locked, NotFound, ValidationFailed
 from reconcile_app.models import (
@@ -85,10 +87,28 @@ def _bump_epoch() -> None:
 
 
 def source_check(source: str) -> None:
-    if Quarantine.objects.filter(
-        scope=QuarantineScope.SOURCE, target=source, status__in=ACTIVE
-    ).exists():
-        raise Locked(f"source {source} is quarantined", code="source_quarantined", source=source)
+    held = list(
+        Quarantine.objects.filter(
+            scope=QuarantineScope.SOURCE, target=source, status__in=ACTIVE
+        ).values_list("ends_at", flat=True)[:1]
+    )
+    if not held:
+        return
+    ends_at = held[0]
+    # A quarantine with an end lifts itself then (quarantines_expire): a retry after it can
+    # succeed, so say when. Without one, only a person lifts it: no time to give.
+    retry_after = (
+        max(1, math.ceil((ends_at - timezone.now()).total_seconds()))
+        if ends_at is not None
+        else None
+    )
+    raise Locked(
+        f"source {source} is quarantined",
+        code="source_quarantined",
+        source=source,
+        ends_at=rfc3339(ends_at),
+        retry_after=retry_after,
+    )
 
 
 def memory_class_check(memory_class: str) -> None:

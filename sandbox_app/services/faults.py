@@ -20,6 +20,8 @@ class SandboxUnavailable(DomainError):
     status = 503
     code = "owner_unavailable"
     title = "Owner unavailable"
+    # As a real owner would say it (and as the effects API does for its own 503).
+    retry_after = 5
 
 
 def fault_fires(faults: list[SandboxFault], kind: str) -> SandboxFault | None:

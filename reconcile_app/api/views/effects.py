@@ -34,6 +34,8 @@ from reconcile_app.models import Effect
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.effects import effect_get, effects_visible_to
 from reconcile_app.services.effects import (
+    OWNER_RETRY_AFTER_SECONDS,
+    RETRYABLE_REJECTIONS,
     effect_commit,
     effect_request_check,
     effect_resolve_manually,
@@ -52,6 +54,9 @@ def _answer(effect: Effect, replayed: bool) -> Response:
     headers = {"Idempotent-Replayed": "true"} if replayed else {}
     if effect.status == EffectStatus.REJECTED:
         code = effect.outcome.get("code", "rejected")
+        if code in RETRYABLE_REJECTIONS:
+            # Nothing reached the owner: the same key may be sent again, after a moment.
+            headers["Retry-After"] = str(OWNER_RETRY_AFTER_SECONDS)
         response = problem_response(
             status_code=REJECTION_STATUS.get(code, 409),
             code=code,
@@ -79,7 +84,8 @@ Send `If-Match` from the snapshot's `actions[action].if_match` and a fresh `Idem
 and keep the key: a retry with the same key and request is answered from the record (200,
 `Idempotent-Replayed: true`), never executed twice. 201: the owner accepted it (a readback
 follows); 202: the request was sent and no answer came back (`status: unknown`) — never
-re-send it with another key: retry with the same key, or wait on `GET /effects/{key}`."""
+re-send it with another key: retry with the same key, or wait on `GET /effects/{key}`.
+A 503 `owner_unavailable` executed nothing: retry with the same key after `Retry-After`."""
 
 
 @extend_schema_view(

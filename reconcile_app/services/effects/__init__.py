@@ -19,15 +19,21 @@ from reconcile_app.services.effects.resolution import (
     effect_resolve_unknown,
 )
 from reconcile_app.services.effects.state import (
+    IN_FLIGHT_RETRY_AFTER_SECONDS,
+    OWNER_RETRY_AFTER_SECONDS,
     READBACK_RECHECK_SECONDS,
     RESOLUTION_BACKOFF,
+    RETRYABLE_REJECTIONS,
     effect_accept,
 )
 from reconcile_app.services.effects.sweep import effects_sweep
 
 __all__ = [
+    "IN_FLIGHT_RETRY_AFTER_SECONDS",
+    "OWNER_RETRY_AFTER_SECONDS",
     "READBACK_RECHECK_SECONDS",
     "RESOLUTION_BACKOFF",
+    "RETRYABLE_REJECTIONS",
     "CommitResult",
     "OwnerUnavailable",
     "PreconditionFailed",

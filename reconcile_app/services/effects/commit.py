@@ -3,6 +3,12 @@
 The order is the point: validate → record durably → mark sent → send (no transaction held)
 → record the owner's answer. A request is never sent before it is recorded, and an answer
 that never came is `unknown`, never a guess.
+
+A retry with the same key is answered from the record — except after `owner_unavailable`:
+that request never reached the owner (a refused connection, or the owner's own 503), so
+nothing was executed and the retry is a new attempt, gate and all, under the same key
+(which the owner's idempotency still guards). Replaying the 503 would have left the key
+useless for good; an agent that keeps its key across retries, as it should, could never act.
 """
 
 from __future__ import annotations
@@ -19,10 +25,17 @@ from reconcile_app.choices import EffectStatus, EvidenceKind
 from reconcile_app.errors import DomainError, NotFound, ValidationFailed
 from reconcile_app.limits import identifier_check
 from reconcile_app.models import DecisionSnapshot, Effect, Principal
-from reconcile_app.services.effects.gate import action_target, effect_authorise
+from reconcile_app.services.effects.gate import (
+    ActionTarget,
+    Authorisation,
+    action_target,
+    effect_authorise,
+)
 from reconcile_app.services.effects.resolution import effect_resolve_unknown
 from reconcile_app.services.effects.state import (
+    IN_FLIGHT_RETRY_AFTER_SECONDS,
     RESOLUTION_BACKOFF,
+    RETRYABLE_REJECTIONS,
     effect_accept,
     effect_event,
 )
@@ -102,6 +115,7 @@ def _existing(key: str, fingerprint: str) -> CommitResult:
             code="idempotency_key_in_use",
             status=409,
             title="Conflict",
+            retry_after=IN_FLIGHT_RETRY_AFTER_SECONDS,
         )
     return CommitResult(effect=effect, replayed=True)
 
@@ -135,10 +149,13 @@ def effect_commit(
     # A retry is answered from the record, before the (possibly expired) snapshot is checked
     # again: the original outcome stands whatever happened since.
     if Effect.objects.filter(idempotency_key=key).exists():
-        return _resolve_on_retry(_existing(key, fingerprint))
+        existing = _existing(key, fingerprint)
+        if _never_reached_owner(existing.effect):
+            return _send_again(existing.effect, principal=principal, target=target)
+        return _resolve_on_retry(existing)
     if snapshot is None:
         raise NotFound(f"no snapshot {snapshot_id}", code="snapshot_not_found")
-    authorised = effect_authorise(
+    authorised = _authorise(
         principal=principal,
         snapshot=snapshot,
         action=action,
@@ -146,7 +163,6 @@ def effect_commit(
         resulting_value=resulting_value,
         expected=expected,
     )
-    source_check(authorised.source.name)
     try:
         with transaction.atomic():
             effect = Effect.objects.create(
@@ -185,6 +201,61 @@ def effect_commit(
     except IntegrityError:
         # A concurrent request with the same key was recorded first.
         return _resolve_on_retry(_existing(key, fingerprint))
+    return CommitResult(effect=_send(effect), replayed=False)
+
+
+def _authorise(
+    *,
+    principal: Principal,
+    snapshot: DecisionSnapshot,
+    action: str,
+    target: ActionTarget,
+    resulting_value: Any,
+    expected: int,
+) -> Authorisation:
+    authorised = effect_authorise(
+        principal=principal,
+        snapshot=snapshot,
+        action=action,
+        target=target,
+        resulting_value=resulting_value,
+        expected=expected,
+    )
+    source_check(authorised.source.name)
+    return authorised
+
+
+def _never_reached_owner(effect: Effect) -> bool:
+    return (
+        effect.status == EffectStatus.REJECTED
+        and effect.outcome.get("code") in RETRYABLE_REJECTIONS
+    )
+
+
+def _send_again(effect: Effect, *, principal: Principal, target: ActionTarget) -> CommitResult:
+    """rejected (never reached the owner) → recorded → sent: the same command once more.
+
+    The snapshot must still authorise it, exactly as for a first attempt (its window may
+    have closed, its contract been superseded, a source quarantined since). Of two retries
+    racing, one moves the effect; the other finds it in flight (409) or settled.
+    """
+    _authorise(
+        principal=principal,
+        snapshot=effect.snapshot,
+        action=effect.action,
+        target=target,
+        resulting_value=effect.resulting_value,
+        expected=effect.expected_version,
+    )
+    with transaction.atomic():
+        moved = Effect.objects.filter(pk=effect.pk, status=EffectStatus.REJECTED).update(
+            status=EffectStatus.RECORDED, outcome={}, outcome_at=None
+        )
+        if moved:
+            effect_event(effect, "retried", {"previous": effect.outcome})
+    if not moved:
+        return _resolve_on_retry(_existing(effect.idempotency_key, effect.fingerprint))
+    effect.refresh_from_db()
     return CommitResult(effect=_send(effect), replayed=False)
 
 

@@ -2,9 +2,10 @@
 writer, and the transition every path into `accepted` takes.
 
 States (docs/api.md): recorded → sent → accepted | rejected | unknown; accepted → verified |
-postcondition_failed; unknown → accepted | not_executed (or stays unknown). Every transition
-is a conditional UPDATE on the status it leaves, under `effect_locked`, so two workers can
-never both move one effect.
+postcondition_failed; unknown → accepted | not_executed (or stays unknown); rejected →
+recorded only for a rejection whose request never reached the owner (`owner_unavailable`),
+when the same key is sent again. Every transition is a conditional UPDATE on the status it
+leaves, under `effect_locked`, so two workers can never both move one effect.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ RESOLUTION_BACKOFF = (1, 5, 30, 120, 600, 1800)
 READBACK_STATUSES = (EffectStatus.ACCEPTED, EffectStatus.POSTCONDITION_FAILED)
 # What an operator may resolve by hand.
 RESOLVABLE = (EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED)
+# Rejections whose request never reached the owner: nothing executed, so a retry with the
+# same key is sent again rather than answered from the record.
+RETRYABLE_REJECTIONS = frozenset({"owner_unavailable"})
+# `Retry-After` hints, in seconds. An owner that refused the connection is given a few
+# seconds (the first resolution backoff after the immediate one); a request in flight with
+# the same key ends within the owner's timeout, so its retry is asked to come back soon.
+OWNER_RETRY_AFTER_SECONDS = RESOLUTION_BACKOFF[1]
+IN_FLIGHT_RETRY_AFTER_SECONDS = 2
 
 
 def effect_locked(effect_id: int) -> Effect:

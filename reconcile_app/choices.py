@@ -187,6 +187,7 @@ BADGE_COLOURS: dict[str, str] = {
     "owner_missing": "amber",
     "no_current_record": "grey",
     "current_authority_unavailable": "red",
+    "no_authority_source": "grey",
     "applying": "purple",
     "applied": "purple",
     "lifted": "grey",

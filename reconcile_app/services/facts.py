@@ -19,7 +19,11 @@ from reconcile_app.services.quarantine import quarantined_memory_classes
 from reconcile_app.sources import AuthorityResult, adapter_for
 
 OK = "ok"
+# The owner could not be asked just now (unreachable, timed out, an unusable answer): 503,
+# worth retrying. No source's `fact_keys` match the key at all: there is nobody to ask, which
+# retrying never changes (404 `no_authority_source` until an operator declares a source).
 AUTHORITY_UNAVAILABLE = "current_authority_unavailable"
+NO_AUTHORITY_SOURCE = "no_authority_source"
 OWNER_MISSING = "owner_missing"
 NO_CURRENT_RECORD = "no_current_record"
 AUTHORITY_AMBIGUOUS = "authority_ambiguous"
@@ -38,12 +42,9 @@ def select_current(
     records: Sequence[MemoryRecord], today: date, authority: AuthorityResult | None
 ) -> Selection:
     everyone = [record.memory_id for record in records]
-    if (
-        authority is None
-        or authority.status != ReadStatus.OK
-        or not authority.owner
-        or not authority.source_revision
-    ):
+    if authority is None:
+        return Selection(NO_AUTHORITY_SOURCE, candidates=everyone)
+    if authority.status != ReadStatus.OK or not authority.owner or not authority.source_revision:
         return Selection(AUTHORITY_UNAVAILABLE, candidates=everyone)
     current = [record for record in records if record.status in MEMORY_IN_FORCE]
     if any(not record.owner for record in current):

@@ -36,22 +36,28 @@ from reconcile_app.roles import is_staff_role
 from reconcile_app.selectors.escalations import escalation_get, escalations_visible_to
 from reconcile_app.selectors.fact_history import FactBelieved, fact_believed, fact_day
 from reconcile_app.services import facts
+from reconcile_app.services.effects import OWNER_RETRY_AFTER_SECONDS
 from reconcile_app.services.escalations import escalation_decide
 from reconcile_app.services.principals import principal_acting
 from reconcile_app.sources import AuthorityResult
 
 FACT_STATUS = {
     facts.NO_CURRENT_RECORD: (404, "No current record"),
+    facts.NO_AUTHORITY_SOURCE: (404, "No authority source"),
     facts.AUTHORITY_AMBIGUOUS: (409, "Authority ambiguous"),
     facts.OWNER_MISSING: (422, "Owner missing"),
     facts.AUTHORITY_UNAVAILABLE: (503, "Current authority unavailable"),
     facts.MEMORY_CLASS_QUARANTINED: (423, "Memory class quarantined"),
 }
+# As for an owner that could not be reached on a commit.
+AUTHORITY_RETRY_AFTER_SECONDS = OWNER_RETRY_AFTER_SECONDS
 DETAILS = {
     facts.NO_CURRENT_RECORD: "no record is current for the owner's revision on that date",
     facts.AUTHORITY_AMBIGUOUS: "more than one record is current for the owner's revision",
     facts.OWNER_MISSING: "a current record has no owner",
     facts.AUTHORITY_UNAVAILABLE: "the owner's system of record could not be asked",
+    facts.NO_AUTHORITY_SOURCE: "no source answers for this fact key (no source's fact_keys "
+    "match it): an operator must declare one",
     facts.MEMORY_CLASS_QUARANTINED: "current records of this key are in a quarantined class",
 }
 
@@ -89,7 +95,7 @@ class FactCurrentView(APIView):
         },
         problems={
             400: ["invalid_identifier", "invalid_date", "invalid_parameter"],
-            404: ["no_current_record"],
+            404: ["no_current_record", "no_authority_source"],
             409: ["authority_ambiguous"],
             422: ["owner_missing", "as_of_in_future"],
             423: ["memory_class_quarantined"],
@@ -205,7 +211,7 @@ def _fact_response(
             }
         )
     status_code, title = FACT_STATUS[selection.code]
-    return problem_response(
+    response = problem_response(
         status_code=status_code,
         code=selection.code,
         title=title,
@@ -217,6 +223,10 @@ def _fact_response(
         **echo,
         **extra,
     )
+    if selection.code == facts.AUTHORITY_UNAVAILABLE:
+        # The owner could not be asked just now: it may answer in a moment.
+        response["Retry-After"] = str(AUTHORITY_RETRY_AFTER_SECONDS)
+    return response
 
 
 ESCALATION = identifier_path("escalation_id")

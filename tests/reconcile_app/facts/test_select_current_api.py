@@ -96,10 +96,23 @@ def test_registry_unreachable_answers_without_falling_back(seed_records, agent):
     assert current(agent, seed_records).status_code == 200
 
 
-def test_key_without_a_configured_authority_is_unavailable(registry, agent):
+def test_key_no_source_answers_for_is_a_404_not_a_503(registry, agent):
+    # Permanent until an operator declares a source for it: retrying cannot help, so this is
+    # not a 5xx (and carries no Retry-After).
     response = current(agent, "quota.cluster-a")
-    assert response.status_code == 503
+    assert (response.status_code, response.json()["code"]) == (404, "no_authority_source")
     assert response.json()["authority"] is None
+    assert "Retry-After" not in response
+
+
+def test_registry_unreachable_says_when_to_retry(seed_records, agent):
+    sandbox_fault_add(source=REGISTRY, kind="unavailable", count=1)
+    response = current(agent, seed_records)
+    assert (response.status_code, response.json()["code"]) == (
+        503,
+        "current_authority_unavailable",
+    )
+    assert int(response["Retry-After"]) > 0
 
 
 def test_bad_date_is_a_clear_400(seed_records, agent):

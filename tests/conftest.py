@@ -33,6 +33,9 @@ def pytest_configure(config: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # A private in-memory cache: rate-limit counters must not leak between tests or runs.
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # Every problem any test meets must be one the committed schema declares for that
+    # operation (tests/openapi_conformance.py).
+    settings.MIDDLEWARE = ["tests.openapi_conformance.DeclaredProblems", *settings.MIDDLEWARE]
     _allow_test_flush_of_append_only_tables()
 
 

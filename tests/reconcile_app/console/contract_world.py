@@ -35,13 +35,14 @@ GATE_NAMES = (
 )
 ACTIVE, DRAFT = "7.3", "7.4"
 # The next version: the complaint becomes required, the freshness budget tighter, the release
-# may only write `released`, a contradiction refuses, and the assessment is written down.
+# may only write `released`, a contradiction refuses, and its assessment finds the authority
+# contested (whether or not 7.3 was assessed, the assessments differ).
 DRAFT_FILE = """\
 decision_class: collections-contact-release
 version: "7.4"
 description: A complaint must have been read before a hold is released.
 purpose: collections
-obligation: {mutability: high, authority: single, consequence: high, replay: required}
+obligation: {mutability: high, authority: contested, consequence: high, replay: required}
 required:
   - {field: collections_status, source: case-service, max_age_seconds: 120, evidence: required}
   - {field: complaint_status, source: complaints-service, max_age_seconds: 600}

@@ -113,15 +113,21 @@ def test_settings_compare_one_by_one(contract_world):
     settings = {
         item.name: (item.before, item.after) for item in diff.settings if item.status != "same"
     }
+    # Whatever 7.3 answered (or if it was not assessed), 7.4 finds the authority contested.
+    assessed = contract_world.active.obligation or {}
+    answers = {"mutability": "high", "authority": "contested", "consequence": "high"}
+    answers["replay"] = "required"
     assert settings == {
         "policy_version": ("collections-2026-08", "collections-2026-12"),
         "contradictions": ("escalate", "refuse"),
         "commit_window_seconds": (120, 60),
-        "obligation.mutability": (None, "high"),
-        "obligation.authority": (None, "single"),
-        "obligation.consequence": (None, "high"),
-        "obligation.replay": (None, "required"),
+        **{
+            f"obligation.{question}": (assessed.get(question), answer)
+            for question, answer in answers.items()
+            if assessed.get(question) != answer
+        },
     }
+    assert settings["obligation.authority"] == (assessed.get("authority"), "contested")
 
 
 def test_a_version_against_itself_is_identical_and_unknown_versions_are_not_found(

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from reconcile_app.models import Contract
+from reconcile_app.obligation import OBLIGATION_VALUES, obligation_triggers
 from reconcile_app.services.decision_record import code, decision_record, quoted
 from tests.conftest import COLLECTIONS
 from tests.reconcile_app.console.contract_world import (  # noqa: F401 (fixtures)
@@ -53,9 +54,16 @@ def test_the_demo_contract_record_has_every_section_with_its_values(contract_wor
     assert re.search(rf"- Loaded: {TIME} from `.*collections-contact-release.yaml`", record)
     assert re.search(rf"- Went live: {TIME}", record)
     assert "purpose `collections`" in record
-    # No assessment in the demo file: the strict default, and the trigger that says so.
-    assert "Not assessed" in record and "Level: **reconstruct**" in record
-    assert "- no obligation assessment: the strict default applies" in record
+    # The assessment as the file gives it (or the strict default), and what it selected.
+    contract = contract_world.active
+    if contract.obligation:
+        for question in OBLIGATION_VALUES:
+            assert f"| {question} | {contract.obligation[question]} |" in record
+    else:
+        assert "Not assessed" in record
+    assert f"Level: **{contract.level}**" in record
+    for trigger in obligation_triggers(contract.obligation):
+        assert f"- {trigger}\n" in record
     # Source owners, freshness budget, evidence rule.
     assert (
         "| collections_status | case-service | servicing-team | linearizable | 0 s | 300 s "
@@ -103,12 +111,14 @@ def test_an_assessed_version_names_its_answers_triggers_and_what_it_replaced(
     assert "> A complaint must have been read before a hold is released." in record
     for question, answer in (
         ("mutability", "high"),
-        ("authority", "single"),
+        ("authority", "contested"),
         ("consequence", "high"),
         ("replay", "required"),
     ):
         assert f"| {question} | {answer} |" in record
-    assert "- consequence and mutability are both high\n- replay is required" in record
+    assert (
+        "- consequence and mutability are both high\n- authority is contested\n- replay is required"
+    ) in record
     assert "| complaint_status | complaints-service | complaints-team" in record
     assert "### Optional fields (degrade)\n\nNone." in record
     assert '| "released" |' in record

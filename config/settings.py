@@ -167,6 +167,8 @@ if PRODUCTION:
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     SECURE_SSL_REDIRECT = env_bool("SSL_REDIRECT", True)
+    # A load balancer probes over plain HTTP inside the network.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
     SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_bool("HSTS_PRELOAD", True)

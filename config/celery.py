@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+from contextvars import Token
 from typing import Any
 
-from celery import Celery, bootsteps
+from celery import Celery
+from celery.signals import before_task_publish, task_postrun, task_prerun
+
+from config.heartbeat import WorkerHeartbeat
+from config.logs import request_id_var
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -14,27 +19,35 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
-class WorkerHeartbeat(bootsteps.StartStopStep):
-    """Every worker says it is alive every 15 s, for `/readyz` (config/health.py). A timer in
-    the worker itself, not a scheduled task: it must not depend on beat or on a free slot."""
-
-    requires = {"celery.worker.components:Timer"}
-
-    def __init__(self, worker: Any, **kwargs: Any) -> None:
-        super().__init__(worker, **kwargs)
-        self.timer_ref: Any = None
-
-    def start(self, worker: Any) -> None:
-        from config.health import HEARTBEAT_EVERY_SECONDS, worker_heartbeat_record
-
-        worker_heartbeat_record(worker.hostname)
-        self.timer_ref = worker.timer.call_repeatedly(
-            HEARTBEAT_EVERY_SECONDS, worker_heartbeat_record, (worker.hostname,), priority=10
-        )
-
-    def stop(self, worker: Any) -> None:
-        if self.timer_ref is not None:
-            self.timer_ref.cancel()
-
-
 app.steps["worker"].add(WorkerHeartbeat)
+
+
+REQUEST_ID_HEADER = "request_id"
+
+
+@before_task_publish.connect
+def request_id_to_message(headers: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    """The request (or task) that queues a task hands its id on in the message."""
+    request_id = request_id_var.get()
+    if headers is not None and request_id:
+        headers.setdefault(REQUEST_ID_HEADER, request_id)
+
+
+# Restored after each task, so an eager task inside a request leaves the request's id.
+_previous_ids: dict[str, Token[str]] = {}
+
+
+@task_prerun.connect
+def request_id_from_message(task_id: str = "", task: Any = None, **kwargs: Any) -> None:
+    """A task logs under the id of the request that queued it (an eager task under the
+    request it runs in; else its own task id)."""
+    request = getattr(task, "request", None)
+    carried = request.get(REQUEST_ID_HEADER) if request is not None else None
+    _previous_ids[task_id] = request_id_var.set(carried or request_id_var.get() or task_id)
+
+
+@task_postrun.connect
+def request_id_restore(task_id: str = "", **kwargs: Any) -> None:
+    token = _previous_ids.pop(task_id, None)
+    if token is not None:
+        request_id_var.reset(token)

@@ -6,8 +6,8 @@ worker's heartbeat seen within 60 s — and answers 503 when one fails (readines
 traffic). Neither needs authentication, so neither says more than "ok" or "unavailable":
 no versions, hosts or error texts for an anonymous caller to collect.
 
-A worker records its heartbeat in the cache every 15 s (config/celery.py's bootstep): the
-cache is shared by every process (a directory in the embedded mode, Redis with services).
+A worker records its heartbeat in the cache every 15 s (config/heartbeat.py): the cache is
+shared by every process (a directory in the embedded mode, Redis with services).
 """
 
 from __future__ import annotations
@@ -21,16 +21,11 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-HEARTBEAT_KEY = "reconcile:worker-heartbeat"
-HEARTBEAT_EVERY_SECONDS = 15.0
-HEARTBEAT_FRESH_SECONDS = 60.0
+from config.celery import app
+from config.heartbeat import HEARTBEAT_FRESH_SECONDS, HEARTBEAT_KEY
+
 BROKER_TIMEOUT_SECONDS = 2.0
 OK, UNAVAILABLE = "ok", "unavailable"
-
-
-def worker_heartbeat_record(hostname: str) -> None:
-    """Called in a worker, on its timer: this worker was alive just now."""
-    cache.set(HEARTBEAT_KEY, {"at": time.time(), "hostname": hostname}, timeout=300)
 
 
 def _database() -> bool:
@@ -48,8 +43,6 @@ def _cache() -> bool:
 
 
 def _broker() -> bool:
-    from config.celery import app
-
     with app.connection_for_write() as conn:
         conn.ensure_connection(max_retries=1, timeout=BROKER_TIMEOUT_SECONDS)
     return True

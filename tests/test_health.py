@@ -4,14 +4,16 @@ beyond "ok" / "unavailable", and readiness that fails when a dependency does."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from types import SimpleNamespace
 
 import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from config import health
-from config.celery import WorkerHeartbeat, app
+from config import health, heartbeat
+from config.celery import app
+from config.heartbeat import WorkerHeartbeat
 
 CHECKS = {"database", "cache", "broker", "worker"}
 
@@ -22,10 +24,10 @@ def anonymous() -> Client:
 
 
 @pytest.fixture
-def heartbeat() -> None:
-    health.worker_heartbeat_record("celery@test")
+def worker_alive() -> Iterator[None]:
+    heartbeat.worker_heartbeat_record("celery@test")
     yield
-    cache.delete(health.HEARTBEAT_KEY)
+    cache.delete(heartbeat.HEARTBEAT_KEY)
 
 
 def test_healthz_answers_while_the_process_serves(anonymous, db):
@@ -34,16 +36,16 @@ def test_healthz_answers_while_the_process_serves(anonymous, db):
     assert "no-cache" in response["Cache-Control"]
 
 
-def test_ready_with_every_dependency_and_a_fresh_heartbeat(anonymous, db, heartbeat):
+def test_ready_with_every_dependency_and_a_fresh_heartbeat(anonymous, db, worker_alive):
     response = anonymous.get("/readyz")
     assert response.status_code == 200, response.content
     assert response.json() == {"status": "ok", "checks": dict.fromkeys(CHECKS, "ok")}
 
 
-def test_not_ready_without_a_worker_heartbeat_within_a_minute(anonymous, db, heartbeat):
-    cache.set(health.HEARTBEAT_KEY, {"at": time.time() - 61, "hostname": "celery@old"})
+def test_not_ready_without_a_worker_heartbeat_within_a_minute(anonymous, db, worker_alive):
+    cache.set(heartbeat.HEARTBEAT_KEY, {"at": time.time() - 61, "hostname": "celery@old"})
     stale = anonymous.get("/readyz")
-    cache.delete(health.HEARTBEAT_KEY)
+    cache.delete(heartbeat.HEARTBEAT_KEY)
     missing = anonymous.get("/readyz")
 
     for response in (stale, missing):
@@ -53,7 +55,7 @@ def test_not_ready_without_a_worker_heartbeat_within_a_minute(anonymous, db, hea
 
 
 def test_an_unreachable_broker_or_database_is_unavailable_and_says_no_more(
-    anonymous, db, heartbeat, monkeypatch
+    anonymous, db, worker_alive, monkeypatch
 ):
     monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:1/0")
 
@@ -79,7 +81,7 @@ def test_only_get(anonymous, db):
 
 
 def test_a_worker_records_its_heartbeat_on_start_and_on_its_timer(db):
-    cache.delete(health.HEARTBEAT_KEY)
+    cache.delete(heartbeat.HEARTBEAT_KEY)
     calls: list[tuple] = []
     timer = SimpleNamespace(
         call_repeatedly=lambda secs, fun, args, priority: calls.append((secs, fun, args)) or "ref"
@@ -89,8 +91,8 @@ def test_a_worker_records_its_heartbeat_on_start_and_on_its_timer(db):
 
     step.start(worker)
 
-    assert cache.get(health.HEARTBEAT_KEY)["hostname"] == "celery@box"
+    assert cache.get(heartbeat.HEARTBEAT_KEY)["hostname"] == "celery@box"
     assert calls == [
-        (health.HEARTBEAT_EVERY_SECONDS, health.worker_heartbeat_record, ("celery@box",))
+        (heartbeat.HEARTBEAT_EVERY_SECONDS, heartbeat.worker_heartbeat_record, ("celery@box",))
     ]
     assert WorkerHeartbeat in app.steps["worker"]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from config.health import worker_heartbeat_record
+from config.heartbeat import worker_heartbeat_record
 from reconcile_app.models import Contradiction
 from reconcile_app.services.corrections import correction_create
 from reconcile_app.services.evidence import evidence_append, evidence_attest

@@ -76,7 +76,7 @@ def test_every_answer_has_a_typed_body() -> None:
                 schema = declared.get("schema", {})
                 untyped = schema in ({}, {"type": "object", "additionalProperties": {}})
                 # PROV-JSON is a document of its own standard: an object, said as such.
-                assert not untyped or media == "application/json" and path.endswith("/prov"), (
+                assert not untyped or (media == "application/json" and path.endswith("/prov")), (
                     where
                 )
 

@@ -147,7 +147,8 @@ def effect_commit(
         expected_version=expected,
     )
     # A retry is answered from the record, before the (possibly expired) snapshot is checked
-    # again: the original outcome stands whatever happened since.
+    # again: the original outcome stands whatever happened since. Only a request that never
+    # reached the owner has no outcome to stand by: it is sent again, through the gate.
     if Effect.objects.filter(idempotency_key=key).exists():
         existing = _existing(key, fingerprint)
         if _never_reached_owner(existing.effect):

@@ -56,7 +56,8 @@ RETRY_AFTER_CODES = {
     "throttled": "the rate limit, or too many invalid keys from this address",
     "idempotency_key_in_use": "the first request with this key is still in flight",
     "owner_unavailable": "the owner could not be reached; nothing was executed",
-    "current_authority_unavailable": "the owner's authority could not be asked",
+    "current_authority_unavailable": "the owner did not answer (none when it answered "
+    "without an owner, or keeps no history: a retry would not change that)",
     "database_unavailable": "nothing was written",
     "source_quarantined": "sent when the quarantine has an end (`ends_at`)",
 }

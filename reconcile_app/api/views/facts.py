@@ -26,6 +26,7 @@ from reconcile_app.api.serializers import (
     MemoryOutput,
 )
 from reconcile_app.canonical import rfc3339
+from reconcile_app.choices import ReadStatus
 from reconcile_app.errors import DomainError, ValidationFailed
 from reconcile_app.filtersets import EscalationFilterSet
 from reconcile_app.instants import instant_from_text
@@ -223,10 +224,20 @@ def _fact_response(
         **echo,
         **extra,
     )
-    if selection.code == facts.AUTHORITY_UNAVAILABLE:
+    if selection.code == facts.AUTHORITY_UNAVAILABLE and _owner_unreachable(authority):
         # The owner could not be asked just now: it may answer in a moment.
         response["Retry-After"] = str(AUTHORITY_RETRY_AFTER_SECONDS)
     return response
+
+
+def _owner_unreachable(authority: dict[str, Any] | None) -> bool:
+    """The owner did not answer (rather than answered with no owner, or keeps no history,
+    which a retry does not change)."""
+    return (
+        authority is not None
+        and authority["status"] != ReadStatus.OK
+        and authority.get("history_kept", True)
+    )
 
 
 ESCALATION = identifier_path("escalation_id")

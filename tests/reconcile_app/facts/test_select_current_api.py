@@ -115,6 +115,17 @@ def test_registry_unreachable_says_when_to_retry(seed_records, agent):
     assert int(response["Retry-After"]) > 0
 
 
+def test_a_registry_naming_no_owner_gives_no_time_to_retry(registry, agent):
+    # The owner answered: it names nobody. Asking again changes nothing until it does.
+    authority("baseline.orphan", owner="")
+    response = current(agent, "baseline.orphan")
+    assert (response.status_code, response.json()["code"]) == (
+        503,
+        "current_authority_unavailable",
+    )
+    assert "Retry-After" not in response
+
+
 def test_bad_date_is_a_clear_400(seed_records, agent):
     response = current(agent, seed_records, on="30/09/2026")
     assert response.status_code == 400

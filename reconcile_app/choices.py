@@ -192,9 +192,16 @@ BADGE_COLOURS: dict[str, str] = {
     "lifted": "grey",
     "tainted": "red",
     "computing": "blue",
-    # Drill and benchmark runs.
+    # Drill and benchmark runs; contract activations share running and failed.
     "running": "blue",
     "failed": "red",
+    # Contract versions, their activations and release gates.
+    "draft": "blue",
+    "retired": "grey",
+    "activated": "green",
+    "refused": "red",
+    "passed": "green",
+    "not_required": "grey",
 }
 
 

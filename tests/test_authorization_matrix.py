@@ -159,6 +159,8 @@ DUMMY = {
     "correction_id": "cor_x",
     "evidence_id": "ev-x",
     "memory_id": "mem-x",
+    "decision_class": "collections-contact-release",
+    "version": "7.3",
 }
 OPEN_TO_ALL = {"login", "logout", "api-schema", "api-docs", "metrics"}
 

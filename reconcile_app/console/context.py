@@ -34,6 +34,16 @@ SECTIONS: list[NavSection] = [
     NavSection("Facts", "console-facts", ("console-fact",)),
     NavSection("Memory", "console-memory-classes", ("console-memory",)),
     NavSection(
+        "Contracts",
+        "console-contracts",
+        (
+            "console-contract",
+            "console-contract-diff",
+            "console-contract-activate",
+            "console-contract-release",
+        ),
+    ),
+    NavSection(
         "Lineage",
         "console-lineage",
         ("console-blast-radius", "console-correction", "console-evidence"),

@@ -5,6 +5,7 @@ from django.urls import path
 from reconcile_app.console.views import (
     audit,
     blast_radius,
+    contracts,
     contradictions,
     corrections,
     effects,
@@ -95,6 +96,29 @@ urlpatterns = [
         name="console-memory-classes",
     ),
     path("memories/<str:memory_id>/", memories.MemoryDetailView.as_view(), name="console-memory"),
+    path("contracts/", contracts.ContractListView.as_view(), name="console-contracts"),
+    # Versions are free text (they may hold a dot or a slash): `path`, with the version's own
+    # page last so its action URLs match first.
+    path(
+        "contracts/<str:decision_class>/diff/",
+        contracts.ContractDiffView.as_view(),
+        name="console-contract-diff",
+    ),
+    path(
+        "contracts/<str:decision_class>/<path:version>/activate/",
+        contracts.ContractActivateView.as_view(),
+        name="console-contract-activate",
+    ),
+    path(
+        "contracts/<str:decision_class>/<path:version>/release/",
+        contracts.ContractReleaseView.as_view(),
+        name="console-contract-release",
+    ),
+    path(
+        "contracts/<str:decision_class>/<path:version>/",
+        contracts.ContractDetailView.as_view(),
+        name="console-contract",
+    ),
     path("facts/", facts.FactListView.as_view(), name="console-facts"),
     # Keys are free text (an idempotency key may hold a slash): `path`, with the detail page
     # last so the action URLs match first.

@@ -19,6 +19,11 @@ from sandbox_app.services import sandbox_fault_add, sandbox_record_write
 from tests.conftest import COLLECTIONS, Persona, make_person
 from tests.reconcile_app.facts.conftest import registry  # noqa: F401 (a fixture)
 
+# What the fixtures themselves audit: making people and agents, and loading the estate's
+# contracts (each version's load and activation). A test that checks a refused request
+# changed nothing looks past these.
+SETUP_KINDS = ("user", "principal", "contract")
+
 
 def issue_snapshot(
     agent: Persona, *, subject: str, state: str = "hold", claimed: str | None = None

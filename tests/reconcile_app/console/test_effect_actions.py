@@ -9,7 +9,7 @@ from django.test import Client
 
 from reconcile_app.console.mixins import MAX_POLLS
 from reconcile_app.models import AuditEvent, Escalation, EvidenceEntry
-from tests.reconcile_app.console.conftest import read_back
+from tests.reconcile_app.console.conftest import SETUP_KINDS, read_back
 from tests.reconcile_app.console.effects_world import mixed_effects  # noqa: F401 (a fixture)
 
 # session, user, the user's groups, the effect, its latest step.
@@ -174,9 +174,7 @@ def test_manual_resolution_refusals_are_shown_inline(operator_browser, unknown_e
     assert code in form and 'role="alert"' in form
     unknown_effect.refresh_from_db()
     assert unknown_effect.status == "unknown"
-    assert not AuditEvent.objects.exclude(
-        object_kind__in=["user", "principal", "contract"]
-    ).exists()
+    assert not AuditEvent.objects.exclude(object_kind__in=SETUP_KINDS).exists()
 
 
 def test_resolving_a_settled_effect_is_a_conflict(operator_browser, mixed_effects):

@@ -10,7 +10,7 @@ from django.test import Client
 from django.utils import timezone
 
 from reconcile_app.models import AuditEvent, Escalation, MemoryRecord
-from tests.reconcile_app.console.conftest import BASELINE, ambiguous_fact, signed_in
+from tests.reconcile_app.console.conftest import BASELINE, SETUP_KINDS, ambiguous_fact, signed_in
 
 # session, user, the user's groups, the tab counts, the paginator's count, the page of rows,
 # and the filter form's suggestions (owners and codes, one query).
@@ -207,9 +207,7 @@ def test_non_reviewers_see_no_forms_and_are_refused(request, escalation, persona
         assert response.status_code == 403
     escalation.refresh_from_db()
     assert escalation.status == "open"
-    assert not AuditEvent.objects.exclude(
-        object_kind__in=["user", "principal", "contract"]
-    ).exists()
+    assert not AuditEvent.objects.exclude(object_kind__in=SETUP_KINDS).exists()
 
 
 def test_agent_user_is_refused(agent, escalation):
@@ -331,9 +329,7 @@ def test_refusals_are_shown_inline_with_the_draft_kept(
         assert f">{data['rationale']}</textarea>" in page
     escalation.refresh_from_db()
     assert escalation.status == "open"
-    assert not AuditEvent.objects.exclude(
-        object_kind__in=["user", "principal", "contract"]
-    ).exists()
+    assert not AuditEvent.objects.exclude(object_kind__in=SETUP_KINDS).exists()
 
 
 def test_deciding_twice_is_a_conflict_shown_inline(reviewer_browser, escalation, second_reviewer):
@@ -343,9 +339,7 @@ def test_deciding_twice_is_a_conflict_shown_inline(reviewer_browser, escalation,
     )
     assert response.status_code == 409
     assert "already_decided" in response.content.decode()
-    assert (
-        AuditEvent.objects.exclude(object_kind__in=["user", "principal", "contract"]).count() == 1
-    )
+    assert AuditEvent.objects.exclude(object_kind__in=SETUP_KINDS).count() == 1
 
 
 def test_decisions_enforce_csrf(reviewer, escalation):

@@ -29,7 +29,9 @@ from reconcile_app.models import (
 )
 from reconcile_app.services.memory import memory_admit
 from reconcile_app.services.quarantine import quarantine_apply, quarantine_create
+from tests.conftest import COLLECTIONS
 from tests.reconcile_app.console.conftest import commit_effect, signed_in
+from tests.reconcile_app.console.contract_world import DRAFT, load_draft
 
 OPERATOR, REVIEWER, AUDITOR, AGENT, ANONYMOUS = (
     "operator",
@@ -55,6 +57,8 @@ class World:
     quarantine: Quarantine
     # Written by the agent into a review class: a promotion any reviewer may decide.
     suggestion: MemoryRecord
+    # The next collections-contact-release version, loaded as a draft: a reviewer activates it.
+    draft_version: str = DRAFT
 
 
 @dataclass(frozen=True)
@@ -185,6 +189,29 @@ CONSOLE: tuple[Page, ...] = (
         ),
     ),
     Page("memory classes", lambda w: "/memory-classes/"),
+    Page("contracts", lambda w: "/contracts/"),
+    Page(
+        "contract version",
+        lambda w: f"/contracts/{COLLECTIONS}/{w.draft_version}/",
+        (
+            Action(
+                "activate a contract version",
+                REVIEWER,
+                offer=lambda w: 'id="activate-form"',
+                method="post",
+                path=lambda w: f"/contracts/{COLLECTIONS}/{w.draft_version}/activate/",
+                data=lambda w: {
+                    "rationale": "Complaints must be read first.",
+                    "confirm": f"{COLLECTIONS}@{w.draft_version}",
+                },
+                audited_as="contract.activation_requested",
+            ),
+        ),
+    ),
+    Page(
+        "contract release panel", lambda w: f"/contracts/{COLLECTIONS}/{w.draft_version}/release/"
+    ),
+    Page("contract diff", lambda w: f"/contracts/{COLLECTIONS}/diff/"),
     Page("facts", lambda w: "/facts/"),
     Page("fact detail", lambda w: f"/facts/{w.escalation.fact_key}/"),
     Page(
@@ -261,9 +288,10 @@ ACTIONS = [(page, action) for page in CONSOLE for action in page.actions]
 
 
 @pytest.fixture
-def world(estate, registry, agent, operator, make_snapshot) -> World:
+def world(estate, registry, agent, operator, make_snapshot, tmp_path) -> World:
     from tests.reconcile_app.console.conftest import ambiguous_fact
 
+    load_draft(tmp_path)
     snapshot = make_snapshot(claimed="collect")
     effect = commit_effect(agent, "u-roles", fault="timeout_after_commit")
     assert effect.status == "unknown"

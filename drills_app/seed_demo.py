@@ -78,6 +78,8 @@ def seed_estate_ensure() -> Principal:
             name=AGENT_NAME,
             capabilities=[f"{DECISION_CLASS}:{action}" for action in (RELEASE, RETAIN, LETTER)],
         )
+        # Nobody ever saw the key it was created with: each run gets (and ends) its own.
+        ApiKey.objects.filter(principal=agent).update(revoked_at=timezone.now())
     return agent
 
 

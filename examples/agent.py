@@ -203,6 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--value", default="picked")
     parser.add_argument("--memory-class", default="episodic")
     parser.add_argument("--wait", type=float, default=30.0, help="seconds to wait per effect")
+    parser.add_argument("--pause", type=float, default=1.0, help="seconds between rounds")
     args = parser.parse_args(argv)
     if not args.key:
         parser.error("an API key is needed: --key or RECONCILE_API_KEY")
@@ -216,7 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         with ReconcileClient(args.url, args.key) as client:
-            outcomes = Agent(client, task, wait_seconds=args.wait).run(args.subjects)
+            agent = Agent(client, task, wait_seconds=args.wait, pause_seconds=args.pause)
+            outcomes = agent.run(args.subjects)
     except NotAuthorised:
         print("the server does not accept this key", file=sys.stderr)
         return 2

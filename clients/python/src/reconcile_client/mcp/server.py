@@ -12,6 +12,7 @@ allows, with its If-Match; an unknown outcome is asked about, never blindly sent
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable
@@ -110,7 +111,8 @@ def build_server(client: AsyncReconcileClient) -> FastMCP:
         finally:
             await client.aclose()
 
-    server = FastMCP("reconcile", instructions=INSTRUCTIONS, lifespan=lifespan)
+    # WARNING: stderr is for a person reading a log, not for every request served.
+    server = FastMCP("reconcile", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
 
     @server.tool(name="reconcile", description=RECONCILE)
     async def reconcile(
@@ -256,4 +258,5 @@ def main() -> None:
         print("reconcile-mcp: set RECONCILE_API_KEY (and RECONCILE_URL)", file=sys.stderr)
         raise SystemExit(2)
     url = os.environ.get("RECONCILE_URL", DEFAULT_URL)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     build_server(AsyncReconcileClient(url, api_key)).run(transport="stdio")

@@ -60,19 +60,26 @@ class Served:
         return subject
 
     def reconcile(
-        self, client: ReconcileClient, action: str = RELEASE, *, subject: str | None = None
+        self,
+        client: ReconcileClient,
+        action: str = RELEASE,
+        *,
+        subject: str | None = None,
+        claims: list[dict[str, Any]] | None = None,
     ) -> Snapshot:
         return client.reconcile(
             subject=subject or self.subject,
             purpose="collections",
             decision_class=COLLECTIONS,
             proposed_action=action,
+            claims=claims,
         )
 
-    def owner_writes(self, value: str, *, subject: str | None = None) -> None:
+    def owner_writes(self, value: str, *, subject: str | None = None, field: str = FIELD) -> None:
         """Someone else changes the owner's record (its version goes up by one)."""
+        source = SOURCE if field == FIELD else "complaints-service"
         sandbox_record_write(
-            source=SOURCE, subject=subject or self.subject, field=FIELD, value=value
+            source=source, subject=subject or self.subject, field=field, value=value
         )
 
     def executions(self, key: str) -> int:

@@ -8,12 +8,13 @@ does not answer leaves the effect `unknown`, which is never sent again.
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from reconcile_client import ReconcileClient
+from reconcile_client import EscalationPending, NoCurrentRecord, ReconcileClient
 
 from reconcile_app.models import Effect
-from sandbox_app.services import sandbox_fault_add
+from sandbox_app.services import sandbox_authority_write, sandbox_fault_add
 from tests.clients.conftest import RELEASE, SOURCE, Served
 
 
@@ -92,3 +93,66 @@ def test_an_unknown_outcome_is_waited_on_never_sent_again(
     assert sent.count(f"GET /api/v1/effects/{effect.idempotency_key}") >= 2
     assert served.executions(effect.idempotency_key) == 1
     assert len(resolution_held) == 1  # the server queued its own resolution, by the key
+
+
+def test_the_other_calls_an_agent_makes(served: Served, rc: ReconcileClient) -> None:
+    me = rc.me()
+    assert (me.name, me.kind) == (served.agent.name, "agent")
+    assert ("collections-contact-release", "7.3") in {
+        (item.decision_class, item.active_version) for item in me.decision_classes
+    }
+
+    entry = rc.attest(
+        kind="observation",
+        subject=served.subject,
+        field="complaint_status",
+        value="open",
+        source="case-ledger",
+        observed_at=datetime.now(UTC) - timedelta(minutes=1),
+        note="The customer said on the phone that a complaint is open.",
+    )
+    memory = rc.remember(
+        memory_class="episodic",
+        subject=served.subject,
+        purpose="collections",
+        field="complaint_status",
+        value="open",
+        derived_from=[entry.evidence_id],
+    )
+    assert [found.memory_id for found in rc.memories(subject=served.subject)] == [memory.memory_id]
+
+    # The owner now says a complaint is open: the contract escalates, a reviewer decides.
+    served.owner_writes("open", subject=served.subject, field="complaint_status")
+    waiting = served.reconcile(rc, claims=[{"memory_id": memory.memory_id}])
+    assert waiting.decision.result == "escalate" and waiting.actions == {}
+    assert waiting.claims[0].memory_id == memory.memory_id
+    assert waiting.escalation_id is not None
+    escalation = rc.escalation(waiting.escalation_id)
+    assert (escalation.status, escalation.snapshot_id) == ("open", waiting.snapshot_id)
+    with pytest.raises(EscalationPending) as pending:
+        rc.commit(waiting, action=RELEASE, resulting_value="released")
+    assert pending.value.escalation_id == waiting.escalation_id
+
+    # A fact by rule: the registry names owner and revision, the record in force answers.
+    today = datetime.now(UTC).date()
+    sandbox_authority_write(
+        source="eval-registry",
+        fact_key="baseline.client-eval",
+        owner="eval-registry",
+        source_revision="registry@r3",
+    )
+    rc.remember(
+        memory_class="operational",
+        subject="client-eval",
+        purpose="nightly-eval-summary",
+        fact_key="baseline.client-eval",
+        value="ckpt-0003",
+        owner="eval-registry",
+        source_revision="registry@r3",
+        valid_until=today + timedelta(days=1),
+        derived_from=[entry.evidence_id],
+    )
+    fact = rc.current_fact("baseline.client-eval", on=today)
+    assert (fact.code, fact.value, fact.on) == ("ok", "ckpt-0003", today)
+    with pytest.raises(NoCurrentRecord):
+        rc.current_fact("baseline.client-eval", on=today + timedelta(days=2))

@@ -66,6 +66,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "reconcile_app.request_id.LogPrincipalMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -167,6 +168,8 @@ if PRODUCTION:
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     SECURE_SSL_REDIRECT = env_bool("SSL_REDIRECT", True)
+    # A load balancer probes over plain HTTP inside the network.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
     SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_bool("HSTS_PRELOAD", True)
@@ -285,6 +288,8 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TASK_TIME_LIMIT = 600
 CELERY_TASK_SOFT_TIME_LIMIT = 540
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)
+# Workers log through LOGGING above (JSON lines with the task's request id), not Celery's own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
@@ -327,10 +332,23 @@ if not RECONCILE_SOURCE_TOKEN_ENV_PREFIX.strip():
         "any environment variable as an owner's token."
     )
 
+# One JSON line per event (config/logs.py); RECONCILE_LOG_FORMAT=text for a terminal.
+LOG_FORMAT = env_str("LOG_FORMAT", "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"context": {"()": "config.logs.ContextFilter"}},
+    "formatters": {
+        "json": {"()": "config.logs.JsonFormatter"},
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["context"],
+            "formatter": "text" if LOG_FORMAT == "text" else "json",
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }

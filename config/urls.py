@@ -4,6 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from config.health import healthz, readyz
 from reconcile_app.api.views.metrics import PrometheusMetricsView
 from reconcile_app.console.login import ThrottledLoginView
 
@@ -11,6 +12,8 @@ from reconcile_app.console.login import ThrottledLoginView
 # would grant roles outside the audited services, and its login would be a second sign-in
 # form outside the console's lockout.
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

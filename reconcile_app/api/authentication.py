@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from config.logs import principal_var
 from reconcile_app.security import (
     FAILURE_WINDOW_SECONDS,
     client_address,
@@ -34,6 +35,7 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
         # guess costs an indexed prefix lookup and a SHA-256, so checking it first is cheap.
         principal = api_key_authenticate(key)
         if principal is not None:
+            principal_var.set(principal.name)  # this request's log lines name the agent
             return principal.user, principal
         failures = failure_record("api-key", client_address(request))
         if failures > failure_limit("api_key"):

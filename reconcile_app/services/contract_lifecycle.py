@@ -207,7 +207,9 @@ def _go_live(activation: ContractActivation, contract: Contract, *, actor: Any, 
     exactly one version is active (the partial unique index is the backstop).
     """
     versions = list(
-        Contract.objects.select_for_update().filter(decision_class=contract.decision_class)
+        Contract.objects.select_for_update()
+        .filter(decision_class=contract.decision_class)
+        .order_by("pk")  # one lock order for every activation: no deadlock between two
     )
     current = next((item for item in versions if item.pk == contract.pk), contract)
     previous = next((item for item in versions if item.status == ContractStatus.ACTIVE), None)

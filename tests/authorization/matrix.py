@@ -317,4 +317,7 @@ MATRIX: tuple[Row, ...] = (
     Row("api-schema", "get", fixed("/api/schema/"), (OK, OK, OK, OK, OK, OK)),
     Row("api-docs", "get", fixed("/api/docs/"), (OK, OK, OK, OK, OK, OK)),
     Row("metrics", "get", fixed("/metrics"), PEOPLE_READ),
+    # For load balancers and orchestrators: open to all, and they say only "ok" / "unavailable".
+    Row("healthz", "get", fixed("/healthz"), (OK, OK, OK, OK, OK, OK)),
+    Row("readyz", "get", fixed("/readyz"), (OK, OK, OK, OK, OK, OK)),
 )

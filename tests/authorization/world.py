@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from config.heartbeat import worker_heartbeat_record
 from reconcile_app.models import Contradiction
 from reconcile_app.services.corrections import correction_create
 from reconcile_app.services.evidence import evidence_append, evidence_attest
@@ -163,6 +164,7 @@ def world(estate, agent, operator) -> World:
         source_revision="r18",
         derived_from=[bad.evidence_id],
     )
+    worker_heartbeat_record("matrix")  # so /readyz answers 200 (a worker is seen alive)
     return World(
         own=own,
         other=other,

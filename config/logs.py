@@ -1,0 +1,47 @@
+"""JSON logs, one line per event, from web processes and workers alike.
+
+Every line carries the time (UTC), level, logger, message, and the request id and principal
+of the request (or task) it belongs to, so one request can be followed from the access log
+through its audit rows into the Celery tasks it queued. Both come from context variables: set
+per request by the middleware (and by API-key authentication), and per task from a message
+header the publisher adds (config/celery.py).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from contextvars import ContextVar
+from datetime import UTC, datetime
+
+request_id_var: ContextVar[str] = ContextVar("request_id", default="")
+principal_var: ContextVar[str] = ContextVar("principal", default="")
+
+
+class ContextFilter(logging.Filter):
+    """Adds `request_id` and `principal` to every record (a record's own values win)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not getattr(record, "request_id", ""):
+            record.request_id = request_id_var.get()
+        if not getattr(record, "principal", ""):
+            record.principal = principal_var.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": datetime.fromtimestamp(record.created, UTC)
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", ""),
+            "principal": getattr(record, "principal", ""),
+        }
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        # One line whatever the message holds: json.dumps escapes newlines.
+        return json.dumps(entry, default=str, ensure_ascii=False)

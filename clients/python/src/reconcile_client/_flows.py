@@ -74,10 +74,11 @@ def snapshot(snapshot_id: str) -> Flow[Snapshot]:
 
 
 def _if_match_from(snap: Snapshot, action: str) -> str:
-    """The If-Match for `action`: the snapshot's ready value, else the version it read of
-    the action's field. When the snapshot names no field for the action (it does not
-    authorise it), any read will do: the server answers the real refusal
-    (decision_not_allowed, escalation_pending...) before it compares versions."""
+    """The If-Match for `action`: the snapshot's ready value, `actions[action].if_match`
+    (the version it read of the field the action writes). A snapshot without a handle for
+    the action does not authorise it, and only `actions` names an action's field, so any
+    version it read will do: the server answers the real refusal (decision_not_allowed,
+    escalation_pending...) before it compares versions."""
     handle = snap.actions.get(action)
     if handle is not None:
         return handle.if_match

@@ -7,6 +7,8 @@ the apps in their layers.
   imports the services it calls, so that import is local on purpose.
 - lineage_app imports nothing of the product; the runtime app (reconcile_app) imports
   neither the sandbox nor the drills except where a deployer configures them (by dotted path).
+- The agents' client (clients/python) and the examples import nothing of the product, and
+  are held to the same module size.
 """
 
 from __future__ import annotations
@@ -106,9 +108,16 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+# The agents' client and the examples are code the repository ships, held to the same size.
+SHIPPED = (ROOT / "clients" / "python" / "src", ROOT / "examples")
+
+
 def test_no_module_is_over_400_lines():
     paths = list(MODULES.values()) + [
-        path for path in (ROOT / "tests").rglob("*.py") if "migrations" not in path.parts
+        path
+        for folder in (ROOT / "tests", *SHIPPED)
+        for path in folder.rglob("*.py")
+        if "migrations" not in path.parts
     ]
     long = {
         str(path.relative_to(ROOT)): count
@@ -155,3 +164,27 @@ def test_apps_stay_in_their_layers():
     assert importers_of("drills_app", "reconcile_app") == []
     # The demo estate is loaded into the sandbox: the one place the product writes it.
     assert importers_of("sandbox_app", "reconcile_app") == ["reconcile_app.demo.estate_loader"]
+
+
+def test_the_client_and_the_examples_use_the_api_only():
+    """clients/python and examples/ reach the product over HTTP: importing a product module
+    would make the client work only beside a checkout (and the example lie about how)."""
+    product = {name.split(".")[0] for name in MODULES}
+    offenders = []
+    for folder in SHIPPED:
+        for path in folder.rglob("*.py"):
+            tree = ast.parse(path.read_text(), filename=str(path))
+            for node in ast.walk(tree):
+                names = (
+                    [alias.name for alias in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom) and not node.level
+                    else []
+                )
+                offenders += [
+                    f"{path.relative_to(ROOT)}: {name}"
+                    for name in names
+                    if name.split(".")[0] in product
+                ]
+    assert offenders == []

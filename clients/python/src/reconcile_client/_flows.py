@@ -1,0 +1,220 @@
+"""The protocol, once: each client method is one of these flows (sans-IO, see `_wire.py`).
+
+The rules the clients enforce live here, so both drivers enforce them identically:
+- a commit carries the If-Match of the snapshot's read of the action's field and one
+  Idempotency-Key; a lost answer is retried with that key only, a bounded number of times;
+- a 202 `unknown` is an answer: it is returned, never sent again;
+- `wait` polls the effect by its key until a final status (or its timeout), honouring
+  Retry-After.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date, datetime
+from typing import Any
+
+from reconcile_client._wire import (
+    UNSET,
+    Answer,
+    Flow,
+    HttpRequest,
+    NoAnswer,
+    Send,
+    Sleep,
+    compact,
+    exchange,
+    json_of,
+    path,
+    problem,
+    retry_after,
+)
+from reconcile_client.errors import CommitOutcomeUnknown, TransportError
+from reconcile_client.models import (
+    Effect,
+    Escalation,
+    Evidence,
+    Fact,
+    Me,
+    Memory,
+    Snapshot,
+)
+
+# How long to wait before the n-th retry of a commit whose answer was lost (seconds).
+COMMIT_BACKOFF = (0.2, 0.5, 1.0, 2.0, 4.0)
+
+
+def reconcile(
+    *,
+    subject: str,
+    purpose: str,
+    decision_class: str,
+    proposed_action: str,
+    claims: Sequence[Mapping[str, Any] | Any] | None,
+    proposed_value: Any,
+    contract_version: str | None,
+) -> Flow[Snapshot]:
+    body = compact(
+        subject=subject,
+        purpose=purpose,
+        decision_class=decision_class,
+        proposed_action=proposed_action,
+        claims=list(claims) if claims is not None else UNSET,
+        proposed_value=proposed_value,
+        contract_version=contract_version if contract_version is not None else UNSET,
+    )
+    data = yield from exchange(HttpRequest("POST", path("reconcile"), body=body))
+    return Snapshot.from_json(data)
+
+
+def snapshot(snapshot_id: str) -> Flow[Snapshot]:
+    data = yield from exchange(HttpRequest("GET", path("snapshots", snapshot_id)))
+    return Snapshot.from_json(data)
+
+
+def _if_match_from(snap: Snapshot, action: str) -> str:
+    """The If-Match for `action`: the snapshot's ready value, `actions[action].if_match`
+    (the version it read of the field the action writes). A snapshot without a handle for
+    the action does not authorise it, and only `actions` names an action's field, so any
+    version it read will do: the server answers the real refusal (decision_not_allowed,
+    escalation_pending...) before it compares versions."""
+    handle = snap.actions.get(action)
+    if handle is not None:
+        return handle.if_match
+    versions = [read.version for read in snap.fields.values() if read.version is not None]
+    return f'"{versions[0]}"' if versions else '"0"'
+
+
+def commit(
+    target: Snapshot | str,
+    *,
+    action: str,
+    resulting_value: Any,
+    idempotency_key: str | None,
+    if_match: str | None,
+    attempts: int,
+) -> Flow[Effect]:
+    key = idempotency_key or f"rc-{uuid.uuid4()}"
+    if if_match is None:
+        snap = target if isinstance(target, Snapshot) else None
+        if snap is None or (action not in snap.actions and snap.decision.result == "escalate"):
+            # A snapshot id alone, or an escalation perhaps approved since the snapshot was
+            # issued: read it again (an approval adds the action to `actions`).
+            snap = yield from snapshot(target if isinstance(target, str) else target.snapshot_id)
+        if_match = _if_match_from(snap, action)
+    snapshot_id = target if isinstance(target, str) else target.snapshot_id
+    request = HttpRequest(
+        "POST",
+        path("effects"),
+        body=compact(snapshot_id=snapshot_id, action=action, resulting_value=resulting_value),
+        headers={"Idempotency-Key": key, "If-Match": if_match},
+    )
+    lost = busy = 0
+    while True:
+        reply = yield Send(request)
+        if isinstance(reply, NoAnswer):
+            # The command may have reached the owner: only the same key may go again.
+            lost += 1
+            if lost >= attempts:
+                raise CommitOutcomeUnknown(idempotency_key=key, attempts=lost, detail=reply.reason)
+            yield Sleep(_backoff(lost))
+            continue
+        assert isinstance(reply, Answer)
+        if _in_flight(reply) and lost and busy < attempts:
+            # Our own lost attempt is still being processed: ask again, same key, shortly.
+            busy += 1
+            yield Sleep(retry_after(reply) or _backoff(busy))
+            continue
+        if reply.status in (200, 201, 202):
+            replayed = (reply.header("Idempotent-Replayed") or "").lower() == "true"
+            return Effect.from_json(json_of(reply), replayed=replayed)
+        raise problem(reply)
+
+
+def _backoff(attempt: int) -> float:
+    return COMMIT_BACKOFF[min(attempt, len(COMMIT_BACKOFF)) - 1]
+
+
+def _in_flight(answer: Answer) -> bool:
+    return (
+        answer.status == 409
+        and isinstance(answer.body, Mapping)
+        and answer.body.get("code") == "idempotency_key_in_use"
+    )
+
+
+def effect(idempotency_key: str) -> Flow[Effect]:
+    data = yield from exchange(HttpRequest("GET", path("effects", idempotency_key)))
+    return Effect.from_json(data)
+
+
+def wait(
+    target: Effect | str,
+    *,
+    timeout: float,
+    interval: float,
+    clock: Callable[[], float],
+) -> Flow[Effect]:
+    """Poll until verified | postcondition_failed | rejected | not_executed, or `timeout`
+    seconds: then the effect as last seen (`unknown` stays unknown: people resolve it)."""
+    key = target if isinstance(target, str) else target.idempotency_key
+    last = target if isinstance(target, Effect) else None
+    # Always ask at least once, even about an effect already final: the answer carries the
+    # timeline (what the readback found), which a commit's answer does not.
+    deadline = clock() + timeout
+    delay = interval
+    while True:
+        reply = yield Send(HttpRequest("GET", path("effects", key)))
+        pause = delay
+        if isinstance(reply, Answer):
+            last = Effect.from_json(json_of(reply), replayed=bool(last and last.replayed))
+            if last.final:
+                return last
+            pause = retry_after(reply) or delay
+        # A lost GET is harmless to repeat: keep polling until the deadline.
+        remaining = deadline - clock()
+        if remaining <= 0:
+            if last is None:
+                raise TransportError(
+                    status=None, code="timeout", detail=f"no answer about {key} in {timeout}s"
+                )
+            return last
+        yield Sleep(min(pause, remaining))
+        delay = min(delay * 1.5, 5.0)
+
+
+def current_fact(fact_key: str, *, on: date | None, as_of: datetime | None) -> Flow[Fact]:
+    params = compact(
+        on=on if on is not None else UNSET, as_of=as_of if as_of is not None else UNSET
+    )
+    request = HttpRequest("GET", path("facts", fact_key, "current"), params=params)
+    data = yield from exchange(request)
+    return Fact.from_json(data)
+
+
+def remember(**fields: Any) -> Flow[Memory]:
+    data = yield from exchange(HttpRequest("POST", path("memories"), body=compact(**fields)))
+    return Memory.from_json(data)
+
+
+def memories(**filters: Any) -> Flow[list[Memory]]:
+    params = {name: str(value) for name, value in compact(**filters).items() if value}
+    request = HttpRequest("GET", path("memories"), params={**params, "page_size": "500"})
+    data = yield from exchange(request)
+    return [Memory.from_json(item) for item in data.get("results", ())]
+
+
+def attest(**fields: Any) -> Flow[Evidence]:
+    data = yield from exchange(HttpRequest("POST", path("evidence"), body=compact(**fields)))
+    return Evidence.from_json(data)
+
+
+def escalation(escalation_id: str) -> Flow[Escalation]:
+    data = yield from exchange(HttpRequest("GET", path("escalations", escalation_id)))
+    return Escalation.from_json(data)
+
+
+def me() -> Flow[Me]:
+    data = yield from exchange(HttpRequest("GET", path("me")))
+    return Me.from_json(data)

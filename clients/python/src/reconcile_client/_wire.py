@@ -1,0 +1,185 @@
+"""The sans-IO core: requests as data, answers as data, problems as exceptions.
+
+Nothing here performs I/O. A `Flow` (see `_flows.py`) yields `Send` and `Sleep` steps and is
+sent back what came of them; the sync and the async client are two small drivers of the same
+flows, so request building, answer parsing, error mapping, retries and polling cannot drift
+apart between them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Any, Final, TypeVar
+from urllib.parse import quote
+
+from reconcile_client.errors import ReconcileError, TransportError, error_class
+
+API = "/api/v1"
+VERSION = "0.1.0"
+USER_AGENT = f"reconcile-client/{VERSION}"
+
+
+class Unset:
+    """The type of UNSET: an argument left out, which is not the same as null."""
+
+    _instance: Unset | None = None
+
+    def __new__(cls) -> Unset:
+        # One instance, so `is UNSET` holds across copies and pickling.
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNSET: Final = Unset()
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    method: str
+    path: str
+    params: Mapping[str, str] = field(default_factory=dict)
+    body: Any = UNSET  # JSON-able; UNSET sends no body
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An HTTP answer: status, headers (lower-cased names) and the JSON body, if any."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: Any
+    text: str = ""
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+
+@dataclass(frozen=True)
+class NoAnswer:
+    """The request got no answer: a timeout, a refused or broken connection."""
+
+    reason: str
+    timed_out: bool
+
+
+@dataclass(frozen=True)
+class Send:
+    request: HttpRequest
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+Step = Send | Sleep
+Reply = Answer | NoAnswer | None
+T = TypeVar("T")
+Flow = Generator[Step, Reply, T]
+
+
+def path(*parts: str) -> str:
+    """An API path with each dynamic part escaped (keys are identifiers, but never trust)."""
+    return "/".join([API, *(quote(part, safe="") for part in parts)])
+
+
+def jsonable(value: Any) -> Any:
+    """Datetimes as RFC 3339 UTC with a `Z`, dates as ISO, dataclass-like claims as dicts."""
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        text = moment.astimezone(timezone.utc).isoformat()
+        return text.replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(key): jsonable(item) for key, item in value.items() if item is not UNSET}
+    if isinstance(value, list | tuple):
+        return [jsonable(item) for item in value]
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        return jsonable(to_json())
+    return value
+
+
+def compact(**fields: Any) -> dict[str, Any]:
+    """A request body without the fields left UNSET (absent is not null to this API)."""
+    return {name: jsonable(value) for name, value in fields.items() if value is not UNSET}
+
+
+def decode(status: int, headers: Mapping[str, str], content: bytes) -> Answer:
+    """Bytes off the wire → an Answer; a body that is not JSON is kept as text."""
+    lowered = {name.lower(): value for name, value in headers.items()}
+    text = content.decode("utf-8", errors="replace")
+    body: Any = None
+    if content:
+        try:
+            body = json.loads(text)
+        except ValueError:
+            body = None
+    return Answer(status=status, headers=lowered, body=body, text=text)
+
+
+def retry_after(answer: Answer) -> float | None:
+    """Retry-After in seconds (the API sends delta-seconds; an HTTP date is not honoured)."""
+    raw = answer.header("Retry-After")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        return None
+
+
+def problem(answer: Answer) -> ReconcileError:
+    """The exception for a non-2xx answer: problem+json's `code`, or `http_<status>`."""
+    body = answer.body if isinstance(answer.body, Mapping) else {}
+    code = str(body.get("code") or f"http_{answer.status}")
+    cls = error_class(answer.status, code)
+    return cls(
+        status=answer.status,
+        code=code,
+        detail=str(body.get("detail") or (answer.text[:500] if not body else "")),
+        title=str(body.get("title") or ""),
+        body=body,
+        retry_after=retry_after(answer),
+    )
+
+
+def json_of(answer: Answer) -> Mapping[str, Any]:
+    """The JSON object of a 2xx answer; raises the problem of any other."""
+    if not 200 <= answer.status < 300:
+        raise problem(answer)
+    if not isinstance(answer.body, Mapping):
+        raise ReconcileError(
+            status=answer.status,
+            code="unexpected_body",
+            detail=f"expected a JSON object, got {answer.text[:200]!r}",
+        )
+    return answer.body
+
+
+def answered(reply: Reply) -> Answer:
+    """The Answer a Send step got back, or the TransportError of getting none."""
+    if isinstance(reply, Answer):
+        return reply
+    if isinstance(reply, NoAnswer):
+        code = "timeout" if reply.timed_out else "connection_failed"
+        raise TransportError(status=None, code=code, detail=reply.reason)
+    raise RuntimeError("a Send step must be answered with an Answer or a NoAnswer")
+
+
+def exchange(request: HttpRequest) -> Flow[Mapping[str, Any]]:
+    """One request, one JSON object back (the plain case: no retry, no polling)."""
+    reply = yield Send(request)
+    return json_of(answered(reply))

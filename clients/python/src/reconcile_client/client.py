@@ -1,0 +1,284 @@
+"""`ReconcileClient`: the synchronous driver of the protocol's flows (`_flows.py`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from reconcile_client import _flows
+from reconcile_client._wire import (
+    UNSET,
+    USER_AGENT,
+    Answer,
+    Flow,
+    HttpRequest,
+    NoAnswer,
+    Reply,
+    Sleep,
+    decode,
+)
+from reconcile_client.models import Effect, Escalation, Evidence, Fact, Me, Memory, Snapshot
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 10.0
+DEFAULT_COMMIT_ATTEMPTS = 4
+
+
+def client_headers(api_key: str) -> dict[str, str]:
+    return {
+        "Authorization": f"Bearer {api_key}",
+        "Accept": "application/json, application/problem+json",
+        "User-Agent": USER_AGENT,
+    }
+
+
+def to_httpx(request: HttpRequest) -> dict[str, Any]:
+    """The keyword arguments httpx takes for one of our requests (sync and async alike)."""
+    arguments: dict[str, Any] = {"params": dict(request.params), "headers": dict(request.headers)}
+    if request.body is not UNSET:
+        arguments["json"] = request.body
+    return arguments
+
+
+class ReconcileClient:
+    """A typed client for Reconcile's agent API.
+
+    >>> rc = ReconcileClient("http://127.0.0.1:8000", api_key)
+    >>> snap = rc.reconcile(subject="P17", purpose="fulfilment",
+    ...                     decision_class="warehouse-pick", proposed_action="pick_pallet")
+    >>> if snap.authorises("pick_pallet"):
+    ...     effect = rc.wait(rc.commit(snap, action="pick_pallet", resulting_value="picked"))
+
+    Every problem answer raises a `ReconcileError` subclass (`reconcile_client.errors`).
+    `commit_attempts` bounds how often a commit whose answer was lost is sent again (always
+    with its one Idempotency-Key). Pass `http_client` to supply your own `httpx.Client`
+    (proxies, TLS, a mock transport); its base URL and headers are then yours to set.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        commit_attempts: int = DEFAULT_COMMIT_ATTEMPTS,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        self._http = http_client or httpx.Client(
+            base_url=base_url.rstrip("/"), headers=client_headers(api_key), timeout=timeout
+        )
+        self._owns_http = http_client is None
+        self.commit_attempts = commit_attempts
+
+    def __enter__(self) -> ReconcileClient:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owns_http:
+            self._http.close()
+
+    def _send(self, request: HttpRequest) -> Answer | NoAnswer:
+        try:
+            response = self._http.request(request.method, request.path, **to_httpx(request))
+        except httpx.TimeoutException as exc:
+            return NoAnswer(reason=f"{type(exc).__name__}: {exc}", timed_out=True)
+        except httpx.TransportError as exc:
+            return NoAnswer(reason=f"{type(exc).__name__}: {exc}", timed_out=False)
+        return decode(response.status_code, response.headers, response.content)
+
+    def _run(self, flow: Flow[T]) -> T:
+        reply: Reply = None
+        try:
+            while True:
+                step = flow.send(reply)
+                if isinstance(step, Sleep):
+                    time.sleep(step.seconds)
+                    reply = None
+                else:
+                    reply = self._send(step.request)
+        except StopIteration as done:
+            result: T = done.value
+            return result
+
+    def reconcile(
+        self,
+        *,
+        subject: str,
+        purpose: str,
+        decision_class: str,
+        proposed_action: str = "",
+        claims: Sequence[Mapping[str, Any]] | None = None,
+        proposed_value: Any = UNSET,
+        contract_version: str | None = None,
+    ) -> Snapshot:
+        """Ask for a decision (POST /api/v1/reconcile). Claims are what you remember: they
+        are classified, never used to authorise. Leave `proposed_value` out unless the
+        snapshot should authorise that one value only."""
+        return self._run(
+            _flows.reconcile(
+                subject=subject,
+                purpose=purpose,
+                decision_class=decision_class,
+                proposed_action=proposed_action,
+                claims=claims,
+                proposed_value=proposed_value,
+                contract_version=contract_version,
+            )
+        )
+
+    def snapshot(self, snapshot_id: str) -> Snapshot:
+        return self._run(_flows.snapshot(snapshot_id))
+
+    def commit(
+        self,
+        snapshot: Snapshot | str,
+        *,
+        action: str,
+        resulting_value: Any,
+        idempotency_key: str | None = None,
+        if_match: str | None = None,
+    ) -> Effect:
+        """Commit `action` against what `snapshot` read (POST /api/v1/effects).
+
+        If-Match comes from the snapshot (`actions[action].if_match`); the Idempotency-Key
+        is yours or a new uuid4, and is kept on the returned effect. A lost answer is sent
+        again with the same key only (`commit_attempts`), then `CommitOutcomeUnknown`. A 202
+        (`status == "unknown"`) is returned as is: `wait` for it, never commit it again.
+        """
+        return self._run(
+            _flows.commit(
+                snapshot,
+                action=action,
+                resulting_value=resulting_value,
+                idempotency_key=idempotency_key,
+                if_match=if_match,
+                attempts=self.commit_attempts,
+            )
+        )
+
+    def effect(self, idempotency_key: str) -> Effect:
+        """The effect with its timeline (GET /api/v1/effects/{key})."""
+        return self._run(_flows.effect(idempotency_key))
+
+    def wait(self, effect: Effect | str, *, timeout: float = 30.0, interval: float = 0.5) -> Effect:
+        """Poll until verified, postcondition_failed, rejected or not_executed; after
+        `timeout` seconds, the effect as it stands (possibly still `unknown`)."""
+        return self._run(
+            _flows.wait(effect, timeout=timeout, interval=interval, clock=time.monotonic)
+        )
+
+    def current_fact(
+        self, fact_key: str, *, on: date | None = None, as_of: datetime | None = None
+    ) -> Fact:
+        """The record the owner's rule selects for `fact_key` on a date (or as of a time)."""
+        return self._run(_flows.current_fact(fact_key, on=on, as_of=as_of))
+
+    def remember(
+        self,
+        *,
+        memory_class: str,
+        subject: str,
+        purpose: str,
+        value: Any,
+        derived_from: Sequence[str],
+        field: str = "",
+        fact_key: str = "",
+        valid_until: date | None = None,
+        owner: str | None = None,
+        source_revision: str = "",
+        supersedes: str | None = None,
+        note: str = "",
+        written_at: datetime | None = None,
+        memory_id: str | None = None,
+    ) -> Memory:
+        """Write a memory with its derivation (POST /api/v1/memories). It advises only."""
+        return self._run(
+            _flows.remember(
+                memory_class=memory_class,
+                subject=subject,
+                purpose=purpose,
+                value=value,
+                derived_from=list(derived_from),
+                field=field,
+                fact_key=fact_key,
+                valid_until=valid_until,
+                owner=owner,
+                source_revision=source_revision,
+                supersedes=supersedes,
+                note=note,
+                written_at=written_at,
+                memory_id=memory_id,
+            )
+        )
+
+    def memories(
+        self,
+        *,
+        subject: str = "",
+        field: str = "",
+        fact_key: str = "",
+        memory_class: str = "",
+        status: str = "",
+    ) -> list[Memory]:
+        """Your memories matching the filters (the first 500 the server lists): what to pass
+        back as claims (`{"memory_id": ...}`) when you reconcile."""
+        return self._run(
+            _flows.memories(
+                subject=subject,
+                field=field,
+                fact_key=fact_key,
+                memory_class=memory_class,
+                status=status,
+            )
+        )
+
+    def attest(
+        self,
+        *,
+        kind: str,
+        subject: str,
+        source: str,
+        observed_at: datetime,
+        field: str = "",
+        value: Any = None,
+        supersedes: str | None = None,
+        derived_from: Sequence[str] = (),
+        note: str = "",
+        evidence_id: str | None = None,
+    ) -> Evidence:
+        """Append an evidence entry for a source you may vouch for (POST /api/v1/evidence)."""
+        return self._run(
+            _flows.attest(
+                kind=kind,
+                subject=subject,
+                source=source,
+                observed_at=observed_at,
+                field=field,
+                value=value,
+                supersedes=supersedes,
+                derived_from=list(derived_from),
+                note=note,
+                evidence_id=evidence_id,
+            )
+        )
+
+    def escalation(self, escalation_id: str) -> Escalation:
+        return self._run(_flows.escalation(escalation_id))
+
+    def me(self) -> Me:
+        """Who this key is, its capabilities and the decision classes it may reconcile."""
+        return self._run(_flows.me())

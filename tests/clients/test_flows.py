@@ -1,0 +1,165 @@
+"""The sans-IO core without a server: the flows driven by hand, step by step, so the retry
+and polling rules are pinned exactly (what is sent, with which key, after which pause), and
+the error table maps every code it names to its class."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from reconcile_client import _flows, errors
+from reconcile_client._wire import Answer, Flow, HttpRequest, NoAnswer, Send, Sleep, decode
+from reconcile_client.models import Effect
+
+EFFECT = {
+    "idempotency_key": "k-1",
+    "status": "accepted",
+    "receipt": {"receipt_id": "rcpt-1", "resulting_version": 43},
+    "snapshot_id": "snap_1",
+    "action": "release_collections_hold",
+    "subject": "account-17",
+    "field": "collections_status",
+    "resulting_value": "released",
+    "expected_version": 42,
+    "resulting_version": 43,
+    "outcome": {},
+}
+SNAPSHOT = {
+    "snapshot_id": "snap_1",
+    "subject": "account-17",
+    "decision_class": "collections-contact-release",
+    "completeness": "complete",
+    "decision": {"result": "allow", "permitted_actions": ["release_collections_hold"]},
+    "fields": {"collections_status": {"source": "case-service", "status": "ok", "version": 42}},
+    "actions": {"release_collections_hold": {"field": "collections_status", "if_match": '"42"'}},
+}
+
+
+def answer(status: int, body: Any, **headers: str) -> Answer:
+    return decode(status, headers, json.dumps(body).encode())
+
+
+class Driver:
+    """Runs a flow against scripted replies, keeping every step it asked for."""
+
+    def __init__(self, replies: list[Answer | NoAnswer]) -> None:
+        self.replies: Iterator[Answer | NoAnswer] = iter(replies)
+        self.sent: list[HttpRequest] = []
+        self.slept: list[float] = []
+
+    def run(self, flow: Flow[Any]) -> Any:
+        reply: Any = None
+        try:
+            while True:
+                step = flow.send(reply)
+                if isinstance(step, Sleep):
+                    self.slept.append(step.seconds)
+                    reply = None
+                else:
+                    assert isinstance(step, Send)
+                    self.sent.append(step.request)
+                    reply = next(self.replies, None)
+                    assert reply is not None, f"nothing scripted for {step.request}"
+        except StopIteration as done:
+            return done.value
+
+
+def commit(driver: Driver, attempts: int = 3, key: str | None = "k-1") -> Any:
+    from reconcile_client.models import Snapshot
+
+    return driver.run(
+        _flows.commit(
+            Snapshot.from_json(SNAPSHOT),
+            action="release_collections_hold",
+            resulting_value="released",
+            idempotency_key=key,
+            if_match=None,
+            attempts=attempts,
+        )
+    )
+
+
+def test_a_commit_carries_the_snapshots_if_match_and_one_key() -> None:
+    driver = Driver([answer(201, EFFECT)])
+    effect = commit(driver, key=None)
+    (request,) = driver.sent
+    assert request.headers["If-Match"] == '"42"'
+    assert request.headers["Idempotency-Key"].startswith("rc-")
+    assert request.body == {
+        "snapshot_id": "snap_1",
+        "action": "release_collections_hold",
+        "resulting_value": "released",
+    }
+    assert effect.status == "accepted" and not effect.replayed
+
+
+def test_lost_answers_are_retried_with_the_same_key_then_reported_unknown() -> None:
+    lost = NoAnswer(reason="ReadTimeout", timed_out=True)
+    driver = Driver([lost, lost, lost])
+    with pytest.raises(errors.CommitOutcomeUnknown) as caught:
+        commit(driver, attempts=3)
+    assert caught.value.idempotency_key == "k-1" and caught.value.status is None
+    assert [request.headers["Idempotency-Key"] for request in driver.sent] == ["k-1"] * 3
+    assert driver.slept == [0.2, 0.5]
+
+
+def test_a_key_still_in_flight_after_a_lost_answer_is_asked_again() -> None:
+    busy = answer(409, {"code": "idempotency_key_in_use", "detail": "in flight"})
+    replayed = answer(200, EFFECT, **{"Idempotent-Replayed": "true"})
+    driver = Driver([NoAnswer(reason="timeout", timed_out=True), busy, replayed])
+    effect = commit(driver)
+    assert effect.replayed and len(driver.sent) == 3
+    # Without a lost attempt of its own, in flight is someone else's request: an error.
+    with pytest.raises(errors.IdempotencyKeyInUse):
+        commit(Driver([busy]))
+
+
+def test_an_unknown_outcome_is_returned_never_sent_again() -> None:
+    driver = Driver([answer(202, {**EFFECT, "status": "unknown", "receipt": None})])
+    effect = commit(driver)
+    assert effect.status == "unknown" and len(driver.sent) == 1
+
+
+def test_wait_polls_until_final_honouring_retry_after() -> None:
+    pending = answer(200, EFFECT, **{"Retry-After": "3"})
+    done = answer(200, {**EFFECT, "status": "verified"})
+    clock = iter([0.0, 0.1, 0.2, 0.3])
+    driver = Driver([pending, done])
+    effect = driver.run(_flows.wait("k-1", timeout=10, interval=0.5, clock=lambda: next(clock)))
+    assert effect.status == "verified"
+    assert driver.slept == [3.0]
+    assert [request.path for request in driver.sent] == ["/api/v1/effects/k-1"] * 2
+
+
+def test_wait_returns_the_effect_as_it_stands_at_the_deadline() -> None:
+    unknown = answer(200, {**EFFECT, "status": "unknown"})
+    clock = iter([0.0, 0.4, 1.2])
+    driver = Driver([unknown, NoAnswer(reason="reset", timed_out=False)])
+    effect = driver.run(_flows.wait("k-1", timeout=1.0, interval=0.5, clock=lambda: next(clock)))
+    assert isinstance(effect, Effect) and effect.status == "unknown"  # a lost poll is no news
+    assert driver.slept == [0.5]
+
+
+@pytest.mark.parametrize(("code", "cls"), sorted(errors.BY_CODE.items()))
+def test_each_code_of_the_table_raises_its_class(code: str, cls: type) -> None:
+    status = 403 if issubclass(cls, errors.Forbidden) else 409
+    raised = _raise(answer(status, {"code": code, "detail": "why", "title": "t"}))
+    assert type(raised) is cls and (raised.code, raised.detail) == (code, "why")
+
+
+def test_an_unknown_code_falls_back_to_its_status_family() -> None:
+    for status, cls in errors.BY_STATUS.items():
+        assert type(_raise(answer(status, {"code": "brand_new"}))) is cls
+    gateway = _raise(decode(502, {"content-type": "text/html"}, b"<html>bad gateway</html>"))
+    assert type(gateway) is errors.ServerError and gateway.code == "http_502"
+    throttled = _raise(answer(429, {"code": "throttled"}, **{"Retry-After": "7"}))
+    assert isinstance(throttled, errors.RateLimited) and throttled.retry_after == 7.0
+
+
+def _raise(reply: Answer) -> errors.ReconcileError:
+    driver = Driver([reply])
+    with pytest.raises(errors.ReconcileError) as caught:
+        driver.run(_flows.effect("k-1"))
+    return caught.value

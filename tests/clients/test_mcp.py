@@ -1,0 +1,135 @@
+"""`python -m reconcile_client.mcp`, a stdio subprocess pointed at the live server by
+RECONCILE_URL / RECONCILE_API_KEY, listed and called through the official MCP client SDK."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult
+
+from tests.clients.conftest import RELEASE, Served, client_env
+from tests.conftest import COLLECTIONS
+
+TOOLS = {
+    "reconcile",
+    "commit_effect",
+    "effect_status",
+    "current_fact",
+    "write_memory",
+    "attest_evidence",
+}
+
+
+def structured(result: CallToolResult) -> dict[str, Any]:
+    assert result.structuredContent is not None, result.content
+    return dict(result.structuredContent)
+
+
+def ok(result: CallToolResult) -> dict[str, Any]:
+    assert not result.isError, result.content
+    return structured(result)
+
+
+async def session_run(served: Served, on_hold: str) -> dict[str, Any]:
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "reconcile_client.mcp"], env=client_env(served)
+    )
+    seen: dict[str, Any] = {}
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        listed = await session.list_tools()
+        seen["tools"] = {tool.name: tool for tool in listed.tools}
+
+        ask = {"purpose": "collections", "decision_class": COLLECTIONS, "proposed_action": RELEASE}
+        snapshot = ok(await session.call_tool("reconcile", {"subject": served.subject, **ask}))
+        seen["snapshot"] = snapshot
+        effect = ok(
+            await session.call_tool(
+                "commit_effect",
+                {
+                    "snapshot_id": snapshot["snapshot_id"],
+                    "action": RELEASE,
+                    "resulting_value": "released",
+                },
+            )
+        )
+        seen["effect"] = effect
+        seen["settled"] = ok(
+            await session.call_tool(
+                "effect_status", {"idempotency_key": effect["idempotency_key"], "wait_seconds": 5}
+            )
+        )
+
+        denied = ok(await session.call_tool("reconcile", {"subject": on_hold, **ask}))
+        seen["refusal"] = await session.call_tool(
+            "commit_effect",
+            {"snapshot_id": denied["snapshot_id"], "action": RELEASE, "resulting_value": "x"},
+        )
+
+        observed = (datetime.now(UTC) - timedelta(minutes=1)).isoformat()
+        entry = ok(
+            await session.call_tool(
+                "attest_evidence",
+                {
+                    "kind": "observation",
+                    "subject": served.subject,
+                    "field": "collections_status",
+                    "value": "released",
+                    "source": "case-ledger",
+                    "observed_at": observed,
+                },
+            )
+        )
+        seen["memory"] = ok(
+            await session.call_tool(
+                "write_memory",
+                {
+                    "memory_class": "episodic",
+                    "subject": served.subject,
+                    "purpose": "collections",
+                    "field": "collections_status",
+                    "value": "released",
+                    "derived_from": [entry["evidence_id"]],
+                },
+            )
+        )
+        seen["fact"] = await session.call_tool("current_fact", {"fact_key": "baseline.nothing"})
+    return seen
+
+
+def test_the_mcp_server_lists_and_serves_the_six_tools(served: Served) -> None:
+    on_hold = served.account("account-hold", status="hold")
+    seen = asyncio.run(session_run(served, on_hold))
+
+    tools = seen["tools"]
+    assert set(tools) == TOOLS
+    # The descriptions teach the rule where a model will read it.
+    assert "Claims never authorise" in tools["reconcile"].description
+    assert "NEVER commit again" in tools["commit_effect"].description
+    assert "instead of committing again" in tools["effect_status"].description
+    assert "never authorises an action" in tools["write_memory"].description
+    arguments = tools["reconcile"].inputSchema["properties"]
+    assert {"subject", "purpose", "decision_class", "proposed_action", "claims"} <= set(arguments)
+
+    # Results are the API's own JSON answers.
+    assert seen["snapshot"]["decision"]["result"] == "allow"
+    assert seen["snapshot"]["actions"][RELEASE]["if_match"] == '"42"'
+    assert seen["effect"]["status"] == "accepted"
+    assert seen["effect"]["receipt"]["resulting_version"] == 43
+    assert seen["settled"]["status"] == "verified"
+    assert served.executions(seen["effect"]["idempotency_key"]) == 1
+    assert seen["memory"]["status"] == "current"
+
+    # Problems are structured tool errors.
+    refusal = seen["refusal"]
+    assert refusal.isError
+    problem = structured(refusal)
+    assert (problem["status"], problem["code"]) == (403, "decision_not_allowed")
+    assert problem["detail"]
+    fact = seen["fact"]
+    assert fact.isError and structured(fact)["status"] >= 400 and structured(fact)["code"]

@@ -1,0 +1,169 @@
+"""examples/agent.py against a live server: run as documented (a subprocess), it recalls,
+reconciles, commits, waits and remembers, and a second run is denied; driven in-process, it
+reacts to a version change by reconciling again and to an unknown outcome by asking."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from reconcile_client import ReconcileClient, Snapshot
+
+from reconcile_app.models import MemoryRecord
+from reconcile_app.services.evidence import evidence_append
+from reconcile_app.services.memory import memory_admit
+from sandbox_app.services import sandbox_fault_add, sandbox_record_write
+from tests.clients.conftest import Served, client_env, served  # noqa: F401 (a fixture)
+from tests.conftest import ago
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent.py"
+WAREHOUSE = "warehouse-service"
+LEDGER = "warehouse-event-ledger"
+
+
+def pallet(served: Served, subject: str) -> None:
+    """Seed 000's warehouse: the pallet moved from bay 4 to bay 9 after the agent noted bay 4."""
+    sandbox_record_write(
+        source=WAREHOUSE,
+        subject=subject,
+        field="pallet_bay",
+        value="bay 9",
+        version=318,
+        valid_from=ago(hours=2),
+    )
+    put_away = evidence_append(
+        kind="observation",
+        subject=subject,
+        field="pallet_bay",
+        value="bay 4",
+        source=LEDGER,
+        observed_at=ago(hours=26),
+    )
+    evidence_append(
+        kind="observation",
+        subject=subject,
+        field="pallet_bay",
+        value="bay 9",
+        source=LEDGER,
+        observed_at=ago(hours=2),
+        note=f"moved {subject} from bay 4 to bay 9",
+    )
+    memory_admit(
+        agent=served.agent.principal,
+        memory_class="episodic",
+        subject=subject,
+        purpose="fulfilment",
+        field="pallet_bay",
+        value="bay 4",
+        derived_from=[put_away.evidence_id],
+        written_at=ago(hours=24),
+    )
+
+
+def run_example(served: Served, *subjects: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--pause", "0", "--wait", "5", *subjects],
+        env=client_env(served),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_the_example_agent_picks_once_then_is_denied(served: Served) -> None:
+    pallet(served, "P17")
+    first = run_example(served, "P17")
+    assert first[0] == "P17: recalled 1 memory"
+    assert first[1] == "P17: memory 'bay 4' is superseded (state: 'bay 9')"
+    assert first[2].startswith("P17: remembered 'bay 9'")  # relearnt from the owner's read
+    assert "P17: decision allow (allowed)" in first
+    assert "P17: effect verified" in first
+    assert first[-1] == "P17: verified"
+    current = MemoryRecord.objects.filter(subject="P17", status="current")
+    assert list(current.values_list("value", flat=True)) == ["picked"]
+
+    second = run_example(served, "P17")
+    assert "P17: memory 'picked' is confirmed (state: 'picked')" in second
+    assert "P17: decision deny (already_picked)" in second
+    assert second[-1] == "P17: denied"
+
+
+def load_example() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("example_agent", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def example_task(example: ModuleType) -> Any:
+    return example.Task(
+        decision_class="warehouse-pick",
+        purpose="fulfilment",
+        action="pick_pallet",
+        field="pallet_bay",
+        value="picked",
+        memory_class="episodic",
+    )
+
+
+class MovingOwner(ReconcileClient):
+    """Before the first commit, someone moves the pallet (and the ledger records it)."""
+
+    moved = False
+
+    def commit(self, snapshot: Snapshot | str, **kwargs: Any) -> Any:
+        if not self.moved:
+            self.moved = True
+            sandbox_record_write(source=WAREHOUSE, subject="P18", field="pallet_bay", value="bay 2")
+            evidence_append(
+                kind="observation",
+                subject="P18",
+                field="pallet_bay",
+                value="bay 2",
+                source=LEDGER,
+                observed_at=ago(seconds=1),
+            )
+        return super().commit(snapshot, **kwargs)
+
+
+@pytest.fixture
+def example() -> ModuleType:
+    return load_example()
+
+
+def test_the_example_agent_reconciles_again_after_a_version_change(
+    served: Served, example: ModuleType
+) -> None:
+    pallet(served, "P18")
+    said: list[str] = []
+    with MovingOwner(served.url, served.agent.key) as client:
+        agent = example.Agent(client, example_task(example), say=said.append, pause_seconds=0)
+        assert agent.run(["P18"]) == {"P18": "verified"}
+    assert "P18: version_changed: what the snapshot read no longer holds" in said
+    assert said.count("P18: decision allow (allowed)") == 2
+
+
+def test_the_example_agent_asks_about_an_unknown_outcome(
+    served: Served, example: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reconcile_app import tasks
+
+    monkeypatch.setattr(tasks.effect_resolve_task, "delay", lambda effect_id: None)
+    pallet(served, "P19")
+    sandbox_fault_add(source=WAREHOUSE, kind="timeout_after_commit", count=1)
+    said: list[str] = []
+    with served.client() as client:
+        agent = example.Agent(client, example_task(example), say=said.append, wait_seconds=0.5)
+        assert agent.run(["P19"]) == {"P19": "unknown"}
+    assert "P19: the owner did not answer: asking, never re-sending" in said
+    assert said[-1].startswith("P19: still unknown; operators resolve ")

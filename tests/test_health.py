@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 from django.core.cache import cache
 from django.test import Client
+from kombu import Connection
 
 from config import health, heartbeat
 from config.celery import app
@@ -57,7 +58,8 @@ def test_not_ready_without_a_worker_heartbeat_within_a_minute(anonymous, db, wor
 def test_an_unreachable_broker_or_database_is_unavailable_and_says_no_more(
     anonymous, db, worker_alive, monkeypatch
 ):
-    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:1/0")
+    # Nothing listens on port 1: whichever broker the suite runs on, this one is unreachable.
+    monkeypatch.setattr(app, "connection_for_write", lambda: Connection("redis://127.0.0.1:1/0"))
 
     def broken() -> bool:
         raise RuntimeError("could not connect to server at 10.0.0.7: password for reconcile")

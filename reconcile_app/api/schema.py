@@ -40,12 +40,13 @@ COMMON_CODES: dict[str, list[str]] = {
     "429": ["throttled"],
     "503": ["database_unavailable"],
 }
-# ... and those of an operation that takes a JSON body, or query parameters.
+# ... and those of an operation that takes a JSON body, or parameters (a filter that cannot
+# be applied, a NUL character in a path or query string).
 BODY_CODES: dict[str, list[str]] = {
     "400": ["invalid_request", "malformed_json"],
     "415": ["unsupported_media_type"],
 }
-QUERY_CODES: dict[str, list[str]] = {"400": ["invalid_request"]}
+PARAMETER_CODES: dict[str, list[str]] = {"400": ["invalid_request"]}
 # A page past the end of a list.
 PAGE_CODES: dict[str, list[str]] = {"404": ["not_found"]}
 # What the host adds to another app's operations: lineage is guarded by the host's
@@ -75,8 +76,8 @@ def _operation_codes(operation: dict[str, Any]) -> dict[str, set[str]]:
     parameters = operation.get("parameters", [])
     if "requestBody" in operation:
         _merge(codes, BODY_CODES)
-    if any(parameter["in"] == "query" for parameter in parameters):
-        _merge(codes, QUERY_CODES)
+    if any(parameter["in"] in ("query", "path") for parameter in parameters):
+        _merge(codes, PARAMETER_CODES)
     if any(parameter["name"] == "page" for parameter in parameters):
         _merge(codes, PAGE_CODES)
     for tag in operation.get("tags", []):

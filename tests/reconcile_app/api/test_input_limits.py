@@ -261,3 +261,18 @@ def test_a_time_out_of_range_is_a_clear_400(estate, auditor, path):
     response = auditor.client.get(path)
     assert response.status_code == 400, response.content
     assert response["Content-Type"] == "application/problem+json"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/effects/a%00b",
+        "/api/v1/lineage/evidence:a%00b/descendants",
+        "/api/v1/lineage/blast-radius?memory_class=a%00b",
+        "/api/v1/lineage/blast-radius?node=evidence:a%00b",
+        "/api/v1/snapshots?subject=%00",
+    ],
+)
+def test_a_nul_in_a_path_or_query_is_a_400_on_every_database(estate, operator, url):
+    # PostgreSQL cannot compare a string holding NUL: these were 500s there (the fuzzer).
+    problem(operator.client.get(url), 400, "invalid_request")

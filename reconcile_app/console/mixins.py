@@ -8,7 +8,7 @@ Pages call selectors and services; a selector's NotFound becomes the console's 4
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -74,11 +74,9 @@ class StatusTabsMixin:
         kwargs["data"] = data
         return kwargs
 
-    def count_queryset(self) -> QuerySet:
-        raise NotImplementedError
-
-    def status_counts(self, queryset: QuerySet) -> dict[str, int]:
-        raise NotImplementedError
+    # Each list says how to count: its rows before any filter, and their counts by status.
+    count_queryset: Callable[[], QuerySet]
+    status_counts: Callable[[QuerySet], dict[str, int]]
 
     def tab_context(self) -> dict[str, Any]:
         others = self.filterset.data.copy()

@@ -11,7 +11,9 @@ from rest_framework import serializers
 from reconcile_app.api.fields import Justification
 from reconcile_app.choices import ActivationStatus
 from reconcile_app.models import Contract, ContractActivation
+from reconcile_app.selectors.contract_versions import ContractVersionDetail
 from reconcile_app.services.contract_lifecycle import RELEASE_GATE_FAILED
+from reconcile_app.services.decision_record import decision_record_markdown
 
 
 class GateOutput(serializers.Serializer):
@@ -113,18 +115,22 @@ class ContractDetailOutput(ContractOutput):
     class Meta(ContractOutput.Meta):
         fields = [*ContractOutput.Meta.fields, "document", "gates", "activations", "adr"]
 
+    # The version's detail (selectors/contract_versions), read once by the view, is in the
+    # context: its activations give the gates, the activation history and the ADR.
+
     @extend_schema_field(GateOutput(many=True))
     def get_gates(self, contract: Contract) -> list[dict[str, Any]]:
-        finished = next((item for item in self._activations(contract) if item.finished_at), None)
+        finished = self._detail.latest_finished
         return finished.gates if finished is not None else []
 
     @extend_schema_field(ActivationOutput(many=True))
     def get_activations(self, contract: Contract) -> list[dict[str, Any]]:
-        return list(ActivationOutput(self._activations(contract), many=True).data)
+        return list(ActivationOutput(self._detail.activations, many=True).data)
 
     @extend_schema_field(serializers.CharField())
     def get_adr(self, contract: Contract) -> str:
-        return str(self.context["adr"])
+        return decision_record_markdown(self._detail)
 
-    def _activations(self, contract: Contract) -> list[ContractActivation]:
-        return list(self.context["activations"])
+    @property
+    def _detail(self) -> ContractVersionDetail:
+        return self.context["detail"]

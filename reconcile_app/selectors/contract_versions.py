@@ -27,7 +27,7 @@ from reconcile_app.models import (
     PolicyRule,
 )
 from reconcile_app.obligation import obligation_triggers
-from reconcile_app.services.contract_lifecycle import contract_label
+from reconcile_app.selectors.contracts import contract_version
 
 # The order the engine evaluates a policy's rules in (docs/api.md): every deny, every
 # escalate, then the first allow that matches.
@@ -152,7 +152,7 @@ class ContractVersionDetail:
 
     @property
     def label(self) -> str:
-        return contract_label(self.contract)
+        return str(self.contract)
 
     @property
     def fields(self) -> list[ContractField]:
@@ -227,9 +227,7 @@ def contract_version_detail(
 ) -> ContractVersionDetail:
     """One version, by class and version: six queries, however long its history (three
     without its parts: what a polling status panel needs)."""
-    contract = Contract.objects.filter(decision_class=decision_class, version=version).first()
-    if contract is None:
-        raise NotFound(f"no contract version {decision_class}@{version}", code="contract_not_found")
+    contract = contract_version(decision_class=decision_class, version=version)
     return contract_version_detail_of(contract, parts=parts)
 
 

@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 
 from reconcile_app.choices import ContractStatus
 from reconcile_app.errors import DomainError, NotFound
-from reconcile_app.models import Contract, ContractActivation
+from reconcile_app.models import Contract
 from reconcile_app.reconciliation.types import ContractSpec, FieldSpec, RuleSpec
 
 _RULE_ORDER = {"deny": 0, "escalate": 1, "allow": 2}
@@ -95,10 +95,9 @@ def contract_versions() -> QuerySet[Contract]:
     return Contract.objects.order_by("decision_class", "-loaded_at", "-id")
 
 
-def contract_activations(contract: Contract, *, limit: int = 20) -> list[ContractActivation]:
-    """The version's activations, newest first: the first finished one holds its gates."""
-    return list(
-        ContractActivation.objects.filter(contract=contract)
-        .select_related("contract")
-        .order_by("-requested_at", "-id")[:limit]
-    )
+def contract_version(*, decision_class: str, version: str) -> Contract:
+    """One loaded version, whatever its status (404 `contract_not_found`)."""
+    contract = Contract.objects.filter(decision_class=decision_class, version=version).first()
+    if contract is None:
+        raise NotFound(f"no contract version {decision_class}@{version}", code="contract_not_found")
+    return contract

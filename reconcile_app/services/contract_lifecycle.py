@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from reconcile_app.choices import ActivationStatus, ContractStatus, Role
-from reconcile_app.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
 from reconcile_app.models import Contract, ContractActivation
 from reconcile_app.roles import has_role
 from reconcile_app.services.audit import audit_record
@@ -37,17 +37,6 @@ class Deployer:
 
 def _new_id() -> str:
     return f"act_{secrets.token_hex(8)}"
-
-
-def contract_label(contract: Contract) -> str:
-    return f"{contract.decision_class}@{contract.version}"
-
-
-def contract_get(*, decision_class: str, version: str) -> Contract:
-    contract = Contract.objects.filter(decision_class=decision_class, version=version).first()
-    if contract is None:
-        raise NotFound(f"no contract version {decision_class}@{version}", code="contract_not_found")
-    return contract
 
 
 def contract_activation_request(
@@ -94,11 +83,11 @@ def _activation_open(
     with transaction.atomic():
         contract = Contract.objects.select_for_update().get(pk=contract.pk)
         if contract.status == ContractStatus.ACTIVE:
-            raise Conflict(f"{contract_label(contract)} is already active", code="already_active")
+            raise Conflict(f"{contract!s} is already active", code="already_active")
         running = contract.activations.filter(status=ActivationStatus.RUNNING).first()
         if running is not None:
             raise Conflict(
-                f"{contract_label(contract)} is already being activated ({running.activation_id})",
+                f"{contract!s} is already being activated ({running.activation_id})",
                 code="activation_in_progress",
                 activation_id=running.activation_id,
             )
@@ -116,7 +105,7 @@ def _activation_open(
             actor=actor,
             action="contract.activation_requested",
             object_kind="contract",
-            object_ref=contract_label(contract),
+            object_ref=str(contract),
             reason=activation.rationale,
             request_id=request_id,
             before={"status": contract.status},
@@ -164,7 +153,7 @@ def _activation_finish(
         if activation.status != ActivationStatus.RUNNING:
             return activation  # another worker finished it meanwhile
         contract = activation.contract
-        label = contract_label(contract)
+        label = str(contract)
         now = timezone.now()
         activation.gates = gates
         activation.finished_at = now
@@ -223,7 +212,7 @@ def _go_live(activation: ContractActivation, contract: Contract, *, actor: Any, 
             actor=actor,
             action="contract.retire",
             object_kind="contract",
-            object_ref=contract_label(previous),
+            object_ref=str(previous),
             reason=activation.rationale,
             request_id=activation.request_id,
             before={"status": ContractStatus.ACTIVE.value},
@@ -240,7 +229,7 @@ def _go_live(activation: ContractActivation, contract: Contract, *, actor: Any, 
         actor=actor,
         action="contract.rollback" if rollback else "contract.activate",
         object_kind="contract",
-        object_ref=contract_label(current),
+        object_ref=str(current),
         reason=activation.rationale,
         request_id=activation.request_id,
         before={"status": before},

@@ -29,13 +29,12 @@ from reconcile_app.filtersets import ContractFilterSet
 from reconcile_app.limits import identifier_check
 from reconcile_app.models import Contract
 from reconcile_app.request_id import request_id_of
-from reconcile_app.selectors.contracts import contract_activations, contract_versions
+from reconcile_app.selectors.contract_versions import contract_version_detail
+from reconcile_app.selectors.contracts import contract_version, contract_versions
 from reconcile_app.services.contract_lifecycle import (
     RELEASE_GATE_FAILED,
     contract_activation_request,
-    contract_get,
 )
-from reconcile_app.services.decision_record import decision_record
 
 VERSION_PATH = [
     identifier_path("decision_class"),
@@ -51,7 +50,7 @@ class IsContractReviewer(BasePermission):
 def _version(decision_class: str, version: str) -> Contract:
     identifier_check(decision_class, "decision_class")
     identifier_check(version, "version")
-    return contract_get(decision_class=decision_class, version=version)
+    return contract_version(decision_class=decision_class, version=version)
 
 
 @extend_schema_view(
@@ -94,9 +93,10 @@ class ContractDetailView(APIView):
         },
     )
     def get(self, request: Request, decision_class: str, version: str) -> Response:
-        contract = _version(decision_class, version)
-        context = {"activations": contract_activations(contract), "adr": decision_record(contract)}
-        return Response(ContractDetailOutput(contract, context=context).data)
+        identifier_check(decision_class, "decision_class")
+        identifier_check(version, "version")
+        detail = contract_version_detail(decision_class=decision_class, version=version)
+        return Response(ContractDetailOutput(detail.contract, context={"detail": detail}).data)
 
 
 class ContractActivateView(APIView):

@@ -42,10 +42,9 @@ from reconcile_app.selectors.contract_versions import (
     contract_classes,
     contract_version_detail,
 )
+from reconcile_app.selectors.contracts import contract_version
 from reconcile_app.services.contract_lifecycle import (
     contract_activation_request,
-    contract_get,
-    contract_label,
 )
 from reconcile_app.services.decision_record import decision_record_markdown
 
@@ -160,13 +159,13 @@ class ContractActivateView(ReviewerRequiredMixin, View):
 
     def post(self, request: HttpRequest, decision_class: str, version: str) -> HttpResponse:
         with not_found_is_404():
-            contract = contract_get(decision_class=decision_class, version=version)
+            contract = contract_version(decision_class=decision_class, version=version)
         draft = {
             "rationale": request.POST.get("rationale", ""),
             "confirm": request.POST.get("confirm", ""),
         }
         form = ContractActivationForm(request.POST)
-        label = contract_label(contract)
+        label = str(contract)
         error: DomainError | None = None
         if not form.is_valid():
             error = form_error(form)

@@ -19,6 +19,7 @@ from reconcile_app.sources import (
     SourceAdapter,
 )
 from sandbox_app.services import (
+    SandboxRead,
     SandboxTimeout,
     SandboxUnavailable,
     sandbox_authority_read,
@@ -26,25 +27,41 @@ from sandbox_app.services import (
     sandbox_effect_lookup,
     sandbox_events_read,
     sandbox_record_read,
+    sandbox_records_read,
 )
+
+
+def _answer(record: SandboxRead) -> ReadResult:
+    return ReadResult(
+        status=ReadStatus.OK,
+        value=record.value,
+        version=record.version,
+        valid_from=record.valid_from,
+        recorded_at=record.recorded_at,
+        observed_at=record.observed_at,
+    )
 
 
 class SandboxAdapter(SourceAdapter):
     def read(self, subject: str, field: str) -> ReadResult:
         try:
             record = sandbox_record_read(source=self.source.name, subject=subject, field=field)
-        except SandboxUnavailable as exc:
+        except (SandboxUnavailable, NotFound) as exc:
             return ReadResult.failed(ReadStatus.UNAVAILABLE, exc.detail)
-        except NotFound as exc:
-            return ReadResult.failed(ReadStatus.UNAVAILABLE, exc.detail)
-        return ReadResult(
-            status=ReadStatus.OK,
-            value=record.value,
-            version=record.version,
-            valid_from=record.valid_from,
-            recorded_at=record.recorded_at,
-            observed_at=record.observed_at,
+        return _answer(record)
+
+    @classmethod
+    def read_batch(cls, reads: list[tuple[SourceAdapter, str, str]]) -> list[ReadResult]:
+        # The sandbox holds every sandbox source: one round trip answers them all.
+        answers = sandbox_records_read(
+            [(adapter.source.name, subject, field) for adapter, subject, field in reads]
         )
+        return [
+            _answer(answer)
+            if isinstance(answer, SandboxRead)
+            else ReadResult.failed(ReadStatus.UNAVAILABLE, answer.detail)
+            for answer in answers
+        ]
 
     def authority(self, fact_key: str, as_of: datetime | None = None) -> AuthorityResult:
         # The sandbox keeps its authority history, so an as_of question has an answer.

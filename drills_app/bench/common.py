@@ -20,6 +20,9 @@ def scratch_database(keep: bool = False) -> Iterator[str]:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         connection.settings_dict.setdefault("TEST", {})["NAME"] = str(path)
+    else:
+        # Never the test suite's name: a benchmark beside a test run must not drop its database.
+        connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_scratch_{os.getpid()}"
     old_name = connection.settings_dict["NAME"]
     name = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     try:

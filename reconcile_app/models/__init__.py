@@ -8,8 +8,9 @@ from reconcile_app.models.contracts import (
 )
 from reconcile_app.models.corrections import Correction, SnapshotTaint
 from reconcile_app.models.effects import Effect, EffectEvent
+from reconcile_app.models.epochs import ConfigurationEpoch
 from reconcile_app.models.escalations import Escalation
-from reconcile_app.models.evidence import EvidenceEntry, LedgerHead
+from reconcile_app.models.evidence import EvidenceEntry, EvidenceSupport, LedgerHead
 from reconcile_app.models.memory import MemoryClass, MemoryRecord, MemoryStatusEvent
 from reconcile_app.models.principals import ApiKey, Capability, Principal
 from reconcile_app.models.quarantine import Quarantine, QuarantineEpoch
@@ -27,6 +28,7 @@ __all__ = [
     "AuditEvent",
     "Capability",
     "ClaimVerdict",
+    "ConfigurationEpoch",
     "Contract",
     "ContractAction",
     "ContractActivation",
@@ -39,6 +41,7 @@ __all__ = [
     "EffectEvent",
     "Escalation",
     "EvidenceEntry",
+    "EvidenceSupport",
     "LedgerHead",
     "MemoryClass",
     "MemoryRecord",

@@ -61,3 +61,32 @@ class LedgerHead(models.Model):
 
     def __str__(self) -> str:
         return f"ledger head #{self.seq}"
+
+
+class EvidenceSupport(models.Model):
+    """The latest unwithdrawn entry stating each value of a subject's field: what a reconcile
+    reads instead of the field's whole history, so its cost does not grow with the ledger.
+
+    Derived, not evidence: kept in the appending transaction by services/evidence_support.py
+    and rebuilt from the ledger by migration 0019. `entry` is null once every entry stating
+    the value was withdrawn; `changed_at` is the recorded time of the entry that last moved
+    the row, so a reader with an earlier cut-off knows to read the ledger itself.
+    """
+
+    subject = models.CharField(max_length=200)
+    field = models.CharField(max_length=150, blank=True, default="")
+    value_key = models.CharField(max_length=64, help_text="SHA-256 of the value's canonical JSON")
+    entry = models.ForeignKey(
+        EvidenceEntry, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subject", "field", "value_key"], name="evidence_support_one_per_value"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject}.{self.field} latest {self.entry_id}"

@@ -18,7 +18,12 @@ from reconcile_app.choices import (
     Verdict,
 )
 from reconcile_app.reconciliation.decision import completeness_of, decide
-from reconcile_app.reconciliation.support import apply_freshness, source_contradictions, support_for
+from reconcile_app.reconciliation.support import (
+    apply_freshness,
+    latest_per_value,
+    source_contradictions,
+    support_for,
+)
 from reconcile_app.reconciliation.types import (
     Binding,
     Claim,
@@ -28,7 +33,10 @@ from reconcile_app.reconciliation.types import (
     Outcome,
 )
 
-SCHEMA_VERSION = "1"
+# 2: a field's or claim's support is the latest unwithdrawn entry stating the value, not
+# every entry that ever stated it (a reconcile then reads an index, flat in history).
+# Replay rebuilds a snapshot with the version it was issued under.
+SCHEMA_VERSION = "2"
 
 
 def classify(
@@ -105,6 +113,7 @@ def evaluate(
     valid_time: datetime,
     recorded_time: datetime,
     quarantined_memories: Mapping[str, str] | None = None,
+    schema_version: str = SCHEMA_VERSION,
 ) -> Outcome:
     """Build the full snapshot content for one decision.
 
@@ -112,6 +121,8 @@ def evaluate(
     classifies them the same way); a snapshot citing none hashes as it did before memory
     quarantines existed.
     """
+    if schema_version != "1":
+        evidence = latest_per_value(evidence)
     cited = {claim.memory_id for claim in claims if claim.memory_id}
     memory_quarantines = {
         memory_id: quarantine_id
@@ -194,7 +205,7 @@ def evaluate(
         for name, read in reads.items()
     }
     content = {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": schema_version,
         "binding": {
             "principal": binding.principal,
             "subject": binding.subject,

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from reconcile_app.canonical import rfc3339, same_value
+from reconcile_app.canonical import canonical_json, rfc3339, same_value
 from reconcile_app.choices import ContradictionKind, ReadStatus
 from reconcile_app.reconciliation.types import EvidenceView, FieldRead
 
@@ -33,6 +33,24 @@ def apply_freshness(read: FieldRead, max_age_seconds: int, now: datetime) -> Fie
             "detail": f"observed {age:.0f}s before the decision; limit {max_age_seconds}s",
         }
     )
+
+
+def _order(item: EvidenceView) -> tuple[datetime, str]:
+    return (item.observed_at, item.evidence_id)
+
+
+def latest_per_value(evidence: Iterable[EvidenceView]) -> list[EvidenceView]:
+    """Of the unwithdrawn entries, the latest (by valid time, then id) stating each value of
+    each subject's field: all that support and contradiction need to see."""
+    latest: dict[tuple[str, str, str], EvidenceView] = {}
+    for item in evidence:
+        if item.withdrawn:
+            continue
+        key = (item.subject, item.field, canonical_json(item.value))
+        best = latest.get(key)
+        if best is None or _order(item) > _order(best):
+            latest[key] = item
+    return sorted(latest.values(), key=_order)
 
 
 def support_for(

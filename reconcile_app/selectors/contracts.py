@@ -7,11 +7,15 @@ from functools import lru_cache
 from django.db.models import QuerySet
 
 from reconcile_app.choices import ContractStatus
+from reconcile_app.epochs import EpochCache
 from reconcile_app.errors import DomainError, NotFound
 from reconcile_app.models import Contract
 from reconcile_app.reconciliation.types import ContractSpec, FieldSpec, RuleSpec
 
 _RULE_ORDER = {"deny": 0, "escalate": 1, "allow": 2}
+
+
+_ACTIVE_CONTRACTS: EpochCache[Contract | None] = EpochCache("configuration")
 
 
 def contract_current(*, decision_class: str, version: str | None = None) -> Contract:
@@ -20,10 +24,13 @@ def contract_current(*, decision_class: str, version: str | None = None) -> Cont
     Pinning another version (an older one, say, before a policy was tightened) is refused:
     an agent never chooses the rules it is judged by.
     """
-    contract = (
-        Contract.objects.filter(decision_class=decision_class, status=ContractStatus.ACTIVE)
-        .order_by("-loaded_at", "-id")
-        .first()
+    contract = _ACTIVE_CONTRACTS.get(
+        decision_class,
+        lambda: (
+            Contract.objects.filter(decision_class=decision_class, status=ContractStatus.ACTIVE)
+            .order_by("-loaded_at", "-id")
+            .first()
+        ),
     )
     if contract is None:
         raise NotFound(

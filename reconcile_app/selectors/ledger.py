@@ -14,7 +14,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
 from reconcile_app.choices import EvidenceKind
 from reconcile_app.errors import NotFound
-from reconcile_app.models import Escalation, EvidenceEntry, MemoryRecord
+from reconcile_app.models import Escalation, EvidenceEntry, EvidenceSupport, MemoryRecord
 from reconcile_app.reconciliation.types import EvidenceView
 from reconcile_app.roles import is_staff_role
 from reconcile_app.services.promotions import PROMOTION
@@ -158,4 +158,51 @@ def evidence_as_of(
                     evidence_id, digest, subj, field, asserted, source, observed, recorded, gone
                 )
             )
+    return views
+
+
+def evidence_latest(
+    *, subject: str, fields: set[str], recorded_by: datetime
+) -> list[EvidenceView] | None:
+    """The latest unwithdrawn entry stating each value of the subject's fields, from the
+    EvidenceSupport index: one query, however long the history. None when a row moved after
+    `recorded_by` (an append racing this read): then only the ledger itself answers exactly
+    as of the cut-off (`evidence_as_of`)."""
+    rows = EvidenceSupport.objects.filter(subject=subject, field__in=fields).values_list(
+        "changed_at",
+        "entry__evidence_id",
+        "entry__hash",
+        "entry__subject",
+        "entry__field",
+        "entry__kind",
+        "entry__value",
+        "entry__source",
+        "entry__observed_at",
+        "entry__recorded_at",
+        "entry__revokes_id",
+    )
+    views = []
+    for (
+        changed_at,
+        evidence_id,
+        digest,
+        subj,
+        field,
+        kind,
+        value,
+        source,
+        observed,
+        recorded,
+        revokes_id,
+    ) in rows:
+        if changed_at > recorded_by:
+            return None
+        if evidence_id is None:
+            continue  # every entry stating this value was withdrawn
+        _, asserted = asserted_value(kind, value, revokes=revokes_id is not None)
+        views.append(
+            EvidenceView(
+                evidence_id, digest, subj, field, asserted, source, observed, recorded, False
+            )
+        )
     return views

@@ -22,6 +22,7 @@ from reconcile_app.errors import Conflict, DomainError, Forbidden, ValidationFai
 from reconcile_app.models import EvidenceEntry, LedgerHead, Principal
 from reconcile_app.selectors.capabilities import may_attest, principal_is_operator
 from reconcile_app.services.audit import audit_record
+from reconcile_app.services.evidence_support import evidence_support_note
 from reconcile_app.services.provenance import evidence_lineage
 from reconcile_app.services.references import missing_references, split_reference
 
@@ -134,6 +135,7 @@ def evidence_append(
         entry.save(force_insert=True)
         head.seq, head.hash = entry.seq, entry.hash
         head.save(update_fields=["seq", "hash"])
+        evidence_support_note(entry)
         evidence_lineage(
             evidence_id=entry.evidence_id,
             derived_from=entry.derived_from,

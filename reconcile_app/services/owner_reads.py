@@ -48,6 +48,12 @@ def read_fields(
             spec=spec, source=source, adapter=adapter, subject=subject, fields=names
         ):
             folded[read.field] = read
+    live = [
+        (field_spec.name, sources[field_spec.source])
+        for field_spec in spec.fields
+        if field_spec.name not in folded and field_spec.source not in quarantined
+    ]
+    answered = _read_live(adapters, subject, live)
     for field_spec in spec.fields:
         if field_spec.name in folded:
             reads.append(folded[field_spec.name])
@@ -70,7 +76,7 @@ def read_fields(
                 )
             )
             continue
-        result = _read_one(adapters, source, subject, field_spec.name)
+        result = answered[field_spec.name]
         reads.append(
             FieldRead(
                 field=field_spec.name,
@@ -87,6 +93,39 @@ def read_fields(
             )
         )
     return reads
+
+
+def _read_live(
+    adapters: dict[str, SourceAdapter], subject: str, live: list[tuple[str, Source]]
+) -> dict[str, ReadResult]:
+    """Every live field's read, batched by adapter class (the sandbox answers all of its
+    sources' reads in two queries). A batch that raises is read again field by field, so
+    one failing owner fails only its own fields."""
+    answered: dict[str, ReadResult] = {}
+    by_class: dict[type[SourceAdapter], list[tuple[str, Source, SourceAdapter]]] = {}
+    for field, source in live:
+        try:
+            adapter = adapters.get(source.name) or adapters.setdefault(
+                source.name, adapter_for(source)
+            )
+        except Exception:
+            answered[field] = _read_one(adapters, source, subject, field)  # fails closed
+            continue
+        by_class.setdefault(type(adapter), []).append((field, source, adapter))
+    for adapter_class, batch in by_class.items():
+        results: list[ReadResult] | None = None
+        if len(batch) > 1:
+            try:
+                results = adapter_class.read_batch(
+                    [(adapter, subject, field) for field, _, adapter in batch]
+                )
+            except Exception:
+                logger.exception("batched read by %s raised; reading field by field", adapter_class)
+        if results is None:
+            results = [_read_one(adapters, source, subject, field) for field, source, _ in batch]
+        for (field, _, _), result in zip(batch, results, strict=True):
+            answered[field] = result
+    return answered
 
 
 def _read_one(

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 
 from reconcile_app.choices import PrincipalKind, Role
+from reconcile_app.epochs import EpochCache
 from reconcile_app.errors import Conflict, ValidationFailed
 from reconcile_app.limits import identifier_problem
 from reconcile_app.models import ApiKey, Capability, Principal
@@ -36,14 +37,22 @@ def api_key_issue(*, principal: Principal) -> str:
     return key
 
 
+# Unrevoked keys by prefix (with principal and user), while the configuration epoch holds.
+_KEYS_BY_PREFIX: EpochCache[ApiKey | None] = EpochCache("configuration")
+
+
 def api_key_authenticate(raw_key: str) -> Principal | None:
     parts = raw_key.split("_", 2)
     if len(parts) != 3 or parts[0] != KEY_PREFIX:
         return None
-    key = (
-        ApiKey.objects.select_related("principal__user")
-        .filter(prefix=parts[1], revoked_at__isnull=True)
-        .first()
+    prefix = parts[1]
+    key = _KEYS_BY_PREFIX.get(
+        prefix,
+        lambda: (
+            ApiKey.objects.select_related("principal__user")
+            .filter(prefix=prefix, revoked_at__isnull=True)
+            .first()
+        ),
     )
     if key is None or not hmac.compare_digest(key.key_hash, _digest(raw_key)):
         return None

@@ -13,8 +13,10 @@ from typing import Any
 
 from django.utils import timezone
 
+from reconcile_app.epochs import EpochCache, epochs_repin
 from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
 from reconcile_app.models import (
+    Contract,
     DecisionSnapshot,
     Principal,
     Source,
@@ -27,7 +29,7 @@ from reconcile_app.reconciliation.types import (
     ContractSpec,
 )
 from reconcile_app.selectors.contracts import contract_current, contract_spec
-from reconcile_app.selectors.ledger import evidence_as_of
+from reconcile_app.selectors.ledger import evidence_as_of, evidence_latest
 from reconcile_app.services.owner_reads import read_fields
 from reconcile_app.services.quarantine import quarantines_active
 from reconcile_app.services.recall import ClaimDraft, claims_recall
@@ -48,15 +50,29 @@ class ReconcileRequest:
     proposed_value: Any = NOT_PROPOSED
 
 
+_CAPABLE_ACTIONS: EpochCache[frozenset[str]] = EpochCache("configuration")
+_SOURCES: EpochCache[dict[str, Source]] = EpochCache("configuration")
+
+
 def _capable_actions(principal: Principal, decision_class: str) -> frozenset[str]:
-    return frozenset(
-        principal.capabilities.filter(decision_class=decision_class).values_list(
-            "action", flat=True
-        )
+    return _CAPABLE_ACTIONS.get(
+        (principal.pk, decision_class),
+        lambda: frozenset(
+            principal.capabilities.filter(decision_class=decision_class).values_list(
+                "action", flat=True
+            )
+        ),
     )
 
 
-def bind(*, principal: Principal, request: ReconcileRequest) -> tuple[ContractSpec, frozenset[str]]:
+def _sources(names: set[str]) -> dict[str, Source]:
+    every = _SOURCES.get("all", lambda: {source.name: source for source in Source.objects.all()})
+    return {name: every[name] for name in names if name in every}
+
+
+def bind(
+    *, principal: Principal, request: ReconcileRequest
+) -> tuple[Contract, ContractSpec, frozenset[str]]:
     """Refuse what the principal may not ask: no ambient authority."""
     capable = _capable_actions(principal, request.decision_class)
     if not capable or (
@@ -68,9 +84,10 @@ def bind(*, principal: Principal, request: ReconcileRequest) -> tuple[ContractSp
             code="capability_missing",
             capability=wanted,
         )
-    spec = contract_spec(
-        contract_current(decision_class=request.decision_class, version=request.contract_version)
+    contract = contract_current(
+        decision_class=request.decision_class, version=request.contract_version
     )
+    spec = contract_spec(contract)
     if request.purpose != spec.purpose:
         raise Forbidden(
             f"{request.decision_class} serves purpose {spec.purpose!r}, not {request.purpose!r}",
@@ -89,7 +106,7 @@ def bind(*, principal: Principal, request: ReconcileRequest) -> tuple[ContractSp
         )
     if len(request.claims) > MAX_CLAIMS:
         raise ValidationFailed(f"at most {MAX_CLAIMS} claims per request", code="too_many_claims")
-    return spec, capable
+    return contract, spec, capable
 
 
 ATTEMPTS_ON_QUARANTINE_CHANGE = 3
@@ -105,6 +122,7 @@ def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> Decisi
         try:
             return _snapshot_issue_once(principal=principal, request=request)
         except QuarantineChanged:
+            epochs_repin()  # the copies of the quarantine view are out of date too
             continue
     # Quarantines changing under every attempt: say so rather than issue a half-seen view.
     raise Conflict(
@@ -114,13 +132,10 @@ def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> Decisi
 
 
 def _snapshot_issue_once(*, principal: Principal, request: ReconcileRequest) -> DecisionSnapshot:
-    spec, capable = bind(principal=principal, request=request)
+    contract, spec, capable = bind(principal=principal, request=request)
     claims = claims_recall(principal=principal, claims=request.claims)
     quarantines = quarantines_active()
-    sources = {
-        source.name: source
-        for source in Source.objects.filter(name__in={f.source for f in spec.fields})
-    }
+    sources = _sources({f.source for f in spec.fields})
     raw_reads = read_fields(
         spec=spec, subject=request.subject, sources=sources, quarantined=quarantines.sources
     )
@@ -128,9 +143,13 @@ def _snapshot_issue_once(*, principal: Principal, request: ReconcileRequest) -> 
     relevant_fields = {f.name for f in spec.fields} | {
         claim.field for claim in claims if claim.subject == request.subject
     }
-    evidence = evidence_as_of(
+    evidence = evidence_latest(
         subject=request.subject, fields=relevant_fields, recorded_by=decided_at
     )
+    if evidence is None:
+        evidence = evidence_as_of(
+            subject=request.subject, fields=relevant_fields, recorded_by=decided_at
+        )
     binding = Binding(
         principal=principal.name,
         subject=request.subject,
@@ -156,6 +175,7 @@ def _snapshot_issue_once(*, principal: Principal, request: ReconcileRequest) -> 
         spec=spec,
         sources=sources,
         content=outcome.content,
+        contract=contract,
         issued_at=decided_at,
         quarantine_epoch=quarantines.epoch,
     )

@@ -184,6 +184,7 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
         capable_actions=frozenset(binding_content.get("capabilities", [])),
         valid_time=valid_time,
         recorded_time=recorded_time,
+        schema_version=original.get("schema_version", "1"),
     )
     replayed_hash = content_hash(outcome.content)
     return ReplayResult(

@@ -11,9 +11,11 @@ from reconcile_app.canonical import content_hash
 from reconcile_app.choices import ContradictionKind, ContradictionStatus, DecisionResult
 from reconcile_app.models import (
     ClaimVerdict,
+    Contract,
     Contradiction,
     DecisionReceipt,
     DecisionSnapshot,
+    Escalation,
     Principal,
     Source,
     StateRead,
@@ -37,7 +39,11 @@ def snapshot_persist(
     content: dict,
     issued_at: datetime,
     quarantine_epoch: int | None = None,
+    contract: Contract | None = None,
 ) -> DecisionSnapshot:
+    """Insert the snapshot and everything issued with it; an identical one already stored is
+    returned instead. A new snapshot comes back with its relations filled in (contract,
+    contradictions, escalation, no taint), so representing it reads nothing more."""
     digest = content_hash(content)
     try:
         return _snapshot_insert(
@@ -48,6 +54,7 @@ def snapshot_persist(
             issued_at=issued_at,
             digest=digest,
             quarantine_epoch=quarantine_epoch,
+            contract=contract,
         )
     except IntegrityError:
         # Content-addressed: identical content is the identical snapshot, already stored.
@@ -66,6 +73,7 @@ def _snapshot_insert(
     issued_at: datetime,
     digest: str,
     quarantine_epoch: int | None,
+    contract: Contract | None,
 ) -> DecisionSnapshot:
     binding = content["binding"]
     decision = content["decision"]
@@ -131,9 +139,10 @@ def _snapshot_insert(
                 )
                 for item in content["claims"]
             )
-        contradictions_record(snapshot, content["contradictions"], issued_at)
+        seen = contradictions_record(snapshot, content["contradictions"], issued_at)
+        escalation = None
         if decision["result"] == DecisionResult.ESCALATE:
-            escalation_for_snapshot(
+            escalation = escalation_for_snapshot(
                 snapshot=snapshot,
                 conflict_key=escalation_conflict_key(content),
                 owner=_escalation_owner(spec, sources, content),
@@ -160,16 +169,38 @@ def _snapshot_insert(
             policy_version=decision["policy_version"],
             issued_at=issued_at,
         )
+    _fill_relations(snapshot, contract, seen, escalation)
     return snapshot
+
+
+def _fill_relations(
+    snapshot: DecisionSnapshot,
+    contract: Contract | None,
+    seen: list[Contradiction],
+    escalation: Escalation | None,
+) -> None:
+    """What the snapshot's representation reads, as just written (no query needed)."""
+    if contract is not None and contract.pk == snapshot.contract_id:
+        snapshot.contract = contract
+    opened = (
+        [escalation] if escalation is not None and escalation.snapshot_id == snapshot.pk else []
+    )
+    joined = [escalation] if escalation is not None and not opened else []
+    snapshot._prefetched_objects_cache = {  # type: ignore[attr-defined]
+        "contradictions_seen": sorted(seen, key=lambda row: row.pk),
+        "escalations": opened,
+        "joined_escalations": joined,
+        "taints": [],
+    }
 
 
 def contradictions_record(
     snapshot: DecisionSnapshot, found: list[dict], issued_at: datetime
-) -> None:
+) -> list[Contradiction]:
     """One row per disagreement while it stays open: a retry that sees the same one again
     joins that row (`seen_in`, `last_seen_at`) instead of adding another to triage."""
     if not found:
-        return
+        return []
     by_signature = {contradiction_signature(item): item for item in found}
     open_rows = {
         row.signature: row
@@ -202,11 +233,14 @@ def contradictions_record(
         Contradiction.objects.filter(pk__in=[row.pk for row in open_rows.values()]).update(
             last_seen_at=issued_at
         )
+        for row in open_rows.values():
+            row.last_seen_at = issued_at
+    seen = [*open_rows.values(), *new_rows]
     Through = Contradiction.seen_in.through
     Through.objects.bulk_create(
-        Through(contradiction_id=row.pk, decisionsnapshot_id=snapshot.pk)
-        for row in [*open_rows.values(), *new_rows]
+        Through(contradiction_id=row.pk, decisionsnapshot_id=snapshot.pk) for row in seen
     )
+    return seen
 
 
 def _escalation_owner(spec: ContractSpec, sources: dict[str, Source], content: dict) -> str:

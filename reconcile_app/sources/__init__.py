@@ -119,6 +119,13 @@ class SourceAdapter(ABC):
     def read(self, subject: str, field: str) -> ReadResult:
         """Read the current value of `field` for `subject` from the owner."""
 
+    @classmethod
+    def read_batch(cls, reads: list[tuple[SourceAdapter, str, str]]) -> list[ReadResult]:
+        """Several reads of adapters of this class, (adapter, subject, field) each, answered
+        in order. An owner that can answer many reads at once overrides this; by default
+        each is its own `read`."""
+        return [adapter.read(subject, field) for adapter, subject, field in reads]
+
     @abstractmethod
     def authority(self, fact_key: str, as_of: datetime | None = None) -> AuthorityResult:
         """Ask the owner who owns `fact_key` and what its source revision is: now, or with

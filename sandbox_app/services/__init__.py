@@ -26,6 +26,7 @@ from sandbox_app.services.records import (
     sandbox_authority_write,
     sandbox_record_read,
     sandbox_record_write,
+    sandbox_records_read,
 )
 
 __all__ = [
@@ -44,4 +45,5 @@ __all__ = [
     "sandbox_faults_clear",
     "sandbox_record_read",
     "sandbox_record_write",
+    "sandbox_records_read",
 ]

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
@@ -32,6 +33,51 @@ class SandboxRead:
     valid_from: datetime
     recorded_at: datetime
     observed_at: datetime
+
+
+def sandbox_records_read(
+    reads: list[tuple[str, str, str]],
+) -> list[SandboxRead | SandboxUnavailable | NotFound]:
+    """Several reads, (source, subject, field) each, answered in order: one query when no
+    fault is set on their sources (each record says whether its source has one). A read of a
+    source with faults, or of a record not found, is asked again one at a time, so it meets
+    its faults exactly as `sandbox_record_read` would."""
+    wanted = Q()
+    for source, subject, field in reads:
+        wanted |= Q(source=source, subject=subject, field=field)
+    found: dict[tuple[str, str, str], Any] = {}
+    faulty: set[str] = set()
+    for row in (
+        SandboxRecord.objects.filter(wanted)
+        .annotate(faulty=Exists(SandboxFault.objects.filter(source=OuterRef("source"))))
+        .order_by()
+        .values(
+            "source", "subject", "field", "value", "version", "valid_from", "recorded_at", "faulty"
+        )
+    ):
+        found[(row["source"], row["subject"], row["field"])] = row
+        if row["faulty"]:
+            faulty.add(row["source"])
+    now = timezone.now()
+    answers: list[SandboxRead | SandboxUnavailable | NotFound] = []
+    for source, subject, field in reads:
+        record = found.get((source, subject, field))
+        if source in faulty or record is None:
+            try:
+                answers.append(sandbox_record_read(source=source, subject=subject, field=field))
+            except (SandboxUnavailable, NotFound) as exc:
+                answers.append(exc)
+            continue
+        answers.append(
+            SandboxRead(
+                value=record["value"],
+                version=record["version"],
+                valid_from=record["valid_from"],
+                recorded_at=record["recorded_at"],
+                observed_at=now,
+            )
+        )
+    return answers
 
 
 def sandbox_record_read(*, source: str, subject: str, field: str) -> SandboxRead:

@@ -6,7 +6,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from drills_app.bench import effects, reconcile
+from drills_app.bench import effects, http, reconcile
 from drills_app.bench.common import scratch_database
 from lineage_app import bench as lineage
 
@@ -14,6 +14,7 @@ TARGETS: dict[str, Callable[..., None]] = {
     "reconcile": reconcile.run,
     "effects": effects.run,
     "lineage": lineage.run,
+    "http": http.run,
 }
 DEFAULT_REPEAT = 200
 
@@ -30,11 +31,32 @@ class Command(BaseCommand):
             "--commits", type=int, default=10_000, help="effects: number of commits to run"
         )
         parser.add_argument(
+            "--seconds", type=int, default=10, help="http: seconds of load per measurement"
+        )
+        parser.add_argument(
+            "--web-workers", type=int, default=2, help="http: gunicorn sync workers"
+        )
+        parser.add_argument(
+            "--history",
+            type=int,
+            default=100,
+            help="http: evidence entries in the reconciled subject's history",
+        )
+        parser.add_argument(
             "--edges", type=int, default=lineage.DEFAULT_EDGES, help="lineage: edges in the graph"
         )
 
     def handle(
-        self, *args: Any, target: str, repeat: int | None, commits: int, edges: int, **options: Any
+        self,
+        *args: Any,
+        target: str,
+        repeat: int | None,
+        commits: int,
+        edges: int,
+        seconds: int,
+        web_workers: int,
+        history: int,
+        **options: Any,
     ) -> None:
         # Measure what production runs: with DEBUG on, every query is also logged in memory.
         settings.DEBUG = False
@@ -42,6 +64,16 @@ class Command(BaseCommand):
             self.stdout.write(f"scratch database: {where} (DEBUG off)")
             if target == "effects":
                 effects.run(self.stdout, repeat or DEFAULT_REPEAT, commits=commits)
+            elif target == "http":
+                http.run(
+                    self.stdout,
+                    http.HttpOptions(
+                        web_workers=web_workers,
+                        seconds=seconds,
+                        commits=min(commits, 2000),
+                        history=history,
+                    ),
+                )
             elif target == "lineage":
                 lineage.run(self.stdout, repeat or lineage.DEFAULT_REPEAT, edges=edges)
             else:

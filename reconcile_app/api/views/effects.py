@@ -17,6 +17,7 @@ from reconcile_app.api.effect_serializers import (
     EffectOutput,
     EffectResolveInput,
 )
+from reconcile_app.api.epoch_views import EpochPinnedMixin
 from reconcile_app.api.openapi import (
     IDEMPOTENCY_KEY,
     IF_MATCH,
@@ -97,7 +98,7 @@ A 503 `owner_unavailable` executed nothing: retry with the same key after `Retry
         "`?status=unknown` is the triage queue.",
     )
 )
-class EffectListView(generics.ListAPIView):
+class EffectListView(EpochPinnedMixin, generics.ListAPIView):
     serializer_class = EffectOutput
     filter_backends = [DjangoFilterBackend]
     filterset_class = EffectFilterSet

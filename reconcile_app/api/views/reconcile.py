@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from reconcile_app.api.epoch_views import EpochPinnedMixin
 from reconcile_app.api.openapi import api_operation
 from reconcile_app.api.snapshot_serializers import (
     ReconcileInput,
@@ -32,7 +33,7 @@ from reconcile_app.services.replay import snapshot_replay
 SNAPSHOT_NOT_FOUND = {404: ["snapshot_not_found"]}
 
 
-class ReconcileView(APIView):
+class ReconcileView(EpochPinnedMixin, APIView):
     """Run the reconciliation protocol for one proposed action and issue a snapshot: read
     each field from its owner, judge the claims against state, decide by the contract's
     policy. The snapshot says how to act on it (`actions`: the field, the If-Match to send

@@ -1,0 +1,112 @@
+"""The accounts and agent the gate benchmarks act on: sandbox owners, evidence, a principal."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from reconcile_app.canonical import content_hash
+from reconcile_app.demo.estate_loader import ESTATE_DIR
+from reconcile_app.models import EvidenceEntry, LedgerHead, Principal
+from reconcile_app.services.contracts import contracts_load
+from reconcile_app.services.evidence import entry_hash_content, evidence_append
+from reconcile_app.services.evidence_support import evidence_support_rebuild
+from reconcile_app.services.principals import principal_create
+from sandbox_app.services import sandbox_record_write
+
+DECISION_CLASS = "collections-contact-release"
+ACTION = "release_collections_hold"
+
+
+def bench_agent() -> tuple[Principal, str]:
+    """The demo contracts, and an agent allowed to release collection holds: (principal, key)."""
+    contracts_load(paths=[str(ESTATE_DIR)])
+    return principal_create(name="bench-agent", capabilities=[f"{DECISION_CLASS}:{ACTION}"])
+
+
+def bench_account(subject: str, *, version: int = 42, evidence: int = 2) -> None:
+    """One account as its owners hold it: collections `collect` at `version`, no complaint,
+    and `evidence` observations of its collections status in the ledger."""
+    now = timezone.now()
+    sandbox_record_write(
+        source="case-service",
+        subject=subject,
+        field="collections_status",
+        value="collect",
+        version=version,
+        valid_from=now - timedelta(minutes=20),
+    )
+    sandbox_record_write(
+        source="complaints-service",
+        subject=subject,
+        field="complaint_status",
+        value="none",
+        valid_from=now - timedelta(days=3),
+    )
+    for index in range(evidence):
+        evidence_append(
+            kind="observation",
+            subject=subject,
+            field="collections_status",
+            value=("hold", "collect")[index % 2],
+            source="case-ledger",
+            evidence_id=f"ev-{subject}-{index + 1}",
+            observed_at=now - timedelta(hours=4, seconds=-index),
+        )
+
+
+def bench_history(subject: str, entries: int) -> None:
+    """`entries` older observations of the account's collections status, chained onto the
+    ledger exactly as `evidence_append` would chain them, in batches (a 100,000-entry
+    history takes seconds rather than minutes); the support index is then rebuilt."""
+    now = timezone.now()
+    with transaction.atomic():
+        head, _ = LedgerHead.objects.select_for_update().get_or_create(pk=1)
+        batch: list[EvidenceEntry] = []
+        for index in range(entries):
+            entry = EvidenceEntry(
+                seq=head.seq + 1,
+                evidence_id=f"ev-{subject}-h{index}",
+                kind="observation",
+                subject=subject,
+                field="collections_status",
+                value=("hold", "collect")[index % 2],
+                source="case-ledger",
+                observed_at=now - timedelta(days=60, seconds=entries - index),
+                recorded_at=now,
+                derived_from=[],
+                prev_hash=head.hash,
+            )
+            entry.hash = content_hash(entry_hash_content(entry))
+            head.seq, head.hash = entry.seq, entry.hash
+            batch.append(entry)
+            if len(batch) == 5000:
+                EvidenceEntry.objects.bulk_create(batch)
+                batch = []
+        EvidenceEntry.objects.bulk_create(batch)
+        head.save(update_fields=["seq", "hash"])
+    evidence_support_rebuild(subject=subject)
+
+
+def reconcile_body(subject: str, claims: int = 1) -> dict[str, object]:
+    """The request body an agent sends: the proposed release and what its memory says."""
+    now = timezone.now()
+    return {
+        "subject": subject,
+        "purpose": "collections",
+        "decision_class": DECISION_CLASS,
+        "proposed_action": ACTION,
+        "claims": [
+            {
+                "subject": subject,
+                "field": "collections_status",
+                "value": ("hold", "collect")[index % 2],
+                "written_at": (now - timedelta(hours=index % 7 + 1)).isoformat(),
+                "memory_class": "episodic",
+                "derived_from": [f"ev-{subject}-1"],
+            }
+            for index in range(claims)
+        ],
+    }

@@ -1,0 +1,288 @@
+"""`bench http`: the gate over HTTP against a bare DRF endpoint, on the same server, in one run.
+
+Starts gunicorn (the product's WSGI application, 2 sync workers by default) on a scratch
+database of the configured engine, with the bare endpoint of `drills_app.bench.bare` mounted
+beside the API, and drives both with the same load from `wrk`; then 50 agents at one request
+per second each from `hey`; then `POST /effects` with pre-issued snapshots, and the readbacks
+a Celery worker then drains. Prints rps, p50/p99, the ratios and the queries per request.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from io import TextIOBase
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from drills_app.bench import load
+from drills_app.bench.estate import (
+    ACTION,
+    bench_account,
+    bench_agent,
+    bench_history,
+    reconcile_body,
+)
+from reconcile_app.choices import EffectStatus
+from reconcile_app.models import Effect
+from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
+
+BIN = Path(sys.executable).parent
+SUBJECT = "bench-account"
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    web_workers: int = 2
+    seconds: int = 10
+    connections: int = 8
+    agents: int = 50
+    agent_seconds: int = 20
+    commits: int = 2000
+    history: int = 100  # evidence entries for the reconciled subject
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def server_environment(workdir: Path) -> dict[str, str]:
+    """The environment of the processes started: this process's settings, on the scratch
+    database, with a private var dir (broker, cache) and a throttle the load cannot reach."""
+    env = dict(os.environ)
+    env["DJANGO_SETTINGS_MODULE"] = "drills_app.bench.http_settings"
+    env["RECONCILE_VAR_DIR"] = str(workdir)
+    env["RECONCILE_API_RATE"] = "100000000/min"
+    env["RECONCILE_LOG_FORMAT"] = env.get("RECONCILE_LOG_FORMAT", "json")
+    database = connection.settings_dict
+    if connection.vendor == "sqlite":
+        env["RECONCILE_SQLITE_PATH"] = str(database["NAME"])
+    else:
+        user, host, port = database["USER"], database["HOST"], database["PORT"] or 5432
+        password = f":{database['PASSWORD']}" if database["PASSWORD"] else ""
+        env["DATABASE_URL"] = f"postgres://{user}{password}@{host}:{port}/{database['NAME']}"
+    return env
+
+
+@contextmanager
+def process(
+    command: list[str], env: dict[str, str], log: Path
+) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("ab") as output:
+        child = subprocess.Popen(  # noqa: S603 - our own programs from this virtualenv
+            command, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        yield child
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGTERM)
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+
+
+def _wait_until_up(base: str, child: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            raise RuntimeError(f"the server exited; its log:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=2):  # noqa: S310 - our server
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(
+        f"the server did not answer within 60 s; its log:\n{log.read_text()[-3000:]}"
+    )
+
+
+def queries_per_request(path: str, body: str, key: str, headers: dict[str, str]) -> int:
+    """SQL statements one request runs, counted in this process through the same views."""
+    client = Client()
+    with CaptureQueriesContext(connection) as captured:
+        response = client.post(
+            path,
+            body,
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {key}", **headers},
+        )
+    if response.status_code >= 300:
+        raise RuntimeError(f"{path} answered {response.status_code}: {response.content[:500]!r}")
+    return len(captured.captured_queries)
+
+
+def _row(out: TextIOBase, label: str, result: load.LoadResult, bare: load.LoadResult) -> None:
+    ratio = result.rps / bare.rps if bare.rps else 0.0
+    out.write(
+        f"{label:<28}{result.rps:>9.1f}{result.p50_ms:>10.1f}{result.p99_ms:>10.1f}"
+        f"{ratio:>9.3f}{result.failed:>8}\n"
+    )
+
+
+def pre_issued_commits(principal: object, count: int, evidence: int) -> list[str]:
+    """One allow snapshot per fresh account, and the commit request that acts on it."""
+    lines = []
+    for index in range(count):
+        subject = f"{SUBJECT}-c{index:05d}"
+        bench_account(subject, version=1, evidence=evidence)
+        snapshot = snapshot_issue(
+            principal=principal,  # type: ignore[arg-type]
+            request=ReconcileRequest(
+                subject=subject,
+                purpose="collections",
+                decision_class="collections-contact-release",
+                proposed_action=ACTION,
+            ),
+        )
+        body = {
+            "snapshot_id": snapshot.snapshot_id,
+            "action": ACTION,
+            "resulting_value": "released",
+        }
+        version = snapshot.content["fields"]["collections_status"]["version"]
+        lines.append(f'"{version}"\tbench-commit-{index}\t{json.dumps(body)}')
+    return lines
+
+
+def run(out: TextIOBase, options: HttpOptions) -> None:
+    load.require("wrk")
+    load.require("hey")
+    principal, key = bench_agent()
+    bench_account(SUBJECT)
+    bench_history(SUBJECT, options.history)
+    body = json.dumps(reconcile_body(SUBJECT))
+    auth = f"Bearer {key}"
+    with tempfile.TemporaryDirectory(prefix="reconcile-bench-") as scratch:
+        workdir = Path(scratch)
+        env = server_environment(workdir)
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        web_log = workdir / "web.log"
+        gunicorn = [
+            str(BIN / "gunicorn"),
+            "config.wsgi:application",
+            f"--workers={options.web_workers}",
+            f"--bind=127.0.0.1:{port}",
+            "--log-level=warning",
+        ]
+        with process(gunicorn, env, web_log) as web:
+            _wait_until_up(base, web, web_log)
+            out.write(
+                f"bench http: {connection.vendor}, gunicorn {options.web_workers} sync workers, "
+                f"wrk {options.connections} connections x {options.seconds} s "
+                f"(evidence entries for the subject: {options.history})\n"
+            )
+            bare_url, gate_url = f"{base}/bench/bare", f"{base}/api/v1/reconcile"
+            for url in (bare_url, gate_url):  # warm both workers' imports and caches
+                load.wrk(url, workdir=workdir, seconds=2, connections=2, auth=auth, body=body)
+            bare = load.wrk(
+                bare_url,
+                workdir=workdir,
+                seconds=options.seconds,
+                connections=options.connections,
+                body=body,
+            )
+            gate = load.wrk(
+                gate_url,
+                workdir=workdir,
+                seconds=options.seconds,
+                connections=options.connections,
+                auth=auth,
+                body=body,
+            )
+            out.write(
+                f"{'endpoint':<28}{'rps':>9}{'p50 ms':>10}{'p99 ms':>10}{'ratio':>9}{'failed':>8}\n"
+            )
+            _row(out, "bare DRF (validate body)", bare, bare)
+            _row(out, "POST /api/v1/reconcile", gate, bare)
+            reconcile_queries = queries_per_request("/api/v1/reconcile", body, key, {})
+            out.write(f"queries per reconcile: {reconcile_queries}\n")
+
+            crowd = load.agents(
+                gate_url,
+                workdir=workdir,
+                body=body,
+                auth=auth,
+                agents=options.agents,
+                seconds=options.agent_seconds,
+            )
+            out.write(
+                f"{options.agents} agents x 1 request/s for {options.agent_seconds} s: "
+                f"{crowd.requests} requests, p50 {crowd.p50_ms:.1f} ms, p99 {crowd.p99_ms:.1f} ms, "
+                f"failed {crowd.failed}\n"
+            )
+
+            started = time.perf_counter()
+            requests = pre_issued_commits(principal, options.commits, 2)
+            out.write(
+                f"\npre-issued {len(requests)} snapshots in {time.perf_counter() - started:.1f} s\n"
+            )
+            requests_file = workdir / "commits.tsv"
+            requests_file.write_text("\n".join(requests) + "\n")
+            commits = load.wrk(
+                f"{base}/api/v1/effects",
+                workdir=workdir,
+                seconds=options.seconds * 3,
+                connections=options.connections,
+                auth=auth,
+                requests_file=requests_file,
+            )
+            accepted = Effect.objects.count()
+            committed = load.LoadResult(
+                requests=accepted,
+                seconds=commits.seconds,
+                p50_ms=commits.p50_ms,
+                p99_ms=commits.p99_ms,
+                failed=commits.failed,
+            )
+            _row(out, "POST /api/v1/effects", committed, bare)
+            out.write(
+                f"  {accepted} effects from {commits.requests} requests "
+                f"(a thread's last request may repeat its key: an idempotent replay)\n"
+            )
+
+            worker_log = workdir / "worker.log"
+            worker = [str(BIN / "celery"), "-A", "config", "worker", "-l", "warning", "-c", "2"]
+            started = time.perf_counter()
+            with process(worker, env, worker_log):
+                pending = _drain(accepted)
+            drained = time.perf_counter() - started
+            out.write(
+                f"readbacks: {accepted - pending} of {accepted} concluded by one worker "
+                f"(2 processes) in {drained:.1f} s: {(accepted - pending) / drained:.1f}/s "
+                f"(including the worker's start)\n"
+            )
+    if settings.DEBUG:
+        out.write("warning: DEBUG is on; figures include query logging\n")
+
+
+def _drain(accepted: int, timeout: float = 300.0) -> int:
+    """Wait until every accepted effect has a concluded readback; returns those still open."""
+    deadline = time.monotonic() + timeout
+    open_statuses = [EffectStatus.ACCEPTED, EffectStatus.RECORDED, EffectStatus.SENT]
+    pending = accepted
+    while time.monotonic() < deadline:
+        pending = Effect.objects.filter(status__in=open_statuses).count()
+        if pending == 0:
+            return 0
+        time.sleep(0.5)
+    return pending

@@ -1,0 +1,133 @@
+"""The gate's in-process copies (reconcile_app/epochs.py) never outlive a change: every
+change to what they copy moves an epoch in the writer's transaction, and the next request
+pinned to the new epoch reads afresh."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from reconcile_app.epochs import epochs_read
+from reconcile_app.models import ApiKey, Capability, Source
+from reconcile_app.services.evidence import evidence_append
+from reconcile_app.services.quarantine import quarantine_create
+from sandbox_app.services import sandbox_record_write
+from tests.conftest import COLLECTIONS
+
+SUBJECT = "account-17"
+
+
+def _reconcile(persona, subject: str = SUBJECT):
+    return persona.post(
+        "/api/v1/reconcile",
+        {
+            "subject": subject,
+            "purpose": "collections",
+            "decision_class": COLLECTIONS,
+            "proposed_action": "release_collections_hold",
+            "claims": [
+                {
+                    "subject": subject,
+                    "field": "collections_status",
+                    "value": "hold",
+                    "written_at": (timezone.now() - timedelta(hours=1)).isoformat(),
+                }
+            ],
+        },
+    )
+
+
+def account(subject: str, history: int = 1) -> None:
+    now = timezone.now()
+    for source, field, value in (
+        ("case-service", "collections_status", "hold"),
+        ("complaints-service", "complaint_status", "none"),
+    ):
+        sandbox_record_write(
+            source=source,
+            subject=subject,
+            field=field,
+            value=value,
+            version=42,
+            valid_from=now - timedelta(minutes=20),
+        )
+    for index in range(history):
+        evidence_append(
+            kind="observation",
+            subject=subject,
+            field="collections_status",
+            value=("collect", "hold")[index % 2 if index < history - 1 else 1],
+            source="case-ledger",
+            observed_at=now - timedelta(hours=3, seconds=history - index),
+        )
+
+
+@pytest.fixture
+def warm(estate, agent):
+    """An account, and one reconcile that filled the caches."""
+    account(SUBJECT)
+    assert _reconcile(agent).status_code == 201
+    return agent
+
+
+def test_a_removed_capability_refuses_the_next_reconcile(warm):
+    Capability.objects.filter(principal=warm.principal, action="release_collections_hold").delete()
+    response = _reconcile(warm)
+    assert response.status_code == 403
+    assert response.json()["code"] == "capability_missing"
+
+
+def test_a_revoked_key_is_refused_on_the_next_request(warm):
+    ApiKey.objects.filter(principal=warm.principal).update(revoked_at=timezone.now())
+    assert _reconcile(warm).status_code == 401
+
+
+def test_a_disabled_user_is_refused_on_the_next_request(warm):
+    warm.user.is_active = False
+    warm.user.save(update_fields=["is_active"])
+    assert _reconcile(warm).status_code == 401
+
+
+def test_a_quarantine_is_seen_by_the_next_reconcile(warm, operator):
+    quarantine_create(scope="source", target="case-service", reason="drill", actor=operator.user)
+    body = _reconcile(warm).json()
+    assert body["fields"]["collections_status"]["status"] == "quarantined"
+    assert body["decision"]["result"] != "allow"
+
+
+def test_a_source_change_moves_only_the_configuration_epoch(db, estate):
+    before = epochs_read()
+    Source.objects.filter(name="case-service").update(owner="someone else")
+    after = epochs_read()
+    assert after.configuration != before.configuration
+    assert after.quarantine == before.quarantine
+
+
+def test_using_a_key_does_not_move_the_epoch(agent):
+    before = epochs_read()
+    ApiKey.objects.filter(principal=agent.principal).update(last_used_at=timezone.now())
+    assert epochs_read() == before
+
+
+SAVEPOINT_STATEMENTS = 2
+
+
+@pytest.mark.parametrize("history", [1, 60])
+def test_a_warm_reconcile_runs_a_fixed_number_of_queries(
+    estate, agent, history, django_assert_num_queries
+):
+    """The epochs, the sandbox owner's records, the evidence index, and in the transaction
+    (a savepoint here, inside the test's own transaction): the quarantine epoch, the
+    snapshot, its reads, its verdict, lineage (insert nodes, read their ids, insert edges)
+    and the receipt — 11 statements whatever the length of the subject's history. A claim
+    that contradicts state adds its contradiction (look up, insert, link)."""
+    subject = f"account-h{history}"
+    account(subject, history=history)
+    assert _reconcile(agent, subject).status_code == 201
+    with django_assert_num_queries(11 + SAVEPOINT_STATEMENTS):
+        response = _reconcile(agent, subject)
+    assert response.status_code == 201
+    # The field's support is the latest entry stating its value, not every one.
+    assert len(response.json()["fields"]["collections_status"]["evidence"]) == 1

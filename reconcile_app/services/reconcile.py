@@ -13,13 +13,12 @@ from typing import Any
 
 from django.utils import timezone
 
-from reconcile_app.epochs import EpochCache, epochs_repin
+from reconcile_app.epochs import epochs_repin
 from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
 from reconcile_app.models import (
     Contract,
     DecisionSnapshot,
     Principal,
-    Source,
 )
 from reconcile_app.reconciliation import engine
 from reconcile_app.reconciliation.types import (
@@ -28,6 +27,7 @@ from reconcile_app.reconciliation.types import (
     Claim,
     ContractSpec,
 )
+from reconcile_app.selectors.configuration import capable_actions, sources_named
 from reconcile_app.selectors.contracts import contract_current, contract_spec
 from reconcile_app.selectors.ledger import evidence_as_of, evidence_latest
 from reconcile_app.services.owner_reads import read_fields
@@ -50,31 +50,11 @@ class ReconcileRequest:
     proposed_value: Any = NOT_PROPOSED
 
 
-_CAPABLE_ACTIONS: EpochCache[frozenset[str]] = EpochCache("configuration")
-_SOURCES: EpochCache[dict[str, Source]] = EpochCache("configuration")
-
-
-def _capable_actions(principal: Principal, decision_class: str) -> frozenset[str]:
-    return _CAPABLE_ACTIONS.get(
-        (principal.pk, decision_class),
-        lambda: frozenset(
-            principal.capabilities.filter(decision_class=decision_class).values_list(
-                "action", flat=True
-            )
-        ),
-    )
-
-
-def _sources(names: set[str]) -> dict[str, Source]:
-    every = _SOURCES.get("all", lambda: {source.name: source for source in Source.objects.all()})
-    return {name: every[name] for name in names if name in every}
-
-
 def bind(
     *, principal: Principal, request: ReconcileRequest
 ) -> tuple[Contract, ContractSpec, frozenset[str]]:
     """Refuse what the principal may not ask: no ambient authority."""
-    capable = _capable_actions(principal, request.decision_class)
+    capable = capable_actions(principal, request.decision_class)
     if not capable or (
         request.proposed_action and request.proposed_action not in capable and "*" not in capable
     ):
@@ -135,7 +115,7 @@ def _snapshot_issue_once(*, principal: Principal, request: ReconcileRequest) -> 
     contract, spec, capable = bind(principal=principal, request=request)
     claims = claims_recall(principal=principal, claims=request.claims)
     quarantines = quarantines_active()
-    sources = _sources({f.source for f in spec.fields})
+    sources = sources_named({f.source for f in spec.fields})
     raw_reads = read_fields(
         spec=spec, subject=request.subject, sources=sources, quarantined=quarantines.sources
     )

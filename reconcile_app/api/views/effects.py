@@ -159,7 +159,10 @@ class EffectListView(EpochPinnedMixin, generics.ListAPIView):
             if_match=request.headers.get("If-Match"),
             **payload.validated_data,
         )
-        return _answer(result.effect, result.replayed)
+        # Read back whole in two queries (the effect with what it names, its timeline)
+        # rather than one query per relation the answer shows.
+        effect = effect_get(user=request.user, idempotency_key=result.effect.idempotency_key)
+        return _answer(effect, result.replayed)
 
 
 class EffectDetailView(APIView):

@@ -22,6 +22,8 @@ from reconcile_app.choices import ContractStatus, DecisionResult, EscalationStat
 from reconcile_app.errors import Conflict, DomainError, Forbidden
 from reconcile_app.models import DecisionSnapshot, Escalation, EvidenceEntry, Principal, Source
 from reconcile_app.selectors.approvals import escalation_approver, snapshot_approval
+from reconcile_app.selectors.configuration import capable_actions, source_named
+from reconcile_app.selectors.contracts import contract_spec
 
 
 class PreconditionFailed(DomainError):
@@ -46,8 +48,14 @@ class ActionTarget:
 def action_target(snapshot: DecisionSnapshot | None, action: str) -> ActionTarget:
     if snapshot is None:
         return ActionTarget(field="", values=None)
-    found = snapshot.contract.actions.filter(name=action).values_list("field", "values").first()
-    return ActionTarget(*found) if found else ActionTarget(field="", values=None)
+    # A loaded contract version never changes: its engine view is cached (selectors/contracts).
+    spec = contract_spec(snapshot.contract)
+    if action not in spec.actions:
+        return ActionTarget(field="", values=None)
+    values = spec.action_values.get(action)
+    return ActionTarget(
+        field=spec.actions[action], values=list(values) if values is not None else None
+    )
 
 
 def effect_authorise(
@@ -82,9 +90,7 @@ def effect_authorise(
             f"{action} is not among the permitted actions {committable}",
             code="decision_not_allowed",
         )
-    if not principal.capabilities.filter(
-        decision_class=snapshot.decision_class, action__in=[action, "*"]
-    ).exists():
+    if not {action, "*"} & capable_actions(principal, snapshot.decision_class):
         raise Forbidden(
             f"{principal.name} has no capability {snapshot.decision_class}:{action}",
             code="capability_missing",
@@ -109,7 +115,7 @@ def effect_authorise(
             code="snapshot_expired",
         )
     return Authorisation(
-        source=Source.objects.get(name=read["source"]),
+        source=source_named(read["source"]),
         escalation=escalation,
         approved_by=escalation_approver(escalation) if escalation is not None else "",
     )

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class ReconcileAppConfig(AppConfig):
@@ -16,6 +19,21 @@ class ReconcileAppConfig(AppConfig):
         # register with the admin.
         register_with_lineage()
         _raise_sqlite_parameter_limit()
+        post_migrate.connect(_ensure_epoch_triggers, sender=self)
+
+
+def _ensure_epoch_triggers(using: str = "default", **kwargs: Any) -> None:
+    """After every migrate (and every test flush, which sends post_migrate too): the cache
+    epochs' rows and triggers exist, whatever a migration rebuilt."""
+    from django.db import connections
+    from django.db.migrations.recorder import MigrationRecorder
+
+    from reconcile_app.epoch_triggers import epoch_triggers_ensure
+
+    connection = connections[using]
+    applied = MigrationRecorder(connection).applied_migrations()
+    if ("reconcile_app", "0018_configuration_epoch") in applied:
+        epoch_triggers_ensure(connection)
 
 
 def _raise_sqlite_parameter_limit() -> None:

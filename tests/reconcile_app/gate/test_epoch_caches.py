@@ -131,3 +131,24 @@ def test_a_warm_reconcile_runs_a_fixed_number_of_queries(
     assert response.status_code == 201
     # The field's support is the latest entry stating its value, not every one.
     assert len(response.json()["fields"]["collections_status"]["evidence"]) == 1
+
+
+def test_the_triggers_come_back_after_a_migration_dropped_them(db, estate):
+    """SQLite drops a table's triggers when a migration rebuilds it: every migrate (and
+    test flush) installs what is missing again."""
+    from django.db import connection
+
+    from reconcile_app.epoch_triggers import epoch_triggers_ensure, statements
+
+    _, drops = statements(connection.vendor)
+    with connection.cursor() as cursor:
+        for sql in drops:
+            if "reconcile_app_source" in sql:
+                cursor.execute(sql)
+    before = epochs_read()
+    Source.objects.filter(name="case-service").update(owner="unnoticed")
+    assert epochs_read() == before  # the trigger is gone: this is what the ensure repairs
+    epoch_triggers_ensure(connection)
+    epoch_triggers_ensure(connection)  # idempotent
+    Source.objects.filter(name="case-service").update(owner="noticed")
+    assert epochs_read().configuration != before.configuration

@@ -6,6 +6,7 @@ server for the interpreter (it still shares the machine's cores: figures come wi
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -178,11 +179,10 @@ def agents(
 
 
 def parse_hey(output: str) -> LoadResult:
-    def number(pattern: str) -> float:
+    def seconds(pattern: str) -> float:
+        """A figure in seconds; NaN when hey printed none (no request was answered)."""
         match = re.search(pattern, output)
-        if not match:
-            raise RuntimeError(f"hey printed no {pattern!r}:\n{output}")
-        return float(match.group(1))
+        return float(match.group(1)) if match else math.nan
 
     statuses = {
         int(code): int(count)
@@ -190,11 +190,10 @@ def parse_hey(output: str) -> LoadResult:
     }
     # "Error distribution:" lines: "  [count]\tPost "...": the error"
     errors = sum(int(n) for n in re.findall(r"^\s+\[(\d+)\]\s+(?:Get|Post)\b", output, re.M))
-    total = sum(statuses.values())
     return LoadResult(
-        requests=total,
-        seconds=number(r"Total:\s+([\d.]+) secs"),
-        p50_ms=number(r"50%+ in ([\d.]+) secs") * 1000,
-        p99_ms=number(r"99%+ in ([\d.]+) secs") * 1000,
+        requests=sum(statuses.values()),
+        seconds=seconds(r"Total:\s+([\d.]+) secs"),
+        p50_ms=seconds(r"50%+ in ([\d.]+) secs") * 1000,
+        p99_ms=seconds(r"99%+ in ([\d.]+) secs") * 1000,
         failed=errors + sum(n for code, n in statuses.items() if code >= 300),
     )

@@ -28,13 +28,22 @@ class Command(BaseCommand):
             "--repeat", type=int, help=f"runs per measurement (default {DEFAULT_REPEAT}; lineage 5)"
         )
         parser.add_argument(
-            "--commits", type=int, default=10_000, help="effects: number of commits to run"
+            "--commits",
+            type=int,
+            help="effects: number of commits to run (default 10,000); "
+            "http: snapshots pre-issued for POST /effects (default 2,000)",
         )
         parser.add_argument(
             "--seconds", type=int, default=10, help="http: seconds of load per measurement"
         )
         parser.add_argument(
             "--web-workers", type=int, default=2, help="http: gunicorn sync workers"
+        )
+        parser.add_argument(
+            "--agents", type=int, default=50, help="http: agents sending 1 request/s each"
+        )
+        parser.add_argument(
+            "--agent-seconds", type=int, default=20, help="http: seconds of the agents' load"
         )
         parser.add_argument(
             "--history",
@@ -51,11 +60,13 @@ class Command(BaseCommand):
         *args: Any,
         target: str,
         repeat: int | None,
-        commits: int,
+        commits: int | None,
         edges: int,
         seconds: int,
         web_workers: int,
         history: int,
+        agents: int,
+        agent_seconds: int,
         **options: Any,
     ) -> None:
         # Measure what production runs: with DEBUG on, every query is also logged in memory.
@@ -63,15 +74,17 @@ class Command(BaseCommand):
         with scratch_database() as where:
             self.stdout.write(f"scratch database: {where} (DEBUG off)")
             if target == "effects":
-                effects.run(self.stdout, repeat or DEFAULT_REPEAT, commits=commits)
+                effects.run(self.stdout, repeat or DEFAULT_REPEAT, commits=commits or 10_000)
             elif target == "http":
                 http.run(
                     self.stdout,
                     http.HttpOptions(
                         web_workers=web_workers,
                         seconds=seconds,
-                        commits=min(commits, 2000),
+                        commits=commits or 2000,
                         history=history,
+                        agents=agents,
+                        agent_seconds=agent_seconds,
                     ),
                 )
             elif target == "lineage":

@@ -41,7 +41,7 @@ class Epochs:
 _pinned: ContextVar[Epochs | None] = ContextVar("reconcile_epochs", default=None)
 
 _EPOCHS_SQL = (
-    f"SELECT (SELECT epoch FROM {ConfigurationEpoch._meta.db_table} WHERE id = 1), "  # noqa: S608
+    f"SELECT (SELECT epoch FROM {ConfigurationEpoch._meta.db_table} WHERE id = 1), "  # noqa: S608  # nosec B608
     f"(SELECT epoch FROM {QuarantineEpoch._meta.db_table} WHERE id = 1)"
 )
 

@@ -62,7 +62,7 @@ class Migration(migrations.Migration):
                 ('field', models.CharField(blank=True, default='', max_length=150)),
                 ('value_key', models.CharField(help_text="SHA-256 of the value's canonical JSON", max_length=64)),
                 ('changed_at', models.DateTimeField()),
-                ('entry', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='reconcile_app.evidenceentry')),
+                ('entry', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='reconcile_app.evidenceentry')),
             ],
             options={
                 'constraints': [models.UniqueConstraint(fields=('subject', 'field', 'value_key'), name='evidence_support_one_per_value')],

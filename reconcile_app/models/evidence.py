@@ -76,8 +76,15 @@ class EvidenceSupport(models.Model):
     subject = models.CharField(max_length=200)
     field = models.CharField(max_length=150, blank=True, default="")
     value_key = models.CharField(max_length=64, help_text="SHA-256 of the value's canonical JSON")
+    # No database constraint: a derived index must never stand in the way of the ledger
+    # (verify_ledger is how a removed entry is found, not a foreign key error).
     entry = models.ForeignKey(
-        EvidenceEntry, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+        EvidenceEntry,
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
     )
     changed_at = models.DateTimeField()
 

@@ -4,8 +4,10 @@ receipt, escalation and lineage in one transaction — wholly there or not at al
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 
 from reconcile_app.canonical import content_hash
 from reconcile_app.choices import ContradictionKind, ContradictionStatus, DecisionResult
@@ -186,12 +188,20 @@ def _fill_relations(
         [escalation] if escalation is not None and escalation.snapshot_id == snapshot.pk else []
     )
     joined = [escalation] if escalation is not None and not opened else []
-    snapshot._prefetched_objects_cache = {  # type: ignore[attr-defined]
+    filled = {
         "contradictions_seen": sorted(seen, key=lambda row: row.pk),
         "escalations": opened,
         "joined_escalations": joined,
         "taints": [],
     }
+    cache: dict[str, QuerySet[Any]] = {}
+    for name, rows in filled.items():
+        # What prefetch_related would leave: a queryset whose results are already known.
+        queryset = getattr(snapshot, name).all()
+        queryset._result_cache = rows
+        queryset._prefetch_done = True
+        cache[name] = queryset
+    snapshot._prefetched_objects_cache = cache  # type: ignore[attr-defined]
 
 
 def contradictions_record(

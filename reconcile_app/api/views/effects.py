@@ -159,10 +159,7 @@ class EffectListView(EpochPinnedMixin, generics.ListAPIView):
             if_match=request.headers.get("If-Match"),
             **payload.validated_data,
         )
-        # Read back whole in two queries (the effect with what it names, its timeline)
-        # rather than one query per relation the answer shows.
-        effect = effect_get(user=request.user, idempotency_key=result.effect.idempotency_key)
-        return _answer(effect, result.replayed)
+        return _answer(result.effect, result.replayed)
 
 
 class EffectDetailView(APIView):

@@ -32,6 +32,7 @@ from django.test.utils import CaptureQueriesContext
 from drills_app.bench import load
 from drills_app.bench.estate import (
     ACTION,
+    DECISION_CLASS,
     bench_account,
     bench_agent,
     bench_history,
@@ -39,6 +40,7 @@ from drills_app.bench.estate import (
 )
 from reconcile_app.choices import EffectStatus
 from reconcile_app.models import Effect
+from reconcile_app.selectors.contracts import contract_current
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 
 BIN = Path(sys.executable).parent
@@ -145,10 +147,17 @@ def _row(out: TextIOBase, label: str, result: load.LoadResult, bare: load.LoadRe
     )
 
 
-def pre_issued_commits(principal: object, count: int, evidence: int) -> list[str]:
-    """One allow snapshot per fresh account, and the commit request that acts on it."""
-    lines = []
+def pre_issued_commits(
+    principal: object, count: int, evidence: int, within_seconds: float
+) -> list[str]:
+    """One allow snapshot per fresh account, and the commit request that acts on it — as many
+    as `count`, or as can be issued in `within_seconds` (a third of the contract's commit
+    window: every snapshot must still be committable when wrk reaches it)."""
+    lines: list[str] = []
+    started = time.monotonic()
     for index in range(count):
+        if time.monotonic() - started > within_seconds:
+            break
         subject = f"{SUBJECT}-c{index:05d}"
         bench_account(subject, version=1, evidence=evidence)
         snapshot = snapshot_issue(
@@ -156,7 +165,7 @@ def pre_issued_commits(principal: object, count: int, evidence: int) -> list[str
             request=ReconcileRequest(
                 subject=subject,
                 purpose="collections",
-                decision_class="collections-contact-release",
+                decision_class=DECISION_CLASS,
                 proposed_action=ACTION,
             ),
         )
@@ -239,7 +248,8 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
             )
 
             started = time.perf_counter()
-            requests = pre_issued_commits(principal, options.commits, 2)
+            window = contract_current(decision_class=DECISION_CLASS).commit_window_seconds
+            requests = pre_issued_commits(principal, options.commits, 2, window / 3)
             out.write(
                 f"\npre-issued {len(requests)} snapshots in {time.perf_counter() - started:.1f} s\n"
             )

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Exchange, Queue
 
 from config.env import env_bool, env_int, env_list, env_str
+from config.queues import TASK_QUEUES, TASK_ROUTES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -48,7 +50,6 @@ INSTALLED_APPS = [
     "django_tables2",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "django_celery_results",
     "reconcile_app",
     "lineage_app",
     "sandbox_app",
@@ -306,8 +307,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 else:
     # Keep task_time_limit below the visibility timeout, or Redis redelivers running tasks.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
-CELERY_RESULT_BACKEND = "django-db"
-CELERY_RESULT_EXTENDED = True
+# Nothing reads a task's return value (every outcome is a row of the domain: an effect's
+# status, a run's report), so none is stored.
+CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -315,6 +317,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # and every task is idempotent, so nothing runs twice at the same time.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TASK_TIME_LIMIT = 600
+# One queue per kind of work, so each can get its own workers (docs/deploy.md): readbacks
+# and unknown-outcome resolution are what agents wait on and must not queue behind a drill
+# or a large correction's blast radius. A worker started without -Q consumes all four.
+CELERY_TASK_QUEUES = [Queue(name, Exchange(name), routing_key=name) for name in TASK_QUEUES]
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_ROUTES = TASK_ROUTES
 CELERY_TASK_SOFT_TIME_LIMIT = 540
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)
 # Workers log through LOGGING above (JSON lines with the task's request id), not Celery's own.

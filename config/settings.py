@@ -14,6 +14,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
+from config.cache import cache_settings
 from config.env import env_bool, env_int, env_list, env_str
 from config.queues import TASK_QUEUES, TASK_ROUTES
 
@@ -177,19 +178,15 @@ if PRODUCTION:
     if env_bool("BEHIND_TLS_PROXY", False):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-# --- Cache: shared by all processes (throttles, failure counters) --------------------------
+# --- Cache: shared by all processes (throttles, failure counters, worker heartbeats) -------
+# RECONCILE_CACHE_URL, else the broker's Redis server on the next database, else a file cache
+# (config/cache.py).
 CACHE_URL = env_str("CACHE_URL", "")
-if CACHE_URL:
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
-    }
-else:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": str(VAR_DIR / "cache"),
-        }
-    }
+CACHES = cache_settings(
+    cache_url=CACHE_URL,
+    broker_url=os.environ.get("CELERY_BROKER_URL", "filesystem://"),
+    var_dir=VAR_DIR,
+)
 # Failed attempts tolerated per 15 minutes before refusing: per username for sign-in (and
 # four times that per address), per address for API keys.
 RECONCILE_FAILURE_LIMITS = {

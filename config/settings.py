@@ -146,7 +146,8 @@ STORAGES = {
     "staticfiles": {
         "BACKEND": env_str(
             "STATICFILES_STORAGE",
-            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            # whitenoise's hashed, gzip- and Brotli-compressed files (config/staticfiles.py)
+            "config.staticfiles.CompressedStaticFilesStorage"
             if PRODUCTION
             else "django.contrib.staticfiles.storage.StaticFilesStorage",
         )

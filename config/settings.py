@@ -58,6 +58,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost, so a request's time on /metrics covers every middleware below.
+    "config.http_metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "reconcile_app.request_id.RequestIdMiddleware",
     "reconcile_app.api.middleware.BodyLimitMiddleware",

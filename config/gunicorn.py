@@ -25,6 +25,14 @@ _var_dir = Path(os.environ.get("RECONCILE_VAR_DIR") or BASE_DIR / "var")
 os.environ.setdefault(MULTIPROC_DIR_VARIABLE, str(_var_dir / "prometheus"))
 
 
+# The access log in gunicorn's combined format, plus the time taken and the request id the
+# response carries, which ties each line to the application's JSON log lines (config/logs.py).
+access_log_format = (
+    '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" %(M)sms '
+    "request_id=%({x-request-id}o)s"
+)
+
+
 def multiproc_dir_reset(directory: Path) -> None:
     """An empty directory for this run's per-process metric files."""
     if directory.exists():

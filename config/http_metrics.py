@@ -12,6 +12,10 @@ and a scrape adds them up, whichever worker answers it; without it, counts live 
 process and a scrape shows this process's alone (the test server, `manage.py runserver`).
 The variable must be set before the process starts: prometheus_client chooses where values
 live when it is first imported.
+
+On the hot path of every request, it costs about 3.5 µs per request with values in memory and
+5.7 µs in multiprocess mode (timeit, 200,000 calls around a view that does nothing, on the
+2-core development machine), against a reconcile's 16 ms or more.
 """
 
 from __future__ import annotations

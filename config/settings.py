@@ -12,8 +12,11 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Exchange, Queue
 
+from config.cache import cache_settings
 from config.env import env_bool, env_int, env_list, env_str
+from config.queues import TASK_QUEUES, TASK_ROUTES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -48,7 +51,6 @@ INSTALLED_APPS = [
     "django_tables2",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "django_celery_results",
     "reconcile_app",
     "lineage_app",
     "sandbox_app",
@@ -56,6 +58,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost, so a request's time on /metrics covers every middleware below.
+    "config.http_metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "reconcile_app.request_id.RequestIdMiddleware",
     "reconcile_app.api.middleware.BodyLimitMiddleware",
@@ -144,7 +148,8 @@ STORAGES = {
     "staticfiles": {
         "BACKEND": env_str(
             "STATICFILES_STORAGE",
-            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            # whitenoise's hashed, gzip- and Brotli-compressed files (config/staticfiles.py)
+            "config.staticfiles.CompressedStaticFilesStorage"
             if PRODUCTION
             else "django.contrib.staticfiles.storage.StaticFilesStorage",
         )
@@ -176,19 +181,15 @@ if PRODUCTION:
     if env_bool("BEHIND_TLS_PROXY", False):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-# --- Cache: shared by all processes (throttles, failure counters) --------------------------
+# --- Cache: shared by all processes (throttles, failure counters, worker heartbeats) -------
+# RECONCILE_CACHE_URL, else the broker's Redis server on the next database, else a file cache
+# (config/cache.py).
 CACHE_URL = env_str("CACHE_URL", "")
-if CACHE_URL:
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
-    }
-else:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": str(VAR_DIR / "cache"),
-        }
-    }
+CACHES = cache_settings(
+    cache_url=CACHE_URL,
+    broker_url=os.environ.get("CELERY_BROKER_URL", "filesystem://"),
+    var_dir=VAR_DIR,
+)
 # Failed attempts tolerated per 15 minutes before refusing: per username for sign-in (and
 # four times that per address), per address for API keys.
 RECONCILE_FAILURE_LIMITS = {
@@ -306,8 +307,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 else:
     # Keep task_time_limit below the visibility timeout, or Redis redelivers running tasks.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
-CELERY_RESULT_BACKEND = "django-db"
-CELERY_RESULT_EXTENDED = True
+# Nothing reads a task's return value (every outcome is a row of the domain: an effect's
+# status, a run's report), so none is stored.
+CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -315,6 +317,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # and every task is idempotent, so nothing runs twice at the same time.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TASK_TIME_LIMIT = 600
+# One queue per kind of work, so each can get its own workers (docs/deploy.md): readbacks
+# and unknown-outcome resolution are what agents wait on and must not queue behind a drill
+# or a large correction's blast radius. A worker started without -Q consumes all four.
+CELERY_TASK_QUEUES = [Queue(name, Exchange(name), routing_key=name) for name in TASK_QUEUES]
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_ROUTES = TASK_ROUTES
 CELERY_TASK_SOFT_TIME_LIMIT = 540
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)
 # Workers log through LOGGING above (JSON lines with the task's request id), not Celery's own.

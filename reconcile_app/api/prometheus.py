@@ -1,183 +1,203 @@
-"""The operational figures in the Prometheus text exposition format (version 0.0.4).
+"""`/metrics`: the operational figures and request latency, as prometheus_client families.
 
-Counters are what only grows (decisions, verdicts: both insert-only); everything else is a
-gauge. Figures over a window (resolution time, refusals, latency) say so in their HELP text;
-a quantile with no sample is NaN, as Prometheus expects.
+`OperationalCollector` turns what the metrics selector reads at scrape time into families:
+counters for what only grows (decisions and verdicts, both insert-only), gauges for the rest.
+Figures over a window (resolution time, refusals, reconcile latency) say so in their HELP
+text. The window's latencies are gauge histograms: bucket counts of the last 24 hours, which
+go down as well as up, so a dashboard takes `histogram_quantile()` of the buckets as they
+are, without `rate()`. In the 0.0.4 text format they read as a `histogram` with `_bucket`
+samples and the count and sum as the gauges `_gcount` and `_gsum`.
+
+The request latency histogram (config/http_metrics.py) is appended as it is: a real,
+cumulative histogram, summed over every gunicorn worker in multiprocess mode.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from django.utils.dateparse import parse_datetime
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    GaugeHistogramMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
+from config.http_metrics import request_metrics
 from reconcile_app.choices import DecisionResult, EffectStatus, QuarantineScope, Verdict
+from reconcile_app.selectors.metrics import WindowSamples, operational_metrics_with_samples
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-Sample = tuple[dict[str, str], float | int | None]
+CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
+SCRAPE_WINDOW_HOURS = 24
+# Reconcile latency runs from milliseconds to the owners' timeouts (seconds).
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# An unknown outcome settles in seconds (the owner answers the resolver) to hours (people).
+RESOLUTION_BUCKETS = (1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0)
+NAN = float("nan")
 
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _number(value: float | int | None) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "NaN"
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, int):
-        return str(value)
-    return repr(float(value))
+Sample = tuple[Sequence[str], float]
 
 
-class Exposition:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def metric(self, name: str, kind: str, help_text: str, samples: Iterable[Sample]) -> None:
-        self.lines.append(f"# HELP {name} {help_text}")
-        self.lines.append(f"# TYPE {name} {kind}")
-        for labels, value in samples:
-            label_text = ",".join(f'{key}="{_escape(str(val))}"' for key, val in labels.items())
-            self.lines.append(
-                f"{name}{{{label_text}}} {_number(value)}"
-                if label_text
-                else f"{name} {_number(value)}"
-            )
-
-    def text(self) -> str:
-        return "\n".join(self.lines) + "\n"
+def _counter(name: str, help_text: str, label: str, samples: Iterable[Sample]) -> Metric:
+    # prometheus_client adds `_total` to a counter's name in the exposition.
+    family = CounterMetricFamily(name.removesuffix("_total"), help_text, labels=[label])
+    for labels, value in samples:
+        family.add_metric(labels, value)
+    return family
 
 
-def _by(label: str, counts: dict[str, int], known: Iterable[str] = ()) -> list[Sample]:
+def _gauge(
+    name: str, help_text: str, samples: Iterable[Sample], labels: Sequence[str] = ()
+) -> Metric:
+    family = GaugeMetricFamily(name, help_text, labels=list(labels))
+    for values, value in samples:
+        family.add_metric(values, value)
+    return family
+
+
+def _single(name: str, help_text: str, value: float | int | None) -> Metric:
+    return GaugeMetricFamily(name, help_text, value=NAN if value is None else value)
+
+
+def _by(counts: dict[str, int], known: Iterable[str] = ()) -> list[Sample]:
     values = {**dict.fromkeys(known, 0), **counts}
-    return [({label: key}, values[key]) for key in sorted(values)]
+    return [((key,), values[key]) for key in sorted(values)]
 
 
-def _quantiles(figures: dict[str, Any] | None, scale: float) -> list[Sample]:
-    figures = figures or {}
-    return [
-        ({"quantile": quantile}, None if figures.get(key) is None else figures[key] * scale)
-        for quantile, key in (("0.5", "p50"), ("0.95", "p95"))
-    ]
+def _window_histogram(
+    name: str, help_text: str, samples: list[float], bounds: Sequence[float]
+) -> Metric:
+    ordered = sorted(samples)
+    buckets = [(floatToGoString(bound), bisect_right(ordered, bound)) for bound in bounds]
+    buckets.append(("+Inf", len(ordered)))
+    return GaugeHistogramMetricFamily(name, help_text, buckets=buckets, gsum_value=sum(ordered))
 
 
-def prometheus_exposition(figures: dict[str, Any]) -> str:
-    out = Exposition()
+def operational_families(figures: dict[str, Any], samples: WindowSamples) -> Iterator[Metric]:
+    """The figures `operational_metrics_with_samples` returned, as metric families."""
     window = f"over the last {figures['window_hours']}h"
     totals = figures["totals"]
-    out.metric(
+    yield _counter(
         "reconcile_decisions_total",
-        "counter",
         "Reconcile decisions issued (snapshots), by result.",
-        _by("result", totals["decisions"], DecisionResult.values),
+        "result",
+        _by(totals["decisions"], DecisionResult.values),
     )
-    out.metric(
+    yield _counter(
         "reconcile_claim_verdicts_total",
-        "counter",
         "Remembered claims classified by reconciliation, by verdict.",
-        _by("verdict", totals["verdicts"], Verdict.values),
+        "verdict",
+        _by(totals["verdicts"], Verdict.values),
     )
-    out.metric(
+    yield _gauge(
         "reconcile_effects",
-        "gauge",
         "Effects by current status.",
-        _by("status", totals["effects"], EffectStatus.values),
+        _by(totals["effects"], EffectStatus.values),
+        ["status"],
     )
     unknown = figures["unknown_outcomes"]
-    out.metric(
+    yield _single(
         "reconcile_unknown_outcomes_open",
-        "gauge",
         "Effects whose outcome is unknown now (awaiting resolution or triage).",
-        [({}, unknown["open"])],
+        unknown["open"],
     )
-    out.metric(
+    yield _single(
         "reconcile_unknown_outcome_oldest_age_seconds",
-        "gauge",
         "Age of the oldest open unknown outcome (0 when there is none).",
-        [({}, unknown["oldest_age_seconds"] or 0)],
+        unknown["oldest_age_seconds"] or 0,
     )
-    resolution = figures["resolution_seconds"]
-    out.metric(
+    yield _window_histogram(
         "reconcile_unknown_outcome_resolution_seconds",
-        "gauge",
-        f"Time from timeout to settlement of unknown outcomes settled {window}.",
-        _quantiles(resolution, 1.0),
+        f"Time from timeout to settlement of unknown outcomes settled {window} "
+        "(a gauge histogram: counts of the window, not cumulative).",
+        samples.resolution_seconds,
+        RESOLUTION_BUCKETS,
     )
-    out.metric(
+    yield _single(
         "reconcile_unknown_outcomes_resolved",
-        "gauge",
         f"Unknown outcomes settled {window}.",
-        [({}, resolution["resolved"])],
+        figures["resolution_seconds"]["resolved"],
     )
-    out.metric(
+    yield _gauge(
         "reconcile_refusals",
-        "gauge",
         f"Reason codes of decisions that did not allow, {window}, by result and code.",
-        [
-            ({"result": row["result"], "code": row["code"]}, row["count"])
-            for row in figures["refusals"]
-        ],
+        [((row["result"], row["code"]), row["count"]) for row in figures["refusals"]],
+        ["result", "code"],
     )
-    reconcile = figures["reconcile"]
-    out.metric(
+    yield _single(
         "reconcile_reconciles",
-        "gauge",
         f"Reconcile decisions issued {window}.",
-        [({}, reconcile["count"])],
+        figures["reconcile"]["count"],
     )
-    out.metric(
+    yield _window_histogram(
         "reconcile_latency_seconds",
-        "gauge",
-        f"Reconcile latency {window}, from the first owner read's answer to the decision.",
-        _quantiles(reconcile["latency_ms"], 0.001),
+        f"Reconcile latency {window}, from the first owner read's answer to the decision "
+        "(a gauge histogram: counts of the window, not cumulative).",
+        samples.reconcile_latency_seconds,
+        LATENCY_BUCKETS,
     )
     for name, key, label in (
         ("escalations", "escalations", "code"),
         ("contradictions", "contradictions", "kind"),
     ):
         group = figures[key]
-        out.metric(f"reconcile_{name}_open", "gauge", f"Open {name}.", [({}, group["open"])])
-        out.metric(
+        yield _single(f"reconcile_{name}_open", f"Open {name}.", group["open"])
+        yield _gauge(
             f"reconcile_{name}_open_by_{label}",
-            "gauge",
             f"Open {name}, by {label}.",
-            _by(label, group[f"by_{label}"]),
+            _by(group[f"by_{label}"]),
+            [label],
         )
-        out.metric(
+        yield _single(
             f"reconcile_{name}_oldest_open_age_seconds",
-            "gauge",
             f"Age of the oldest open one of the {name} (0 when there is none).",
-            [({}, group["oldest_age_seconds"] or 0)],
+            group["oldest_age_seconds"] or 0,
         )
-    out.metric(
+    yield _gauge(
         "reconcile_quarantines_active",
-        "gauge",
         "Quarantines in force (applying or applied), by scope.",
-        _by("scope", figures["quarantines"]["by_scope"], QuarantineScope.values),
+        _by(figures["quarantines"]["by_scope"], QuarantineScope.values),
+        ["scope"],
     )
     drill = figures.get("last_drill")
     if drill is not None:
-        out.metric(
-            "reconcile_drill_last_passed",
-            "gauge",
-            "1 when the last complete drill passed (the protocol let nothing escape), else 0.",
-            [({}, bool(drill["passed"]))],
-        )
-        finished = parse_datetime(drill["finished_at"]) if drill["finished_at"] else None
-        out.metric(
-            "reconcile_drill_last_finished_timestamp_seconds",
-            "gauge",
-            "When the last complete drill finished (Unix time).",
-            [({}, finished.timestamp() if finished else None)],
-        )
-        out.metric(
-            "reconcile_drill_last_protocol_failures",
-            "gauge",
-            "Failures of the protocol in the last complete drill, by kind.",
-            [({"failure": name}, value) for name, value in sorted(drill["protocol"].items())],
-        )
-    return out.text()
+        yield from _drill_families(drill)
+
+
+def _drill_families(drill: dict[str, Any]) -> Iterator[Metric]:
+    yield _single(
+        "reconcile_drill_last_passed",
+        "1 when the last complete drill passed (the protocol let nothing escape), else 0.",
+        1 if drill["passed"] else 0,
+    )
+    finished = parse_datetime(drill["finished_at"]) if drill["finished_at"] else None
+    yield _single(
+        "reconcile_drill_last_finished_timestamp_seconds",
+        "When the last complete drill finished (Unix time).",
+        finished.timestamp() if finished else None,
+    )
+    yield _gauge(
+        "reconcile_drill_last_protocol_failures",
+        "Failures of the protocol in the last complete drill, by kind.",
+        [((name,), value) for name, value in sorted(drill["protocol"].items())],
+        ["failure"],
+    )
+
+
+class ScrapeCollector(Collector):
+    """What one `/metrics` answer holds: the figures, read now, and request latency."""
+
+    def collect(self) -> Iterator[Metric]:
+        figures, samples = operational_metrics_with_samples(hours=SCRAPE_WINDOW_HOURS)
+        yield from operational_families(figures, samples)
+        yield from request_metrics()
+
+
+def prometheus_exposition() -> bytes:
+    return generate_latest(ScrapeCollector())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -208,8 +209,23 @@ def _last_drill() -> dict[str, Any] | None:
     return _last_drill_readers[0]() if _last_drill_readers else None
 
 
+@dataclass(frozen=True)
+class WindowSamples:
+    """Every measurement behind the window's percentiles, for histograms (`/metrics`)."""
+
+    reconcile_latency_seconds: list[float]
+    resolution_seconds: list[float]
+
+
 def operational_metrics(*, now: datetime | None = None, hours: int = 24) -> dict[str, Any]:
-    """Everything the overview page, `GET /api/v1/metrics` and `/metrics` show."""
+    """Everything the overview page and `GET /api/v1/metrics` show."""
+    return operational_metrics_with_samples(now=now, hours=hours)[0]
+
+
+def operational_metrics_with_samples(
+    *, now: datetime | None = None, hours: int = 24
+) -> tuple[dict[str, Any], WindowSamples]:
+    """The figures and, for `/metrics`, the window's samples, in the same queries."""
     now = now or timezone.now()
     since = now - timedelta(hours=hours)
     effects_by_status = dict(
@@ -255,4 +271,8 @@ def operational_metrics(*, now: datetime | None = None, hours: int = 24) -> dict
         "quarantines": _quarantines(),
         "last_drill": _last_drill(),
     }
-    return figures
+    samples = WindowSamples(
+        reconcile_latency_seconds=[ms / 1000.0 for ms in latencies],
+        resolution_seconds=resolution,
+    )
+    return figures, samples

@@ -1,4 +1,5 @@
-"""Live metrics: `GET /api/v1/metrics` (JSON) and `GET /metrics` (Prometheus text format).
+"""Live metrics: `GET /api/v1/metrics` (JSON) and `GET /metrics` (Prometheus text format, with
+request latency histograms: reconcile_app/api/prometheus.py).
 
 Both are for people in any role (operator, reviewer, auditor), by session or personal bearer
 token. `/metrics` also accepts `Authorization: Bearer <RECONCILE_METRICS_TOKEN>` when that
@@ -31,8 +32,6 @@ from reconcile_app.api.permissions import PeopleOnly
 from reconcile_app.api.prometheus import CONTENT_TYPE, prometheus_exposition
 from reconcile_app.errors import ValidationFailed
 from reconcile_app.selectors.metrics import MAX_WINDOW_HOURS, operational_metrics
-
-SCRAPE_WINDOW_HOURS = 24
 
 
 def metrics_token() -> str:
@@ -146,11 +145,11 @@ class PrometheusMetricsView(APIView):
         operation_id="metrics_prometheus",
         summary="Operational figures for Prometheus",
         tag="metrics",
-        description="The Prometheus text exposition of the last 24 hours' figures: for people "
-        "in a role, or `Authorization: Bearer $RECONCILE_METRICS_TOKEN` when it is set.",
+        description="The Prometheus text exposition of the last 24 hours' figures and the "
+        "request latency histograms by route, method and status: for people in a role, or "
+        "`Authorization: Bearer $RECONCILE_METRICS_TOKEN` when it is set.",
         responses={(200, "text/plain"): OpenApiTypes.STR},
         problems={403: ["people_only"]},
     )
     def get(self, request: Request) -> HttpResponse:
-        figures = operational_metrics(hours=SCRAPE_WINDOW_HOURS)
-        return HttpResponse(prometheus_exposition(figures), content_type=CONTENT_TYPE)
+        return HttpResponse(prometheus_exposition(), content_type=CONTENT_TYPE)

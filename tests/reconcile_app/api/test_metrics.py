@@ -31,7 +31,7 @@ from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 JSON_QUERIES = 2 + 12
 SAMPLE = re.compile(
     r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? '
-    r"(NaN|[-+]?[0-9.]+(e[-+]?[0-9]+)?)$"
+    r"(NaN|[-+]?Inf|[-+]?[0-9.]+(e[-+]?[0-9]+)?)$"
 )
 
 
@@ -167,22 +167,72 @@ def test_prometheus_exposition_for_an_operator(traffic, operator):
     assert 'reconcile_quarantines_active{scope="source"} 0' in text
     assert 'reconcile_escalations_open_by_code{code="contradiction"} 1' in text
     assert "reconcile_drill_last_passed 1" in text
-    assert 'reconcile_latency_seconds{quantile="0.95"}' in text
+    assert "# TYPE reconcile_latency_seconds histogram" in text
+
+
+def sample_value(text: str, sample: str) -> float:
+    (line,) = [line for line in text.splitlines() if line.startswith(sample + " ")]
+    return float(line.rsplit(" ", 1)[1])
+
+
+def test_window_latencies_are_histograms_of_the_window(traffic, auditor):
+    """p50/p95 gauges became bucket counts of the same 24 hours' samples."""
+    figures = auditor.get("/api/v1/metrics").json()
+    text = scrape(auditor.client).content.decode()
+    measured = figures["reconcile"]["latency_measured"]
+    assert measured > 0
+    assert sample_value(text, 'reconcile_latency_seconds_bucket{le="+Inf"}') == measured
+    assert sample_value(text, "reconcile_latency_seconds_gcount") == measured
+    # Cumulative, and the median falls in the first bucket holding half of them.
+    buckets = [
+        (float(bound), float(count))
+        for bound, count in re.findall(
+            r'^reconcile_latency_seconds_bucket\{le="([0-9.e+-]+)"\} (\S+)$', text, re.M
+        )
+    ]
+    assert [count for _, count in buckets] == sorted(count for _, count in buckets)
+    median = figures["reconcile"]["latency_ms"]["p50"] / 1000
+    first_holding_half = next(bound for bound, count in buckets if count > measured / 2)
+    assert median <= first_holding_half
+    resolved = figures["resolution_seconds"]["resolved"]
+    assert (
+        sample_value(text, 'reconcile_unknown_outcome_resolution_seconds_bucket{le="+Inf"}')
+        == resolved
+    )
+    assert "quantile=" not in text
+
+
+HISTOGRAM_SUFFIXES = ("_bucket", "_count", "_sum")
 
 
 def test_exposition_is_well_formed(traffic, operator):
-    helped, typed = set(), set()
+    helped, typed, histograms = set(), set(), set()
     for line in scrape(operator.client).content.decode().splitlines():
         if line.startswith("# HELP "):
             helped.add(line.split()[2])
         elif line.startswith("# TYPE "):
             name, kind = line.split()[2:4]
-            assert kind in ("counter", "gauge")
+            assert kind in ("counter", "gauge", "histogram")
             typed.add(name)
+            if kind == "histogram":
+                histograms.add(name)
         else:
             assert SAMPLE.match(line), line
             name = re.split(r"[{ ]", line, maxsplit=1)[0]
-            assert name.startswith("reconcile_") and name in helped and name in typed, line
+            family = next(
+                (
+                    name.removesuffix(suffix)
+                    for suffix in HISTOGRAM_SUFFIXES
+                    if name.removesuffix(suffix) in histograms
+                ),
+                name,
+            )
+            assert family.startswith("reconcile_") and family in helped and family in typed, line
+    assert {
+        "reconcile_latency_seconds",
+        "reconcile_unknown_outcome_resolution_seconds",
+        "reconcile_http_request_duration_seconds",
+    } <= histograms
 
 
 def test_metrics_token_lets_a_scraper_in_without_an_account(db, settings):

@@ -29,6 +29,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from config.queues import READBACKS
 from reconcile_app.choices import EffectStatus
 from reconcile_app.models import Effect, EffectEvent
 from reconcile_app.services.effects import effects_sweep
@@ -55,7 +56,7 @@ pytestmark = [
 EFFECTS = 30
 START_VERSION = 42
 ACTION = "release_collections_hold"
-QUEUE = "celery"
+QUEUE = READBACKS  # where config/queues.py routes readbacks
 # Restart Redis once this many readbacks have concluded (and well before all of them have).
 CONCLUDED_BEFORE_RESTART = 4
 CONCLUDED = (EffectStatus.VERIFIED, EffectStatus.POSTCONDITION_FAILED)

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from config.queues import READBACKS
 from reconcile_app.choices import EffectStatus
 from reconcile_app.models import Effect, EffectEvent
 from reconcile_app.services.effects import effects_sweep
@@ -72,7 +73,7 @@ def test_readback_killed_with_the_worker_is_recovered_by_the_sweep(
 ):
     started = time.monotonic()
     workers: list[Worker] = []
-    queue = "celery"
+    queue = READBACKS  # where config/queues.py routes readbacks
     with tempfile.TemporaryDirectory(prefix="worker-kill-") as tmp:
         try:
             snapshot = reconcile(agent)

@@ -1,0 +1,52 @@
+"""gunicorn settings for Reconcile's web processes: `gunicorn -c config/gunicorn.py config.wsgi`
+(`./dev up` and `./dev serve` start it so; docs/deploy.md).
+
+Loaded by gunicorn as a file, in the master, before any worker starts or imports Django.
+It gives every worker one `PROMETHEUS_MULTIPROC_DIR` (default `$RECONCILE_VAR_DIR/prometheus`)
+so that `/metrics` adds up the request histograms of all of them, whichever answers the
+scrape (config/http_metrics.py). The directory is emptied when the master starts: files left
+by an earlier run would be counted again. One directory per master: two gunicorns sharing one
+would empty each other's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+MULTIPROC_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
+
+_var_dir = Path(os.environ.get("RECONCILE_VAR_DIR") or BASE_DIR / "var")
+# Set here, in the master, so that every worker inherits it before it imports
+# prometheus_client (which decides at import where metric values live).
+os.environ.setdefault(MULTIPROC_DIR_VARIABLE, str(_var_dir / "prometheus"))
+
+
+# The access log in gunicorn's combined format, plus the time taken and the request id the
+# response carries, which ties each line to the application's JSON log lines (config/logs.py).
+access_log_format = (
+    '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" %(M)sms '
+    "request_id=%({x-request-id}o)s"
+)
+
+
+def multiproc_dir_reset(directory: Path) -> None:
+    """An empty directory for this run's per-process metric files."""
+    if directory.exists():
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True)
+
+
+def on_starting(server: Any) -> None:
+    multiproc_dir_reset(Path(os.environ[MULTIPROC_DIR_VARIABLE]))
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    # A dead worker's histograms stay counted (they are cumulative); what prometheus_client
+    # drops here are live gauges, which must not outlive their process.
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

@@ -1,0 +1,91 @@
+"""The shared cache (config/cache.py): RECONCILE_CACHE_URL, else the broker's Redis server on
+the next database, else a file cache under the var directory."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from config.cache import cache_settings, cache_url_from_broker
+
+VAR = Path("/srv/reconcile/var")
+REDIS = "django.core.cache.backends.redis.RedisCache"
+
+
+def location(*, cache_url: str = "", broker_url: str) -> tuple[str, str]:
+    default = cache_settings(cache_url=cache_url, broker_url=broker_url, var_dir=VAR)["default"]
+    return default["BACKEND"], default["LOCATION"]
+
+
+@pytest.mark.parametrize(
+    ("broker_url", "cache_url"),
+    [
+        ("redis://redis.internal:6379/0", "redis://redis.internal:6379/1"),
+        ("redis://redis.internal:6379/3", "redis://redis.internal:6379/4"),
+        ("redis://redis.internal:6379", "redis://redis.internal:6379/1"),
+        ("redis://redis.internal:6379/", "redis://redis.internal:6379/1"),
+        # The last of Redis's sixteen databases wraps round rather than naming a 17th.
+        ("redis://redis.internal:6379/15", "redis://redis.internal:6379/0"),
+        # Credentials, TLS and options go with the server.
+        (
+            "rediss://:s3cret@redis.internal:6380/2?ssl_cert_reqs=required",
+            "rediss://:s3cret@redis.internal:6380/3?ssl_cert_reqs=required",
+        ),
+    ],
+)
+def test_a_redis_broker_lends_its_server_on_the_next_database(broker_url, cache_url):
+    assert cache_url_from_broker(broker_url) == cache_url
+    assert location(broker_url=broker_url) == (REDIS, cache_url)
+
+
+def test_an_explicit_cache_url_wins():
+    assert location(
+        cache_url="redis://cache.internal:6379/7", broker_url="redis://redis.internal:6379/0"
+    ) == (REDIS, "redis://cache.internal:6379/7")
+
+
+@pytest.mark.parametrize("broker_url", ["filesystem://", "amqp://rabbit.internal//", ""])
+def test_without_redis_the_cache_is_a_directory_on_this_host(broker_url):
+    assert cache_url_from_broker(broker_url) == ""
+    assert location(broker_url=broker_url) == (
+        "django.core.cache.backends.filebased.FileBasedCache",
+        str(VAR / "cache"),
+    )
+
+
+def test_a_broker_database_that_is_not_a_number_is_refused_with_what_to_do():
+    with pytest.raises(ImproperlyConfigured, match="RECONCILE_CACHE_URL"):
+        cache_url_from_broker("redis://redis.internal:6379/queues")
+
+
+def test_settings_read_the_broker_from_the_environment(tmp_path):
+    """The settings module itself, loaded in a fresh process with only a Redis broker set."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("RECONCILE_CACHE_URL", "DATABASE_URL")
+    }
+    env.update(
+        CELERY_BROKER_URL="redis://127.0.0.1:6379/5",
+        RECONCILE_VAR_DIR=str(tmp_path),
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
+    printed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from django.conf import settings; print(settings.CACHES['default']['LOCATION'])",
+        ],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert printed.stdout.strip() == "redis://127.0.0.1:6379/6"

@@ -1,0 +1,49 @@
+"""Task routing (config/queues.py): readbacks apart from corrections and drills, each queue
+its own, and a worker started without -Q consumes every one of them."""
+
+from __future__ import annotations
+
+import pytest
+
+from config.celery import app
+from config.queues import CORRECTIONS, DEFAULT, DRILLS, READBACKS, TASK_QUEUES
+
+app.loader.import_default_modules()
+PRODUCT_TASKS = sorted(name for name in app.tasks if not name.startswith("celery."))
+
+
+def queue_of(task_name: str) -> str:
+    return app.amqp.router.route({}, task_name)["queue"].name
+
+
+@pytest.mark.parametrize(
+    ("task_name", "queue"),
+    [
+        ("reconcile_app.tasks.effect_readback_task", READBACKS),
+        ("reconcile_app.tasks.effect_resolve_task", READBACKS),
+        ("reconcile_app.tasks.effects_sweep_task", READBACKS),
+        ("reconcile_app.tasks.correction_complete_task", CORRECTIONS),
+        ("reconcile_app.tasks.quarantine_apply_task", CORRECTIONS),
+        ("reconcile_app.drills.tasks.execute_drill_run", DRILLS),
+        ("reconcile_app.tasks.contract_activation_task", DEFAULT),
+        ("reconcile_app.tasks.memories_expire_task", DEFAULT),
+        ("reconcile_app.tasks.quarantines_expire_task", DEFAULT),
+    ],
+)
+def test_each_task_goes_to_its_queue(task_name, queue):
+    assert task_name in PRODUCT_TASKS
+    assert queue_of(task_name) == queue
+
+
+def test_every_task_lands_on_a_declared_queue():
+    assert {queue_of(name) for name in PRODUCT_TASKS} == set(TASK_QUEUES)
+
+
+def test_a_worker_without_dash_q_consumes_every_queue():
+    assert set(app.amqp.queues) == set(TASK_QUEUES)
+
+
+def test_each_queue_is_bound_alone_so_a_message_is_delivered_once():
+    # Queues sharing an exchange and routing key would each receive a copy of every message.
+    bindings = {(queue.exchange.name, queue.routing_key) for queue in app.amqp.queues.values()}
+    assert bindings == {(name, name) for name in TASK_QUEUES}

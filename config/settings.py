@@ -277,6 +277,9 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for folder in ("in", "processed", "control"):
         (BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
+    # kombu's filesystem transport, writing each message whole before a worker can see it
+    # (config/broker.py).
+    CELERY_BROKER_TRANSPORT = "config.broker:FilesystemTransport"
     # One folder for both directions: producers and the worker must see the same queue.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "in"),

@@ -95,3 +95,43 @@ def test_a_worker_runs_short_tasks_back_to_back(tmp_path, transactional_db):
     finally:
         os.killpg(worker.pid, 9)
         worker.wait(10)
+
+
+def test_a_message_is_never_taken_half_written(tmp_path, monkeypatch):
+    """A producer stalls while writing its message (a busy machine deschedules it): a worker
+    polling meanwhile finds no message, never an empty one (which stopped the worker)."""
+    import threading
+    from queue import Empty
+
+    import kombu.transport.filesystem
+    from kombu.utils.json import dumps
+
+    import config.broker
+    from config.celery import app
+
+    stalled, release = threading.Event(), threading.Event()
+
+    def stalling_dumps(value):
+        stalled.set()
+        release.wait(10)
+        return dumps(value)
+
+    monkeypatch.setattr(kombu.transport.filesystem, "dumps", stalling_dumps)
+    monkeypatch.setattr(config.broker, "dumps", stalling_dumps)
+    options = _broker_options(tmp_path / "broker")
+    with (
+        app.connection_for_write("filesystem://", transport_options=options) as producer,
+        app.connection_for_write("filesystem://", transport_options=options) as consumer,
+    ):
+        writing = threading.Thread(
+            target=producer.default_channel._put, args=("celery", {"body": "whole"})
+        )
+        writing.start()
+        try:
+            assert stalled.wait(10)
+            with pytest.raises(Empty):
+                consumer.default_channel._get("celery")
+        finally:
+            release.set()
+            writing.join(10)
+        assert consumer.default_channel._get("celery") == {"body": "whole"}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from random import Random
@@ -152,6 +153,7 @@ class PlannedCommit:
     value: str
     key: str
     retries: int = 0
+    not_before: float = 0.0  # a retry waits for the server's Retry-After
 
 
 @dataclass
@@ -201,12 +203,13 @@ class Agent:
             await http.aclose()
 
     async def step(self) -> None:
-        if self.planned is not None:
+        now = time.monotonic()
+        if self.planned is not None and now >= self.planned.not_before:
             await self._commit(self.planned)
             return
-        now = time.monotonic()
         due = [account for account in self.accounts if account.poll_due(now)]
-        free = [a for a in self.accounts if a.in_flight is None]
+        # While a commit waits to be sent again, no other decision is taken.
+        free = [a for a in self.accounts if a.in_flight is None] if self.planned is None else []
         if due and (not free or self.rng.random() < 0.5):
             await self._poll(due[0])
         elif free:
@@ -256,6 +259,7 @@ class Agent:
             self._answered(planned.key, exc)
             if planned.retries < SAME_KEY_RETRIES:
                 planned.retries += 1
+                planned.not_before = time.monotonic() + (exc.retry_after or 1.0)
                 self.planned = planned
             return
         except TransportError:
@@ -280,12 +284,13 @@ class Agent:
             account.believed = planned.value
 
     def _answered(self, key: str, exc: ReconcileError) -> None:
-        effect = exc.body.get("effect") if isinstance(exc.body, dict) else None
+        effect = exc.body.get("effect")
+        if isinstance(effect, Mapping):
+            status, carried = str(effect.get("status", "")), True
+        else:
+            status, carried = exc.code, False
         self.traffic.commit_answered(
-            key,
-            status=exc.status,
-            effect_status=effect.get("status", "") if isinstance(effect, dict) else exc.code,
-            carried_effect=isinstance(effect, dict),
+            key, status=exc.status, effect_status=status, carried_effect=carried
         )
 
     async def _poll(self, account: Account) -> None:

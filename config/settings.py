@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
 from config.cache import cache_settings
+from config.database import database_settings
 from config.env import env_bool, env_int, env_list, env_str
 from config.queues import TASK_QUEUES, TASK_ROUTES
 
@@ -97,31 +97,14 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------------
+# PostgreSQL from DATABASE_URL, else SQLite in WAL mode with IMMEDIATE transactions, however
+# it is named (config/database.py).
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
-if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
-    if DATABASES["default"]["ENGINE"].endswith("postgresql"):
-        # JIT compiles any query the planner thinks expensive; recursive CTEs are always
-        # estimated huge, so lineage queries paid 15-150 ms of compilation for nothing.
-        DATABASES["default"].setdefault("OPTIONS", {}).setdefault("options", "-c jit=off")
-else:
-    # IMMEDIATE transactions take the write lock up front: with DEFERRED ones the lock upgrade
-    # ignores the busy timeout and concurrent writers fail with "database is locked".
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": env_str("SQLITE_PATH", str(VAR_DIR / "reconcile.sqlite3")),
-            "OPTIONS": {
-                "transaction_mode": "IMMEDIATE",
-                "timeout": 20,
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            },
-            # A file, not the default shared in-memory database: with a live server thread
-            # writing beside the test, shared-cache memory databases fail with "table is
-            # locked" where a WAL file with a busy timeout simply waits.
-            "TEST": {"NAME": str(VAR_DIR / "test-reconcile.sqlite3")},
-        }
-    }
+DATABASES = database_settings(
+    database_url=DATABASE_URL,
+    sqlite_path=env_str("SQLITE_PATH", str(VAR_DIR / "reconcile.sqlite3")),
+    sqlite_test_path=str(VAR_DIR / "test-reconcile.sqlite3"),
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -295,6 +278,9 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for folder in ("in", "processed", "control"):
         (BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
+    # kombu's filesystem transport, writing each message whole before a worker can see it
+    # (config/broker.py).
+    CELERY_BROKER_TRANSPORT = "config.broker:FilesystemTransport"
     # One folder for both directions: producers and the worker must see the same queue.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "in"),
@@ -303,6 +289,11 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         # Broadcast (inspect ping, remote control) files, otherwise written to the cwd.
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
+        # A worker holding its one prefetched message looks for the next only after the
+        # task ends, then sleeps this long when it finds none yet: kombu's default second
+        # capped each worker process at about one task a second (a listing of a small
+        # folder ten times a second costs nothing).
+        "polling_interval": 0.1,
     }
 else:
     # Keep task_time_limit below the visibility timeout, or Redis redelivers running tasks.

@@ -1,0 +1,50 @@
+"""DATABASES for settings.py: PostgreSQL from DATABASE_URL, else the embedded SQLite file.
+
+SQLite gets the same connection options however it is named, by RECONCILE_SQLITE_PATH or by
+a `sqlite://` DATABASE_URL (a worker pointed at the server's file, a test database): without
+them its transactions are DEFERRED, a transaction that has read and then writes cannot wait
+for another writer (the lock upgrade skips the busy timeout), and the write fails at once with
+"database is locked".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dj_database_url
+
+SQLITE_OPTIONS: dict[str, Any] = {
+    # IMMEDIATE: BEGIN takes the write lock (waiting up to the timeout for another writer),
+    # so no transaction ever has to upgrade a read snapshot to a write.
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+}
+# PostgreSQL connections are kept for a minute rather than opened per request.
+CONN_MAX_AGE_SECONDS = 60
+
+
+def database_settings(
+    *, database_url: str, sqlite_path: str, sqlite_test_path: str
+) -> dict[str, Any]:
+    if database_url:
+        default = dj_database_url.parse(database_url, conn_max_age=CONN_MAX_AGE_SECONDS)
+    else:
+        default = {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": sqlite_path,
+            # A file, not the default shared in-memory database: with a live server thread
+            # writing beside the test, shared-cache memory databases fail with "table is
+            # locked" where a WAL file with a busy timeout simply waits.
+            "TEST": {"NAME": sqlite_test_path},
+        }
+    engine = default["ENGINE"]
+    options = default.setdefault("OPTIONS", {})
+    if engine.endswith("postgresql"):
+        # JIT compiles any query the planner thinks expensive; recursive CTEs are always
+        # estimated huge, so lineage queries paid 15-150 ms of compilation for nothing.
+        options.setdefault("options", "-c jit=off")
+    elif engine.endswith("sqlite3"):
+        for name, value in SQLITE_OPTIONS.items():
+            options.setdefault(name, value)
+    return {"default": default}

@@ -11,16 +11,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from drills_app.bench.estate import DECISION_CLASS, bench_account, bench_agent
 from lineage_app.bench.measuring import percentiles, timed
-from reconcile_app.demo.estate_loader import ESTATE_DIR
 from reconcile_app.reconciliation.types import Claim
-from reconcile_app.services.contracts import contracts_load
-from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.principals import principal_create
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
-from sandbox_app.services import sandbox_record_write
-
-DECISION_CLASS = "collections-contact-release"
 
 
 def _claims(count: int, subject: str) -> list[Claim]:
@@ -35,7 +29,7 @@ def _claims(count: int, subject: str) -> list[Claim]:
             value=values[index % 3],
             written_at=now - timedelta(hours=index % 7),
             memory_class="episodic",
-            derived_from=("ev-bench-1",),
+            derived_from=(f"ev-{subject}-1",),
             note=f"claim {index}",
         )
         for index in range(count)
@@ -43,37 +37,9 @@ def _claims(count: int, subject: str) -> list[Claim]:
 
 
 def run(out: TextIOBase, repeat: int) -> None:
-    contracts_load(paths=[str(ESTATE_DIR)])
-    principal, key = principal_create(
-        name="bench-agent", capabilities=[f"{DECISION_CLASS}:release_collections_hold"]
-    )
-    now = timezone.now()
+    principal, key = bench_agent()
     subject = "bench-account"
-    sandbox_record_write(
-        source="case-service",
-        subject=subject,
-        field="collections_status",
-        value="collect",
-        version=42,
-        valid_from=now - timedelta(minutes=20),
-    )
-    sandbox_record_write(
-        source="complaints-service",
-        subject=subject,
-        field="complaint_status",
-        value="none",
-        valid_from=now - timedelta(days=3),
-    )
-    for index, value in enumerate(("hold", "collect")):
-        evidence_append(
-            kind="observation",
-            subject=subject,
-            field="collections_status",
-            value=value,
-            source="case-ledger",
-            evidence_id=f"ev-bench-{index + 1}",
-            observed_at=now - timedelta(hours=4 - index * 3),
-        )
+    bench_account(subject)
 
     def request(claims: int) -> ReconcileRequest:
         return ReconcileRequest(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,3 +31,10 @@ def scratch_database(keep: bool = False) -> Iterator[str]:
     finally:
         if not keep:
             connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def free_port() -> int:
+    """A port nothing listens on now, for a server a benchmark or soak starts."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

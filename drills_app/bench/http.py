@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from drills_app.bench import load
+from drills_app.bench.common import free_port
 from drills_app.bench.estate import (
     ACTION,
     DECISION_CLASS,
@@ -56,12 +56,6 @@ class HttpOptions:
     agent_seconds: int = 20
     commits: int = 2000
     history: int = 100  # evidence entries for the reconciled subject
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def server_environment(workdir: Path) -> dict[str, str]:
@@ -190,7 +184,7 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
     with tempfile.TemporaryDirectory(prefix="reconcile-bench-") as scratch:
         workdir = Path(scratch)
         env = server_environment(workdir)
-        port = _free_port()
+        port = free_port()
         base = f"http://127.0.0.1:{port}"
         web_log = workdir / "web.log"
         gunicorn = [

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import socket
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -17,6 +16,7 @@ import httpx
 from django.conf import settings
 from django.db import connection
 
+from drills_app.bench.common import free_port
 from drills_app.soak import checks
 from drills_app.soak.agents import FIELD, SOURCE, Agent, Owner
 from drills_app.soak.estate import (
@@ -88,7 +88,7 @@ def soak_run(options: SoakOptions, say: Callable[[str], None]) -> SoakResult:
         base_dir=Path(settings.BASE_DIR),
         var_dir=scratch.var_dir,
         env=scratch.env,
-        port=options.port or _free_port(),
+        port=options.port or free_port(),
         web=options.web,
         workers=options.workers,
         concurrency=options.concurrency,
@@ -109,12 +109,6 @@ def soak_run(options: SoakOptions, say: Callable[[str], None]) -> SoakResult:
         if not options.keep_database:
             scratch_drop(scratch)
     return result
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def _drive(

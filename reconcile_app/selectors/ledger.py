@@ -137,28 +137,7 @@ def evidence_as_of(
             "revokes_id",
         )
     )
-    views = []
-    for (
-        evidence_id,
-        digest,
-        subj,
-        field,
-        kind,
-        value,
-        source,
-        observed,
-        recorded,
-        gone,
-        revokes_id,
-    ) in rows:
-        asserts, asserted = asserted_value(kind, value, revokes=revokes_id is not None)
-        if asserts:
-            views.append(
-                EvidenceView(
-                    evidence_id, digest, subj, field, asserted, source, observed, recorded, gone
-                )
-            )
-    return views
+    return [view for view in map(_asserting_view, rows) if view is not None]
 
 
 def evidence_latest(
@@ -182,27 +161,24 @@ def evidence_latest(
         "entry__revokes_id",
     )
     views = []
-    for (
-        changed_at,
-        evidence_id,
-        digest,
-        subj,
-        field,
-        kind,
-        value,
-        source,
-        observed,
-        recorded,
-        revokes_id,
-    ) in rows:
+    for changed_at, *entry in rows:
         if changed_at > recorded_by:
             return None
-        if evidence_id is None:
+        if entry[0] is None:
             continue  # every entry stating this value was withdrawn
-        _, asserted = asserted_value(kind, value, revokes=revokes_id is not None)
-        views.append(
-            EvidenceView(
-                evidence_id, digest, subj, field, asserted, source, observed, recorded, False
-            )
-        )
+        view = _asserting_view((*entry[:9], False, entry[9]))
+        if view is not None:
+            views.append(view)
     return views
+
+
+def _asserting_view(row: tuple[Any, ...]) -> EvidenceView | None:
+    """(evidence_id, hash, subject, field, kind, value, source, observed_at, recorded_at,
+    withdrawn, revokes_id) as the engine sees it; None for an entry that asserts no value."""
+    evidence_id, digest, subj, field, kind, value, source, observed, recorded, gone, revokes = row
+    asserts, asserted = asserted_value(kind, value, revokes=revokes is not None)
+    if not asserts:
+        return None
+    return EvidenceView(
+        evidence_id, digest, subj, field, asserted, source, observed, recorded, gone
+    )

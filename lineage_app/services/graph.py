@@ -1,7 +1,8 @@
 """Write lineage: nodes and PROV edges, inside the caller's transaction.
 
 Callers pass plain `kind:ref` ids; nodes are created on first mention. Three statements per
-call however many edges: insert missing nodes, read their ids, insert missing edges.
+call however many edges: insert missing nodes, read their ids, insert missing edges; two on
+PostgreSQL, where inserting the nodes also answers their ids.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import connection
 from django.utils import timezone
 
 from lineage_app.models import Edge, Node
@@ -49,14 +51,17 @@ def graph_record(
     labels = labels or {}
     wanted = {node for link in links for node in (link.src, link.dst)}
     pairs = {node: split_node_id(node) for node in wanted}
-    Node.objects.bulk_create(
-        [
-            Node(kind=kind, ref=ref, label=labels.get(node, "")[:300], recorded_at=at)
-            for node, (kind, ref) in pairs.items()
-        ],
-        ignore_conflicts=True,
-    )
-    ids = node_ids(wanted)
+    if connection.vendor == "postgresql":
+        ids = _nodes_ensure_returning_ids(pairs, labels, at)
+    else:
+        Node.objects.bulk_create(
+            [
+                Node(kind=kind, ref=ref, label=labels.get(node, "")[:300], recorded_at=at)
+                for node, (kind, ref) in pairs.items()
+            ],
+            ignore_conflicts=True,
+        )
+        ids = node_ids(wanted)
     Edge.objects.bulk_create(
         [
             Edge(src_id=ids[link.src], dst_id=ids[link.dst], relation=link.relation, recorded_at=at)
@@ -64,3 +69,45 @@ def graph_record(
         ],
         ignore_conflicts=True,
     )
+
+
+# Inserted nodes come back from RETURNING; the ones already there from the join, which reads
+# the statement's snapshot. A node another transaction committed while this statement waited
+# on its unique key is in neither (its row is newer than the snapshot), so it is read again.
+_NODES_ENSURE = """
+WITH wanted (kind, ref, label) AS (
+    SELECT * FROM unnest(%s::varchar[], %s::varchar[], %s::varchar[])
+), added AS (
+    INSERT INTO lineage_app_node (kind, ref, label, recorded_at)
+    SELECT kind, ref, label, %s FROM wanted ORDER BY kind, ref
+    ON CONFLICT (kind, ref) DO NOTHING
+    RETURNING id, kind, ref
+)
+SELECT id, kind, ref FROM added
+UNION ALL
+SELECT node.id, node.kind, node.ref
+FROM lineage_app_node AS node JOIN wanted USING (kind, ref)
+"""
+
+
+def _nodes_ensure_returning_ids(
+    pairs: dict[str, tuple[str, str]], labels: dict[str, str], at: datetime
+) -> dict[str, int]:
+    """Insert the missing nodes and map every wanted `kind:ref` to its row id, in one
+    statement (PostgreSQL only; sorted, so concurrent writers take key locks in one order)."""
+    nodes = sorted(pairs.items(), key=lambda item: item[1])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _NODES_ENSURE,
+            [
+                [kind for _, (kind, _) in nodes],
+                [ref for _, (_, ref) in nodes],
+                [labels.get(node, "")[:300] for node, _ in nodes],
+                at,
+            ],
+        )
+        ids = {f"{kind}:{ref}": pk for pk, kind, ref in cursor.fetchall()}
+    missing = [node for node in pairs if node not in ids]
+    if missing:
+        ids.update(node_ids(missing))
+    return ids

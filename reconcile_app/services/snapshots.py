@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 
 from reconcile_app.canonical import content_hash
@@ -141,7 +141,6 @@ def _snapshot_insert(
                 )
                 for item in content["claims"]
             )
-        seen = contradictions_record(snapshot, content["contradictions"], issued_at)
         escalation = None
         if decision["result"] == DecisionResult.ESCALATE:
             escalation = escalation_for_snapshot(
@@ -171,6 +170,9 @@ def _snapshot_insert(
             policy_version=decision["policy_version"],
             issued_at=issued_at,
         )
+        # Last: an open contradiction's row is shared by every reconcile that sees it again,
+        # and its lock is held until the commit, so it is taken as late as possible.
+        seen = contradictions_record(snapshot, content["contradictions"], issued_at)
     _fill_relations(snapshot, contract, seen, escalation)
     return snapshot
 
@@ -212,12 +214,7 @@ def contradictions_record(
     if not found:
         return []
     by_signature = {contradiction_signature(item): item for item in found}
-    open_rows = {
-        row.signature: row
-        for row in Contradiction.objects.select_for_update().filter(
-            signature__in=list(by_signature), status=ContradictionStatus.OPEN
-        )
-    }
+    open_rows = {row.signature: row for row in _open_rows_touch(list(by_signature), issued_at)}
     new_rows = Contradiction.objects.bulk_create(
         Contradiction(
             snapshot=snapshot,
@@ -239,18 +236,33 @@ def contradictions_record(
         for signature, item in by_signature.items()
         if signature not in open_rows
     )
-    if open_rows:
-        Contradiction.objects.filter(pk__in=[row.pk for row in open_rows.values()]).update(
-            last_seen_at=issued_at
-        )
-        for row in open_rows.values():
-            row.last_seen_at = issued_at
     seen = [*open_rows.values(), *new_rows]
     Through = Contradiction.seen_in.through
     Through.objects.bulk_create(
         Through(contradiction_id=row.pk, decisionsnapshot_id=snapshot.pk) for row in seen
     )
     return seen
+
+
+def _open_rows_touch(signatures: list[str], seen_at: datetime) -> list[Contradiction]:
+    """The open contradictions with these signatures, their `last_seen_at` moved to `seen_at`
+    and locked until the commit, in one `UPDATE … RETURNING` (both engines support it; the
+    ORM's update returns only a count, so the rows would cost a second statement)."""
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(field.column) for field in Contradiction._meta.concrete_fields)
+    placeholders = ", ".join(["%s"] * len(signatures))
+    # Identifiers come from the model's metadata; every value is a parameter.
+    sql = (
+        f"UPDATE {quote(Contradiction._meta.db_table)} SET {quote('last_seen_at')} = %s "  # noqa: S608
+        f"WHERE {quote('status')} = %s AND {quote('signature')} IN ({placeholders}) "
+        f"RETURNING {columns}"
+    )
+    params = [
+        connection.ops.adapt_datetimefield_value(seen_at),
+        ContradictionStatus.OPEN.value,
+        *signatures,
+    ]
+    return list(Contradiction.objects.raw(sql, params))
 
 
 def _escalation_owner(spec: ContractSpec, sources: dict[str, Source], content: dict) -> str:

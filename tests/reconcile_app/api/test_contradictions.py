@@ -234,6 +234,19 @@ def test_a_retry_seeing_the_same_disagreement_joins_the_open_row(estate, agent, 
 
     [row] = Contradiction.objects.all()
     assert row.snapshot.snapshot_id == first["snapshot_id"]
+
+    # A retry is answered from the row it joined, values decoded as the first answer's were
+    # (each answer names its own snapshot; the row was seen again later).
+    def as_first_saw(shown: list[dict]) -> list[dict]:
+        return [{**item, "snapshot_id": None, "last_seen_at": None} for item in shown]
+
+    assert [as_first_saw(retry["contradictions"]) for retry in retries] == [
+        as_first_saw(first["contradictions"])
+    ] * 3
+    assert (
+        retries[-1]["contradictions"][0]["last_seen_at"]
+        > first["contradictions"][0]["last_seen_at"]
+    )
     assert sorted(row.seen_in.values_list("snapshot_id", flat=True)) == sorted(
         [first["snapshot_id"], *(retry["snapshot_id"] for retry in retries)]
     )

@@ -2,7 +2,8 @@
 
 Callers pass plain `kind:ref` ids; nodes are created on first mention. Three statements per
 call however many edges: insert missing nodes, read their ids, insert missing edges; two on
-PostgreSQL, where inserting the nodes also answers their ids.
+PostgreSQL, where inserting the nodes also answers their ids. A caller with an `InsertBatch`
+sends the edges with its own inserts.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from datetime import datetime
 from django.db import connection
 from django.utils import timezone
 
+from config.insert_batch import InsertBatch
 from lineage_app.models import Edge, Node
 from lineage_app.selectors.nodes import node_ids
 
@@ -41,9 +43,12 @@ def graph_record(
     *,
     labels: dict[str, str] | None = None,
     at: datetime | None = None,
+    batch: InsertBatch | None = None,
 ) -> None:
     """Record the links (and any node first mentioned), labelling new nodes from `labels`.
-    Recording a link again changes nothing: nodes and edges are insert-only."""
+    Recording a link again changes nothing: nodes and edges are insert-only. With `batch`,
+    the edges go out with the caller's other inserts (the nodes cannot: edges need their
+    ids)."""
     links = list(links)
     if not links:
         return
@@ -62,13 +67,14 @@ def graph_record(
             ignore_conflicts=True,
         )
         ids = node_ids(wanted)
-    Edge.objects.bulk_create(
-        [
-            Edge(src_id=ids[link.src], dst_id=ids[link.dst], relation=link.relation, recorded_at=at)
-            for link in links
-        ],
-        ignore_conflicts=True,
-    )
+    edges = [
+        Edge(src_id=ids[link.src], dst_id=ids[link.dst], relation=link.relation, recorded_at=at)
+        for link in links
+    ]
+    if batch is not None:
+        batch.add(Edge, edges, ignore_conflicts=True)
+    else:
+        Edge.objects.bulk_create(edges, ignore_conflicts=True)
 
 
 # Inserted nodes come back from RETURNING; the ones already there from the join, which reads

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from config.insert_batch import InsertBatch
 from lineage_app.choices import Relation
 from lineage_app.services.graph import Link, graph_record
 from reconcile_app.choices import ReadStatus, Verdict
@@ -16,7 +17,13 @@ def ref_node(reference: str) -> str:
     return f"{kind}:{ref}"
 
 
-def snapshot_lineage(*, snapshot_id: str, decision_id: str, content: dict[str, Any]) -> None:
+def snapshot_lineage(
+    *,
+    snapshot_id: str,
+    decision_id: str,
+    content: dict[str, Any],
+    batch: InsertBatch | None = None,
+) -> None:
     snapshot = f"snapshot:{snapshot_id}"
     decision = f"decision:{decision_id}"
     links = [Link(snapshot, decision, Relation.WAS_DERIVED_FROM)]
@@ -43,7 +50,7 @@ def snapshot_lineage(*, snapshot_id: str, decision_id: str, content: dict[str, A
         links.append(
             Link(f"reducer:{content['reducer_version']}", snapshot, Relation.WAS_GENERATED_BY)
         )
-    graph_record(links, labels=labels)
+    graph_record(links, labels=labels, batch=batch)
 
 
 def effect_lineage(*, decision_id: str, idempotency_key: str, action: str) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 
+from config.insert_batch import InsertBatch
 from reconcile_app.canonical import content_hash
 from reconcile_app.choices import ContradictionKind, ContradictionStatus, DecisionResult
 from reconcile_app.models import (
@@ -101,28 +102,35 @@ def _snapshot_insert(
             issued_at=issued_at,
             content=content,
         )
-        StateRead.objects.bulk_create(
-            StateRead(
-                snapshot=snapshot,
-                field=name,
-                source=sources[item["source"]],
-                required=item["required"],
-                status=item["status"],
-                value=item["value"],
-                version=item["version"],
-                observed_at=item["observed_at"],
-                valid_from=item["valid_from"],
-                recorded_at=item["recorded_at"],
-                read_at=item["read_at"],
-                max_age_seconds=item["max_age_seconds"],
-                consistency=item["consistency"],
-                evidence=item["evidence"],
-                detail=item["detail"][:500],
-            )
-            for name, item in content["fields"].items()
+        # Rows whose ids nothing reads go out together at the end (one statement on
+        # PostgreSQL); the snapshot's own id is needed by all of them, so it goes first.
+        batch = InsertBatch()
+        batch.add(
+            StateRead,
+            [
+                StateRead(
+                    snapshot=snapshot,
+                    field=name,
+                    source=sources[item["source"]],
+                    required=item["required"],
+                    status=item["status"],
+                    value=item["value"],
+                    version=item["version"],
+                    observed_at=item["observed_at"],
+                    valid_from=item["valid_from"],
+                    recorded_at=item["recorded_at"],
+                    read_at=item["read_at"],
+                    max_age_seconds=item["max_age_seconds"],
+                    consistency=item["consistency"],
+                    evidence=item["evidence"],
+                    detail=item["detail"][:500],
+                )
+                for name, item in content["fields"].items()
+            ],
         )
-        if content["claims"]:
-            ClaimVerdict.objects.bulk_create(
+        batch.add(
+            ClaimVerdict,
+            [
                 ClaimVerdict(
                     snapshot=snapshot,
                     index=item["index"],
@@ -140,7 +148,8 @@ def _snapshot_insert(
                     evidence=item["evidence"],
                 )
                 for item in content["claims"]
-            )
+            ],
+        )
         escalation = None
         if decision["result"] == DecisionResult.ESCALATE:
             escalation = escalation_for_snapshot(
@@ -158,21 +167,30 @@ def _snapshot_insert(
                 commit_window_seconds=spec.commit_window_seconds,
             )
         snapshot_lineage(
-            snapshot_id=snapshot.snapshot_id, decision_id=f"dec_{digest[:32]}", content=content
-        )
-        DecisionReceipt.objects.create(
+            snapshot_id=snapshot.snapshot_id,
             decision_id=f"dec_{digest[:32]}",
-            snapshot=snapshot,
-            proposed_action=binding["proposed_action"],
-            result=decision["result"],
-            permitted_actions=decision["permitted_actions"],
-            reasons=decision["reasons"],
-            policy_version=decision["policy_version"],
-            issued_at=issued_at,
+            content=content,
+            batch=batch,
+        )
+        batch.add(
+            DecisionReceipt,
+            [
+                DecisionReceipt(
+                    decision_id=f"dec_{digest[:32]}",
+                    snapshot=snapshot,
+                    proposed_action=binding["proposed_action"],
+                    result=decision["result"],
+                    permitted_actions=decision["permitted_actions"],
+                    reasons=decision["reasons"],
+                    policy_version=decision["policy_version"],
+                    issued_at=issued_at,
+                )
+            ],
         )
         # Last: an open contradiction's row is shared by every reconcile that sees it again,
         # and its lock is held until the commit, so it is taken as late as possible.
-        seen = contradictions_record(snapshot, content["contradictions"], issued_at)
+        seen = contradictions_record(snapshot, content["contradictions"], issued_at, batch)
+        batch.send()
     _fill_relations(snapshot, contract, seen, escalation)
     return snapshot
 
@@ -207,7 +225,10 @@ def _fill_relations(
 
 
 def contradictions_record(
-    snapshot: DecisionSnapshot, found: list[dict], issued_at: datetime
+    snapshot: DecisionSnapshot,
+    found: list[dict],
+    issued_at: datetime,
+    batch: InsertBatch,
 ) -> list[Contradiction]:
     """One row per disagreement while it stays open: a retry that sees the same one again
     joins that row (`seen_in`, `last_seen_at`) instead of adding another to triage."""
@@ -238,8 +259,9 @@ def contradictions_record(
     )
     seen = [*open_rows.values(), *new_rows]
     Through = Contradiction.seen_in.through
-    Through.objects.bulk_create(
-        Through(contradiction_id=row.pk, decisionsnapshot_id=snapshot.pk) for row in seen
+    batch.add(
+        Through,
+        [Through(contradiction_id=row.pk, decisionsnapshot_id=snapshot.pk) for row in seen],
     )
     return seen
 

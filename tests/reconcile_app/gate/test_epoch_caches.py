@@ -129,7 +129,7 @@ def test_a_warm_reconcile_runs_a_fixed_number_of_queries(
     subject = f"account-h{history}"
     account(subject, history=history)
     assert _reconcile(agent, subject).status_code == 201
-    statements = 10 if connection.vendor == "postgresql" else 11
+    statements = 7 if connection.vendor == "postgresql" else 11
     with django_assert_num_queries(statements + SAVEPOINT_STATEMENTS):
         response = _reconcile(agent, subject)
     assert response.status_code == 201

@@ -86,5 +86,11 @@ def test_bench_http_runs_end_to_end(tmp_path):
         assert float(figures[-5]) > 0, out  # requests per second
         assert figures[-1] == "0", out  # nothing failed
     assert "queries per reconcile: " in out
+    for endpoint in ("reconcile", "bare"):
+        crowd = re.search(
+            rf"4 agents x 1 request/s for 2 s, {endpoint}: (\d+) requests.*failed (\d+)", out
+        )
+        assert crowd is not None, out
+        assert int(crowd.group(1)) > 0 and crowd.group(2) == "0", out
     concluded, accepted = map(int, re.search(r"readbacks: (\d+) of (\d+) concluded", out).groups())
     assert concluded == accepted > 0, out  # every accepted effect read back

@@ -38,6 +38,7 @@ from reconcile_app.services.effects.state import (
     RETRYABLE_REJECTIONS,
     effect_accept,
     effect_event,
+    effect_reload,
 )
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.provenance import effect_evidence_lineage, effect_lineage
@@ -256,7 +257,7 @@ def _send_again(effect: Effect, *, principal: Principal, target: ActionTarget) -
             effect_event(effect, "retried", {"previous": effect.outcome})
     if not moved:
         return _resolve_on_retry(_existing(effect.idempotency_key, effect.fingerprint))
-    effect.refresh_from_db()
+    effect_reload(effect)
     return CommitResult(effect=_send(effect), replayed=False)
 
 
@@ -294,7 +295,7 @@ def _reject(
             outcome_at=timezone.now(),
         )
         effect_event(effect, "rejected", {"code": code, "expected": expected, "found": found})
-    effect.refresh_from_db()
+    effect_reload(effect)
     return effect
 
 
@@ -331,7 +332,7 @@ def _mark_unknown(effect: Effect, detail: str, *, code: str = "timeout") -> Effe
         )
         # Read back before the commit: the answer to this request is "unknown", whatever
         # the resolution queued below finds later.
-        effect.refresh_from_db()
+        effect_reload(effect)
         transaction.on_commit(lambda: effect_resolve_task.delay(effect.pk))
     return effect
 

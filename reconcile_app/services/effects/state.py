@@ -44,9 +44,26 @@ def effect_locked(effect_id: int) -> Effect:
     IMMEDIATE transactions serialise writers anyway)."""
     return (
         Effect.objects.select_for_update(of=("self",))
-        .select_related("source", "snapshot")
+        # Everything the effect's representation names, joined here rather than read one
+        # by one after the transaction (the rows are not locked: `of` is the effect alone).
+        .select_related("source", "snapshot", "decision", "principal", "escalation")
         .get(pk=effect_id)
     )
+
+
+def effect_reload(effect: Effect) -> None:
+    """`refresh_from_db`, keeping the related rows already loaded whose keys did not change
+    (a refresh forgets every one of them, and representing the effect would read each
+    again)."""
+    loaded = {
+        field: field.get_cached_value(effect)
+        for field in Effect._meta.concrete_fields
+        if field.is_relation and field.is_cached(effect)
+    }
+    effect.refresh_from_db()
+    for field, related in loaded.items():
+        if related is not None and getattr(effect, field.attname) == related.pk:
+            field.set_cached_value(effect, related)
 
 
 def effect_event(
@@ -98,5 +115,5 @@ def effect_accept(*, effect_id: int, receipt: dict[str, Any], via: str, actor: s
             idempotency_key=effect.idempotency_key, evidence_id=entry.evidence_id, what="receipt"
         )
         transaction.on_commit(lambda: effect_readback_task.delay(effect.pk))
-        effect.refresh_from_db()
+        effect_reload(effect)
     return effect

@@ -49,19 +49,24 @@ from reconcile_app.services.effects.state import source_held
 logger = logging.getLogger(__name__)
 
 OUTCOMES = ("succeeded", "not_executed")
+MAX_REASON = 4000
 
 
 def bulk_request_check(
     *, kind: str, action: str, reason: str | None, outcome: str | None = None
 ) -> str:
     """The action and its arguments, before any row is read; returns the outcome ("" if none)."""
-    if not reason or not reason.strip():
+    if not isinstance(reason, str) or not reason.strip():
         raise ValidationFailed("a bulk action needs a reason", code="reason_required")
+    if len(reason) > MAX_REASON:
+        raise ValidationFailed(
+            f"a reason is at most {MAX_REASON} characters", code="reason_too_long"
+        )
     if kind == BulkJobKind.CONTRADICTIONS:
         if action != BulkJobAction.RESOLVE:
             raise ValidationFailed("contradictions are only resolved", code="invalid_action")
         return ""
-    if action not in (BulkJobAction.READBACK, BulkJobAction.RESOLVE):
+    if not isinstance(action, str) or action not in BulkJobAction.values:
         raise ValidationFailed("action must be readback or resolve", code="invalid_action")
     if action == BulkJobAction.READBACK:
         if outcome:
@@ -73,7 +78,7 @@ def bulk_request_check(
         raise ValidationFailed(
             "resolve needs an outcome: succeeded or not_executed", code="outcome_required"
         )
-    if outcome not in OUTCOMES:
+    if not isinstance(outcome, str) or outcome not in OUTCOMES:
         raise ValidationFailed("outcome must be succeeded or not_executed", code="invalid_outcome")
     return outcome
 

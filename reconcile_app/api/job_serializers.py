@@ -18,7 +18,8 @@ class EffectBulkFilter(serializers.Serializer):
     postcondition_failed)."""
 
     status = serializers.CharField(required=False)
-    source = serializers.CharField(required=False)
+    # The API names this filter `source` (docs/api.md); it shadows Field.source only in type.
+    source = serializers.CharField(required=False)  # type: ignore[assignment]
     action = serializers.CharField(required=False)
     subject = serializers.CharField(required=False)
 

@@ -98,8 +98,9 @@ class JobItemTable(tables.Table):
             )
         return format_html('<span class="mono">contradiction {}</span>', record.ref)
 
-    def render_state(self, value: str) -> SafeString:
-        return badge(value)
+    def render_state(self, record: BulkJobItem) -> SafeString:
+        # The stored value (its badge colour), not the choice's display label.
+        return badge(record.state)
 
     def render_before(self, value: str) -> SafeString:
         return badge(value) if value else EMPTY

@@ -219,7 +219,7 @@ class JobDetailView(StaffRequiredMixin, View):
         running = job.status == BulkJobStatus.RUNNING
         table = JobItemTable(job_items(job), request=request, kind=job.kind)
         table.paginate(page=request.GET.get("page", 1), per_page=PER_PAGE)
-        query = {"polls": asked + 1}
+        query: dict[str, Any] = {"polls": asked + 1}
         if request.GET.get("page"):
             query["page"] = request.GET["page"]
         context = {

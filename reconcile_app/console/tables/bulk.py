@@ -1,5 +1,4 @@
-"""Bulk triage's tables: the pick column the list tables share, a preview's sample, and a
-job's items."""
+"""Bulk triage's tables: the pick column the list tables share, and a job's items."""
 
 from __future__ import annotations
 
@@ -42,22 +41,6 @@ def pick_box(name: str, value: Any, label: str) -> SafeString:
         BULK_FORM,
         label,
     )
-
-
-class BulkSampleTable:
-    """The preview's sample: the list's own table, without picks, sorting or pages."""
-
-    @staticmethod
-    def for_kind(kind: str, rows: list[Any]) -> tables.Table:
-        if kind == BulkJobKind.CONTRADICTIONS:
-            from reconcile_app.console.tables.contradictions import ContradictionTable
-
-            return ContradictionTable(
-                rows, orderable=False, exclude=("pick", "resolution"), attrs={"id": "sample"}
-            )
-        from reconcile_app.console.tables.effects import EffectTable
-
-        return EffectTable(rows, orderable=False, attrs={"id": "sample", "class": "data-table"})
 
 
 class JobItemTable(tables.Table):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+import django_tables2 as tables
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -30,7 +31,9 @@ from reconcile_app.console.mixins import (
     not_found_is_404,
     polls,
 )
-from reconcile_app.console.tables.bulk import BulkSampleTable, JobItemTable
+from reconcile_app.console.tables.bulk import JobItemTable
+from reconcile_app.console.tables.contradictions import ContradictionTable
+from reconcile_app.console.tables.effects import EffectTable
 from reconcile_app.errors import DomainError
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.bulk import (
@@ -85,6 +88,15 @@ CONTRADICTION_CHOICES = {
         hint="Close each open contradiction with your reason as its note; both values stay.",
     ),
 }
+
+
+def sample_table(kind: str, rows: list[Any]) -> tables.Table:
+    """The preview's sample: the list's own table, without picks, sorting or pages."""
+    if kind == BulkJobKind.CONTRADICTIONS:
+        return ContradictionTable(
+            rows, orderable=False, exclude=("pick", "resolution"), attrs={"id": "sample"}
+        )
+    return EffectTable(rows, orderable=False, attrs={"id": "sample", "class": "data-table"})
 
 
 def bulk_filters(form: Any, names: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -180,9 +192,7 @@ class BulkPreviewView(OperatorRequiredMixin, View):
             "choice": choice,
             "choices": self.choices,
             "selection": selection,
-            "sample_table": BulkSampleTable.for_kind(self.kind, selection.sample)
-            if selection
-            else None,
+            "sample_table": sample_table(self.kind, selection.sample) if selection else None,
             "sample_size": SAMPLE_SIZE,
             "confirm_above": CONFIRM_ABOVE,
             "needs_confirm": selection is not None and selection.count > CONFIRM_ABOVE,

@@ -196,6 +196,10 @@ BADGE_COLOURS: dict[str, str] = {
     # Drill and benchmark runs; contract activations share running and failed.
     "running": "blue",
     "failed": "red",
+    # Bulk triage jobs and their items.
+    "pending": "blue",
+    "done": "green",
+    "skipped": "grey",
     # Contract versions, their activations and release gates.
     "draft": "blue",
     "retired": "grey",
@@ -244,3 +248,29 @@ class EffectStatus(models.TextChoices):
     VERIFIED = "verified"
     POSTCONDITION_FAILED = "postcondition_failed"
     NOT_EXECUTED = "not_executed"
+
+
+class BulkJobKind(models.TextChoices):
+    """What a bulk triage job acts on."""
+
+    EFFECTS = "effects"
+    CONTRADICTIONS = "contradictions"
+
+
+class BulkJobAction(models.TextChoices):
+    READBACK = "readback"  # re-check now: a readback, or a resolution of an unknown outcome
+    RESOLVE = "resolve"  # an operator's verdict (effects: with an outcome; contradictions: a note)
+
+
+class BulkJobStatus(models.TextChoices):
+    RUNNING = "running"
+    DONE = "done"
+
+
+class BulkItemState(models.TextChoices):
+    """One item of a bulk job: waiting, acted on, found already concluded, or refused."""
+
+    PENDING = "pending"
+    DONE = "done"
+    SKIPPED = "skipped"
+    FAILED = "failed"

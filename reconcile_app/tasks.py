@@ -91,3 +91,12 @@ def contract_activation_task(activation_id: str) -> str:
     from reconcile_app.services.contract_lifecycle import contract_activation_run
 
     return contract_activation_run(activation_id=activation_id).status
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def bulk_job_run_task(job_id: str) -> str:
+    """One operator's bulk triage: every item in its own transaction. A redelivery carries on
+    from the items still pending; nothing concluded is redone."""
+    from reconcile_app.services.bulk_jobs import bulk_job_run
+
+    return bulk_job_run(job_id=job_id).status

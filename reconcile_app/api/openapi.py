@@ -32,6 +32,7 @@ TAGS: dict[str, str] = {
     "facts": "Operational facts selected by the owner's rule.",
     "escalations": "Questions a person decides: ambiguity, approvals, promotions.",
     "contradictions": "Disagreements preserved for review.",
+    "jobs": "Bulk triage jobs: many effects re-checked or resolved as one audited job.",
     "corrections": "Corrections of evidence, with their blast radius.",
     "quarantines": "Quarantine a source, a memory class or one memory.",
     "lineage": "Descendants, ancestors, blast radius and PROV export of any node.",

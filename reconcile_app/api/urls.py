@@ -9,6 +9,7 @@ from reconcile_app.api.views import (
     corrections,
     effects,
     facts,
+    jobs,
     ledger,
     me,
     memory_classes,
@@ -81,6 +82,9 @@ urlpatterns = [
         name="api-quarantine-lift",
     ),
     path("effects", effects.EffectListView.as_view(), name="api-effects"),
+    # Before `effects/<key>`: "bulk" names the bulk endpoint, not an effect.
+    path("effects/bulk", jobs.EffectBulkView.as_view(), name="api-effects-bulk"),
+    path("jobs/<str:job_id>", jobs.JobDetailView.as_view(), name="api-job"),
     path("effects/<str:key>", effects.EffectDetailView.as_view(), name="api-effect"),
     path(
         "effects/<str:key>/readback",

@@ -5,6 +5,7 @@ from django.urls import path
 from reconcile_app.console.views import (
     audit,
     blast_radius,
+    bulk,
     contracts,
     contradictions,
     corrections,
@@ -57,6 +58,11 @@ urlpatterns = [
         "contradictions/",
         contradictions.ContradictionListView.as_view(),
         name="console-contradictions",
+    ),
+    path(
+        "contradictions/bulk/",
+        bulk.ContradictionBulkPreviewView.as_view(),
+        name="console-contradictions-bulk",
     ),
     path(
         "contradictions/<int:contradiction_id>/resolve/",
@@ -124,6 +130,9 @@ urlpatterns = [
     # last so the action URLs match first.
     path("facts/<path:fact_key>/", facts.FactDetailView.as_view(), name="console-fact"),
     path("effects/", effects.EffectListView.as_view(), name="console-effects"),
+    # Before the effect's own pages: "bulk" is the bulk preview, not an idempotency key.
+    path("effects/bulk/", bulk.BulkPreviewView.as_view(), name="console-effects-bulk"),
+    path("jobs/<str:job_id>/", bulk.JobDetailView.as_view(), name="console-job"),
     path(
         "effects/<path:key>/status/",
         effects.EffectStatusView.as_view(),

@@ -11,6 +11,7 @@ from reconcile_app.models.effects import Effect, EffectEvent
 from reconcile_app.models.epochs import ConfigurationEpoch
 from reconcile_app.models.escalations import Escalation
 from reconcile_app.models.evidence import EvidenceEntry, EvidenceSupport, LedgerHead
+from reconcile_app.models.jobs import BulkJob, BulkJobItem
 from reconcile_app.models.memory import MemoryClass, MemoryRecord, MemoryStatusEvent
 from reconcile_app.models.principals import ApiKey, Capability, Principal
 from reconcile_app.models.quarantine import Quarantine, QuarantineEpoch
@@ -26,6 +27,8 @@ from reconcile_app.models.sources import Source
 __all__ = [
     "ApiKey",
     "AuditEvent",
+    "BulkJob",
+    "BulkJobItem",
     "Capability",
     "ClaimVerdict",
     "ConfigurationEpoch",

@@ -205,6 +205,14 @@ MATRIX: tuple[Row, ...] = (
         OPERATORS,
         body=lambda w, m: {"outcome": "not_executed", **REASON},
     ),
+    Row(
+        "api-effects-bulk",
+        "post",
+        fixed("/api/v1/effects/bulk"),
+        OPERATORS,
+        body=lambda w, m: {"keys": [w.own.effect_key], "action": "readback", **REASON},
+    ),
+    Row("api-job", "get", lambda w, m: f"/api/v1/jobs/{w.job_id}", PEOPLE_READ),
     Row("api-fact-current", "get", fixed("/api/v1/facts/baseline.math-eval/current"), EVERYONE),
     Row("api-escalations", "get", fixed("/api/v1/escalations"), EVERYONE),
     Row(

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from config.heartbeat import worker_heartbeat_record
 from reconcile_app.models import Contradiction
+from reconcile_app.services.bulk_jobs import bulk_job_create
 from reconcile_app.services.corrections import correction_create
 from reconcile_app.services.evidence import evidence_append, evidence_attest
 from reconcile_app.services.memory import memory_admit
@@ -125,6 +126,7 @@ class World:
     contradiction_id: int
     correction_id: str
     quarantine_id: str
+    job_id: str
 
     def of(self, whose: str) -> SimpleNamespace:
         return self.own if whose == "own" else self.other
@@ -164,6 +166,9 @@ def world(estate, agent, operator) -> World:
         source_revision="r18",
         derived_from=[bad.evidence_id],
     )
+    job = bulk_job_create(
+        actor=operator.user, action="readback", keys=[own.effect_key], reason="matrix"
+    )
     worker_heartbeat_record("matrix")  # so /readyz answers 200 (a worker is seen alive)
     return World(
         own=own,
@@ -173,4 +178,5 @@ def world(estate, agent, operator) -> World:
         .get(),
         correction_id=correction.correction_id,
         quarantine_id=quarantine.quarantine_id,
+        job_id=job.job_id,
     )

@@ -8,6 +8,7 @@ import django_tables2 as tables
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from reconcile_app.console.tables.bulk import pick_box, pick_column
 from reconcile_app.console.tables.common import side_by_side, snapshot_link
 from reconcile_app.models import Contradiction
 from reconcile_app.templatetags.reconcile_tags import (
@@ -19,6 +20,7 @@ from reconcile_app.templatetags.reconcile_tags import (
 class ContradictionTable(tables.Table):
     """Both sides of each contradiction side by side; never merged into one value."""
 
+    pick = pick_column()
     detected_at = tables.Column(verbose_name="Detected (UTC)")
     kind = tables.Column()
     subject = tables.Column(attrs={"td": {"class": "nowrap"}})
@@ -43,6 +45,7 @@ class ContradictionTable(tables.Table):
         model = Contradiction
         fields = ()
         sequence = (
+            "pick",
             "detected_at",
             "kind",
             "subject",
@@ -67,12 +70,18 @@ class ContradictionTable(tables.Table):
         drafts: dict[int, str] | None = None,
         **kwargs: Any,
     ) -> None:
+        if not can_resolve:
+            # Operators pick rows to resolve in bulk; nobody else has a use for the boxes.
+            kwargs["exclude"] = (*kwargs.get("exclude", ()), "pick")
         super().__init__(*args, **kwargs)
         # Decided once per request by the view (operators only); the server checks it again.
         self.can_resolve = can_resolve
         # A refused resolve comes back with its message and the note as typed, in the row.
         self.errors = errors or {}
         self.drafts = drafts or {}
+
+    def render_pick(self, record: Contradiction) -> SafeString:
+        return pick_box("id", record.pk, f"contradiction {record.pk}")
 
     def render_detected_at(self, value: Any) -> SafeString:
         return ts(value)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import django_tables2 as tables
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from reconcile_app.console.tables.bulk import pick_box, pick_column
 from reconcile_app.console.tables.common import TABLE_TEMPLATE, snapshot_link
 from reconcile_app.models import Effect
 from reconcile_app.templatetags.reconcile_tags import (
@@ -22,6 +24,7 @@ from reconcile_app.templatetags.reconcile_tags import (
 class EffectTable(tables.Table):
     """Effects by status; the unknown ones are the operators' triage queue."""
 
+    pick = pick_column()
     idempotency_key = tables.Column(verbose_name="Key")
     action = tables.Column()
     subject = tables.Column(attrs={"td": {"class": "nowrap"}})
@@ -41,6 +44,7 @@ class EffectTable(tables.Table):
         model = Effect
         fields = ()
         sequence = (
+            "pick",
             "idempotency_key",
             "action",
             "subject",
@@ -55,6 +59,15 @@ class EffectTable(tables.Table):
         attrs = {"class": "data-table", "id": "effects"}
         row_attrs = {"id": lambda record: f"effect-{record.pk}"}
         empty_text = "No effect matches these filters."
+
+    def __init__(self, *args: Any, can_pick: bool = False, **kwargs: Any) -> None:
+        if not can_pick:
+            # Rows are picked for bulk triage by operators, on the tabs it applies to.
+            kwargs["exclude"] = (*kwargs.get("exclude", ()), "pick")
+        super().__init__(*args, **kwargs)
+
+    def render_pick(self, record: Effect) -> SafeString:
+        return pick_box("key", record.idempotency_key, record.idempotency_key)
 
     def render_idempotency_key(self, value: str) -> SafeString:
         return format_html(

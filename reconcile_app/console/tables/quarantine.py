@@ -81,6 +81,16 @@ def _poll_url(record: QuarantineTarget, table: QuarantineTargetTable) -> str | N
     return f"{target_url(record)}?{query}"
 
 
+def recheck_unknown_link(source: str) -> SafeString:
+    """After an outage: every unknown outcome against this source, through the bulk preview."""
+    query = urlencode({"do": "readback", "scope": "filter", "status": "unknown", "source": source})
+    return format_html(
+        '<a class="btn btn-small recheck-source" href="{}?{}">Re-check unknown…</a>',
+        reverse("console-effects-bulk"),
+        query,
+    )
+
+
 def target_url(record: QuarantineTarget) -> str:
     return reverse("console-quarantine-target", args=[record.scope, record.target])
 
@@ -191,13 +201,17 @@ class QuarantineTargetTable(tables.Table):
 
     def render_actions(self, record: QuarantineTarget) -> SafeString:
         if record.quarantine is not None:
-            return dialog_link(
+            action = dialog_link(
                 reverse("console-quarantine-lift", args=[record.quarantine.quarantine_id]),
                 "Lift…",
                 css="btn btn-small btn-danger",
             )
-        query = urlencode({"scope": record.scope, "target": record.target})
-        return dialog_link(f"{reverse('console-quarantine-new')}?{query}", "Quarantine…")
+        else:
+            query = urlencode({"scope": record.scope, "target": record.target})
+            action = dialog_link(f"{reverse('console-quarantine-new')}?{query}", "Quarantine…")
+        if record.scope != QuarantineScope.SOURCE:
+            return action
+        return format_html("{} {}", action, recheck_unknown_link(record.target))
 
 
 class QuarantineHistoryTable(tables.Table):

@@ -26,10 +26,12 @@ from reconcile_app.console.mixins import (
     not_found_is_404,
 )
 from reconcile_app.console.tables.contradictions import ContradictionTable
+from reconcile_app.console.views.bulk import CONTRADICTION_CHOICES, bulk_filters
 from reconcile_app.errors import Conflict, ValidationFailed
 from reconcile_app.filtersets import ContradictionFilterSet
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
+from reconcile_app.selectors.bulk import CONTRADICTION_FILTERS
 from reconcile_app.selectors.contradictions import (
     console_contradiction,
     console_contradictions,
@@ -73,6 +75,11 @@ class ContradictionListView(
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context.update(self.tab_context())
+        context["can_pick"] = has_role(self.request.user, Role.OPERATOR) and self.tab() != (
+            ContradictionStatus.RESOLVED
+        )
+        context["bulk_filters"] = bulk_filters(self.filterset.form, CONTRADICTION_FILTERS)
+        context["bulk_choices"] = list(CONTRADICTION_CHOICES.items())
         return context
 
 

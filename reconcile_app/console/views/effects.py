@@ -35,11 +35,13 @@ from reconcile_app.console.mixins import (
     polls,
 )
 from reconcile_app.console.tables.effects import EffectTable
+from reconcile_app.console.views.bulk import EFFECT_CHOICES, bulk_filters
 from reconcile_app.errors import DomainError
 from reconcile_app.filtersets import EffectFilterSet
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.audit import object_timeline
+from reconcile_app.selectors.bulk import EFFECT_FILTERS
 from reconcile_app.selectors.effects import (
     EFFECT_TABS,
     EffectState,
@@ -101,9 +103,18 @@ class EffectListView(
         dress_filter_form(filterset.form, datalists={"source": "known-effect-sources"})
         return filterset
 
+    def can_pick(self) -> bool:
+        return has_role(self.request.user, Role.OPERATOR) and self.tab() in PICKABLE_TABS
+
+    def get_table_kwargs(self) -> dict[str, Any]:
+        return {"can_pick": self.can_pick()}
+
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context.update(self.tab_context())
+        context["can_pick"] = self.can_pick()
+        context["bulk_filters"] = bulk_filters(self.filterset.form, EFFECT_FILTERS)
+        context["bulk_choices"] = list(EFFECT_CHOICES.items())
         context["tab_items"] = [
             {"value": tab, "label": TAB_LABELS.get(tab, tab), "count": context["tab_counts"][tab]}
             for tab in EFFECT_TABS
@@ -111,6 +122,15 @@ class EffectListView(
         if not self.wants_partial():
             context["source_names"] = effect_source_names()
         return context
+
+
+# Tabs whose rows a bulk action can act on (a job skips any row already concluded).
+PICKABLE_TABS = (
+    EffectStatus.UNKNOWN,
+    EffectStatus.POSTCONDITION_FAILED,
+    EffectStatus.ACCEPTED,
+    "all",
+)
 
 
 def status_context(

@@ -1,0 +1,86 @@
+"""Bulk triage on the API: the request that starts a job and the job's progress."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from reconcile_app.choices import BulkJobAction, BulkJobStatus
+from reconcile_app.models import BulkJob
+from reconcile_app.selectors.bulk import MAX_ITEMS, job_failures
+
+
+class EffectBulkFilter(serializers.Serializer):
+    """The effects list's own filters. A filter naming no `status` means every effect the
+    action can act on (readback: unknown, accepted, postcondition_failed; resolve: unknown,
+    postcondition_failed)."""
+
+    status = serializers.CharField(required=False)
+    # The API names this filter `source` (docs/api.md); it shadows Field.source only in type.
+    source = serializers.CharField(required=False)  # type: ignore[assignment]
+    action = serializers.CharField(required=False)
+    subject = serializers.CharField(required=False)
+
+
+class EffectBulkInput(serializers.Serializer):
+    """Either `keys` or `filter` (400 `selection_required` / `selection_ambiguous`)."""
+
+    keys = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        max_length=MAX_ITEMS,
+        help_text=f"idempotency keys (at most {MAX_ITEMS}; 400 `unknown_keys` names any "
+        "that do not exist)",
+    )
+    filter = EffectBulkFilter(required=False)
+    action = serializers.ChoiceField(choices=BulkJobAction.choices)
+    outcome = serializers.ChoiceField(
+        choices=["succeeded", "not_executed"],
+        required=False,
+        help_text="for `resolve` only (400 `outcome_required` without it); `succeeded` still "
+        "waits for a readback to verify",
+    )
+    reason = serializers.CharField(
+        max_length=4000, help_text="why (400 `reason_required` when blank); audited"
+    )
+
+
+class JobFailure(serializers.Serializer):
+    ref = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class JobOutput(serializers.ModelSerializer):
+    """A job's progress. `done` counts items finished without error (`skipped` ones — already
+    concluded when the job reached them — included); `done + failed == count` once `done`."""
+
+    status = serializers.ChoiceField(choices=BulkJobStatus.choices)
+    created_by = serializers.CharField(source="created_by_name")
+    failures = serializers.SerializerMethodField()
+
+    class Meta:
+        model = BulkJob
+        fields = [
+            "job_id",
+            "kind",
+            "action",
+            "outcome",
+            "reason",
+            "status",
+            "count",
+            "done",
+            "failed",
+            "skipped",
+            "created_by",
+            "created_at",
+            "finished_at",
+            "request_id",
+            "selection",
+            "failures",
+        ]
+
+    @extend_schema_field(JobFailure(many=True))
+    def get_failures(self, job: BulkJob) -> list[dict[str, Any]]:
+        return job_failures(job) if job.failed else []

@@ -1,0 +1,100 @@
+"""Bulk triage: start one job over many effects, and follow its progress."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from reconcile_app.api.job_serializers import EffectBulkInput, JobOutput
+from reconcile_app.api.openapi import api_operation, identifier_path
+from reconcile_app.api.permissions import IsOperator, PeopleOnly
+from reconcile_app.errors import ValidationFailed
+from reconcile_app.request_id import request_id_of
+from reconcile_app.selectors.bulk import job_get
+from reconcile_app.services.bulk_jobs import bulk_job_create
+
+BULK_DESCRIPTION = """Re-check (`readback`) or resolve many effects as one job.
+
+Name the effects by `keys` or by `filter` (the effects list's filters), never both. The job's
+rows are fixed now: 202 with its `job_id` and `count`; one Celery task then acts on each
+effect through the same service as the single-effect endpoints, each in its own transaction,
+skipping any already concluded. Every audit row it writes carries this request's id
+(`X-Request-ID`). Follow it at `GET /api/v1/jobs/{job_id}`."""
+
+
+SHAPE_CHECKED = ("keys", "filter")
+
+
+class EffectBulkView(APIView):
+    permission_classes = [IsOperator]
+
+    @api_operation(
+        operation_id="effects_bulk",
+        summary="Re-check or resolve many effects as one job",
+        tag="effects",
+        description=BULK_DESCRIPTION,
+        request=EffectBulkInput,
+        responses={202: JobOutput},
+        problems={
+            400: [
+                "selection_required",
+                "selection_ambiguous",
+                "unknown_keys",
+                "invalid_keys",
+                "invalid_filter",
+                "nothing_matched",
+                "selection_too_large",
+                "invalid_action",
+                "outcome_required",
+                "invalid_outcome",
+                "outcome_not_applicable",
+                "reason_required",
+                "reason_too_long",
+                "invalid_request",
+            ],
+            403: ["people_only", "forbidden"],
+        },
+    )
+    def post(self, request: Request) -> Response:
+        body = request.data if isinstance(request.data, dict) else None
+        if body is None:
+            raise ValidationFailed("the body must be a JSON object", code="invalid_request")
+        # Shape only (types, lengths); the service owns every rule, with its own codes, so a
+        # console form and this endpoint refuse the same things the same way.
+        shape = EffectBulkInput(
+            data={name: value for name, value in body.items() if name in SHAPE_CHECKED},
+            partial=True,
+        )
+        shape.is_valid(raise_exception=True)
+        job = bulk_job_create(
+            actor=request.user,
+            action=body.get("action", ""),
+            outcome=body.get("outcome") or None,
+            reason=body.get("reason"),
+            keys=body.get("keys"),
+            filters=body.get("filter"),
+            request_id=request_id_of(request),
+        )
+        response = Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)
+        response["Location"] = reverse("api-job", args=[job.job_id])
+        return response
+
+
+class JobDetailView(APIView):
+    """A bulk job's progress (people in a role)."""
+
+    permission_classes = [PeopleOnly]
+
+    @api_operation(
+        operation_id="job_get",
+        summary="Follow a bulk job",
+        tag="jobs",
+        parameters=[identifier_path("job_id", "the job's id, as `POST /effects/bulk` gave it")],
+        responses={200: JobOutput},
+        problems={403: ["people_only"], 404: ["job_not_found"]},
+    )
+    def get(self, request: Request, job_id: str) -> Response:
+        return Response(JobOutput(job_get(job_id=job_id)).data)

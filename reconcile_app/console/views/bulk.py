@@ -1,0 +1,249 @@
+"""Bulk triage in the console: preview a selection, confirm it, and watch its job run.
+
+The list pages (Unknown outcomes, Contradictions) post nothing themselves: their selection
+(ticked rows, or "all N matching these filters") opens a preview here — the count, a sample
+and the action — where the operator gives a reason and, above CONFIRM_ABOVE rows, types the
+count. Confirming creates one job (services/bulk_jobs.py) and opens its page, which re-reads
+its progress every POLL_SECONDS until the job is done.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import django_tables2 as tables
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.views import View
+
+from reconcile_app.choices import BulkJobAction, BulkJobKind, BulkJobStatus
+from reconcile_app.console.mixins import (
+    MAX_POLLS,
+    PER_PAGE,
+    POLL_SECONDS,
+    OperatorRequiredMixin,
+    StaffRequiredMixin,
+    is_htmx,
+    not_found_is_404,
+    polls,
+)
+from reconcile_app.console.tables.bulk import JobItemTable
+from reconcile_app.console.tables.contradictions import ContradictionTable
+from reconcile_app.console.tables.effects import EffectTable
+from reconcile_app.errors import DomainError
+from reconcile_app.request_id import request_id_of
+from reconcile_app.selectors.bulk import (
+    CONTRADICTION_FILTERS,
+    EFFECT_FILTERS,
+    SAMPLE_SIZE,
+    Selection,
+    job_get,
+    job_items,
+)
+from reconcile_app.services.bulk_jobs import bulk_job_create, bulk_request_check, bulk_selection
+
+# Above this many rows the operator types the count to confirm.
+CONFIRM_ABOVE = 10
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One console action: what the operator picks, and the job it becomes."""
+
+    label: str
+    action: str
+    outcome: str = ""
+    hint: str = ""
+
+
+EFFECT_CHOICES = {
+    "readback": Choice(
+        "Re-check now",
+        BulkJobAction.READBACK,
+        hint="Ask each owner: an unknown outcome is resolved from the owner's ledger and "
+        "target, an accepted one read back. Nothing is re-sent.",
+    ),
+    "not_executed": Choice(
+        "Resolve as not executed",
+        BulkJobAction.RESOLVE,
+        "not_executed",
+        hint="Record your word that the owner never executed these commands.",
+    ),
+    "succeeded": Choice(
+        "Resolve as succeeded",
+        BulkJobAction.RESOLVE,
+        "succeeded",
+        hint="Record your word that they happened: each becomes accepted and still waits "
+        "for a readback to verify it.",
+    ),
+}
+CONTRADICTION_CHOICES = {
+    "resolve": Choice(
+        "Resolve",
+        BulkJobAction.RESOLVE,
+        hint="Close each open contradiction with your reason as its note; both values stay.",
+    ),
+}
+
+
+def sample_table(kind: str, rows: list[Any]) -> tables.Table:
+    """The preview's sample: the list's own table, without picks, sorting or pages."""
+    if kind == BulkJobKind.CONTRADICTIONS:
+        return ContradictionTable(
+            rows, orderable=False, exclude=("pick", "resolution"), attrs={"id": "sample"}
+        )
+    return EffectTable(rows, orderable=False, attrs={"id": "sample", "class": "data-table"})
+
+
+def bulk_filters(form: Any, names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """A list's filters as the preview takes them ("all N matching these filters")."""
+    data = form.data
+    if not hasattr(data, "getlist"):
+        return []
+    return [(name, value) for name in names for value in data.getlist(name) if value]
+
+
+class BulkPreviewView(OperatorRequiredMixin, View):
+    """GET: the preview of a selection. POST: confirm it and start the job."""
+
+    kind: str = BulkJobKind.EFFECTS
+    choices: dict[str, Choice] = EFFECT_CHOICES
+    filters: tuple[str, ...] = EFFECT_FILTERS
+    ref_param = "key"
+    list_url_name = "console-effects"
+    noun = "effect"
+    template_name = "reconcile_app/bulk_preview.html"
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return self.preview(request, request.GET)
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        data = request.POST
+        try:
+            choice = self.choice(data)
+            selection = self.select(data, choice)
+            self.confirmed(data, selection)
+            job = bulk_job_create(
+                kind=self.kind,
+                actor=request.user,
+                action=choice.action,
+                outcome=choice.outcome or None,
+                reason=data.get("reason", ""),
+                request_id=request_id_of(request),
+                **self.asked(data),
+            )
+        except DomainError as error:
+            return self.preview(request, data, error=error)
+        return redirect("console-job", job_id=job.job_id)
+
+    def choice(self, data: QueryDict) -> Choice:
+        picked = data.get("do", "")
+        if picked not in self.choices:
+            raise DomainError(f"pick an action: {', '.join(self.choices)}", code="invalid_action")
+        return self.choices[picked]
+
+    def asked(self, data: QueryDict) -> dict[str, Any]:
+        """The selection as the service takes it: the ticked rows, or the list's filters."""
+        if data.get("scope") == "filter":
+            return {
+                "filters": {name: data.getlist(name) for name in self.filters if data.get(name)}
+            }
+        return {"keys": data.getlist(self.ref_param)}
+
+    def select(self, data: QueryDict, choice: Choice) -> Selection:
+        bulk_request_check(
+            kind=self.kind, action=choice.action, outcome=choice.outcome or None, reason="-"
+        )
+        return bulk_selection(kind=self.kind, action=choice.action, **self.asked(data))
+
+    def confirmed(self, data: QueryDict, selection: Selection) -> None:
+        if selection.count > CONFIRM_ABOVE and data.get("confirm", "").strip() != str(
+            selection.count
+        ):
+            raise DomainError(
+                f"This acts on {selection.count} rows: type {selection.count} to confirm.",
+                code="confirmation_mismatch",
+            )
+
+    def preview(
+        self, request: HttpRequest, data: QueryDict, *, error: DomainError | None = None
+    ) -> HttpResponse:
+        selection: Selection | None = None
+        choice: Choice | None = None
+        try:
+            choice = self.choice(data)
+            selection = self.select(data, choice)
+        except DomainError as refused:
+            error = error or refused
+        hidden = [
+            (name, value)
+            for name in ("do", "scope", self.ref_param, *self.filters)
+            for value in data.getlist(name)
+            if value
+        ]
+        back = {name: value for name, value in hidden if name in self.filters}
+        context = {
+            "kind": self.kind,
+            "noun": self.noun,
+            "choice": choice,
+            "choices": self.choices,
+            "selection": selection,
+            "sample_table": sample_table(self.kind, selection.sample) if selection else None,
+            "sample_size": SAMPLE_SIZE,
+            "confirm_above": CONFIRM_ABOVE,
+            "needs_confirm": selection is not None and selection.count > CONFIRM_ABOVE,
+            "scope": data.get("scope", "selected"),
+            "hidden": hidden,
+            "reason": data.get("reason", ""),
+            "error": error,
+            "back_url": f"{reverse(self.list_url_name)}?{urlencode(back)}",
+        }
+        return TemplateResponse(
+            request, self.template_name, context, status=error.status if error else 200
+        )
+
+
+class ContradictionBulkPreviewView(BulkPreviewView):
+    kind = BulkJobKind.CONTRADICTIONS
+    choices = CONTRADICTION_CHOICES
+    filters = CONTRADICTION_FILTERS
+    ref_param = "id"
+    list_url_name = "console-contradictions"
+    noun = "contradiction"
+
+
+class JobDetailView(StaffRequiredMixin, View):
+    """A job's progress and items; htmx polls the region while the job runs."""
+
+    template_name = "reconcile_app/job_detail.html"
+    partial_template_name = "reconcile_app/partials/job_region.html"
+
+    def get(self, request: HttpRequest, job_id: str) -> HttpResponse:
+        with not_found_is_404():
+            job = job_get(job_id=job_id)
+        asked = polls(request)
+        running = job.status == BulkJobStatus.RUNNING
+        table = JobItemTable(job_items(job), request=request, kind=job.kind)
+        table.paginate(page=request.GET.get("page", 1), per_page=PER_PAGE)
+        query: dict[str, Any] = {"polls": asked + 1}
+        if request.GET.get("page"):
+            query["page"] = request.GET["page"]
+        context = {
+            "job": job,
+            "table": table,
+            "polling": running and asked < MAX_POLLS,
+            "gave_up": running and asked >= MAX_POLLS,
+            "poll_seconds": POLL_SECONDS,
+            "poll_url": f"{reverse('console-job', args=[job.job_id])}?{urlencode(query)}",
+            "list_url": reverse(
+                "console-effects" if job.kind == BulkJobKind.EFFECTS else "console-contradictions"
+            ),
+        }
+        template = self.partial_template_name if is_htmx(request) else self.template_name
+        response = TemplateResponse(request, template, context)
+        response["Vary"] = "HX-Request"
+        return response

@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from reconcile_app.choices import BulkItemState, BulkJobAction, BulkJobKind, BulkJobStatus
+
+
+class BulkJob(models.Model):
+    """One operator's bulk triage of many effects (or contradictions), run as one Celery task.
+
+    States: created `running` with its items fixed (the selection is resolved when the job is
+    made, so a filter that later matches more rows never grows the job); the task acts on
+    each `pending` item in turn, each in its own transaction, and moves it to `done`,
+    `skipped` (already concluded when the job reached it: nothing is redone) or `failed`;
+    when no item is pending the job is `done` (`finished_at` set). `running → done` only.
+
+    Invariants: `count` is the number of items and never changes; `done` counts items
+    finished without error (`skipped` ones included, and counted again in `skipped`);
+    `done + failed <= count`, equal once the job is `done`. Counters move only in the
+    transaction that moves their item out of `pending`, so a redelivered task cannot count
+    an item twice. Every audit row the job writes carries `request_id`, the id of the
+    request that created it.
+    """
+
+    job_id = models.CharField(max_length=40, unique=True)
+    kind = models.CharField(max_length=20, choices=BulkJobKind.choices)
+    action = models.CharField(max_length=20, choices=BulkJobAction.choices)
+    # Effects resolved by hand: succeeded | not_executed; blank otherwise.
+    outcome = models.CharField(max_length=20, blank=True, default="")
+    reason = models.TextField()
+    # The selection as asked for ({"keys": [...]} or {"filter": {...}}), for the record.
+    selection = models.JSONField(default=dict)
+    status = models.CharField(
+        max_length=10, choices=BulkJobStatus.choices, default=BulkJobStatus.RUNNING
+    )
+    count = models.PositiveIntegerField()
+    done = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_by_name = models.CharField(max_length=150)
+    request_id = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(done__lte=models.F("count"))
+                & models.Q(failed__lte=models.F("count"))
+                & models.Q(skipped__lte=models.F("done")),
+                name="bulk_job_counts_bounded",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.job_id
+
+    @property
+    def processed(self) -> int:
+        return self.done + self.failed
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.processed / self.count) if self.count else 100
+
+
+class BulkJobItem(models.Model):
+    """One effect (by idempotency key) or contradiction (by id) of a bulk job.
+
+    States: `pending → done | skipped | failed`, once, by a conditional UPDATE on `pending`.
+    `before` and `after` are the object's status when the job reached it and when it left;
+    `detail` says why an item was skipped or failed.
+    """
+
+    job = models.ForeignKey(BulkJob, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField()
+    ref = models.CharField(max_length=200)
+    state = models.CharField(
+        max_length=10, choices=BulkItemState.choices, default=BulkItemState.PENDING
+    )
+    before = models.CharField(max_length=40, blank=True, default="")
+    after = models.CharField(max_length=40, blank=True, default="")
+    detail = models.TextField(blank=True, default="")
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "ref"], name="bulk_job_item_once"),
+            models.UniqueConstraint(fields=["job", "position"], name="bulk_job_item_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}:{self.ref}"

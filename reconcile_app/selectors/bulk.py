@@ -1,0 +1,212 @@
+"""What a bulk triage job would act on: its selection resolved into rows, and its progress.
+
+A selection is either explicit (`keys`: effects' idempotency keys, or contradiction ids) or a
+filter (the list pages' own filters). A filter is narrowed to the rows the action applies to
+(an effect filter naming no status means every effect the action can act on); explicit
+keys are kept as named, and the job skips those already concluded. The preview and the job
+resolve a selection through the same function, so what the operator confirmed is what runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import QueryDict
+
+from reconcile_app.choices import BulkItemState, BulkJobAction, ContradictionStatus
+from reconcile_app.errors import NotFound, ValidationFailed
+from reconcile_app.filtersets import ContradictionFilterSet, EffectFilterSet
+from reconcile_app.models import BulkJob, BulkJobItem, Contradiction
+from reconcile_app.selectors.effects import CHECKABLE, RESOLVABLE, console_effects
+
+# A job is one task: beyond this many rows, narrow the filter (or run several jobs).
+MAX_ITEMS = 1000
+# Rows the preview shows beside the count.
+SAMPLE_SIZE = 10
+EFFECT_FILTERS = ("status", "source", "action", "subject")
+CONTRADICTION_FILTERS = ("status", "kind", "subject", "field")
+# What each action on effects may act on (anything else is skipped when the job reaches it).
+EFFECT_ACTIONABLE = {
+    BulkJobAction.READBACK: CHECKABLE,
+    BulkJobAction.RESOLVE: RESOLVABLE,
+}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A resolved selection: every ref in job order, and the rows to show as a sample."""
+
+    refs: list[str]
+    sample: list[Any]
+    # As asked for, stored on the job: {"keys": [...]} or {"filter": {...}}.
+    asked: dict[str, Any]
+
+    @property
+    def count(self) -> int:
+        return len(self.refs)
+
+
+def _one_of(keys: list[Any] | None, filters: dict[str, Any] | None) -> None:
+    if keys is None and filters is None:
+        raise ValidationFailed(
+            "name the rows: either `keys` or a `filter`", code="selection_required"
+        )
+    if keys is not None and filters is not None:
+        raise ValidationFailed(
+            "give either `keys` or a `filter`, not both", code="selection_ambiguous"
+        )
+
+
+def _clean_keys(keys: list[Any]) -> list[str]:
+    if not isinstance(keys, list) or not all(isinstance(key, str) and key for key in keys):
+        raise ValidationFailed("`keys` must be a list of non-empty strings", code="invalid_keys")
+    unique = list(dict.fromkeys(keys))
+    if not unique:
+        raise ValidationFailed("`keys` is empty: nothing to act on", code="nothing_matched")
+    _bounded(len(unique))
+    return unique
+
+
+def _bounded(count: int) -> None:
+    if count > MAX_ITEMS:
+        raise ValidationFailed(
+            f"{count} rows match; one job acts on at most {MAX_ITEMS}: narrow the filter",
+            code="selection_too_large",
+            count=count,
+            limit=MAX_ITEMS,
+        )
+
+
+def _filter_data(filters: Any, allowed: tuple[str, ...]) -> QueryDict:
+    if not isinstance(filters, dict):
+        raise ValidationFailed("`filter` must be an object", code="invalid_filter")
+    unknown = sorted(set(filters) - set(allowed))
+    if unknown:
+        raise ValidationFailed(
+            f"unknown filter field(s): {', '.join(unknown)}; known: {', '.join(allowed)}",
+            code="invalid_filter",
+            fields=unknown,
+        )
+    data = QueryDict(mutable=True)
+    for name, value in filters.items():
+        values = value if isinstance(value, list) else [value]
+        if not all(isinstance(item, str) for item in values):
+            raise ValidationFailed(f"filter `{name}` must be text", code="invalid_filter")
+        data.setlist(name, [item for item in values if item])
+    return data
+
+
+def _filtered(filterset: Any) -> QuerySet:
+    if not filterset.is_valid():
+        detail = "; ".join(
+            f"{name}: {' '.join(str(m) for m in messages)}"
+            for name, messages in filterset.errors.items()
+        )
+        raise ValidationFailed(f"invalid filter: {detail}", code="invalid_filter")
+    return filterset.qs
+
+
+def _nothing(count: int) -> None:
+    if count == 0:
+        raise ValidationFailed("nothing matches this selection", code="nothing_matched")
+
+
+def effect_selection(
+    *, action: str, keys: list[Any] | None = None, filters: dict[str, Any] | None = None
+) -> Selection:
+    """The effects a bulk `action` would act on, in queue order (oldest first)."""
+    _one_of(keys, filters)
+    actionable = EFFECT_ACTIONABLE.get(action)  # type: ignore[call-overload]
+    if actionable is None:
+        raise ValidationFailed("action must be readback or resolve", code="invalid_action")
+    if keys is not None:
+        wanted = _clean_keys(keys)
+        rows = console_effects().filter(idempotency_key__in=wanted)
+        found = {effect.idempotency_key: effect for effect in rows}
+        missing = [key for key in wanted if key not in found]
+        if missing:
+            raise ValidationFailed(
+                f"no effect with key(s): {', '.join(missing[:20])}",
+                code="unknown_keys",
+                keys=missing[:100],
+            )
+        return Selection(
+            refs=wanted,
+            sample=[found[key] for key in wanted[:SAMPLE_SIZE]],
+            asked={"keys": wanted},
+        )
+    data = _filter_data(filters, EFFECT_FILTERS)
+    queryset = _filtered(EffectFilterSet(data=data, queryset=console_effects()))
+    queryset = queryset.filter(status__in=actionable).order_by("created_at", "id")
+    refs = list(queryset.values_list("idempotency_key", flat=True)[: MAX_ITEMS + 1])
+    _nothing(len(refs))
+    _bounded(len(refs) if len(refs) <= MAX_ITEMS else queryset.count())
+    return Selection(
+        refs=refs,
+        sample=list(queryset[:SAMPLE_SIZE]),
+        asked={"filter": {name: data.getlist(name) for name in data}},
+    )
+
+
+def console_contradiction_rows() -> QuerySet[Contradiction]:
+    return Contradiction.objects.select_related("snapshot").defer("snapshot__content")
+
+
+def contradiction_selection(
+    *, ids: list[Any] | None = None, filters: dict[str, Any] | None = None
+) -> Selection:
+    """The contradictions a bulk resolve would close (open ones, for a filter), oldest first."""
+    _one_of(ids, filters)
+    if ids is not None:
+        try:
+            wanted = list(dict.fromkeys(int(value) for value in ids))
+        except (TypeError, ValueError):
+            raise ValidationFailed(
+                "contradiction ids must be integers", code="invalid_keys"
+            ) from None
+        if not wanted:
+            raise ValidationFailed("no contradiction named", code="nothing_matched")
+        _bounded(len(wanted))
+        found = {row.pk: row for row in console_contradiction_rows().filter(pk__in=wanted)}
+        missing = [str(pk) for pk in wanted if pk not in found]
+        if missing:
+            raise ValidationFailed(
+                f"no contradiction with id(s): {', '.join(missing[:20])}",
+                code="unknown_keys",
+                keys=missing[:100],
+            )
+        return Selection(
+            refs=[str(pk) for pk in wanted],
+            sample=[found[pk] for pk in wanted[:SAMPLE_SIZE]],
+            asked={"keys": [str(pk) for pk in wanted]},
+        )
+    data = _filter_data(filters, CONTRADICTION_FILTERS)
+    queryset = _filtered(ContradictionFilterSet(data=data, queryset=console_contradiction_rows()))
+    queryset = queryset.filter(status=ContradictionStatus.OPEN).order_by("detected_at", "id")
+    refs = [str(pk) for pk in queryset.values_list("pk", flat=True)[: MAX_ITEMS + 1]]
+    _nothing(len(refs))
+    _bounded(len(refs) if len(refs) <= MAX_ITEMS else queryset.count())
+    return Selection(
+        refs=refs,
+        sample=list(queryset[:SAMPLE_SIZE]),
+        asked={"filter": {name: data.getlist(name) for name in data}},
+    )
+
+
+def job_get(*, job_id: str) -> BulkJob:
+    job = BulkJob.objects.select_related("created_by").filter(job_id=job_id).first()
+    if job is None:
+        raise NotFound(f"no job {job_id}", code="job_not_found")
+    return job
+
+
+def job_items(job: BulkJob) -> QuerySet[BulkJobItem]:
+    return BulkJobItem.objects.filter(job=job).order_by("position")
+
+
+def job_failures(job: BulkJob, *, limit: int = 100) -> list[dict[str, str]]:
+    """The items that failed, with why (the API's `failures`)."""
+    rows = job_items(job).filter(state=BulkItemState.FAILED).values("ref", "detail")[:limit]
+    return [{"ref": row["ref"], "detail": row["detail"]} for row in rows]

@@ -1,0 +1,310 @@
+"""Bulk triage: one operator's action on many effects (or contradictions), as one job.
+
+`bulk_job_create` resolves the selection (selectors/bulk.py), fixes the job's items, audits
+the job with the request's id and queues one Celery task. `bulk_job_run` (that task) walks
+the pending items and, for each, calls the single-row service an operator would have called
+by hand — a resolution or readback, `effect_resolve_manually`, `contradiction_resolve` —
+in its own transaction, so one refusal never undoes the others. It is safe to run twice:
+an item leaves `pending` once (a conditional UPDATE), and an effect already concluded when
+the job reaches it is skipped, never redone. Every audit row carries the job's request id.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+from django.db import DatabaseError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from reconcile_app.choices import (
+    BulkItemState,
+    BulkJobAction,
+    BulkJobKind,
+    BulkJobStatus,
+    EffectStatus,
+    Role,
+)
+from reconcile_app.errors import Conflict, DomainError, Forbidden, ValidationFailed
+from reconcile_app.models import BulkJob, BulkJobItem, Effect
+from reconcile_app.roles import has_role
+from reconcile_app.selectors.bulk import (
+    EFFECT_ACTIONABLE,
+    Selection,
+    contradiction_selection,
+    effect_selection,
+)
+from reconcile_app.services.audit import audit_record
+from reconcile_app.services.contradictions import contradiction_resolve
+from reconcile_app.services.effects import (
+    OwnerUnavailable,
+    effect_readback,
+    effect_resolve_manually,
+    effect_resolve_unknown,
+)
+from reconcile_app.services.effects.state import source_held
+
+logger = logging.getLogger(__name__)
+
+OUTCOMES = ("succeeded", "not_executed")
+MAX_REASON = 4000
+
+
+def bulk_request_check(
+    *, kind: str, action: str, reason: str | None, outcome: str | None = None
+) -> str:
+    """The action and its arguments, before any row is read; returns the outcome ("" if none)."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValidationFailed("a bulk action needs a reason", code="reason_required")
+    if len(reason) > MAX_REASON:
+        raise ValidationFailed(
+            f"a reason is at most {MAX_REASON} characters", code="reason_too_long"
+        )
+    if kind == BulkJobKind.CONTRADICTIONS:
+        if action != BulkJobAction.RESOLVE:
+            raise ValidationFailed("contradictions are only resolved", code="invalid_action")
+        return ""
+    if not isinstance(action, str) or action not in BulkJobAction.values:
+        raise ValidationFailed("action must be readback or resolve", code="invalid_action")
+    if action == BulkJobAction.READBACK:
+        if outcome:
+            raise ValidationFailed(
+                "a readback takes no outcome; use action resolve", code="outcome_not_applicable"
+            )
+        return ""
+    if not outcome:
+        raise ValidationFailed(
+            "resolve needs an outcome: succeeded or not_executed", code="outcome_required"
+        )
+    if not isinstance(outcome, str) or outcome not in OUTCOMES:
+        raise ValidationFailed("outcome must be succeeded or not_executed", code="invalid_outcome")
+    return outcome
+
+
+def bulk_selection(
+    *,
+    kind: str,
+    action: str,
+    keys: list[Any] | None = None,
+    filters: dict[str, Any] | None = None,
+) -> Selection:
+    if kind == BulkJobKind.CONTRADICTIONS:
+        return contradiction_selection(ids=keys, filters=filters)
+    return effect_selection(action=action, keys=keys, filters=filters)
+
+
+def bulk_job_create(
+    *,
+    actor: Any,
+    action: str,
+    reason: str | None,
+    kind: str = BulkJobKind.EFFECTS,
+    outcome: str | None = None,
+    keys: list[Any] | None = None,
+    filters: dict[str, Any] | None = None,
+    request_id: str = "",
+) -> BulkJob:
+    """Fix the job's items, audit it, and queue its task (on commit)."""
+    if not has_role(actor, Role.OPERATOR):
+        raise Forbidden("bulk triage is for operators", code="forbidden")
+    outcome = bulk_request_check(kind=kind, action=action, reason=reason, outcome=outcome)
+    selection = bulk_selection(kind=kind, action=action, keys=keys, filters=filters)
+    reason = (reason or "").strip()
+    with transaction.atomic():
+        job = BulkJob.objects.create(
+            job_id=f"job_{secrets.token_hex(8)}",
+            kind=kind,
+            action=action,
+            outcome=outcome,
+            reason=reason,
+            selection=selection.asked,
+            count=selection.count,
+            created_by=actor,
+            created_by_name=actor.get_username(),
+            request_id=request_id,
+            created_at=timezone.now(),
+        )
+        BulkJobItem.objects.bulk_create(
+            BulkJobItem(job=job, position=position, ref=ref)
+            for position, ref in enumerate(selection.refs)
+        )
+        audit_record(
+            actor=actor,
+            action="bulk_job.create",
+            object_kind="job",
+            object_ref=job.job_id,
+            reason=reason,
+            request_id=request_id,
+            after={
+                "kind": kind,
+                "action": action,
+                "outcome": outcome,
+                "count": job.count,
+                "selection": selection.asked,
+            },
+        )
+        from reconcile_app.tasks import bulk_job_run_task
+
+        job_id = job.job_id
+        transaction.on_commit(lambda: bulk_job_run_task.delay(job_id))
+    return job
+
+
+def bulk_job_run(*, job_id: str) -> BulkJob:
+    """Act on every pending item, then mark the job done. Safe to run twice."""
+    job = BulkJob.objects.select_related("created_by").get(job_id=job_id)
+    if job.status == BulkJobStatus.DONE:
+        return job
+    pending = list(
+        job.items.filter(state=BulkItemState.PENDING).order_by("position").values_list("pk", "ref")
+    )
+    for item_id, ref in pending:
+        if job.kind == BulkJobKind.CONTRADICTIONS:
+            _contradiction_resolve(job, item_id, ref)
+        elif job.action == BulkJobAction.RESOLVE:
+            _effect_resolve(job, item_id, ref)
+        else:
+            _effect_check(job, item_id, ref)
+    with transaction.atomic():
+        if not job.items.filter(state=BulkItemState.PENDING).exists():
+            BulkJob.objects.filter(pk=job.pk, status=BulkJobStatus.RUNNING).update(
+                status=BulkJobStatus.DONE, finished_at=timezone.now()
+            )
+    job.refresh_from_db()
+    return job
+
+
+def _finish(
+    job: BulkJob, item_id: int, state: str, *, before: str = "", after: str = "", detail: str = ""
+) -> bool:
+    """pending → state, and the job's counters with it. Call inside the item's transaction.
+    False when another run got there first (then nothing here may be kept)."""
+    moved = BulkJobItem.objects.filter(pk=item_id, state=BulkItemState.PENDING).update(
+        state=state, before=before, after=after, detail=detail[:2000], finished_at=timezone.now()
+    )
+    if moved:
+        ok = state != BulkItemState.FAILED
+        BulkJob.objects.filter(pk=job.pk).update(
+            done=F("done") + int(ok),
+            failed=F("failed") + int(not ok),
+            skipped=F("skipped") + int(state == BulkItemState.SKIPPED),
+        )
+    return bool(moved)
+
+
+def _effect_resolve(job: BulkJob, item_id: int, key: str) -> None:
+    """An operator's verdict on one effect, through the single-effect service (which audits
+    it, and queues the readback that must still verify a `succeeded`)."""
+    with transaction.atomic():
+        effect = Effect.objects.filter(idempotency_key=key).only("status").first()
+        before = effect.status if effect else ""
+        if effect is None or before not in EFFECT_ACTIONABLE[BulkJobAction.RESOLVE]:
+            _finish(
+                job,
+                item_id,
+                BulkItemState.SKIPPED,
+                before=before,
+                after=before,
+                detail=f"already {before or 'gone'}: nothing to resolve",
+            )
+            return
+        try:
+            # A savepoint: a refusal rolls back this effect's attempt, not the item's record.
+            with transaction.atomic():
+                resolved = effect_resolve_manually(
+                    idempotency_key=key,
+                    outcome=job.outcome,
+                    reason=job.reason,
+                    actor=job.created_by,
+                    request_id=job.request_id,
+                )
+        except Conflict as exc:  # concluded meanwhile (another operator, the worker)
+            _finish(job, item_id, BulkItemState.SKIPPED, before=before, detail=exc.detail)
+            return
+        except DomainError as exc:
+            _finish(job, item_id, BulkItemState.FAILED, before=before, detail=exc.detail)
+            return
+        detail = "awaiting readback" if resolved.status == EffectStatus.ACCEPTED else ""
+        if not _finish(
+            job, item_id, BulkItemState.DONE, before=before, after=resolved.status, detail=detail
+        ):
+            transaction.set_rollback(True)
+
+
+def _effect_check(job: BulkJob, item_id: int, key: str) -> None:
+    """Re-check now: resolve an unknown outcome by asking the owner (and read back what it
+    accepted), or read an accepted / failed-postcondition target back. Network I/O happens
+    in the effect services, outside this item's transaction."""
+    effect = Effect.objects.filter(idempotency_key=key).select_related("source").first()
+    before = effect.status if effect else ""
+    if effect is None or before not in EFFECT_ACTIONABLE[BulkJobAction.READBACK]:
+        with transaction.atomic():
+            _finish(
+                job,
+                item_id,
+                BulkItemState.SKIPPED,
+                before=before,
+                after=before,
+                detail=f"already {before or 'gone'}: nothing to re-check",
+            )
+        return
+    error = ""
+    try:
+        if before == EffectStatus.UNKNOWN:
+            effect = effect_resolve_unknown(effect_id=effect.pk)
+        if effect.status in (EffectStatus.ACCEPTED, EffectStatus.POSTCONDITION_FAILED):
+            effect = effect_readback(effect_id=effect.pk)
+    except OwnerUnavailable as exc:
+        error = f"owner unavailable: {exc}"
+    except DatabaseError:
+        raise  # the task retries; this item is still pending
+    except Exception as exc:  # one broken row must not strand the rest of the job
+        logger.exception("bulk job %s: re-check of %s failed", job.job_id, key)
+        error = f"{type(exc).__name__}: {exc}"
+    effect.refresh_from_db()
+    after = effect.status
+    if not error and after == EffectStatus.UNKNOWN:
+        error = (
+            f"still unknown: {effect.source.name} is quarantined, its work is held"
+            if source_held(effect.source.name)
+            else "still unknown: the owner could not settle it yet; the next check is scheduled"
+        )
+    with transaction.atomic():
+        state = BulkItemState.FAILED if error else BulkItemState.DONE
+        if _finish(job, item_id, state, before=before, after=after, detail=error):
+            audit_record(
+                actor=job.created_by,
+                action="effect.readback",
+                object_kind="effect",
+                object_ref=key,
+                reason=job.reason,
+                request_id=job.request_id,
+                before={"status": before},
+                after={
+                    "status": after,
+                    "job_id": job.job_id,
+                    **({"error": error} if error else {}),
+                },
+            )
+
+
+def _contradiction_resolve(job: BulkJob, item_id: int, ref: str) -> None:
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                contradiction_resolve(
+                    contradiction_id=int(ref),
+                    actor=job.created_by,
+                    note=job.reason,
+                    request_id=job.request_id,
+                )
+        except Conflict as exc:
+            _finish(job, item_id, BulkItemState.SKIPPED, before="resolved", detail=exc.detail)
+            return
+        except DomainError as exc:
+            _finish(job, item_id, BulkItemState.FAILED, detail=exc.detail)
+            return
+        if not _finish(job, item_id, BulkItemState.DONE, before="open", after="resolved"):
+            transaction.set_rollback(True)

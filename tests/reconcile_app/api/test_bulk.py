@@ -1,0 +1,144 @@
+"""`POST /api/v1/effects/bulk` and `GET /api/v1/jobs/{job_id}`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reconcile_app.models import AuditEvent, BulkJob, Effect
+from tests.reconcile_app.console.conftest import commit_effect
+
+BULK = "/api/v1/effects/bulk"
+REASON = "owner outage 09:00-09:20"
+# The caller's token and roles, then the job; one more for its failures when some failed.
+JOB_QUERIES = 3
+
+
+@pytest.fixture
+def unknowns(estate: Any, agent: Any) -> list[str]:
+    return [
+        commit_effect(agent, f"u-{n}", fault="timeout_after_commit").idempotency_key
+        for n in range(3)
+    ]
+
+
+def test_bulk_recheck_runs_one_job_whose_audit_shares_the_request_id(
+    unknowns, operator, eager_tasks, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = operator.post(
+            BULK,
+            {"filter": {"status": "unknown"}, "action": "readback", "reason": REASON},
+            HTTP_X_REQUEST_ID="req-outage-42",
+        )
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert body["count"] == 3 and body["job_id"].startswith("job_")
+    assert response["Location"] == f"/api/v1/jobs/{body['job_id']}"
+
+    job = operator.get(f"/api/v1/jobs/{body['job_id']}").json()
+    assert {key: job[key] for key in ("status", "count", "done", "failed", "skipped")} == {
+        "status": "done",
+        "count": 3,
+        "done": 3,
+        "failed": 0,
+        "skipped": 0,
+    }
+    assert (job["created_by"], job["reason"], job["request_id"]) == (
+        operator.name,
+        REASON,
+        "req-outage-42",
+    )
+    assert set(Effect.objects.values_list("status", flat=True)) == {"verified"}
+    rows = AuditEvent.objects.filter(request_id="req-outage-42")
+    assert (
+        sorted(rows.values_list("action", flat=True))
+        == ["bulk_job.create"] + ["effect.readback"] * 3
+    )
+
+
+def test_bulk_resolve_by_keys(unknowns, operator, eager_tasks, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = operator.post(
+            BULK,
+            {
+                "keys": unknowns[:2],
+                "action": "resolve",
+                "outcome": "not_executed",
+                "reason": REASON,
+            },
+        )
+    assert response.status_code == 202, response.content
+    assert response.json()["count"] == 2
+    statuses = dict(Effect.objects.values_list("idempotency_key", "status"))
+    assert statuses == {"u-0": "not_executed", "u-1": "not_executed", "u-2": "unknown"}
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"action": "readback", "reason": REASON}, "selection_required"),
+        (
+            {
+                "keys": ["u-0"],
+                "filter": {"status": "unknown"},
+                "action": "readback",
+                "reason": REASON,
+            },
+            "selection_ambiguous",
+        ),
+        ({"keys": ["u-0", "nope"], "action": "readback", "reason": REASON}, "unknown_keys"),
+        (
+            {"filter": {"status": "verified"}, "action": "readback", "reason": REASON},
+            "nothing_matched",
+        ),
+        ({"filter": {"colour": "red"}, "action": "readback", "reason": REASON}, "invalid_filter"),
+        ({"keys": ["u-0"], "action": "resolve", "reason": REASON}, "outcome_required"),
+        ({"keys": ["u-0"], "action": "readback"}, "reason_required"),
+        ({"keys": ["u-0"], "action": "readback", "reason": "   "}, "reason_required"),
+        ({"keys": ["u-0"], "action": "undo", "reason": REASON}, "invalid_action"),
+        ({"keys": "u-0", "action": "readback", "reason": REASON}, "invalid_request"),
+    ],
+)
+def test_a_bad_bulk_request_is_a_problem_with_its_code(unknowns, operator, body, code):
+    response = operator.post(BULK, body)
+    assert response.status_code == 400, response.content
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["code"] == code
+    assert not BulkJob.objects.exists()
+
+
+def test_unknown_keys_are_named(unknowns, operator):
+    response = operator.post(
+        BULK, {"keys": ["u-0", "ghost-1", "ghost-2"], "action": "readback", "reason": REASON}
+    )
+    assert response.json()["keys"] == ["ghost-1", "ghost-2"]
+
+
+def test_only_operators_start_jobs_and_people_read_them(unknowns, operator, auditor, agent):
+    body = {"keys": ["u-0"], "action": "readback", "reason": REASON}
+    assert auditor.post(BULK, body).status_code == 403
+    assert agent.post(BULK, body).json()["code"] == "people_only"
+    job_id = operator.post(BULK, body).json()["job_id"]
+    assert auditor.get(f"/api/v1/jobs/{job_id}").json()["status"] == "running"
+    assert agent.get(f"/api/v1/jobs/{job_id}").json()["code"] == "people_only"
+    missing = operator.get("/api/v1/jobs/job_nope")
+    assert (missing.status_code, missing.json()["code"]) == (404, "job_not_found")
+
+
+def test_a_job_reports_its_failures(
+    unknowns, operator, eager_tasks, django_capture_on_commit_callbacks, django_assert_num_queries
+):
+    from sandbox_app.services import sandbox_fault_add
+
+    sandbox_fault_add(source="case-service", kind="unavailable")
+    with django_capture_on_commit_callbacks(execute=True):
+        job_id = operator.post(
+            BULK, {"filter": {"status": "unknown"}, "action": "readback", "reason": REASON}
+        ).json()["job_id"]
+    with django_assert_num_queries(JOB_QUERIES + 1):
+        job = operator.get(f"/api/v1/jobs/{job_id}").json()
+    assert (job["status"], job["done"], job["failed"]) == ("done", 0, 3)
+    assert [failure["ref"] for failure in job["failures"]] == unknowns
+    assert all(failure["detail"].startswith("still unknown") for failure in job["failures"])

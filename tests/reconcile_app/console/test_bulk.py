@@ -1,0 +1,192 @@
+"""Bulk triage in the console: pick rows, preview, confirm, follow the job."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from reconcile_app.models import AuditEvent, BulkJob, Contradiction, Effect
+from reconcile_app.services.bulk_jobs import bulk_job_run
+from tests.reconcile_app.console.conftest import commit_effect
+
+REASON = "owner outage 09:00-09:20"
+PREVIEW = "/effects/bulk/"
+ALL_UNKNOWN = {"do": "readback", "scope": "filter", "status": "unknown"}
+# session, user, groups (operator check), the selection's keys, the sample rows.
+PREVIEW_QUERIES = 5
+# session, user, groups, the job, the items' count, the page of items.
+JOB_QUERIES = 6
+
+
+def unknowns(agent: Any, count: int, start: int = 0) -> list[str]:
+    return [
+        commit_effect(agent, f"u-{n}", fault="timeout_after_commit").idempotency_key
+        for n in range(start, start + count)
+    ]
+
+
+@pytest.fixture
+def three(estate: Any, agent: Any) -> list[str]:
+    return unknowns(agent, 3)
+
+
+def test_operators_pick_rows_on_the_unknown_queue(three, operator_browser, auditor_browser):
+    page = operator_browser.get("/effects/").content.decode()
+    assert page.count('class="bulk-pick"') == 3
+    assert 'value="u-0" form="bulk-form"' in page
+    assert 'id="bulk-form"' in page
+    assert re.search(r'<strong id="bulk-matching">3</strong>', page)
+    assert '<input type="hidden" name="status" value="unknown">' in page
+    # Auditors see the queue, not the levers; settled tabs have nothing to pick.
+    assert "bulk-pick" not in auditor_browser.get("/effects/").content.decode()
+    assert "bulk-form" not in operator_browser.get("/effects/?status=verified").content.decode()
+
+
+def test_preview_shows_the_count_a_sample_and_asks_for_a_reason(three, operator_browser):
+    response = operator_browser.get(PREVIEW, ALL_UNKNOWN)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert '<span class="count" id="bulk-count">3</span>' in page
+    assert page.count('id="effect-') == 3
+    assert 'name="reason"' in page and "csrfmiddlewaretoken" in page
+    # Three rows: no typed confirmation.
+    assert 'name="confirm"' not in page
+    assert not BulkJob.objects.exists()
+
+
+def test_preview_query_count_does_not_grow_with_the_selection(
+    estate, agent, operator_browser, django_assert_num_queries
+):
+    unknowns(agent, 2)
+    with django_assert_num_queries(PREVIEW_QUERIES):
+        operator_browser.get(PREVIEW, ALL_UNKNOWN)
+    unknowns(agent, 12, start=2)
+    with django_assert_num_queries(PREVIEW_QUERIES):
+        page = operator_browser.get(PREVIEW, ALL_UNKNOWN).content.decode()
+    assert '<span class="count" id="bulk-count">14</span>' in page
+    assert page.count('id="effect-') == 10  # the sample
+    assert 'name="confirm"' in page and 'pattern="14"' in page
+
+
+def test_confirming_starts_one_job_and_opens_its_page(three, operator_browser):
+    response = operator_browser.post(
+        PREVIEW, {**ALL_UNKNOWN, "reason": REASON}, HTTP_X_REQUEST_ID="req-console-7"
+    )
+    job = BulkJob.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"/jobs/{job.job_id}/"
+    assert (job.count, job.action, job.reason, job.request_id) == (
+        3,
+        "readback",
+        REASON,
+        "req-console-7",
+    )
+    assert AuditEvent.objects.get(action="bulk_job.create").request_id == "req-console-7"
+
+
+def test_ticked_rows_only(three, operator_browser):
+    operator_browser.post(
+        PREVIEW,
+        {"do": "not_executed", "scope": "selected", "key": ["u-0", "u-2"], "reason": REASON},
+    )
+    job = BulkJob.objects.get()
+    assert (job.action, job.outcome, list(job.items.values_list("ref", flat=True))) == (
+        "resolve",
+        "not_executed",
+        ["u-0", "u-2"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        ({**ALL_UNKNOWN, "reason": ""}, "reason_required"),
+        ({**ALL_UNKNOWN, "do": "explode", "reason": REASON}, "invalid_action"),
+        ({"do": "readback", "scope": "selected", "reason": REASON}, "nothing_matched"),
+        ({**ALL_UNKNOWN, "status": "verified", "reason": REASON}, "nothing_matched"),
+    ],
+)
+def test_a_refused_confirmation_says_why_and_starts_nothing(three, operator_browser, data, code):
+    response = operator_browser.post(PREVIEW, data)
+    assert response.status_code == 400
+    assert f'data-code="{code}"' in response.content.decode()
+    assert not BulkJob.objects.exists()
+
+
+def test_above_the_threshold_the_count_must_be_typed(estate, agent, operator_browser):
+    unknowns(agent, 11)
+    refused = operator_browser.post(PREVIEW, {**ALL_UNKNOWN, "reason": REASON, "confirm": "10"})
+    assert refused.status_code == 400
+    page = refused.content.decode()
+    assert 'data-code="confirmation_mismatch"' in page
+    assert REASON in page  # the reason survives the refusal
+    assert not BulkJob.objects.exists()
+    accepted = operator_browser.post(PREVIEW, {**ALL_UNKNOWN, "reason": REASON, "confirm": "11"})
+    assert accepted.status_code == 302
+    assert BulkJob.objects.get().count == 11
+
+
+def test_only_operators_reach_the_preview(three, auditor_browser, reviewer_browser):
+    assert auditor_browser.get(PREVIEW, ALL_UNKNOWN).status_code == 403
+    assert reviewer_browser.post(PREVIEW, {**ALL_UNKNOWN, "reason": REASON}).status_code == 403
+    assert Client().get(PREVIEW, ALL_UNKNOWN).status_code == 302  # to sign-in
+
+
+def test_the_job_page_polls_while_running_and_stops_when_done(
+    three, operator_browser, auditor_browser, django_assert_num_queries
+):
+    operator_browser.post(PREVIEW, {**ALL_UNKNOWN, "reason": REASON})
+    job = BulkJob.objects.get()
+    url = f"/jobs/{job.job_id}/"
+
+    with django_assert_num_queries(JOB_QUERIES):
+        page = auditor_browser.get(url).content.decode()
+    assert 'data-status="running"' in page and 'hx-trigger="every 2s"' in page
+    assert f'hx-get="{url}?polls=1"' in page
+    assert page.count('data-state="pending"') == 3
+
+    bulk_job_run(job_id=job.job_id)
+    with django_assert_num_queries(JOB_QUERIES):
+        partial = operator_browser.get(url, {"polls": "1"}, HTTP_HX_REQUEST="true")
+    body = partial.content.decode()
+    assert body.lstrip().startswith('<section id="job-region"')
+    assert 'data-status="done"' in body and "hx-trigger" not in body
+    assert '<strong id="job-done">3</strong>' in body
+    assert body.count('data-state="done"') == 3
+    assert set(Effect.objects.values_list("status", flat=True)) == {"verified"}
+
+
+def test_a_missing_job_is_404(db, operator_browser):
+    assert operator_browser.get("/jobs/job_nope/").status_code == 404
+
+
+def test_contradictions_are_resolved_in_bulk(make_snapshot, operator_browser):
+    for subject in ("account-1", "account-2"):
+        make_snapshot(subject=subject, claimed="collect")
+    page = operator_browser.get("/contradictions/").content.decode()
+    assert page.count('class="bulk-pick"') == 2 and 'name="id"' in page
+    preview = operator_browser.get(
+        "/contradictions/bulk/", {"do": "resolve", "scope": "filter", "status": "open"}
+    ).content.decode()
+    assert '<span class="count" id="bulk-count">2</span>' in preview
+    response = operator_browser.post(
+        "/contradictions/bulk/",
+        {"do": "resolve", "scope": "filter", "status": "open", "reason": "duplicate reports"},
+    )
+    job = BulkJob.objects.get()
+    assert response["Location"] == f"/jobs/{job.job_id}/"
+    bulk_job_run(job_id=job.job_id)
+    assert set(Contradiction.objects.values_list("resolution_note", flat=True)) == {
+        "duplicate reports"
+    }
+
+
+def test_each_source_row_offers_to_recheck_its_unknown_outcomes(estate, operator_browser):
+    page = operator_browser.get("/quarantine/").content.decode()
+    assert (
+        'href="/effects/bulk/?do=readback&amp;scope=filter&amp;status=unknown&amp;'
+        'source=case-service"' in page
+    )

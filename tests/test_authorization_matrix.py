@@ -163,6 +163,7 @@ DUMMY = {
     "memory_id": "mem-x",
     "decision_class": "collections-contact-release",
     "version": "7.3",
+    "prefix": "0123abcd",
 }
 OPEN_TO_ALL = {"login", "logout", "api-schema", "api-docs", "metrics", "healthz", "readyz"}
 

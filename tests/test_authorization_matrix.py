@@ -164,6 +164,7 @@ DUMMY = {
     "decision_class": "collections-contact-release",
     "version": "7.3",
     "job_id": "job_x",
+    "prefix": "0123abcd",
 }
 OPEN_TO_ALL = {"login", "logout", "api-schema", "api-docs", "metrics", "healthz", "readyz"}
 

@@ -21,18 +21,20 @@ class NavSection:
     label: str
     url_name: str
     also_active_on: tuple[str, ...] = ()
+    # `g` then this letter opens the section (console.js; listed in the shortcuts dialog).
+    key: str = ""
 
 
 SECTIONS: list[NavSection] = [
-    NavSection("Overview", "console-home"),
-    NavSection("Snapshots", "console-snapshots", ("console-snapshot",)),
-    NavSection("Contradictions", "console-contradictions"),
-    NavSection("Escalations", "console-escalations", ("console-escalation",)),
+    NavSection("Overview", "console-home", key="o"),
+    NavSection("Snapshots", "console-snapshots", ("console-snapshot",), key="s"),
+    NavSection("Contradictions", "console-contradictions", key="c"),
+    NavSection("Escalations", "console-escalations", ("console-escalation",), key="e"),
     # Beside escalations: the reviewers' other queue, suggested memories awaiting promotion.
-    NavSection("Promotions", "console-promotions"),
-    NavSection("Unknown outcomes", "console-effects", ("console-effect",)),
-    NavSection("Facts", "console-facts", ("console-fact",)),
-    NavSection("Memory", "console-memory-classes", ("console-memory",)),
+    NavSection("Promotions", "console-promotions", key="p"),
+    NavSection("Unknown outcomes", "console-effects", ("console-effect",), key="u"),
+    NavSection("Facts", "console-facts", ("console-fact",), key="f"),
+    NavSection("Memory", "console-memory-classes", ("console-memory",), key="m"),
     NavSection(
         "Contracts",
         "console-contracts",
@@ -42,17 +44,22 @@ SECTIONS: list[NavSection] = [
             "console-contract-activate",
             "console-contract-release",
         ),
+        key="k",
     ),
     NavSection(
         "Lineage",
         "console-lineage",
         ("console-blast-radius", "console-correction", "console-evidence"),
+        key="l",
     ),
     NavSection(
-        "Quarantine", "console-quarantine", ("console-quarantine-new", "console-quarantine-lift")
+        "Quarantine",
+        "console-quarantine",
+        ("console-quarantine-new", "console-quarantine-lift"),
+        key="q",
     ),
-    NavSection("Drills", "console-drills", ("console-drill", "console-drill-compare")),
-    NavSection("Audit", "console-audit"),
+    NavSection("Drills", "console-drills", ("console-drill", "console-drill-compare"), key="d"),
+    NavSection("Audit", "console-audit", key="a"),
 ]
 
 
@@ -66,6 +73,7 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
                 "label": section.label,
                 "url": reverse(section.url_name),
                 "active": current in (section.url_name, *section.also_active_on),
+                "key": section.key,
             }
             for section in SECTIONS
         ],

@@ -13,6 +13,7 @@ from reconcile_app.console.views import (
     escalations,
     evidence,
     facts,
+    habits,
     memories,
     overview,
     promotions,
@@ -22,6 +23,13 @@ from reconcile_app.console.views import (
 
 urlpatterns = [
     path("", overview.OverviewView.as_view(), name="console-home"),
+    path("go/", habits.GotoView.as_view(), name="console-goto"),
+    path("tokens/", habits.TokensView.as_view(), name="console-tokens"),
+    path(
+        "tokens/<str:prefix>/revoke/",
+        habits.TokenRevokeView.as_view(),
+        name="console-token-revoke",
+    ),
     # Reviewing what lineage reaches; the explorer itself (/lineage/) is lineage_app's.
     path(
         "lineage/blast-radius/",

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from reconcile_app.models import AuditEvent
+from reconcile_app.models import AuditEvent, Escalation, MemoryRecord
 
 # An object page shows the latest actions on the object; the audit page has the rest.
 TIMELINE_LIMIT = 50
@@ -111,6 +111,8 @@ class Timeline:
     object_ref: str | None
     entries: list[TimelineEntry]
     truncated: bool
+    # Rows about related objects too (a fact's memories and escalations): show each row's.
+    mixed: bool = False
 
     @property
     def audit_query(self) -> str:
@@ -131,6 +133,17 @@ def object_timeline(
     rows = AuditEvent.objects.filter(object_kind=object_kind)
     if object_ref is not None:
         rows = rows.filter(object_ref=object_ref)
+    return _timeline(rows, object_kind=object_kind, object_ref=object_ref, limit=limit)
+
+
+def _timeline(
+    rows: QuerySet[AuditEvent],
+    *,
+    object_kind: str,
+    object_ref: str | None,
+    limit: int,
+    mixed: bool = False,
+) -> Timeline:
     # The newest `limit` (+1 to know whether there are more), then in reading order.
     latest = list(rows.order_by("-at", "-id")[: limit + 1])
     truncated = len(latest) > limit
@@ -139,8 +152,25 @@ def object_timeline(
         for event in reversed(latest[:limit])
     ]
     return Timeline(
-        object_kind=object_kind, object_ref=object_ref, entries=entries, truncated=truncated
+        object_kind=object_kind,
+        object_ref=object_ref,
+        entries=entries,
+        truncated=truncated,
+        mixed=mixed,
     )
+
+
+def fact_timeline(*, fact_key: str, limit: int = TIMELINE_LIMIT) -> Timeline:
+    """The actions on a fact key, its memories and the escalations about it: one query
+    (the memories and escalations are subqueries)."""
+    memories = MemoryRecord.objects.filter(fact_key=fact_key).values("memory_id")
+    escalations = Escalation.objects.filter(fact_key=fact_key).values("escalation_id")
+    rows = AuditEvent.objects.filter(
+        Q(object_kind="fact", object_ref=fact_key)
+        | Q(object_kind="memory", object_ref__in=memories)
+        | Q(object_kind="escalation", object_ref__in=escalations)
+    )
+    return _timeline(rows, object_kind="fact", object_ref=fact_key, limit=limit, mixed=True)
 
 
 # --- CSV export -----------------------------------------------------------------------------

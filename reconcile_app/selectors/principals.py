@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from django.core.cache import cache
+from django.utils.dateparse import parse_datetime
+
 from reconcile_app.choices import ContractStatus
-from reconcile_app.models import Contract, Principal
+from reconcile_app.models import ApiKey, Contract, Principal
 from reconcile_app.roles import roles_of
 from reconcile_app.selectors.capabilities import ATTEST, FACT
 
@@ -37,3 +42,34 @@ def principal_profile(principal: Principal) -> dict[str, Any]:
             if name in active
         ],
     }
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+def tokens_of(*, user: Any) -> list[TokenRow]:
+    """The person's own API tokens, newest first: one query and one cache read. Last use is
+    the later of the stored time and the one noted in the cache (services/tokens.py)."""
+    from reconcile_app.services.tokens import LAST_USE_CACHE_PREFIX
+
+    keys = list(ApiKey.objects.filter(principal__user=user).order_by("-created_at", "-id"))
+    noted = cache.get_many([f"{LAST_USE_CACHE_PREFIX}{key.prefix}" for key in keys])
+    rows = []
+    for key in keys:
+        text = noted.get(f"{LAST_USE_CACHE_PREFIX}{key.prefix}")
+        cached = parse_datetime(text) if isinstance(text, str) else None
+        times = [moment for moment in (key.last_used_at, cached) if moment is not None]
+        rows.append(
+            TokenRow(
+                prefix=key.prefix,
+                created_at=key.created_at,
+                last_used_at=max(times) if times else None,
+                revoked_at=key.revoked_at,
+            )
+        )
+    return rows

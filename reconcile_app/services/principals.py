@@ -59,6 +59,10 @@ def api_key_authenticate(raw_key: str) -> Principal | None:
     principal = key.principal
     if principal.disabled_at is not None or not principal.user.is_active:
         return None
+    # Imported here: tokens.py builds on this module.
+    from reconcile_app.services.tokens import api_key_note_use
+
+    api_key_note_use(prefix=prefix)
     return principal
 
 

@@ -2,7 +2,8 @@
 // A figure is data (<script type="application/json">, never executed), so pages need no
 // inline script and the CSP allows scripts from this origin only. Any element with
 // `data-chart="<id of its JSON block>"` is drawn on load and after every htmx swap; a region
-// about to be swapped out frees its plots first.
+// about to be swapped out frees its plots first. In the dark theme the figure's neutral
+// colours are swapped (console.js), and a theme change redraws every chart.
 (function () {
   "use strict";
 
@@ -16,10 +17,25 @@
     if (!source) {
       return;
     }
-    var figure = JSON.parse(source.textContent);
+    var figure = themed(JSON.parse(source.textContent));
     container.setAttribute("data-drawn", "true");
     window.Plotly.newPlot(container, figure.data, figure.layout, CONFIG).then(function () {
       container.setAttribute("data-ready", "true");
+    });
+  }
+
+  function themed(figure) {
+    return window.reconcileThemedFigure ? window.reconcileThemedFigure(figure) : figure;
+  }
+
+  // The theme toggled: redraw every drawn chart in the new colours.
+  function redrawAll() {
+    document.querySelectorAll("[data-chart][data-ready]").forEach(function (container) {
+      var source = document.getElementById(container.getAttribute("data-chart"));
+      if (source && window.Plotly) {
+        var figure = themed(JSON.parse(source.textContent));
+        window.Plotly.react(container, figure.data, figure.layout, CONFIG);
+      }
     });
   }
 
@@ -37,4 +53,5 @@
     }
   });
   document.addEventListener("htmx:afterSettle", drawAll);
+  document.addEventListener("reconcile:theme", redrawAll);
 })();

@@ -1,7 +1,9 @@
 // The console's dialog (quarantine and lift). htmx loads a form into #ops-dialog-body; this
 // opens it as a modal, closes it when the server says the action is done (HX-Trigger
 // "dialog-done"), and lets a refusal (400, 409, 423) or a typed memory id that names nothing
-// (404) be shown inside the dialog: htmx only swaps successful answers by default. No inline script or hx-on: the page's CSP forbids both.
+// (404) be shown inside the dialog: htmx only swaps successful answers by default; Escape
+// asks before it discards a half-typed reason. No inline script or hx-on: the page's CSP
+// forbids both.
 (function () {
   var BODY_ID = "ops-dialog-body";
   var SHOWN_STATUSES = [400, 404, 409, 423];
@@ -65,9 +67,23 @@
     }
   });
 
+  // Typed and not sent: a field whose value differs from what the server put in it.
+  function halfTyped(box) {
+    return Array.from(box.querySelectorAll("textarea, input[type=text], input:not([type])"))
+      .some(function (field) {
+        return !field.readOnly && field.value.trim() !== "" && field.value !== field.defaultValue;
+      });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var box = dialog();
     if (box) {
+      // Escape would throw away a half-typed reason: ask first.
+      box.addEventListener("cancel", function (event) {
+        if (halfTyped(box) && !window.confirm("Discard what you typed in this dialog?")) {
+          event.preventDefault();
+        }
+      });
       // Closed by a button, Escape or the server: empty it, so a stale form never reappears.
       box.addEventListener("close", function () {
         document.getElementById(BODY_ID).innerHTML = "";

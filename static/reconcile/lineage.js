@@ -28,6 +28,10 @@
       return;
     }
     var figure = JSON.parse(source.textContent);
+    // The dark theme swaps the figure's neutral colours (console.js).
+    if (window.reconcileThemedFigure) {
+      figure = window.reconcileThemedFigure(figure);
+    }
     container.setAttribute("data-drawn", "true");
     window.Plotly.newPlot(container, figure.data, figure.layout, CONFIG).then(function (plot) {
       plot.on("plotly_click", openNode);

@@ -10,6 +10,7 @@ from django.views import View
 
 from reconcile_app.console.mixins import HtmxPartialMixin, StaffRequiredMixin
 from reconcile_app.console.views.blast_radius import BLAST_REGION_TEMPLATE, blast_context
+from reconcile_app.selectors.audit import object_timeline
 from reconcile_app.selectors.corrections import correction_detail
 from reconcile_app.selectors.lineage import evidence_roots
 
@@ -24,6 +25,11 @@ class CorrectionDetailView(StaffRequiredMixin, HtmxPartialMixin, View):
         roots = evidence_roots(evidence_id=correction.corrected.evidence_id)
         context = {"correction": correction, **blast_context(request, roots, correction)}
         template = BLAST_REGION_TEMPLATE if self.wants_partial() else CORRECTION_TEMPLATE
+        if not self.wants_partial():
+            # The correction is audited on the entry it corrects (services/corrections.py).
+            context["timeline"] = object_timeline(
+                object_kind="evidence", object_ref=correction.corrected.evidence_id
+            )
         response = TemplateResponse(request, template, context)
         patch_vary_headers(response, ("HX-Request",))
         return response

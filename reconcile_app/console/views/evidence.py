@@ -16,6 +16,7 @@ from reconcile_app.console.node_links import node_url
 from reconcile_app.errors import DomainError
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
+from reconcile_app.selectors.audit import object_timeline
 from reconcile_app.selectors.evidence import evidence_detail
 from reconcile_app.services.corrections import correction_create
 from reconcile_app.services.references import split_reference
@@ -44,6 +45,7 @@ def evidence_page(
         "can_correct": has_role(request.user, Role.OPERATOR) and detail.correction is None,
         "form": form or CorrectionForm(),
         "form_error": error,
+        "timeline": object_timeline(object_kind="evidence", object_ref=evidence_id),
     }
     return TemplateResponse(request, EVIDENCE_TEMPLATE, context, status=status)
 

@@ -22,6 +22,7 @@ from reconcile_app.console.mixins import (
     not_found_is_404,
 )
 from reconcile_app.console.tables.facts import FactTable
+from reconcile_app.selectors.audit import fact_timeline
 from reconcile_app.selectors.fact_history import FactBelieved, fact_day
 from reconcile_app.selectors.facts import (
     console_fact_detail,
@@ -100,4 +101,7 @@ class FactDetailView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
                 "today": fact_today(),
             }
         )
+        if not self.wants_partial():
+            # The timeline sits outside the region the "believed at" picker swaps.
+            context["timeline"] = fact_timeline(fact_key=fact_key)
         return context

@@ -15,11 +15,12 @@ from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
 )
 
 # session, user, the user's groups, the entry, its chain neighbours and correctors, its
-# correction, the effect that generated it.
-EVIDENCE_QUERIES = 7
+# correction, the effect that generated it, its audit timeline.
+EVIDENCE_QUERIES = 8
 # session, user, the user's groups, the correction, the corrected entry's node, the counts by
-# kind with one page (two statements), and the page's objects.
-CORRECTION_QUERIES = 8
+# kind with one page (two statements), the page's objects, and the corrected entry's audit
+# timeline.
+CORRECTION_QUERIES = 9
 
 
 def listed(page: str) -> list[str]:

@@ -19,8 +19,8 @@ from tests.reconcile_app.facts.conftest import authority, remember
 # quarantined memory classes.
 LIST_QUERIES = 9
 # session, user, the user's groups, the key's records, its escalations, the authority source,
-# the quarantined memory classes.
-DETAIL_QUERIES = 7
+# the quarantined memory classes, the audit timeline (key, memories and escalations).
+DETAIL_QUERIES = 8
 
 
 def fact_rows(page: str) -> list[str]:

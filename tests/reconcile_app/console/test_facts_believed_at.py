@@ -21,8 +21,8 @@ from tests.reconcile_app.facts.conftest import authority, remember
 
 KEY = "baseline.reading-eval"
 # session, user, the user's groups, the key's records, its escalations, the authority source,
-# the records' statuses then, the quarantined memory classes.
-BELIEVED_QUERIES = 8
+# the records' statuses then, the quarantined memory classes, the audit timeline.
+BELIEVED_QUERIES = 9
 
 
 def page_at(browser, as_of: datetime | str, **params: str) -> str:

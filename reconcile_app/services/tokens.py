@@ -1,0 +1,80 @@
+"""A person's own API tokens: issue one (shown once) and revoke one, from the console.
+
+Tokens are `ApiKey` rows of the person's principal; only their hash is stored. Each change is
+audited on the principal, naming the token by its prefix (never the token itself).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core.cache import cache
+from django.db import transaction
+from django.utils import timezone
+
+from reconcile_app.errors import Conflict, NotFound
+from reconcile_app.models import ApiKey
+from reconcile_app.services.audit import audit_record
+from reconcile_app.services.principals import api_key_issue, principal_for_user
+
+LAST_USE_CACHE_PREFIX = "reconcile:apikey-used:"
+# A key's last use is noted at most once a minute per process: authentication is the API's
+# hot path, and "last used" to the minute is what a person needs to spot a stale token.
+LAST_USE_EVERY_SECONDS = 60.0
+_last_noted: dict[str, float] = {}
+
+
+def api_key_note_use(*, prefix: str) -> None:
+    """Remember that the key was just used (in the cache, not the database: no write per
+    request, and the configuration epoch does not move)."""
+    now = time.monotonic()
+    if now - _last_noted.get(prefix, float("-inf")) < LAST_USE_EVERY_SECONDS:
+        return
+    _last_noted[prefix] = now
+    cache.set(f"{LAST_USE_CACHE_PREFIX}{prefix}", timezone.now().isoformat(), timeout=None)
+
+
+def token_create(*, user: Any, request_id: str = "") -> tuple[ApiKey, str]:
+    """Issue a personal token to `user`; returns its row and the token (never stored)."""
+    with transaction.atomic():
+        principal = principal_for_user(user)
+        token = api_key_issue(principal=principal)
+        key = ApiKey.objects.get(principal=principal, prefix=token.split("_", 2)[1])
+        audit_record(
+            actor=user,
+            action="token.create",
+            object_kind="principal",
+            object_ref=principal.name,
+            request_id=request_id,
+            after={"prefix": key.prefix},
+        )
+    return key, token
+
+
+def token_revoke(*, user: Any, prefix: str, reason: str = "", request_id: str = "") -> ApiKey:
+    """Revoke one of `user`'s own tokens. Someone else's token is "not found", never revoked."""
+    with transaction.atomic():
+        key = (
+            ApiKey.objects.select_for_update()
+            .select_related("principal")
+            .filter(principal__user=user, prefix=prefix)
+            .first()
+        )
+        if key is None:
+            raise NotFound(f"you have no token {prefix}", code="token_not_found")
+        if key.revoked_at is not None:
+            raise Conflict(f"token {prefix} is already revoked", code="token_revoked")
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at"])
+        audit_record(
+            actor=user,
+            action="token.revoke",
+            object_kind="principal",
+            object_ref=key.principal.name,
+            reason=reason,
+            request_id=request_id,
+            before={"prefix": key.prefix, "revoked": False},
+            after={"prefix": key.prefix, "revoked": True},
+        )
+    return key

@@ -1,0 +1,168 @@
+"""The console's habits in real Chromium: dark mode, keyboard shortcuts, the layout at 390 px
+and 1024 px, and an axe-core check (vendored under tests/browser/assets) of every page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.test_console_offline import (  # noqa: F401 (fixtures)
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    PASSWORD,
+    browser_page,
+    console_data,
+)
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's Chromium"),
+]
+
+AXE = Path(__file__).parent / "assets" / "axe.min.js"
+
+
+def sign_in(page: Any, base: str, username: str) -> None:
+    page.goto(f"{base}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(r"/$"))
+
+
+def background(page: Any) -> str:
+    return page.evaluate("getComputedStyle(document.body).backgroundColor")
+
+
+def test_dark_mode_follows_the_system_and_the_toggle_is_remembered(
+    live_server, browser_page, console_data
+):
+    page, traffic = browser_page
+    sign_in(page, live_server.url, console_data["operator"].user.username)
+    light = background(page)
+    page.emulate_media(color_scheme="dark")
+    dark = background(page)
+    assert light != dark
+    # The toggle overrides the system and survives a reload.
+    page.click("#theme-toggle")
+    assert background(page) == light
+    page.reload()
+    assert background(page) == light
+    page.click("#theme-toggle")
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    page.emulate_media(color_scheme="light")
+    page.goto(f"{live_server.url}/snapshots/")
+    assert background(page) == dark
+    assert traffic.external == []
+
+
+def test_keyboard_shortcuts(live_server, browser_page, console_data):
+    page, _ = browser_page
+    sign_in(page, live_server.url, console_data["operator"].user.username)
+    page.keyboard.press("?")
+    expect(page.locator("#shortcuts-dialog")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.locator("#shortcuts-dialog")).to_be_hidden()
+    page.keyboard.press("g")
+    page.keyboard.press("s")
+    page.wait_for_url(re.compile(r"/snapshots/$"))
+    page.wait_for_selector("#snapshots tbody tr")
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.type") == "search"
+    # Typing in a field is not a shortcut.
+    page.keyboard.type("jg")
+    assert page.locator("tr.row-cursor").count() == 0
+    assert "/snapshots/" in page.url
+    page.goto(f"{live_server.url}/snapshots/")
+    page.wait_for_selector("#snapshots tbody tr")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("k")
+    first = page.locator("#snapshots tbody tr").first
+    expect(first).to_have_class(re.compile("row-cursor"))
+    href = first.locator("a[href]").first.get_attribute("href")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(re.escape(href) + "$"))
+    # The go-to box opens an id.
+    page.fill("#goto-q", console_data["snapshot"].snapshot_id)
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(re.escape(console_data["snapshot"].snapshot_id) + "/$"))
+
+
+@pytest.mark.parametrize("width", [390, 1024])
+def test_layout_at_narrow_widths(live_server, browser_page, console_data, width):
+    page, _ = browser_page
+    page.set_viewport_size({"width": width, "height": 800})
+    sign_in(page, live_server.url, console_data["operator"].user.username)
+    for path in ("/", "/snapshots/", "/audit/", "/contradictions/"):
+        page.goto(f"{live_server.url}{path}")
+        overflow = page.evaluate("document.scrollingElement.scrollWidth - innerWidth")
+        wide = page.evaluate(
+            "Array.from(document.querySelectorAll('main *'))"
+            ".filter(e => e.getBoundingClientRect().right > innerWidth + 0.5)"
+            ".filter(e => !(e instanceof SVGElement)).slice(0, 6).map(e => e.tagName + '.' + e.className + ':' + Math.round(e.getBoundingClientRect().right))"
+        )
+        assert overflow <= 0, (path, overflow, wide)
+    links = page.locator("#console-nav a")
+    if width == 390:
+        expect(page.locator("#nav-toggle")).to_be_visible()
+        expect(links.first).to_be_hidden()
+        page.click("#nav-toggle")
+        expect(page.locator("#nav-toggle")).to_have_attribute("aria-expanded", "true")
+    for index in range(links.count()):
+        link = links.nth(index)
+        link.scroll_into_view_if_needed()
+        expect(link).to_be_visible()
+        box = link.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+
+
+def axe_violations(page: Any) -> list[dict[str, Any]]:
+    # Evaluated through the DevTools protocol: the page's CSP (rightly) refuses inline scripts.
+    page.evaluate(AXE.read_text() + "\n;undefined")
+    results = page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        ".map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map(n => n.target)}))"
+    )
+    return [v for v in results if v["impact"] in ("serious", "critical")]
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_console_pages_have_no_serious_accessibility_violations(
+    live_server, browser_page, console_data, theme
+):
+    page, _ = browser_page
+    page.emulate_media(color_scheme=theme)
+    sign_in(page, live_server.url, console_data["operator"].user.username)
+    snapshot = console_data["snapshot"].snapshot_id
+    paths = [
+        "/",
+        "/snapshots/",
+        f"/snapshots/{snapshot}/",
+        "/contradictions/",
+        "/escalations/",
+        "/promotions/",
+        "/effects/",
+        "/facts/",
+        "/memory-classes/",
+        "/contracts/",
+        "/lineage/",
+        "/lineage/blast-radius/",
+        "/quarantine/",
+        "/drills/",
+        "/audit/",
+        "/tokens/",
+        "/go/?q=nothing-here",
+    ]
+    found = {}
+    for path in paths:
+        page.goto(f"{live_server.url}{path}")
+        page.wait_for_load_state("networkidle")
+        violations = axe_violations(page)
+        if violations:
+            found[path] = violations
+    assert found == {}

@@ -1,0 +1,164 @@
+"""The console's habits on the server side: the "go to" box, a person's own API tokens, and
+the audit timelines on evidence, correction and fact pages."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from reconcile_app.models import ApiKey, AuditEvent
+from tests.reconcile_app.console.conftest import signed_in
+from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
+    FACT_KEY,
+    chain,
+    collectible,
+    correction,
+)
+
+# session, user, the user's groups, then one lookup per kind until one matches.
+GOTO_SNAPSHOT_QUERIES = 4
+GOTO_MISSING_QUERIES = 9
+
+
+@pytest.mark.parametrize(
+    ("attribute", "page"),
+    [
+        ("snapshot_id", "/snapshots/{}/"),
+        ("effect_key", "/effects/{}/"),
+        ("memory_id", "/memories/{}/"),
+    ],
+)
+def test_goto_opens_the_page_an_id_names(chain, auditor_browser, attribute, page):
+    value = getattr(chain, attribute)
+    response = auditor_browser.get("/go/", {"q": f"  {value} "})
+    assert response.status_code == 302
+    assert response["Location"] == page.format(value)
+
+
+def test_goto_opens_evidence_escalations_and_corrections(
+    chain, correction, escalation, auditor_browser
+):
+    assert auditor_browser.get("/go/", {"q": "ev-collect"})["Location"] == "/evidence/ev-collect/"
+    escalation_id = escalation.escalation_id
+    assert (
+        auditor_browser.get("/go/", {"q": escalation_id})["Location"]
+        == f"/escalations/{escalation_id}/"
+    )
+    assert (
+        auditor_browser.get("/go/", {"q": correction.correction_id})["Location"]
+        == f"/corrections/{correction.correction_id}/"
+    )
+
+
+def test_goto_with_no_match_is_a_404_that_says_what_was_tried(
+    chain, auditor_browser, django_assert_num_queries
+):
+    with django_assert_num_queries(GOTO_MISSING_QUERIES):
+        response = auditor_browser.get("/go/", {"q": "snap_nothing"})
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert 'id="goto-missing"' in page
+    assert "snap_nothing" in page
+    assert "snapshot, effect key, evidence, memory, escalation, correction" in page
+
+
+def test_goto_query_count_is_fixed(chain, auditor_browser, django_assert_num_queries):
+    with django_assert_num_queries(GOTO_SNAPSHOT_QUERIES):
+        response = auditor_browser.get("/go/", {"q": chain.snapshot_id})
+    assert response.status_code == 302
+
+
+def test_goto_refuses_an_agent(chain, agent):
+    browser = Client()
+    browser.force_login(agent.user)
+    response = browser.get("/go/", {"q": chain.snapshot_id})
+    assert response.status_code == 403
+
+
+def test_tokens_page_lists_only_your_own_tokens(operator, auditor, operator_browser):
+    page = operator_browser.get("/tokens/").content.decode()
+    own = ApiKey.objects.get(principal=operator.principal)
+    theirs = ApiKey.objects.get(principal=auditor.principal)
+    assert f'data-prefix="{own.prefix}"' in page
+    assert theirs.prefix not in page
+    assert "never" in page  # not used yet
+
+
+def test_a_new_token_is_shown_once_audited_and_opens_the_api(operator, operator_browser):
+    response = operator_browser.post("/tokens/")
+    assert response.status_code == 201
+    page = response.content.decode()
+    token = page.split('id="new-token-value" class="mono token-value" value="')[1].split('"')[0]
+    assert token.startswith("rk_")
+    prefix = token.split("_")[1]
+    event = AuditEvent.objects.get(action="token.create")
+    assert (event.actor, event.object_ref, event.after) == (
+        operator.user,
+        operator.principal.name,
+        {"prefix": prefix},
+    )
+    assert token not in str(event.after)
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert api.get("/api/v1/me").status_code == 200
+    # Shown once: the page lists the prefix, never the token again; its use is noted.
+    again = operator_browser.get("/tokens/").content.decode()
+    assert token not in again
+    row = again.split(f'data-prefix="{prefix}"')[1].split("</tr>")[0]
+    assert "<time" in row.split("</td>")[2]  # "last used" holds a time
+
+
+def test_revoking_a_token_closes_the_api_to_it(operator, operator_browser):
+    prefix = ApiKey.objects.get(principal=operator.principal).prefix
+    assert operator.client.get("/api/v1/me").status_code == 200
+    response = operator_browser.post(f"/tokens/{prefix}/revoke/", {"reason": "laptop lost"})
+    assert response.status_code == 302
+    assert operator.client.get("/api/v1/me").status_code == 401
+    event = AuditEvent.objects.get(action="token.revoke")
+    assert (event.reason, event.after) == ("laptop lost", {"prefix": prefix, "revoked": True})
+    again = operator_browser.post(f"/tokens/{prefix}/revoke/")
+    assert again.status_code == 409
+    assert "token_revoked" in again.content.decode()
+
+
+def test_nobody_revokes_someone_elses_token(operator_browser, auditor):
+    prefix = ApiKey.objects.get(principal=auditor.principal).prefix
+    response = operator_browser.post(f"/tokens/{prefix}/revoke/")
+    assert response.status_code == 404
+    assert ApiKey.objects.get(prefix=prefix).revoked_at is None
+    assert auditor.client.get("/api/v1/me").status_code == 200
+
+
+def test_token_forms_need_the_csrf_token(operator):
+    browser = signed_in(operator, enforce_csrf_checks=True)
+    assert browser.post("/tokens/").status_code == 403
+    assert not AuditEvent.objects.filter(action="token.create").exists()
+
+
+def test_evidence_and_correction_pages_show_their_audit_timeline(
+    chain, correction, auditor_browser
+):
+    evidence = auditor_browser.get("/evidence/ev-collect/").content.decode()
+    assert 'id="audit-timeline-evidence-ev-collect"' in evidence
+    assert 'data-action="correction.create"' in evidence
+    report = auditor_browser.get(f"/corrections/{correction.correction_id}/").content.decode()
+    assert 'data-action="correction.create"' in report
+
+
+def test_fact_page_timeline_holds_its_memories_actions(chain, operator, auditor_browser):
+    from reconcile_app.services.audit import audit_record
+
+    audit_record(
+        actor=operator.user,
+        action="memory.status",
+        object_kind="memory",
+        object_ref=chain.fact_memory_id,
+        reason="owner retired it",
+    )
+    audit_record(
+        actor=operator.user, action="memory.status", object_kind="memory", object_ref="mem_other"
+    )
+    page = auditor_browser.get(f"/facts/{FACT_KEY}/").content.decode()
+    timeline = page.split('class="panel audit-timeline"')[1]
+    assert "owner retired it" in timeline
+    assert chain.fact_memory_id in timeline
+    assert "mem_other" not in timeline

@@ -19,6 +19,7 @@ from reconcile_app.errors import Conflict, ValidationFailed
 from reconcile_app.limits import identifier_problem
 from reconcile_app.models import ApiKey, Capability, Principal
 from reconcile_app.services.audit import audit_record
+from reconcile_app.services.key_use import api_key_note_use
 
 KEY_PREFIX = "rk"
 PEOPLE_ROLES = (Role.OPERATOR, Role.REVIEWER, Role.AUDITOR)
@@ -59,9 +60,6 @@ def api_key_authenticate(raw_key: str) -> Principal | None:
     principal = key.principal
     if principal.disabled_at is not None or not principal.user.is_active:
         return None
-    # Imported here: tokens.py builds on this module.
-    from reconcile_app.services.tokens import api_key_note_use
-
     api_key_note_use(prefix=prefix)
     return principal
 

@@ -6,10 +6,8 @@ audited on the principal, naming the token by its prefix (never the token itself
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -17,22 +15,6 @@ from reconcile_app.errors import Conflict, NotFound
 from reconcile_app.models import ApiKey
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.principals import api_key_issue, principal_for_user
-
-LAST_USE_CACHE_PREFIX = "reconcile:apikey-used:"
-# A key's last use is noted at most once a minute per process: authentication is the API's
-# hot path, and "last used" to the minute is what a person needs to spot a stale token.
-LAST_USE_EVERY_SECONDS = 60.0
-_last_noted: dict[str, float] = {}
-
-
-def api_key_note_use(*, prefix: str) -> None:
-    """Remember that the key was just used (in the cache, not the database: no write per
-    request, and the configuration epoch does not move)."""
-    now = time.monotonic()
-    if now - _last_noted.get(prefix, float("-inf")) < LAST_USE_EVERY_SECONDS:
-        return
-    _last_noted[prefix] = now
-    cache.set(f"{LAST_USE_CACHE_PREFIX}{prefix}", timezone.now().isoformat(), timeout=None)
 
 
 def token_create(*, user: Any, request_id: str = "") -> tuple[ApiKey, str]:

@@ -265,6 +265,6 @@ def test_agents_and_strangers_are_kept_out(chain, agent):
 
 def test_nav_has_a_lineage_entry_active_on_lineage_pages(chain, operator_browser):
     page = operator_browser.get("/lineage/?node=evidence:ev-collect").content.decode()
-    assert '<a href="/lineage/" class="active" aria-current="page">Lineage</a>' in page
+    assert 'href="/lineage/" class="active" aria-current="page">Lineage</a>' in page
     page = operator_browser.get("/evidence/ev-collect/").content.decode()
-    assert '<a href="/lineage/" class="active" aria-current="page">Lineage</a>' in page
+    assert 'href="/lineage/" class="active" aria-current="page">Lineage</a>' in page

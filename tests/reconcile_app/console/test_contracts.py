@@ -96,7 +96,7 @@ def test_a_class_with_no_active_version_says_reconcile_refuses_it(
 def test_contracts_is_in_the_navigation(auditor_browser, contract_world):
     for path in ("/contracts/", contract_path(contract_world.draft)):
         page = auditor_browser.get(path).content.decode()
-        assert '<a href="/contracts/" class="active" aria-current="page">Contracts</a>' in page
+        assert 'href="/contracts/" class="active" aria-current="page">Contracts</a>' in page
 
 
 @pytest.mark.parametrize("extra_versions", [0, 5])

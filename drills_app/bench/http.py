@@ -44,6 +44,7 @@ from reconcile_app.selectors.contracts import contract_current
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 
 BIN = Path(sys.executable).parent
+GUNICORN_CONFIG = Path(__file__).resolve().parents[2] / "config" / "gunicorn.py"
 SUBJECT = "bench-account"
 
 
@@ -189,6 +190,8 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
         web_log = workdir / "web.log"
         gunicorn = [
             str(BIN / "gunicorn"),
+            # As production runs it (per-worker metrics files included in the cost).
+            f"--config={GUNICORN_CONFIG}",
             "config.wsgi:application",
             f"--workers={options.web_workers}",
             f"--bind=127.0.0.1:{port}",

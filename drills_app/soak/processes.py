@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 
 BIN = Path(sys.executable).parent
+GUNICORN_CONFIG = Path(__file__).resolve().parents[2] / "config" / "gunicorn.py"
 READY_TIMEOUT_SECONDS = 120.0
 STOP_GRACE_SECONDS = 20.0
 
@@ -66,6 +67,9 @@ class Servers:
                 "web",
                 [
                     str(BIN / "gunicorn"),
+                    # The production settings file (per-worker metrics, access log format).
+                    "--config",
+                    str(GUNICORN_CONFIG),
                     "config.wsgi",
                     "--workers",
                     str(self.web),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from reconcile_app.choices import EffectStatus, EvidenceKind
@@ -58,7 +58,7 @@ def effect_reload(effect: Effect) -> None:
     loaded = {
         field: field.get_cached_value(effect)
         for field in Effect._meta.concrete_fields
-        if field.is_relation and field.is_cached(effect)
+        if isinstance(field, models.ForeignKey) and field.is_cached(effect)
     }
     effect.refresh_from_db()
     for field, related in loaded.items():

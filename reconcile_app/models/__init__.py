@@ -22,6 +22,7 @@ from reconcile_app.models.snapshots import (
     StateRead,
 )
 from reconcile_app.models.sources import Source
+from reconcile_app.models.timings import ReconcileTiming
 
 __all__ = [
     "ApiKey",
@@ -50,6 +51,7 @@ __all__ = [
     "Principal",
     "Quarantine",
     "QuarantineEpoch",
+    "ReconcileTiming",
     "SnapshotTaint",
     "Source",
     "StateRead",

@@ -16,6 +16,7 @@ from django_tables2 import SingleTableMixin
 from reconcile_app.choices import ContradictionStatus, Role
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.contradictions import ContradictionResolveForm
+from reconcile_app.console.live import LiveQueueMixin
 from reconcile_app.console.mixins import (
     PER_PAGE,
     HtmxPartialMixin,
@@ -41,7 +42,12 @@ CONTRADICTION_TABS = ("open", "resolved", "all")
 
 
 class ContradictionListView(
-    StaffRequiredMixin, StatusTabsMixin, HtmxPartialMixin, SingleTableMixin, FilterView
+    LiveQueueMixin,
+    StaffRequiredMixin,
+    StatusTabsMixin,
+    HtmxPartialMixin,
+    SingleTableMixin,
+    FilterView,
 ):
     """Contradictions by status tab (open by default: it is the triage queue)."""
 
@@ -50,6 +56,7 @@ class ContradictionListView(
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/contradiction_list.html"
     partial_template_name = "reconcile_app/partials/contradiction_region.html"
+    live_region = "#contradiction-region"
     tabs = CONTRADICTION_TABS
     default_tab = ContradictionStatus.OPEN
 
@@ -73,6 +80,7 @@ class ContradictionListView(
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context.update(self.tab_context())
+        context.update(self.live_context())
         return context
 
 

@@ -21,6 +21,7 @@ from django_tables2 import SingleTableMixin
 from reconcile_app.choices import EffectStatus, Role
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.effects import EffectEscalateForm, EffectResolveForm
+from reconcile_app.console.live import LiveQueueMixin
 from reconcile_app.console.mixins import (
     MAX_POLLS,
     PER_PAGE,
@@ -75,7 +76,12 @@ TAB_LABELS = {
 
 
 class EffectListView(
-    StaffRequiredMixin, StatusTabsMixin, HtmxPartialMixin, SingleTableMixin, FilterView
+    LiveQueueMixin,
+    StaffRequiredMixin,
+    StatusTabsMixin,
+    HtmxPartialMixin,
+    SingleTableMixin,
+    FilterView,
 ):
     """Effects by status tab: unknown outcomes by default, the longest-waiting first."""
 
@@ -84,6 +90,7 @@ class EffectListView(
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/effect_list.html"
     partial_template_name = "reconcile_app/partials/effect_region.html"
+    live_region = "#effect-region"
     tabs = EFFECT_TABS
     default_tab = EffectStatus.UNKNOWN
 
@@ -104,6 +111,7 @@ class EffectListView(
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context.update(self.tab_context())
+        context.update(self.live_context())
         context["tab_items"] = [
             {"value": tab, "label": TAB_LABELS.get(tab, tab), "count": context["tab_counts"][tab]}
             for tab in EFFECT_TABS

@@ -21,6 +21,7 @@ from django_tables2 import SingleTableMixin
 from reconcile_app.choices import EscalationStatus, Role
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.escalations import EscalationDecisionForm
+from reconcile_app.console.live import LiveQueueMixin
 from reconcile_app.console.mixins import (
     PER_PAGE,
     HtmxPartialMixin,
@@ -49,7 +50,12 @@ DETAIL_TEMPLATE = "reconcile_app/escalation_detail.html"
 
 
 class EscalationListView(
-    StaffRequiredMixin, StatusTabsMixin, HtmxPartialMixin, SingleTableMixin, FilterView
+    LiveQueueMixin,
+    StaffRequiredMixin,
+    StatusTabsMixin,
+    HtmxPartialMixin,
+    SingleTableMixin,
+    FilterView,
 ):
     """Escalations by status tab; open first, the longest-waiting at the top."""
 
@@ -58,6 +64,7 @@ class EscalationListView(
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/escalation_list.html"
     partial_template_name = "reconcile_app/partials/escalation_region.html"
+    live_region = "#escalation-region"
     tabs = ESCALATION_TABS
     default_tab = EscalationStatus.OPEN
 
@@ -80,6 +87,7 @@ class EscalationListView(
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context.update(self.tab_context())
+        context.update(self.live_context())
         if not self.wants_partial():
             # The suggestion lists sit outside the swapped region: a partial needs none.
             context["suggestions"] = escalation_suggestions()

@@ -14,6 +14,7 @@ from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
 from reconcile_app.choices import ContradictionStatus, Role
+from reconcile_app.console.filtersets import ConsoleContradictionFilterSet
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.contradictions import ContradictionResolveForm
 from reconcile_app.console.live import LiveQueueMixin
@@ -28,7 +29,6 @@ from reconcile_app.console.mixins import (
 )
 from reconcile_app.console.tables.contradictions import ContradictionTable
 from reconcile_app.errors import Conflict, ValidationFailed
-from reconcile_app.filtersets import ContradictionFilterSet
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.contradictions import (
@@ -51,7 +51,7 @@ class ContradictionListView(
 ):
     """Contradictions by status tab (open by default: it is the triage queue)."""
 
-    filterset_class = ContradictionFilterSet
+    filterset_class = ConsoleContradictionFilterSet
     table_class = ContradictionTable
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/contradiction_list.html"

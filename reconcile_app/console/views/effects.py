@@ -19,6 +19,7 @@ from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
 from reconcile_app.choices import EffectStatus, Role
+from reconcile_app.console.filtersets import ConsoleEffectFilterSet
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.effects import EffectEscalateForm, EffectResolveForm
 from reconcile_app.console.live import LiveQueueMixin
@@ -37,7 +38,6 @@ from reconcile_app.console.mixins import (
 )
 from reconcile_app.console.tables.effects import EffectTable
 from reconcile_app.errors import DomainError
-from reconcile_app.filtersets import EffectFilterSet
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.audit import object_timeline
@@ -85,7 +85,7 @@ class EffectListView(
 ):
     """Effects by status tab: unknown outcomes by default, the longest-waiting first."""
 
-    filterset_class = EffectFilterSet
+    filterset_class = ConsoleEffectFilterSet
     table_class = EffectTable
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/effect_list.html"

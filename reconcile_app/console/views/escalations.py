@@ -19,6 +19,7 @@ from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
 from reconcile_app.choices import EscalationStatus, Role
+from reconcile_app.console.filtersets import ConsoleEscalationFilterSet
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.escalations import EscalationDecisionForm
 from reconcile_app.console.live import LiveQueueMixin
@@ -32,7 +33,6 @@ from reconcile_app.console.mixins import (
 )
 from reconcile_app.console.tables.escalations import EscalationTable
 from reconcile_app.errors import DomainError
-from reconcile_app.filtersets import EscalationFilterSet
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.audit import object_timeline
@@ -59,7 +59,7 @@ class EscalationListView(
 ):
     """Escalations by status tab; open first, the longest-waiting at the top."""
 
-    filterset_class = EscalationFilterSet
+    filterset_class = ConsoleEscalationFilterSet
     table_class = EscalationTable
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/escalation_list.html"

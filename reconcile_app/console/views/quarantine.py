@@ -24,6 +24,7 @@ from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
 from reconcile_app.choices import QuarantineScope, QuarantineStatus, Role
+from reconcile_app.console.filtersets import ConsoleQuarantineFilterSet
 from reconcile_app.console.forms.common import dress_filter_form, dress_status_filter
 from reconcile_app.console.forms.quarantine import QuarantineForm, QuarantineLiftForm
 from reconcile_app.console.mixins import (
@@ -43,7 +44,6 @@ from reconcile_app.console.tables.quarantine import (
     affected_label,
 )
 from reconcile_app.errors import DomainError, NotFound
-from reconcile_app.filtersets import QuarantineFilterSet
 from reconcile_app.models import Quarantine
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
@@ -96,7 +96,7 @@ def _target(scope: str, target: str) -> QuarantineTarget:
 class QuarantinePageView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin, FilterView):
     """State of every target on top; the history (filterset + table, htmx partial) below."""
 
-    filterset_class = QuarantineFilterSet
+    filterset_class = ConsoleQuarantineFilterSet
     table_class = QuarantineHistoryTable
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/quarantine.html"

@@ -38,6 +38,7 @@ from reconcile_app.console.mixins import (
     polls,
 )
 from reconcile_app.console.node_links import node_blast_radius_url
+from reconcile_app.console.quarantine_links import affected_url
 from reconcile_app.console.tables.quarantine import (
     QuarantineHistoryTable,
     QuarantineTargetTable,
@@ -79,6 +80,9 @@ CHANGED_EVENT = "quarantine-changed"
 
 
 DONE_EVENT = "dialog-done"
+# A confirmation for the page's messages, sent with an htmx answer (the page is not reloaded,
+# so a Django message would only show on the next page): static/reconcile/messages.js.
+MESSAGE_EVENT = "console-message"
 
 
 PAGE_TIMELINE_LIMIT = 20
@@ -145,13 +149,19 @@ class QuarantineTargetView(StaffRequiredMixin, View):
         return response
 
 
-def _done(request: HttpRequest, row: QuarantineTarget) -> HttpResponse:
-    """After an action through htmx: the new row replaces the old one, the dialog closes and
-    the page re-reads its history."""
+def _done(request: HttpRequest, row: QuarantineTarget, message: str) -> HttpResponse:
+    """After an action through htmx: the new row replaces the old one, the dialog closes, the
+    page re-reads its history and shows `message` (static/reconcile/messages.js)."""
     response = target_row(request, row)
     response["HX-Retarget"] = f"#{row.dom_id}"
     response["HX-Reswap"] = "outerHTML"
-    response["HX-Trigger"] = json.dumps({CHANGED_EVENT: "", DONE_EVENT: ""})
+    response["HX-Trigger"] = json.dumps(
+        {
+            CHANGED_EVENT: "",
+            DONE_EVENT: "",
+            MESSAGE_EVENT: {"level": "success", "text": message},
+        }
+    )
     return response
 
 
@@ -184,11 +194,19 @@ def quarantine_dialog(
             return TemplateResponse(request, DIALOG_TEMPLATE, context, status=404)
     else:
         row = _target(scope, target)
-    preview: list[tuple[str, int, str]] = []
+    preview: list[tuple[str, int, str, str | None]] = []
+    lookback_from = timezone.now() - DEFAULT_LOOKBACK
     if not row.active:
         preview = [
-            (name, count, affected_label(name))
-            for name, count in quarantine_preview(scope=scope, target=target).items()
+            (
+                name,
+                count,
+                affected_label(name),
+                affected_url(scope=scope, target=target, name=name, since=lookback_from),
+            )
+            for name, count in quarantine_preview(
+                scope=scope, target=target, since=lookback_from
+            ).items()
         ]
     elif error is None:
         status = 409
@@ -198,7 +216,7 @@ def quarantine_dialog(
         if scope == QuarantineScope.MEMORY
         else "",
         "preview": preview,
-        "lookback_from": timezone.now() - DEFAULT_LOOKBACK,
+        "lookback_from": lookback_from,
         "error": error,
         "draft": draft or {},
         "as_page": not is_htmx(request),
@@ -241,10 +259,11 @@ class QuarantineNewView(OperatorRequiredMixin, View):
             return quarantine_dialog(
                 request, scope=scope, target=target, status=error.status, error=error, draft=draft
             )
+        done = f"Quarantine of {target} created; applying: its row lists what it affects."
         if not is_htmx(request):
-            messages.success(request, f"Quarantine of {target} created; applying.")
+            messages.success(request, done)
             return redirect("console-quarantine")
-        return _done(request, _target(scope, target))
+        return _done(request, _target(scope, target), done)
 
 
 def lift_dialog(
@@ -297,7 +316,8 @@ class QuarantineLiftView(OperatorRequiredMixin, View):
         quarantine = _quarantine(quarantine_id)
         if error is not None:
             return lift_dialog(request, quarantine, status=error.status, error=error, draft=draft)
+        done = f"Quarantine {quarantine.quarantine_id} of {quarantine.target} lifted."
         if not is_htmx(request):
-            messages.success(request, f"Quarantine of {quarantine.target} lifted.")
+            messages.success(request, done)
             return redirect("console-quarantine")
-        return _done(request, _target(quarantine.scope, quarantine.target))
+        return _done(request, _target(quarantine.scope, quarantine.target), done)

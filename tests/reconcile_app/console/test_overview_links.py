@@ -35,7 +35,7 @@ def rows_listed(client: Any, url: str) -> int:
     return len(re.findall(r"<tr\b", table.group(1))) if table else 0
 
 
-def test_every_bar_and_point_carries_the_list_it_counts(operator_browser, traffic):  # noqa: F811
+def test_every_bar_and_point_carries_the_list_it_counts(operator_browser, traffic):
     drawn = figures(operator_browser.get("/").content.decode())
     for name, figure in drawn.items():
         for trace, category, url in links_of(figure):
@@ -43,7 +43,7 @@ def test_every_bar_and_point_carries_the_list_it_counts(operator_browser, traffi
             assert operator_browser.get(url).status_code == 200, (name, url)
 
 
-def test_a_refusal_bar_opens_exactly_the_snapshots_it_counts(operator_browser, traffic):  # noqa: F811
+def test_a_refusal_bar_opens_exactly_the_snapshots_it_counts(operator_browser, traffic):
     refusals = figures(operator_browser.get("/").content.decode())["refusals"]
     for trace in refusals["data"]:
         for code, count, data in zip(trace["y"], trace["x"], trace["customdata"], strict=True):
@@ -54,7 +54,7 @@ def test_a_refusal_bar_opens_exactly_the_snapshots_it_counts(operator_browser, t
             assert rows_listed(operator_browser, url) == count, url
 
 
-def test_open_item_bars_open_their_filtered_queues(operator_browser, traffic):  # noqa: F811
+def test_open_item_bars_open_their_filtered_queues(operator_browser, traffic):
     drawn = figures(operator_browser.get("/").content.decode())
     escalations = drawn["escalations"]["data"][0]
     assert [data[-1] for data in escalations["customdata"]] == [
@@ -67,7 +67,7 @@ def test_open_item_bars_open_their_filtered_queues(operator_browser, traffic):  
     assert unknown["customdata"][0][-1] == "/effects/overview-unknown-key/"
 
 
-def test_the_window_picker_offers_an_hour_a_day_and_a_week(operator_browser, traffic):  # noqa: F811
+def test_the_window_picker_offers_an_hour_a_day_and_a_week(operator_browser, traffic):
     for hours, label in ((1, "1 h"), (24, "24 h"), (168, "7 d")):
         body = operator_browser.get(f"/?hours={hours}").content.decode()
         assert re.search(rf'href="/\?hours={hours}"[^>]*aria-current="true">{label}<', body)
@@ -76,13 +76,13 @@ def test_the_window_picker_offers_an_hour_a_day_and_a_week(operator_browser, tra
     assert 'aria-current="true">24 h<' in operator_browser.get("/").content.decode()
 
 
-def test_a_window_the_page_does_not_offer_says_so(operator_browser, traffic):  # noqa: F811
+def test_a_window_the_page_does_not_offer_says_so(operator_browser, traffic):
     body = operator_browser.get("/?hours=5").content.decode()
     assert re.search(r'id="window-error">[^<]*“5” is not a window', body)
     assert 'aria-current="true">24 h<' in body
 
 
-def test_the_open_outcomes_card_counts_failed_postconditions(operator_browser, mixed_effects):  # noqa: F811
+def test_the_open_outcomes_card_counts_failed_postconditions(operator_browser, mixed_effects):
     body = operator_browser.get("/").content.decode()
     assert re.search(r'id="stat-unknown">1<', body)
     assert re.search(r'id="stat-postcondition-failed">1<', body)
@@ -107,5 +107,5 @@ def test_reconcile_time_is_the_whole_request(operator_browser, estate, agent):
     assert "from the request's arrival to its response" in body
 
 
-def test_drills_decide_in_process_and_are_not_timed(traffic):  # noqa: F811
+def test_drills_decide_in_process_and_are_not_timed(traffic):
     assert ReconcileTiming.objects.count() == 1  # the one API request, not the drill's

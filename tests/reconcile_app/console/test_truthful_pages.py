@@ -92,7 +92,7 @@ def test_affected_counts_link_to_what_they_count(auditor_browser, make_snapshot,
     )
     assert link, "the count of snapshots is a link"
     listed = auditor_browser.get(html.unescape(link.group(1))).content.decode()
-    assert re.search(r'<span class="pager-count">\s*1–1 of 1\s*</span>', listed)
+    assert re.search(r'<span class="pager-count">\s*1\u20131 of 1\s*</span>', listed)
 
 
 def test_a_refused_snapshot_links_the_quarantine_that_refused_it(

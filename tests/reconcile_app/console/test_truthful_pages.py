@@ -8,8 +8,9 @@ import html
 import json
 import re
 
-from reconcile_app.models import Quarantine
+from reconcile_app.models import Escalation, Quarantine
 from reconcile_app.services.quarantine import quarantine_apply, quarantine_create
+from tests.reconcile_app.console.conftest import ambiguous_fact
 from tests.reconcile_app.console.quarantine_steps import (  # noqa: F401 (a fixture)
     CASE,
     create,
@@ -18,6 +19,7 @@ from tests.reconcile_app.console.quarantine_steps import (  # noqa: F401 (a fixt
     row_of,
 )
 from tests.reconcile_app.console.test_blast_radius import rows
+from tests.reconcile_app.facts.conftest import registry  # noqa: F401 (a fixture)
 from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
     chain,
     collectible,
@@ -151,3 +153,54 @@ def test_the_api_keeps_its_exact_subject_filter(auditor, make_snapshot):
     make_snapshot(subject="Account-Mixed", claimed="collect")
     assert auditor.get("/api/v1/snapshots", subject="account-mixed").json()["results"] == []
     assert len(auditor.get("/api/v1/snapshots", subject="Account-Mixed").json()["results"]) == 1
+
+
+# --- A refused form comes back at its page's URL, so a reload never posts again ------------
+
+
+def test_a_refused_plain_post_returns_to_its_page_with_the_error_and_draft(
+    reviewer_browser, registry, agent
+):
+    ambiguous_fact(agent, agent, "baseline.eval-1")
+    escalation = Escalation.objects.get()
+    page = f"/escalations/{escalation.escalation_id}/"
+    response = reviewer_browser.post(
+        f"{page}approve/",
+        {"rationale": "", "selected_ref": "draft-ref"},
+        HTTP_REFERER=f"http://testserver{page}",
+    )
+    assert response.status_code == 303 and response["Location"] == page
+    shown = reviewer_browser.get(page)
+    assert shown["X-Console-Refused-Form"] == "kept"
+    assert shown.status_code == 400
+    body = shown.content.decode()
+    assert 'role="alert"' in body or "form-error" in body
+    assert escalation.escalation_id in body
+    # Reloading reads the page afresh: no error, nothing posted again.
+    again = reviewer_browser.get(page)
+    assert again.status_code == 200 and "X-Console-Refused-Form" not in again
+    escalation.refresh_from_db()
+    assert escalation.status == "open"
+
+
+def test_a_post_from_another_site_or_without_a_referer_is_answered_in_place(
+    reviewer_browser, registry, agent
+):
+    ambiguous_fact(agent, agent, "baseline.eval-1")
+    escalation = Escalation.objects.get()
+    url = f"/escalations/{escalation.escalation_id}/approve/"
+    assert reviewer_browser.post(url, {"rationale": ""}).status_code == 400
+    elsewhere = reviewer_browser.post(
+        url, {"rationale": ""}, HTTP_REFERER="https://elsewhere.example/escalations/"
+    )
+    assert elsewhere.status_code == 400
+
+
+def test_htmx_posts_never_push_their_action_url(operator_browser):
+    # Every hx-post in the console's templates says hx-push-url="false" or sits outside any
+    # region that pushes: checked on the templates themselves.
+    from pathlib import Path
+
+    for template in Path("templates").rglob("*.html"):
+        for form in re.findall(r"<form\b[^>]*hx-post=[^>]*>", template.read_text(), re.S):
+            assert 'hx-push-url="false"' in form or "replay" in form, (template, form)

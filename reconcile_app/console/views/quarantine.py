@@ -259,7 +259,7 @@ class QuarantineNewView(OperatorRequiredMixin, View):
             return quarantine_dialog(
                 request, scope=scope, target=target, status=error.status, error=error, draft=draft
             )
-        done = f"Quarantine of {target} created; applying: its row lists what it affects."
+        done = f"Quarantine of {target} created; applying."
         if not is_htmx(request):
             messages.success(request, done)
             return redirect("console-quarantine")
@@ -316,7 +316,7 @@ class QuarantineLiftView(OperatorRequiredMixin, View):
         quarantine = _quarantine(quarantine_id)
         if error is not None:
             return lift_dialog(request, quarantine, status=error.status, error=error, draft=draft)
-        done = f"Quarantine {quarantine.quarantine_id} of {quarantine.target} lifted."
+        done = f"Quarantine of {quarantine.target} lifted."
         if not is_htmx(request):
             messages.success(request, done)
             return redirect("console-quarantine")

@@ -23,7 +23,7 @@ DOWNSTREAM = "downstream_"
 def affected_url(*, scope: str, target: str, name: str, since: datetime | None) -> str | None:
     """The list a count named `name` counts, or None when no page lists exactly those."""
     if scope == QuarantineScope.SOURCE:
-        window = {"issued_after": rfc3339(since)} if since else {}
+        window = {"issued_after": rfc3339(since) or ""} if since else {}
         if name == "snapshots":
             return _url("console-snapshots", source=target, **window)
         if name == "decisions":

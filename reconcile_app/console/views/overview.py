@@ -48,8 +48,8 @@ def _moment(text: str) -> datetime:
 def _hour_range(hour: str) -> dict[str, str]:
     start = _moment(hour)
     return {
-        "issued_after": rfc3339(start),
-        "issued_before": rfc3339(start + timedelta(hours=1)),
+        "issued_after": rfc3339(start) or "",
+        "issued_before": rfc3339(start + timedelta(hours=1)) or "",
     }
 
 
@@ -77,7 +77,7 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
         metrics = operational_metrics(hours=hours)
         hourly = metrics["hourly"]
         generated = _moment(metrics["generated_at"])
-        since = {"issued_after": rfc3339(generated - timedelta(hours=hours))}
+        since = {"issued_after": rfc3339(generated - timedelta(hours=hours)) or ""}
         context["metrics"] = metrics
         context["window_error"] = window_error
         context["windows"] = [

@@ -72,6 +72,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "reconcile_app.request_id.LogPrincipalMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A refused plain form post comes back at its page's URL, not the action's (no re-post).
+    "reconcile_app.console.refusals.RefusedFormRedirectMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]

@@ -11,7 +11,7 @@ and the colours are the console's chart conventions: the drills' figures use the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -43,6 +43,10 @@ SHADES = {
 }
 # The protocol's blue (the drills chart it against the baseline's amber).
 PROTOCOL = "#1d5fd1"
+
+# Where a bar or point leads: the console URL of the list it counts. A figure carries it as
+# the last item of each point's `customdata`; static/reconcile/charts.js opens it on click.
+Link = Callable[..., str]
 
 
 def tone(value: str) -> str:
@@ -151,8 +155,12 @@ def _room_for_labels(values: Sequence[float]) -> list[float]:
     return [0, max(values, default=0) * 1.18 or 1]
 
 
-def unknown_ages_figure(unknown_outcomes: Mapping[str, Any]) -> go.Figure:
-    """How long each of the oldest open unknown outcomes has waited, longest on top."""
+def unknown_ages_figure(
+    unknown_outcomes: Mapping[str, Any], *, link: Link | None = None
+) -> go.Figure:
+    """How long each of the oldest open unknown outcomes has waited, longest on top.
+
+    `link(key)` is the page of the effect a bar stands for."""
     items = [item for item in unknown_outcomes.get("oldest") or [] if item["age_seconds"]]
     if not items:
         return empty_figure("No unknown outcome is open")
@@ -166,7 +174,14 @@ def unknown_ages_figure(unknown_outcomes: Mapping[str, Any]) -> go.Figure:
                 TONES["amber"],
                 name="Waiting",
                 text=[f"{item['age_seconds'] / scale:.1f}" for item in items],
-                customdata=[[item["subject"], item["resolution_attempts"] or 0] for item in items],
+                customdata=[
+                    [
+                        item["subject"],
+                        item["resolution_attempts"] or 0,
+                        link(item["idempotency_key"]) if link else "",
+                    ]
+                    for item in items
+                ],
                 hovertemplate="%{y} (%{customdata[0]}): waiting %{x:.1f} "
                 + unit
                 + ", %{customdata[1]} resolution attempts<extra></extra>",
@@ -185,8 +200,10 @@ def unknown_ages_figure(unknown_outcomes: Mapping[str, Any]) -> go.Figure:
     )
 
 
-def resolution_figure(resolution: Mapping[str, Any]) -> go.Figure:
-    """Unknown outcome → settled: p50 and p95 over the outcomes settled in the window."""
+def resolution_figure(resolution: Mapping[str, Any], *, link: Link | None = None) -> go.Figure:
+    """Unknown outcome → settled: p50 and p95 over the outcomes settled in the window.
+
+    `link()` is the list of the settled effects both bars summarise."""
     if not resolution.get("resolved") or resolution.get("p50") is None:
         return empty_figure("No unknown outcome was settled in the window")
     values = [float(resolution["p50"]), float(resolution["p95"])]
@@ -202,6 +219,7 @@ def resolution_figure(resolution: Mapping[str, Any]) -> go.Figure:
                 cliponaxis=False,
                 textfont={"size": 11, "color": SOFT},
                 hovertemplate="%{x}: %{y:.2f} " + unit + "<extra></extra>",
+                customdata=[[link() if link else ""]] * 2,
                 name="Resolution time",
             )
         ],
@@ -214,8 +232,12 @@ def resolution_figure(resolution: Mapping[str, Any]) -> go.Figure:
     )
 
 
-def refusals_figure(refusals: Sequence[Mapping[str, Any]]) -> go.Figure:
-    """Reason codes of the decisions that did not allow, stacked by result."""
+def refusals_figure(
+    refusals: Sequence[Mapping[str, Any]], *, link: Link | None = None
+) -> go.Figure:
+    """Reason codes of the decisions that did not allow, stacked by result.
+
+    `link(result, code)` is the list of the snapshots a segment counts."""
     if not refusals:
         return empty_figure("Every decision in the window allowed")
     codes: list[str] = []
@@ -247,6 +269,7 @@ def refusals_figure(refusals: Sequence[Mapping[str, Any]]) -> go.Figure:
                 name=result,
                 marker={"color": tone(result)},
                 hovertemplate=f"{result} · %{{y}}: %{{x}}<extra></extra>",
+                customdata=[[link(result, code) if link else ""] for code in codes],
             )
         )
     return figure
@@ -260,7 +283,8 @@ def _time_axis(hourly: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The whole window, half an hour of margin each side, whatever hours have data."""
     axis: dict[str, Any] = {
         "type": "date",
-        "tickformat": "%H:%M",
+        # A day or less reads as hours; a week needs the day.
+        "tickformat": "%H:%M" if len(hourly) <= 25 else "%d %b",
         "hoverformat": "%Y-%m-%d %H:%M UTC",
     }
     if hourly:
@@ -272,8 +296,12 @@ def _time_axis(hourly: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return axis
 
 
-def verdict_mix_figure(hourly: Sequence[Mapping[str, Any]]) -> go.Figure:
-    """Claim verdicts per hour, stacked, each in its badge colour."""
+def verdict_mix_figure(
+    hourly: Sequence[Mapping[str, Any]], *, link: Link | None = None
+) -> go.Figure:
+    """Claim verdicts per hour, stacked, each in its badge colour.
+
+    `link(hour, verdict)` is the list of that hour's snapshots with such a verdict."""
     verdicts = sorted({verdict for row in hourly for verdict in row.get("verdicts", {})})
     if not verdicts:
         return empty_figure("No claims were judged in the window")
@@ -295,15 +323,18 @@ def verdict_mix_figure(hourly: Sequence[Mapping[str, Any]]) -> go.Figure:
                 name=verdict.replace("_", " "),
                 marker={"color": tone(verdict)},
                 hovertemplate=f"{verdict.replace('_', ' ')}: %{{y}}<extra></extra>",
+                customdata=[[link(hour, verdict) if link else ""] for hour in hours],
             )
         )
     return figure
 
 
-def latency_figure(hourly: Sequence[Mapping[str, Any]]) -> go.Figure:
-    """Reconcile latency per hour, p50 and p95 (hours without decisions are gaps)."""
+def latency_figure(hourly: Sequence[Mapping[str, Any]], *, link: Link | None = None) -> go.Figure:
+    """Reconcile request time per hour, p50 and p95 (hours without decisions are gaps).
+
+    `link(hour)` is the list of the snapshots decided in that hour."""
     if not any(row.get("latency_ms") for row in hourly):
-        return empty_figure("No reconcile was measured in the window")
+        return empty_figure("No reconcile request was timed in the window")
     figure = go.Figure(
         layout=figure_layout(
             260,
@@ -326,13 +357,18 @@ def latency_figure(hourly: Sequence[Mapping[str, Any]]) -> go.Figure:
                 line={"color": colour, "width": 2.2, "dash": dash},
                 marker={"size": 6},
                 hovertemplate=f"{name}: %{{y:.1f}} ms<extra></extra>",
+                customdata=[[link(hour) if link else ""] for hour in hours],
             )
         )
     return figure
 
 
-def counts_figure(counts: Mapping[str, int], *, colour: str, empty: str) -> go.Figure:
-    """Open items by one key (an escalation's code, a contradiction's kind, a scope)."""
+def counts_figure(
+    counts: Mapping[str, int], *, colour: str, empty: str, link: Link | None = None
+) -> go.Figure:
+    """Open items by one key (an escalation's code, a contradiction's kind, a scope).
+
+    `link(key)` is the list of the open items with that key."""
     rows = sorted(((key, count) for key, count in counts.items() if count), key=lambda r: r[1])
     if not rows:
         return empty_figure(empty, height=160)
@@ -345,6 +381,7 @@ def counts_figure(counts: Mapping[str, int], *, colour: str, empty: str) -> go.F
                 name="Open",
                 text=[str(count) for _, count in rows],
                 hovertemplate="%{y}: %{x}<extra></extra>",
+                customdata=[[link(key) if link else ""] for key, _ in rows],
             )
         ],
         layout=figure_layout(

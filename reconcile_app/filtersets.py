@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import django_filters
 from django.db.models import Exists, OuterRef, QuerySet
 
@@ -20,10 +22,12 @@ from reconcile_app.choices import (
     ObligationLevel,
     QuarantineScope,
     QuarantineStatus,
+    Verdict,
 )
 from reconcile_app.instants import InstantFilter
 from reconcile_app.models import (
     AuditEvent,
+    ClaimVerdict,
     Contract,
     Contradiction,
     DecisionSnapshot,
@@ -46,10 +50,27 @@ class SnapshotFilterSet(django_filters.FilterSet):
     source = django_filters.CharFilter(method="filter_source", label="Source")
     issued_after = InstantFilter(field_name="issued_at", lookup_expr="gte", label="Issued after")
     issued_before = InstantFilter(field_name="issued_at", lookup_expr="lt", label="Issued before")
+    reason_code = django_filters.CharFilter(method="filter_reason_code", label="Reason code")
+    verdict = django_filters.ChoiceFilter(
+        choices=Verdict.choices, method="filter_verdict", label="A claim's verdict"
+    )
 
     class Meta:
         model = DecisionSnapshot
         fields = ["decision_class", "subject", "result", "completeness", "reducer_version"]
+
+    def filter_reason_code(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        # The receipt's reasons are a JSON list of {"code", ...}. Both databases print a JSON
+        # object's pairs as `"key": value` (jsonb's text form and json.dumps alike), so the
+        # quoted pair names one code exactly, not every code that starts with it; JSON
+        # containment would be exact too, but SQLite has none.
+        pair = f'"code": {json.dumps(value)}'
+        return queryset.filter(decision_receipt__reasons__icontains=pair)
+
+    def filter_verdict(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(
+            Exists(ClaimVerdict.objects.filter(snapshot=OuterRef("pk"), verdict=value))
+        )
 
     def filter_source(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         # EXISTS rather than a join: a snapshot that read the source twice is listed once.

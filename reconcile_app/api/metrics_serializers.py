@@ -27,6 +27,9 @@ class UnknownEffectOutput(serializers.Serializer):
 
 class UnknownOutcomesOutput(serializers.Serializer):
     open = serializers.IntegerField()
+    postcondition_failed = serializers.IntegerField(
+        help_text="effects read back without the promised change, also awaiting a person"
+    )
     oldest_age_seconds = serializers.FloatField(allow_null=True)
     oldest = UnknownEffectOutput(many=True, help_text="the oldest unresolved, at most 20")
 
@@ -43,7 +46,9 @@ class RefusalOutput(serializers.Serializer):
 
 class ReconcileFiguresOutput(serializers.Serializer):
     count = serializers.IntegerField()
-    latency_measured = serializers.IntegerField()
+    latency_measured = serializers.IntegerField(
+        help_text="reconcile requests timed in the window (arrival to response, server side)"
+    )
     latency_ms = PercentilesOutput()
 
 

@@ -137,7 +137,7 @@ def operational_families(figures: dict[str, Any], samples: WindowSamples) -> Ite
     )
     yield _window_histogram(
         "reconcile_latency_seconds",
-        f"Reconcile latency {window}, from the first owner read's answer to the decision "
+        f"Reconcile request time {window}, from a reconcile request's arrival to its response "
         "(a gauge histogram: counts of the window, not cumulative).",
         samples.reconcile_latency_seconds,
         LATENCY_BUCKETS,

@@ -23,6 +23,7 @@ from reconcile_app.models.snapshots import (
     StateRead,
 )
 from reconcile_app.models.sources import Source
+from reconcile_app.models.timings import ReconcileTiming
 
 __all__ = [
     "ApiKey",
@@ -53,6 +54,7 @@ __all__ = [
     "Principal",
     "Quarantine",
     "QuarantineEpoch",
+    "ReconcileTiming",
     "SnapshotTaint",
     "Source",
     "StateRead",

@@ -2,9 +2,9 @@
 
 A fixed number of queries whatever the volume (pinned by tests): aggregation happens in the
 database where SQL can do it portably; percentiles and per-hour buckets are computed here
-from one narrow query over the window. Reconcile latency is measured from what snapshots
-store: the decision time (`issued_at`) against the first owner read's `read_at`, i.e. from
-the first owner's answer to the decision (the first read's own round trip is not included).
+from one narrow query over the window. Reconcile latency is the whole request as the server
+saw it: `ReconcileTiming`, from a `POST /api/v1/reconcile` request's arrival to its response
+(snapshots decided in-process, by drills or the demo estate, had no request and are not in it).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from reconcile_app.models import (
     EffectEvent,
     Escalation,
     Quarantine,
+    ReconcileTiming,
 )
 
 LastDrillReader = Callable[[], dict[str, Any] | None]
@@ -114,21 +115,22 @@ def _hourly(now: datetime, since: datetime) -> tuple[list[dict[str, Any]], list[
     while moment <= now:
         hours[moment] = {"decisions": Counter(), "verdicts": Counter(), "latency": []}
         moment += timedelta(hours=1)
-    rows = (
-        DecisionSnapshot.objects.filter(issued_at__gte=since)
-        .annotate(first_read=Min("reads__read_at"))
-        .values_list("issued_at", "result", "first_read")
-    )
-    latencies: list[float] = []
-    for issued_at, result, first_read in rows:
+    rows = DecisionSnapshot.objects.filter(issued_at__gte=since).values_list("issued_at", "result")
+    for issued_at, result in rows:
         bucket = hours.setdefault(
             _hour(issued_at), {"decisions": Counter(), "verdicts": Counter(), "latency": []}
         )
         bucket["decisions"][result] += 1
-        if first_read is not None and issued_at >= first_read:
-            ms = (issued_at - first_read).total_seconds() * 1000.0
-            bucket["latency"].append(ms)
-            latencies.append(ms)
+    latencies: list[float] = []
+    timings = ReconcileTiming.objects.filter(received_at__gte=since).values_list(
+        "received_at", "duration_ms"
+    )
+    for received_at, duration_ms in timings:
+        bucket = hours.setdefault(
+            _hour(received_at), {"decisions": Counter(), "verdicts": Counter(), "latency": []}
+        )
+        bucket["latency"].append(duration_ms)
+        latencies.append(duration_ms)
     verdicts = (
         ClaimVerdict.objects.filter(snapshot__issued_at__gte=since)
         .annotate(hour=TruncHour("snapshot__issued_at"))
@@ -236,7 +238,12 @@ def operational_metrics_with_samples(
     figures: dict[str, Any] = {
         "generated_at": rfc3339(now),
         "window_hours": hours,
-        "unknown_outcomes": _unknown_outcomes(now, effects_by_status.get(EffectStatus.UNKNOWN, 0)),
+        "unknown_outcomes": {
+            **_unknown_outcomes(now, effects_by_status.get(EffectStatus.UNKNOWN, 0)),
+            # Read back without the promised change: as unsettled as an unknown outcome, and
+            # in the same queue (its own tab), so the card counts both.
+            "postcondition_failed": effects_by_status.get(EffectStatus.POSTCONDITION_FAILED, 0),
+        },
         "resolution_seconds": {
             "resolved": len(resolution),
             **(percentiles(resolution) or {"p50": None, "p95": None}),

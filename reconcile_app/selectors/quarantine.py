@@ -13,12 +13,12 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils.text import Truncator
 
 from reconcile_app.choices import QuarantineScope, QuarantineStatus
 from reconcile_app.errors import NotFound
-from reconcile_app.models import ClaimVerdict, MemoryRecord, Quarantine, Source
+from reconcile_app.models import ClaimVerdict, DecisionSnapshot, MemoryRecord, Quarantine, Source
 from reconcile_app.services.quarantine import ACTIVE
 
 TRUSTED = "trusted"
@@ -186,3 +186,38 @@ def console_quarantine(*, quarantine_id: str) -> Quarantine:
     if quarantine is None:
         raise NotFound(f"no quarantine {quarantine_id}", code="quarantine_not_found")
     return quarantine
+
+
+def snapshot_quarantines(*, snapshot: DecisionSnapshot) -> list[Quarantine]:
+    """The quarantines a snapshot was decided under and felt: a source whose read came back
+    quarantined, a memory class or memory record whose claims were quarantined. One query.
+
+    The snapshot's content names what was quarantined (the read statuses, the classes in
+    force, the memory records' quarantine ids); the rows are those in force at `issued_at`.
+    """
+    content = snapshot.content or {}
+    sources = {
+        item.get("source")
+        for item in (content.get("fields") or {}).values()
+        if item.get("status") == "quarantined"
+    }
+    quarantined_claims = [
+        claim for claim in content.get("claims") or [] if claim.get("verdict") == "quarantined"
+    ]
+    classes = {claim.get("memory_class") for claim in quarantined_claims} & set(
+        content.get("quarantined_memory_classes") or []
+    )
+    memory_quarantines = set((content.get("quarantined_memories") or {}).values())
+    if not (sources or classes or memory_quarantines):
+        return []
+    issued_at = snapshot.issued_at
+    return list(
+        Quarantine.objects.filter(
+            Q(scope=QuarantineScope.SOURCE, target__in=sources)
+            | Q(scope=QuarantineScope.MEMORY_CLASS, target__in=classes)
+            | Q(quarantine_id__in=memory_quarantines),
+            created_at__lte=issued_at,
+        )
+        .exclude(lifted_at__lt=issued_at)
+        .order_by("created_at", "pk")
+    )

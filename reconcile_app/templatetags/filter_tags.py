@@ -38,6 +38,14 @@ def filter_form(
     url_arg: str = "",
 ) -> dict[str, Any]:
     action = reverse(url_name, args=[url_arg] if url_arg else None)
+    if form.is_bound and form.errors:
+        # A value the filter refused (`?result=bogus`) lists nothing: the field says why,
+        # rather than showing "any" over an empty table.
+        for name in form.errors:
+            if name in _names(fields):
+                attrs = form.fields[name].widget.attrs
+                attrs["aria-invalid"] = "true"
+                attrs["aria-describedby"] = f"{form[name].id_for_label}-error"
     return {
         "request": context.get("request"),
         "form": form,

@@ -20,6 +20,10 @@
     var figure = themed(JSON.parse(source.textContent));
     container.setAttribute("data-drawn", "true");
     window.Plotly.newPlot(container, figure.data, figure.layout, CONFIG).then(function () {
+      if (hasLinks(figure)) {
+        container.setAttribute("data-chart-links", "true");
+        container.on("plotly_click", follow);
+      }
       container.setAttribute("data-ready", "true");
     });
   }
@@ -37,6 +41,29 @@
         window.Plotly.react(container, figure.data, figure.layout, CONFIG);
       }
     });
+  }
+
+  // A bar or point leads to the list it counts: its URL is the last item of its customdata
+  // (reconcile_app/charts.py). Only same-origin paths are followed.
+  function linkOf(point) {
+    var data = point && point.customdata;
+    var url = Array.isArray(data) ? data[data.length - 1] : data;
+    return typeof url === "string" && url.charAt(0) === "/" && url.charAt(1) !== "/" ? url : "";
+  }
+
+  function hasLinks(figure) {
+    return (figure.data || []).some(function (trace) {
+      return (trace.customdata || []).some(function (data) {
+        return linkOf({ customdata: data }) !== "";
+      });
+    });
+  }
+
+  function follow(event) {
+    var url = linkOf(event && event.points && event.points[0]);
+    if (url) {
+      window.location.assign(url);
+    }
   }
 
   function drawAll() {

@@ -39,7 +39,10 @@ class OneOfSelect(forms.Select):
 
 def dress_status_filter(form: forms.Form, name: str = "status") -> None:
     field = form.fields[name]
-    field.widget = OneOfSelect(choices=[("", "any"), *field.choices])  # type: ignore[attr-defined]
+    # The field's own choices may already open with "any" (dress_filter_form gives every
+    # select that empty choice): one "any", first.
+    chosen = [(value, label) for value, label in field.choices if value != ""]  # type: ignore[attr-defined]
+    field.widget = OneOfSelect(choices=[("", "any"), *chosen])
 
 
 def dress_datetime_filters(form: forms.Form, *names: str) -> None:

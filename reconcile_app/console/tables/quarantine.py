@@ -18,6 +18,7 @@ from django.utils.safestring import SafeString
 from reconcile_app.choices import QuarantineScope, QuarantineStatus
 from reconcile_app.console.mixins import MAX_POLLS, POLL_SECONDS
 from reconcile_app.console.node_links import node_blast_radius_url
+from reconcile_app.console.quarantine_links import affected_url
 from reconcile_app.console.tables.common import TABLE_TEMPLATE
 from reconcile_app.models import Quarantine
 from reconcile_app.selectors.quarantine import QuarantineTarget
@@ -45,15 +46,37 @@ def affected_label(name: str) -> str:
     return name.replace("_", " ")
 
 
-def affected_counts(affected: dict[str, int] | None) -> SafeString:
-    """`3 snapshots · 1 allowed decision …` as the task (or the preview) counted them."""
+def affected_counts(affected: dict[str, int] | None, quarantine: Quarantine) -> SafeString:
+    """`3 snapshots · 1 allowed decision …` as the task counted them, each count a link to
+    the list it counts (console/quarantine_links.py) where a page lists exactly those."""
     if not affected:
         return format_html('<span class="muted">{}</span>', "nothing")
-    return format_html_join(
-        " ",
-        '<span class="pair affected" data-count="{}"><strong>{}</strong> {}</span>',
-        ((name, count, affected_label(name)) for name, count in affected.items()),
-    )
+    pairs = []
+    for name, count in affected.items():
+        url = affected_url(
+            scope=quarantine.scope, target=quarantine.target, name=name, since=quarantine.since
+        )
+        label = affected_label(name)
+        if url and count:
+            pairs.append(
+                format_html(
+                    '<a class="pair affected" data-count="{}" href="{}"><strong>{}</strong> {}</a>',
+                    name,
+                    url,
+                    count,
+                    label,
+                )
+            )
+        else:
+            pairs.append(
+                format_html(
+                    '<span class="pair affected" data-count="{}"><strong>{}</strong> {}</span>',
+                    name,
+                    count,
+                    label,
+                )
+            )
+    return format_html_join(" ", "{}", ((pair,) for pair in pairs))
 
 
 def dialog_link(url: str, label: str, *, css: str = "btn btn-small") -> SafeString:
@@ -197,7 +220,7 @@ class QuarantineTargetTable(tables.Table):
                 '<span class="muted">{}</span>',
                 "Still applying; this row stopped refreshing. Reload to look again.",
             )
-        return affected_counts(quarantine.affected)
+        return affected_counts(quarantine.affected, quarantine)
 
     def render_actions(self, record: QuarantineTarget) -> SafeString:
         if record.quarantine is not None:
@@ -283,7 +306,7 @@ class QuarantineHistoryTable(tables.Table):
     def render_affected(self, record: Quarantine) -> SafeString:
         if record.status == QuarantineStatus.APPLYING:
             return format_html('<span class="muted">{}</span>', "being listed")
-        return affected_counts(record.affected)
+        return affected_counts(record.affected, record)
 
     def render_lifted(self, record: Quarantine) -> SafeString:
         if record.lifted_at is None:

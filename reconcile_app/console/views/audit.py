@@ -20,10 +20,10 @@ from django.views import View
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
+from reconcile_app.console.filtersets import ConsoleAuditFilterSet
 from reconcile_app.console.forms.common import dress_datetime_filters, dress_filter_form
 from reconcile_app.console.mixins import PER_PAGE, HtmxPartialMixin, StaffRequiredMixin, _without
 from reconcile_app.console.tables.audit import AuditTable
-from reconcile_app.filtersets import AuditFilterSet
 from reconcile_app.selectors.audit import (
     TIMELINE_LIMIT,
     audit_csv_rows,
@@ -36,7 +36,7 @@ TIMELINE_TEMPLATE = "reconcile_app/partials/object_timeline.html"
 
 
 class AuditListView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin, FilterView):
-    filterset_class = AuditFilterSet
+    filterset_class = ConsoleAuditFilterSet
     table_class = AuditTable
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/audit_list.html"
@@ -80,7 +80,7 @@ class AuditExportView(StaffRequiredMixin, View):
     """The filtered rows as CSV, streamed: the export never holds the whole trail in memory."""
 
     def get(self, request: HttpRequest) -> HttpResponseBase:
-        filterset = AuditFilterSet(data=request.GET, queryset=console_audit_events())
+        filterset = ConsoleAuditFilterSet(data=request.GET, queryset=console_audit_events())
         if not filterset.is_valid():
             errors = "; ".join(
                 f"{name}: {' '.join(messages)}" for name, messages in filterset.errors.items()

@@ -1,5 +1,5 @@
 """Blast-radius reports: what to review downstream of a reducer version, a source version
-range, a memory class or any lineage node, as tabs by kind over paginated tables.
+range, a memory class, an evidence entry or any lineage node, as tabs by kind over paginated tables.
 
 The walk is lineage_app's (`blast_radius`); which kinds a person reviews and the rows they
 name are reconcile's (`reconcile_app.selectors.blast_radius`).
@@ -87,6 +87,7 @@ def _blast_roots(params: QueryDict) -> tuple[list[tuple[int, str]], str, bool]:
     titles: list[str] = []
     reducer, source = params.get("reducer", ""), params.get("source", "")
     memory_class = params.get("memory_class", "")
+    evidence = params.get("evidence", "").strip()
     if reducer:
         ids, names = resolve_roots([f"reducer:{reducer}"])
         roots += list(zip(ids, names, strict=True))
@@ -101,6 +102,11 @@ def _blast_roots(params: QueryDict) -> tuple[list[tuple[int, str]], str, bool]:
     if memory_class:
         roots += memory_class_roots(memory_class)
         titles.append(f"memory class {memory_class}")
+    if evidence:
+        # An auditor starts from the entry they are reading: everything that relied on it.
+        ids, names = resolve_roots([f"evidence:{evidence}"])
+        roots += list(zip(ids, names, strict=True))
+        titles.append(f"evidence {evidence}")
     nodes = [node for node in params.getlist("node") if node]
     if nodes:
         ids, names = resolve_roots([node for node in nodes if ":" in node])

@@ -14,8 +14,10 @@ from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
 from reconcile_app.choices import ContradictionStatus, Role
+from reconcile_app.console.filtersets import ConsoleContradictionFilterSet
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.contradictions import ContradictionResolveForm
+from reconcile_app.console.live import LiveQueueMixin
 from reconcile_app.console.mixins import (
     PER_PAGE,
     HtmxPartialMixin,
@@ -28,7 +30,6 @@ from reconcile_app.console.mixins import (
 from reconcile_app.console.tables.contradictions import ContradictionTable
 from reconcile_app.console.views.bulk import CONTRADICTION_CHOICES, bulk_filters
 from reconcile_app.errors import Conflict, ValidationFailed
-from reconcile_app.filtersets import ContradictionFilterSet
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.bulk import CONTRADICTION_FILTERS
@@ -43,15 +44,21 @@ CONTRADICTION_TABS = ("open", "resolved", "all")
 
 
 class ContradictionListView(
-    StaffRequiredMixin, StatusTabsMixin, HtmxPartialMixin, SingleTableMixin, FilterView
+    LiveQueueMixin,
+    StaffRequiredMixin,
+    StatusTabsMixin,
+    HtmxPartialMixin,
+    SingleTableMixin,
+    FilterView,
 ):
     """Contradictions by status tab (open by default: it is the triage queue)."""
 
-    filterset_class = ContradictionFilterSet
+    filterset_class = ConsoleContradictionFilterSet
     table_class = ContradictionTable
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/contradiction_list.html"
     partial_template_name = "reconcile_app/partials/contradiction_region.html"
+    live_region = "#contradiction-region"
     tabs = CONTRADICTION_TABS
     default_tab = ContradictionStatus.OPEN
 
@@ -80,6 +87,7 @@ class ContradictionListView(
         )
         context["bulk_filters"] = bulk_filters(self.filterset.form, CONTRADICTION_FILTERS)
         context["bulk_choices"] = list(CONTRADICTION_CHOICES.items())
+        context.update(self.live_context())
         return context
 
 

@@ -19,8 +19,10 @@ from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
 from reconcile_app.choices import EffectStatus, Role
+from reconcile_app.console.filtersets import ConsoleEffectFilterSet
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.effects import EffectEscalateForm, EffectResolveForm
+from reconcile_app.console.live import LiveQueueMixin
 from reconcile_app.console.mixins import (
     MAX_POLLS,
     PER_PAGE,
@@ -37,7 +39,6 @@ from reconcile_app.console.mixins import (
 from reconcile_app.console.tables.effects import EffectTable
 from reconcile_app.console.views.bulk import EFFECT_CHOICES, bulk_filters
 from reconcile_app.errors import DomainError
-from reconcile_app.filtersets import EffectFilterSet
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.audit import object_timeline
@@ -77,15 +78,21 @@ TAB_LABELS = {
 
 
 class EffectListView(
-    StaffRequiredMixin, StatusTabsMixin, HtmxPartialMixin, SingleTableMixin, FilterView
+    LiveQueueMixin,
+    StaffRequiredMixin,
+    StatusTabsMixin,
+    HtmxPartialMixin,
+    SingleTableMixin,
+    FilterView,
 ):
     """Effects by status tab: unknown outcomes by default, the longest-waiting first."""
 
-    filterset_class = EffectFilterSet
+    filterset_class = ConsoleEffectFilterSet
     table_class = EffectTable
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/effect_list.html"
     partial_template_name = "reconcile_app/partials/effect_region.html"
+    live_region = "#effect-region"
     tabs = EFFECT_TABS
     default_tab = EffectStatus.UNKNOWN
 
@@ -115,6 +122,7 @@ class EffectListView(
         context["can_pick"] = self.can_pick()
         context["bulk_filters"] = bulk_filters(self.filterset.form, EFFECT_FILTERS)
         context["bulk_choices"] = list(EFFECT_CHOICES.items())
+        context.update(self.live_context())
         context["tab_items"] = [
             {"value": tab, "label": TAB_LABELS.get(tab, tab), "count": context["tab_counts"][tab]}
             for tab in EFFECT_TABS

@@ -19,8 +19,10 @@ from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
 from reconcile_app.choices import EscalationStatus, Role
+from reconcile_app.console.filtersets import ConsoleEscalationFilterSet
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.escalations import EscalationDecisionForm
+from reconcile_app.console.live import LiveQueueMixin
 from reconcile_app.console.mixins import (
     PER_PAGE,
     HtmxPartialMixin,
@@ -31,7 +33,6 @@ from reconcile_app.console.mixins import (
 )
 from reconcile_app.console.tables.escalations import EscalationTable
 from reconcile_app.errors import DomainError
-from reconcile_app.filtersets import EscalationFilterSet
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.audit import object_timeline
@@ -49,15 +50,21 @@ DETAIL_TEMPLATE = "reconcile_app/escalation_detail.html"
 
 
 class EscalationListView(
-    StaffRequiredMixin, StatusTabsMixin, HtmxPartialMixin, SingleTableMixin, FilterView
+    LiveQueueMixin,
+    StaffRequiredMixin,
+    StatusTabsMixin,
+    HtmxPartialMixin,
+    SingleTableMixin,
+    FilterView,
 ):
     """Escalations by status tab; open first, the longest-waiting at the top."""
 
-    filterset_class = EscalationFilterSet
+    filterset_class = ConsoleEscalationFilterSet
     table_class = EscalationTable
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/escalation_list.html"
     partial_template_name = "reconcile_app/partials/escalation_region.html"
+    live_region = "#escalation-region"
     tabs = ESCALATION_TABS
     default_tab = EscalationStatus.OPEN
 
@@ -80,6 +87,7 @@ class EscalationListView(
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context.update(self.tab_context())
+        context.update(self.live_context())
         if not self.wants_partial():
             # The suggestion lists sit outside the swapped region: a partial needs none.
             context["suggestions"] = escalation_suggestions()

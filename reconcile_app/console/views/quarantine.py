@@ -24,6 +24,7 @@ from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
 from reconcile_app.choices import QuarantineScope, QuarantineStatus, Role
+from reconcile_app.console.filtersets import ConsoleQuarantineFilterSet
 from reconcile_app.console.forms.common import dress_filter_form, dress_status_filter
 from reconcile_app.console.forms.quarantine import QuarantineForm, QuarantineLiftForm
 from reconcile_app.console.mixins import (
@@ -37,13 +38,13 @@ from reconcile_app.console.mixins import (
     polls,
 )
 from reconcile_app.console.node_links import node_blast_radius_url
+from reconcile_app.console.quarantine_links import affected_url
 from reconcile_app.console.tables.quarantine import (
     QuarantineHistoryTable,
     QuarantineTargetTable,
     affected_label,
 )
 from reconcile_app.errors import DomainError, NotFound
-from reconcile_app.filtersets import QuarantineFilterSet
 from reconcile_app.models import Quarantine
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
@@ -79,6 +80,9 @@ CHANGED_EVENT = "quarantine-changed"
 
 
 DONE_EVENT = "dialog-done"
+# A confirmation for the page's messages, sent with an htmx answer (the page is not reloaded,
+# so a Django message would only show on the next page): static/reconcile/messages.js.
+MESSAGE_EVENT = "console-message"
 
 
 PAGE_TIMELINE_LIMIT = 20
@@ -96,7 +100,7 @@ def _target(scope: str, target: str) -> QuarantineTarget:
 class QuarantinePageView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin, FilterView):
     """State of every target on top; the history (filterset + table, htmx partial) below."""
 
-    filterset_class = QuarantineFilterSet
+    filterset_class = ConsoleQuarantineFilterSet
     table_class = QuarantineHistoryTable
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/quarantine.html"
@@ -145,13 +149,19 @@ class QuarantineTargetView(StaffRequiredMixin, View):
         return response
 
 
-def _done(request: HttpRequest, row: QuarantineTarget) -> HttpResponse:
-    """After an action through htmx: the new row replaces the old one, the dialog closes and
-    the page re-reads its history."""
+def _done(request: HttpRequest, row: QuarantineTarget, message: str) -> HttpResponse:
+    """After an action through htmx: the new row replaces the old one, the dialog closes, the
+    page re-reads its history and shows `message` (static/reconcile/messages.js)."""
     response = target_row(request, row)
     response["HX-Retarget"] = f"#{row.dom_id}"
     response["HX-Reswap"] = "outerHTML"
-    response["HX-Trigger"] = json.dumps({CHANGED_EVENT: "", DONE_EVENT: ""})
+    response["HX-Trigger"] = json.dumps(
+        {
+            CHANGED_EVENT: "",
+            DONE_EVENT: "",
+            MESSAGE_EVENT: {"level": "success", "text": message},
+        }
+    )
     return response
 
 
@@ -184,11 +194,19 @@ def quarantine_dialog(
             return TemplateResponse(request, DIALOG_TEMPLATE, context, status=404)
     else:
         row = _target(scope, target)
-    preview: list[tuple[str, int, str]] = []
+    preview: list[tuple[str, int, str, str | None]] = []
+    lookback_from = timezone.now() - DEFAULT_LOOKBACK
     if not row.active:
         preview = [
-            (name, count, affected_label(name))
-            for name, count in quarantine_preview(scope=scope, target=target).items()
+            (
+                name,
+                count,
+                affected_label(name),
+                affected_url(scope=scope, target=target, name=name, since=lookback_from),
+            )
+            for name, count in quarantine_preview(
+                scope=scope, target=target, since=lookback_from
+            ).items()
         ]
     elif error is None:
         status = 409
@@ -198,7 +216,7 @@ def quarantine_dialog(
         if scope == QuarantineScope.MEMORY
         else "",
         "preview": preview,
-        "lookback_from": timezone.now() - DEFAULT_LOOKBACK,
+        "lookback_from": lookback_from,
         "error": error,
         "draft": draft or {},
         "as_page": not is_htmx(request),
@@ -241,10 +259,11 @@ class QuarantineNewView(OperatorRequiredMixin, View):
             return quarantine_dialog(
                 request, scope=scope, target=target, status=error.status, error=error, draft=draft
             )
+        done = f"Quarantine of {target} created; applying."
         if not is_htmx(request):
-            messages.success(request, f"Quarantine of {target} created; applying.")
+            messages.success(request, done)
             return redirect("console-quarantine")
-        return _done(request, _target(scope, target))
+        return _done(request, _target(scope, target), done)
 
 
 def lift_dialog(
@@ -297,7 +316,8 @@ class QuarantineLiftView(OperatorRequiredMixin, View):
         quarantine = _quarantine(quarantine_id)
         if error is not None:
             return lift_dialog(request, quarantine, status=error.status, error=error, draft=draft)
+        done = f"Quarantine of {quarantine.target} lifted."
         if not is_htmx(request):
-            messages.success(request, f"Quarantine of {quarantine.target} lifted.")
+            messages.success(request, done)
             return redirect("console-quarantine")
-        return _done(request, _target(quarantine.scope, quarantine.target))
+        return _done(request, _target(quarantine.scope, quarantine.target), done)

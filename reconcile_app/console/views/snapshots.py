@@ -15,6 +15,7 @@ from django.views.generic import TemplateView
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
+from reconcile_app.console.filtersets import ConsoleSnapshotFilterSet
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.replay import ReplayForm
 from reconcile_app.console.mixins import (
@@ -26,16 +27,16 @@ from reconcile_app.console.mixins import (
 )
 from reconcile_app.console.tables.snapshots import SnapshotTable
 from reconcile_app.errors import DomainError
-from reconcile_app.filtersets import SnapshotFilterSet
 from reconcile_app.selectors.audit import object_timeline
 from reconcile_app.selectors.corrections import snapshot_taints
+from reconcile_app.selectors.quarantine import snapshot_quarantines
 from reconcile_app.selectors.snapshot_detail import console_snapshot_detail, filter_suggestions
 from reconcile_app.selectors.snapshots import console_snapshots, snapshot_get
 from reconcile_app.services.replay import snapshot_replay
 
 
 class SnapshotListView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin, FilterView):
-    filterset_class = SnapshotFilterSet
+    filterset_class = ConsoleSnapshotFilterSet
     table_class = SnapshotTable
     table_pagination = {"per_page": PER_PAGE}
     template_name = "reconcile_app/snapshot_list.html"
@@ -67,6 +68,7 @@ class SnapshotDetailView(StaffRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         with not_found_is_404():
             context["detail"] = console_snapshot_detail(snapshot_id=kwargs["snapshot_id"])
+        context["refused_by"] = snapshot_quarantines(snapshot=context["detail"].snapshot)
         context["timeline"] = object_timeline(
             object_kind="snapshot", object_ref=kwargs["snapshot_id"]
         )

@@ -14,8 +14,9 @@ from tests.reconcile_app.console.effects_world import mixed_effects  # noqa: F40
 
 # session, user, the user's groups, the tab counts, the paginator's count, the page of rows,
 # and the filter form's source suggestions.
-LIST_QUERIES = 7
-PARTIAL_QUERIES = 6  # the suggestions sit outside the swapped region
+# (+1: the live watermark, rows matching and the newest id: reconcile_app/console/live.py)
+LIST_QUERIES = 8
+PARTIAL_QUERIES = 7  # the suggestions sit outside the swapped region
 # session, user, the user's groups, the effect (with source, snapshot id, principal,
 # decision), its timeline, its escalations, its audit timeline.
 DETAIL_QUERIES = 7

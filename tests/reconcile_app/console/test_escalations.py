@@ -14,8 +14,9 @@ from tests.reconcile_app.console.conftest import BASELINE, SETUP_KINDS, ambiguou
 
 # session, user, the user's groups, the tab counts, the paginator's count, the page of rows,
 # and the filter form's suggestions (owners and codes, one query).
-LIST_QUERIES = 7
-PARTIAL_QUERIES = 6  # the suggestion lists sit outside the swapped region
+# (+1: the live watermark, rows matching and the newest id: reconcile_app/console/live.py)
+LIST_QUERIES = 8
+PARTIAL_QUERIES = 7  # the suggestion lists sit outside the swapped region
 # session, user, the user's groups, the escalation with what it names, its candidates, its
 # audit timeline.
 DETAIL_QUERIES = 6

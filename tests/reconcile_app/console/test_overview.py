@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
@@ -30,13 +31,15 @@ from reconcile_app.charts import (
 )
 from reconcile_app.selectors.metrics import operational_metrics
 from reconcile_app.services.quarantine import quarantine_create
+from tests.factories import reconcile_body, seed_account_17
 from tests.reconcile_app.api.test_metrics import open_unknown_outcome
 from tests.reconcile_app.console.conftest import signed_in
 
 # session, user, the user's groups (roles), then operational_metrics(): effects by status,
 # oldest unknown outcomes, resolution times, hourly decisions, hourly verdicts, refusals,
-# escalations, contradictions, decision totals, verdict totals, quarantines, last drill.
-PAGE_QUERIES = 3 + 12
+# reconcile request timings, escalations, contradictions, decision totals, verdict totals,
+# quarantines, last drill.
+PAGE_QUERIES = 3 + 13
 CHARTS = (
     "unknown",
     "resolution",
@@ -65,8 +68,17 @@ def empty_message(figure: dict[str, Any]) -> str | None:
     return annotations[0]["text"] if not figure["data"] and annotations else None
 
 
+def reconcile_through_the_api(agent: Any) -> dict[str, Any]:
+    """A real `POST /api/v1/reconcile`: the only kind of decision the request time covers."""
+    seed_account_17(timezone.now())
+    response = agent.post("/api/v1/reconcile", reconcile_body())
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
 @pytest.fixture
-def traffic(db: Any, operator: Any) -> DrillRun:
+def traffic(db: Any, operator: Any, estate: Any, agent: Any) -> DrillRun:
+    reconcile_through_the_api(agent)
     run = drill_run_execute(
         run_id=drill_run_start(kind=DrillRunKind.DRILL, parameters={"repeat": 1}).pk
     )
@@ -137,14 +149,15 @@ def test_each_card_leads_to_where_the_operator_acts(operator_browser, traffic):
             re.S,
         )
     )
+    since = re.search(r"issued_after=([^&\"]+)", html).group(1)
     assert links == {
         "unknown": "/effects/",
         "resolution": "/effects/?status=all",
         "escalations": "/escalations/",
         "contradictions": "/contradictions/",
-        "verdicts": "/snapshots/",
-        "latency": "/snapshots/",
-        "refusals": "/snapshots/?result=deny",
+        "verdicts": f"/snapshots/?issued_after={since}",
+        "latency": f"/snapshots/?issued_after={since}",
+        "refusals": f"/snapshots/?result=deny&amp;issued_after={since}",
         "quarantines": "/quarantine/",
         "drill": "/drills/",
     }
@@ -160,7 +173,7 @@ def test_an_empty_deployment_says_so_on_every_chart(operator_browser):
         "escalations": "No escalation is waiting",
         "contradictions": "No contradiction is open",
         "verdicts": "No claims were judged in the window",
-        "latency": "No reconcile was measured in the window",
+        "latency": "No reconcile request was timed in the window",
         "refusals": "Every decision in the window allowed",
         "quarantines": "Nothing is quarantined",
     }

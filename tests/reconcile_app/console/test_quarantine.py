@@ -7,6 +7,9 @@ the test plays the worker with `quarantine_apply`.
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 
 from reconcile_app.models import Quarantine
@@ -91,7 +94,15 @@ def test_dialog_previews_what_a_source_quarantine_would_touch(operator_browser, 
     assert response.status_code == 200
     body = response.content.decode()
     assert "<html" not in body
-    assert '<li data-name="snapshots"><strong class="num">1</strong> snapshots</li>' in body
+    # Each count opens the list it counts (in a new tab: the dialog keeps its draft).
+    snapshots = re.search(
+        r'<li data-name="snapshots"><a href="([^"]+)" target="_blank" rel="noopener">'
+        r'<strong class="num">1</strong> snapshots</a></li>',
+        body,
+    )
+    assert snapshots and "source=case-service" in snapshots.group(1)
+    listed = operator_browser.get(html.unescape(snapshots.group(1))).content.decode()
+    assert listed.count('<tr class="') - listed.count("empty") >= 1
     assert 'data-name="effects_pending"' in body
     assert 'data-must-match="case-service"' in body
     assert 'name="reason"' in body and "required" in body
@@ -106,7 +117,11 @@ def test_dialog_previews_a_memory_class(operator_browser, registry, agent):
 
     remember(agent, "baseline.math-eval", "m-1", "ckpt-0519", "registry@r18")
     body = new(operator_browser, "operational", scope="memory_class").content.decode()
-    assert '<li data-name="memories"><strong class="num">1</strong> memories</li>' in body
+    assert re.search(
+        r'<li data-name="memories"><a href="/lineage/blast-radius/\?memory_class=operational"'
+        r'[^>]*><strong class="num">1</strong> memories</a></li>',
+        body,
+    )
     assert "never count as confirmed" in body
 
 

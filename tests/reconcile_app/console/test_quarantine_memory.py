@@ -4,6 +4,7 @@ fed, listed while held, lifted like any other quarantine."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -50,8 +51,17 @@ def test_the_dialog_previews_what_the_memory_fed(operator_browser, poisoned):
     assert 'id="memory-scope-hint"' in body
     assert "episodic · account-17.collections_status = &#x27;collect&#x27;" in body
     assert f'href="/lineage/blast-radius/?node=memory:{poisoned}"' in body
-    assert '<li data-name="claims"><strong class="num">2</strong> claims that cited it' in body
-    assert '<li data-name="downstream_snapshot"><strong class="num">2</strong>' in body
+    # Each count opens what it counts: the record's blast radius (on the tab of its kind).
+    assert re.search(
+        r'<li data-name="claims"><a href="/lineage/blast-radius/\?node=memory:[^"]+"[^>]*>'
+        r'<strong class="num">2</strong> claims that cited it',
+        body,
+    )
+    assert re.search(
+        r'<li data-name="downstream_snapshot"><a href="/lineage/blast-radius/\?node=memory:'
+        r'[^"]+&amp;kind=snapshot"[^>]*><strong class="num">2</strong>',
+        body,
+    )
     assert 'name="scope" value="memory"' in body
 
 
@@ -68,7 +78,9 @@ def test_an_unknown_memory_is_said_inside_the_dialog(operator_browser, estate):
 def test_quarantining_swaps_in_the_held_row_and_audits(operator_browser, operator, poisoned):
     response = create(operator_browser, poisoned, scope="memory", reason="Injected by a prompt.")
     assert response.status_code == 200, response.content
-    assert json.loads(response["HX-Trigger"]) == {"quarantine-changed": "", "dialog-done": ""}
+    trigger = json.loads(response["HX-Trigger"])
+    assert trigger.pop("console-message")["level"] == "success"  # the page confirms it
+    assert trigger == {"quarantine-changed": "", "dialog-done": ""}
     quarantine = Quarantine.objects.get()
     assert (quarantine.scope, quarantine.target) == ("memory", poisoned)
     assert (

@@ -1,0 +1,61 @@
+"""The console's filters: the API's filtersets with forgiving text matching.
+
+People type part of a subject or the first characters of an id, in whatever case; the API
+keeps its exact filters (its contract), and the console's lists match case-insensitively:
+free text (subjects, fields, owners) anywhere in the value, identifiers (snapshot ids, codes,
+object refs, keys) from their start. Every other filter, and every choice, is the API's own,
+so a console URL still means the same rows in the API, only more of them for partial text.
+"""
+
+from __future__ import annotations
+
+import django_filters
+
+from reconcile_app.filtersets import (
+    AuditFilterSet,
+    ContradictionFilterSet,
+    EffectFilterSet,
+    EscalationFilterSet,
+    QuarantineFilterSet,
+    SnapshotFilterSet,
+)
+
+
+def _contains(label: str | None = None, field_name: str | None = None) -> django_filters.CharFilter:
+    return django_filters.CharFilter(field_name=field_name, lookup_expr="icontains", label=label)
+
+
+def _starts(label: str | None = None, field_name: str | None = None) -> django_filters.CharFilter:
+    return django_filters.CharFilter(field_name=field_name, lookup_expr="istartswith", label=label)
+
+
+class ConsoleSnapshotFilterSet(SnapshotFilterSet):
+    decision_class = _starts()
+    subject = _contains()
+    reducer_version = _starts()
+
+
+class ConsoleEffectFilterSet(EffectFilterSet):
+    subject = _contains()
+    action = _starts()
+    snapshot_id = _starts("Snapshot", "snapshot__snapshot_id")
+
+
+class ConsoleContradictionFilterSet(ContradictionFilterSet):
+    subject = _contains()
+    field = _contains()
+
+
+class ConsoleEscalationFilterSet(EscalationFilterSet):
+    owner = _contains()
+    code = _starts()
+    fact_key = _contains()
+
+
+class ConsoleQuarantineFilterSet(QuarantineFilterSet):
+    target = _contains()
+
+
+class ConsoleAuditFilterSet(AuditFilterSet):
+    actor = _contains("Actor", "actor_name")
+    object_ref = _starts()

@@ -1,0 +1,95 @@
+"""Post/redirect/get for console forms that are refused.
+
+Most console forms post to an action URL (`/escalations/<id>/approve/`) and, when refused
+(a missing reason, a decision already taken), answer with their page re-rendered: the error
+beside the form, the draft kept. Without htmx that page sits at the action URL, and reloading
+it posts the form again. So a plain (non-htmx) browser POST that is refused with a page is
+kept, once, in the session, and the browser is sent (303) back to the page it came from, which
+shows the kept page in place of its own. The address bar holds the page's own URL; a reload
+reads it afresh. Successful posts already redirect; htmx posts never change the address bar.
+
+Only refusals of a form that came from another console page are moved: the Referer says
+which page (same host only); without one nothing changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+
+SESSION_KEY = "console_refused_page"
+# What a refused form answers with: a page the browser should show, not a server fault.
+REFUSED_STATUSES = frozenset({400, 403, 404, 409, 412, 422, 423})
+# The API and the login page answer for themselves.
+SKIPPED_PREFIXES = ("/api/", "/accounts/", "/metrics", "/static/", "/admin/")
+
+
+def _page_it_came_from(request: HttpRequest) -> str | None:
+    referer = request.headers.get("Referer", "")
+    if not referer:
+        return None
+    parts = urlsplit(referer)
+    if parts.netloc and parts.netloc != request.get_host():
+        return None
+    if parts.path == request.path or not parts.path.startswith("/"):
+        return None
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def _is_refused_page(request: HttpRequest, response: HttpResponse) -> bool:
+    return (
+        request.method == "POST"
+        and not request.headers.get("HX-Request")
+        and not request.path.startswith(SKIPPED_PREFIXES)
+        and response.status_code in REFUSED_STATUSES
+        and response.get("Content-Type", "").startswith("text/html")
+        and not getattr(response, "streaming", False)
+        and hasattr(request, "session")
+    )
+
+
+class RefusedFormRedirectMiddleware:
+    """See the module docstring. Sits after the session, authentication and CSP middleware."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.method == "GET" and hasattr(request, "session"):
+            kept = request.session.get(SESSION_KEY)
+            if kept and kept.get("path") == request.get_full_path():
+                del request.session[SESSION_KEY]
+                return self._replay(request, kept)
+        response = self.get_response(request)
+        if not _is_refused_page(request, response):
+            return response
+        page = _page_it_came_from(request)
+        if page is None:
+            return response
+        if hasattr(response, "render") and not response.is_rendered:  # type: ignore[attr-defined]
+            response.render()  # type: ignore[attr-defined]
+        request.session[SESSION_KEY] = {
+            "path": page,
+            "status": response.status_code,
+            "content": response.content.decode(response.charset or "utf-8"),
+            "nonce": getattr(request, "csp_nonce", ""),
+        }
+        redirect = HttpResponseRedirect(page)
+        redirect.status_code = 303  # "see other": the browser GETs the page, never re-posts
+        return redirect
+
+    @staticmethod
+    def _replay(request: HttpRequest, kept: dict[str, object]) -> HttpResponse:
+        content = str(kept["content"])
+        old_nonce, new_nonce = str(kept.get("nonce") or ""), getattr(request, "csp_nonce", "")
+        if old_nonce and new_nonce:
+            # The kept page's few inline scripts carry the old request's nonce; this response's
+            # policy names a new one.
+            content = content.replace(f'nonce="{old_nonce}"', f'nonce="{new_nonce}"')
+        response = HttpResponse(content, status=int(str(kept["status"])))
+        response["Cache-Control"] = "no-store"
+        # Says, to tests and to people reading the network panel, where this page came from.
+        response["X-Console-Refused-Form"] = "kept"
+        return response

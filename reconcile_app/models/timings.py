@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from django.db import models
+
+from reconcile_app.models.append_only import AppendOnlyModel
+from reconcile_app.models.snapshots import DecisionSnapshot
+
+
+class ReconcileTiming(AppendOnlyModel):
+    """How long the server took over the `POST /api/v1/reconcile` request that issued a
+    snapshot: from the request's arrival at the outermost middleware to its response being
+    built (authentication, parsing, owner reads, judgement, persistence and the response body
+    included; only writing the bytes out is not).
+
+    Invariants: inserted once, after the snapshot, for snapshots issued through the API only
+    (drills and the demo estate decide in-process: no request, no timing); never updated.
+    The overview's "reconcile request time" is the percentiles of `duration_ms` over the
+    window of `received_at`.
+    """
+
+    snapshot = models.OneToOneField(
+        DecisionSnapshot, on_delete=models.PROTECT, related_name="timing"
+    )
+    received_at = models.DateTimeField(db_index=True)
+    duration_ms = models.FloatField()
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.snapshot_id}: {self.duration_ms:.1f} ms"

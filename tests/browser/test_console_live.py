@@ -1,0 +1,117 @@
+"""A live queue in a real browser, offline: new unknown outcomes are announced ("1 new —
+show"), never slid under the cursor; pausing stops the checks and is remembered by the
+browser; the overview re-reads itself in place and its bars lead to their lists.
+
+The poll interval is shortened to one second for the test (the product's is ten).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.test_console_offline import (
+    CHROMIUM,
+    PASSWORD,
+    browser_page,  # noqa: F401 (a fixture)
+)
+from tests.browser.test_console_triage import assert_clean, sign_in, tasks_lost
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="needs Debian's Chromium at /usr/bin/chromium"
+    ),
+]
+
+ROWS = "#effects tbody tr"
+
+
+@pytest.fixture
+def live_data(transactional_db: Any, estate: Any, agent: Any, monkeypatch: Any) -> dict[str, Any]:
+    from reconcile_app.console import live
+    from reconcile_app.console.views import overview
+    from tests.conftest import make_person
+    from tests.reconcile_app.console.conftest import commit_effect
+
+    monkeypatch.setattr(live, "LIVE_SECONDS", 1)
+    monkeypatch.setattr(overview, "LIVE_SECONDS", 1)
+    operator = make_person("olivia-operator", "operator", password=PASSWORD)
+    with tasks_lost():
+        commit_effect(agent, "live-1", fault="timeout_after_commit")
+    return {"operator": operator, "agent": agent}
+
+
+def lose_an_answer(agent: Any, key: str) -> None:
+    from tests.reconcile_app.console.conftest import commit_effect
+
+    with tasks_lost():
+        assert commit_effect(agent, key, fault="timeout_after_commit").status == "unknown"
+
+
+def test_the_queue_announces_new_rows_and_pauses(live_server, browser_page, live_data):
+    page, traffic = browser_page
+    base = live_server.url
+    sign_in(page, base, live_data["operator"].user.username, "/effects/")
+    expect(page.locator(ROWS)).to_have_count(1)
+    expect(page.locator("[data-live-state]")).to_have_text("Live: checks every 1 s")
+    toggle = page.locator("[data-live-toggle]")
+    expect(toggle).to_have_attribute("aria-pressed", "false")
+
+    # A new unknown outcome: announced, and the table stays as it was until asked.
+    lose_an_answer(live_data["agent"], "live-2")
+    show = page.locator("[data-live-show]")
+    expect(show).to_have_text("1 new — show", timeout=8_000)
+    expect(page.locator(ROWS)).to_have_count(1)
+    show.click()
+    expect(page.locator(ROWS)).to_have_count(2)
+    expect(page.locator("[data-live-show]")).to_be_hidden()
+    assert page.url.endswith("/effects/")
+
+    # Paused: nothing is checked, and the browser remembers it across pages.
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-pressed", "true")
+    expect(toggle).to_have_text("Resume live updates")
+    expect(page.locator("[data-live-state]")).to_have_text("Paused: this page is not refreshing")
+    lose_an_answer(live_data["agent"], "live-3")
+    polls_before = sum(1 for path in traffic.statuses if "live=" in path)
+    time.sleep(2.5)
+    assert sum(1 for path in traffic.statuses if "live=" in path) == polls_before
+    expect(page.locator("[data-live-show]")).to_be_hidden()
+    page.reload()
+    expect(page.locator("[data-live-toggle]")).to_have_attribute("aria-pressed", "true")
+
+    # Resumed: the news is there at the next check (the reload already shows live-3).
+    expect(page.locator(ROWS)).to_have_count(3)
+    lose_an_answer(live_data["agent"], "live-4")
+    page.locator("[data-live-toggle]").click()
+    expect(page.locator("[data-live-show]")).to_have_text("1 new — show", timeout=8_000)
+    assert_clean(traffic)
+
+
+def test_the_overview_refreshes_in_place_and_its_bars_lead_somewhere(
+    live_server, browser_page, live_data
+):
+    page, traffic = browser_page
+    base = live_server.url
+    sign_in(page, base, live_data["operator"].user.username, "/")
+    expect(page.locator("#stat-unknown")).to_have_text("1")
+    page.evaluate("window.__notReloaded = true")
+    lose_an_answer(live_data["agent"], "live-2")
+    expect(page.locator("#stat-unknown")).to_have_text("2", timeout=8_000)
+    assert page.evaluate("window.__notReloaded") is True
+
+    # The window picker swaps the figures and keeps the URL honest.
+    page.click(".window-picker a:has-text('7 d')")
+    page.wait_for_url(re.compile(r"\?hours=168$"))
+    expect(page.locator(".window-picker a[aria-current='true']")).to_have_text("7 d")
+
+    # A bar of the unknown outcomes chart opens that effect.
+    page.wait_for_selector("#chart-unknown[data-ready='true']")
+    page.locator("#chart-unknown .bars .point path").first.click(force=True)
+    page.wait_for_url(re.compile(r"/effects/live-\d/$"))
+    assert_clean(traffic)

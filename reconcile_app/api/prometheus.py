@@ -137,8 +137,9 @@ def operational_families(figures: dict[str, Any], samples: WindowSamples) -> Ite
     )
     yield _window_histogram(
         "reconcile_latency_seconds",
-        f"Reconcile request time {window}, from a reconcile request's arrival to its response "
-        "(a gauge histogram: counts of the window, not cumulative).",
+        f"Reconcile request time {window}, from a reconcile request's arrival to its snapshot "
+        "written (a gauge histogram: counts of the window, not cumulative); the whole request, "
+        "response included, is reconcile_http_request_duration_seconds.",
         samples.reconcile_latency_seconds,
         LATENCY_BUCKETS,
     )

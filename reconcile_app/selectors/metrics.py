@@ -2,9 +2,10 @@
 
 A fixed number of queries whatever the volume (pinned by tests): aggregation happens in the
 database where SQL can do it portably; percentiles and per-hour buckets are computed here
-from one narrow query over the window. Reconcile latency is the whole request as the server
-saw it: `ReconcileTiming`, from a `POST /api/v1/reconcile` request's arrival to its response
-(snapshots decided in-process, by drills or the demo estate, had no request and are not in it).
+from one narrow query over the window. Reconcile latency is the request as the server saw
+it: `ReconcileTiming`, from a `POST /api/v1/reconcile` request's arrival to its snapshot
+written (only the commit and the response body fall outside). Snapshots decided in-process,
+by drills or the demo estate, had no request and are not in it.
 """
 
 from __future__ import annotations

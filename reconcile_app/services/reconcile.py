@@ -92,15 +92,19 @@ def bind(
 ATTEMPTS_ON_QUARANTINE_CHANGE = 3
 
 
-def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> DecisionSnapshot:
-    """Run the protocol for one request and persist the immutable snapshot.
+def snapshot_issue(
+    *, principal: Principal, request: ReconcileRequest, arrived: float | None = None
+) -> DecisionSnapshot:
+    """Run the protocol for one request and persist the immutable snapshot. With `arrived`
+    (the API request's arrival, `time.perf_counter()`), the request's time is recorded with
+    it (ReconcileTiming).
 
     A reconcile that races a quarantine either sees it or was issued before it: if the
     quarantine view changes between the reads and the insert, the protocol runs again.
     """
     for _ in range(ATTEMPTS_ON_QUARANTINE_CHANGE):
         try:
-            return _snapshot_issue_once(principal=principal, request=request)
+            return _snapshot_issue_once(principal=principal, request=request, arrived=arrived)
         except QuarantineChanged:
             epochs_repin()  # the copies of the quarantine view are out of date too
             continue
@@ -111,7 +115,9 @@ def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> Decisi
     )
 
 
-def _snapshot_issue_once(*, principal: Principal, request: ReconcileRequest) -> DecisionSnapshot:
+def _snapshot_issue_once(
+    *, principal: Principal, request: ReconcileRequest, arrived: float | None
+) -> DecisionSnapshot:
     contract, spec, capable = bind(principal=principal, request=request)
     claims = claims_recall(principal=principal, claims=request.claims)
     quarantines = quarantines_active()
@@ -158,4 +164,5 @@ def _snapshot_issue_once(*, principal: Principal, request: ReconcileRequest) -> 
         contract=contract,
         issued_at=decided_at,
         quarantine_epoch=quarantines.epoch,
+        arrived=arrived,
     )

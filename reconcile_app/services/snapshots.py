@@ -20,6 +20,7 @@ from reconcile_app.models import (
     DecisionSnapshot,
     Escalation,
     Principal,
+    ReconcileTiming,
     Source,
     StateRead,
 )
@@ -28,6 +29,7 @@ from reconcile_app.services.conflicts import contradiction_signature, escalation
 from reconcile_app.services.escalations import escalation_for_snapshot
 from reconcile_app.services.provenance import snapshot_lineage
 from reconcile_app.services.quarantine import epoch_check
+from reconcile_app.services.timings import reconcile_timing_row
 
 
 class QuarantineChanged(Exception):
@@ -43,6 +45,7 @@ def snapshot_persist(
     issued_at: datetime,
     quarantine_epoch: int | None = None,
     contract: Contract | None = None,
+    arrived: float | None = None,
 ) -> DecisionSnapshot:
     """Insert the snapshot and everything issued with it; an identical one already stored is
     returned instead. A new snapshot comes back with its relations filled in (contract,
@@ -58,6 +61,7 @@ def snapshot_persist(
             digest=digest,
             quarantine_epoch=quarantine_epoch,
             contract=contract,
+            arrived=arrived,
         )
     except IntegrityError:
         # Content-addressed: identical content is the identical snapshot, already stored.
@@ -77,6 +81,7 @@ def _snapshot_insert(
     digest: str,
     quarantine_epoch: int | None,
     contract: Contract | None,
+    arrived: float | None = None,
 ) -> DecisionSnapshot:
     binding = content["binding"]
     decision = content["decision"]
@@ -190,6 +195,11 @@ def _snapshot_insert(
         # Last: an open contradiction's row is shared by every reconcile that sees it again,
         # and its lock is held until the commit, so it is taken as late as possible.
         seen = contradictions_record(snapshot, content["contradictions"], issued_at, batch)
+        if arrived is not None:
+            batch.add(
+                ReconcileTiming,
+                [reconcile_timing_row(snapshot=snapshot, arrived=arrived)],
+            )
         batch.send()
     _fill_relations(snapshot, contract, seen, escalation)
     return snapshot

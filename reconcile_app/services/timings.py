@@ -1,4 +1,4 @@
-"""Recording how long a reconcile request took on the server (see ReconcileTiming)."""
+"""How long a reconcile request took on the server (see ReconcileTiming)."""
 
 from __future__ import annotations
 
@@ -14,21 +14,19 @@ from reconcile_app.models import DecisionSnapshot, ReconcileTiming
 ARRIVED_ATTRIBUTE = "arrived_perf_counter"
 
 
-def reconcile_timing_record(*, snapshot: DecisionSnapshot, request: HttpRequest) -> ReconcileTiming:
-    """Insert the request time of the reconcile that issued `snapshot`: from the request's
-    arrival (stamped by the outermost middleware) to now, when its response is built.
+def request_arrival(request: HttpRequest) -> float | None:
+    """The request's arrival on `time.perf_counter()`'s clock, if the middleware stamped it
+    (a test calling a view directly has no stamp)."""
+    return getattr(request, ARRIVED_ATTRIBUTE, None)
 
-    A request that reached the view without the stamp (a test calling the view directly)
-    is timed from the snapshot's decision: shorter than the truth, never longer."""
-    now_perf = time.perf_counter()
-    arrived = getattr(request, ARRIVED_ATTRIBUTE, None)
-    now = timezone.now()
-    if arrived is None:
-        elapsed = max(0.0, (now - snapshot.issued_at).total_seconds())
-    else:
-        elapsed = max(0.0, now_perf - arrived)
-    return ReconcileTiming.objects.create(
+
+def reconcile_timing_row(*, snapshot: DecisionSnapshot, arrived: float) -> ReconcileTiming:
+    """The timing of the request that issued `snapshot`, from its arrival to now, when the
+    snapshot's rows go out: inserted with them, so timing a decision costs no statement of
+    its own (only the commit and the response body, about a millisecond, fall outside)."""
+    elapsed = max(0.0, time.perf_counter() - arrived)
+    return ReconcileTiming(
         snapshot=snapshot,
-        received_at=now - timedelta(seconds=elapsed),
+        received_at=timezone.now() - timedelta(seconds=elapsed),
         duration_ms=round(elapsed * 1000.0, 3),
     )

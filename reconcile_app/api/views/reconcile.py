@@ -29,7 +29,7 @@ from reconcile_app.services.principals import principal_acting
 from reconcile_app.services.recall import claim_draft
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from reconcile_app.services.replay import snapshot_replay
-from reconcile_app.services.timings import reconcile_timing_record
+from reconcile_app.services.timings import request_arrival
 
 SNAPSHOT_NOT_FOUND = {404: ["snapshot_not_found"]}
 
@@ -82,11 +82,9 @@ class ReconcileView(EpochPinnedMixin, APIView):
                 claims=claims,
                 proposed_value=data.get("proposed_value", NOT_PROPOSED),
             ),
+            arrived=request_arrival(request._request),
         )
-        body = snapshot_representation(snapshot)
-        # After the snapshot's own transaction: a timing row never holds a decision back.
-        reconcile_timing_record(snapshot=snapshot, request=request._request)
-        return Response(body, status=status.HTTP_201_CREATED)
+        return Response(snapshot_representation(snapshot), status=status.HTTP_201_CREATED)
 
 
 @extend_schema_view(

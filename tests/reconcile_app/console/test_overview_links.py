@@ -104,7 +104,7 @@ def test_reconcile_time_is_the_whole_request(operator_browser, estate, agent):
     assert timing.received_at <= snapshot.issued_at
     body = operator_browser.get("/").content.decode()
     assert "Reconcile request time" in body and "1 requests timed" in body
-    assert "from the request's arrival to its response" in body
+    assert "from the request's arrival to the snapshot written" in body
 
 
 def test_drills_decide_in_process_and_are_not_timed(traffic):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -11,6 +13,7 @@ from rest_framework.views import APIView
 from reconcile_app.api.job_serializers import EffectBulkInput, JobOutput
 from reconcile_app.api.openapi import api_operation, identifier_path
 from reconcile_app.api.permissions import IsOperator, PeopleOnly
+from reconcile_app.api.views.effects import effect_detail_response
 from reconcile_app.errors import ValidationFailed
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.bulk import job_get
@@ -26,10 +29,24 @@ skipping any already concluded. Every audit row it writes carries this request's
 
 
 SHAPE_CHECKED = ("keys", "filter")
+# The path segment the bulk endpoint shares with `effects/{key}`.
+BULK_KEY = "bulk"
 
 
 class EffectBulkView(APIView):
-    permission_classes = [IsOperator]
+    """POST starts a bulk job (operators). GET is `GET /effects/{key}` for the key "bulk":
+    any agent may have used that Idempotency-Key, and this path must not hide its effect."""
+
+    def get_permissions(self) -> list[BasePermission]:
+        if self.request.method == "POST":
+            return [IsOperator()]
+        # The effect's own read, with the effect detail's permissions and scoping.
+        return super().get_permissions()
+
+    # Documented once, as `GET /effects/{key}` (operation effect_get).
+    @extend_schema(exclude=True)
+    def get(self, request: Request) -> Response:
+        return effect_detail_response(request, BULK_KEY)
 
     @api_operation(
         operation_id="effects_bulk",

@@ -212,6 +212,8 @@ MATRIX: tuple[Row, ...] = (
         OPERATORS,
         body=lambda w, m: {"keys": [w.own.effect_key], "action": "readback", **REASON},
     ),
+    # The effect the capable agent committed with Idempotency-Key "bulk" (world.py).
+    Row("api-effects-bulk", "get", fixed("/api/v1/effects/bulk"), OWN_READ),
     Row("api-job", "get", lambda w, m: f"/api/v1/jobs/{w.job_id}", PEOPLE_READ),
     Row("api-fact-current", "get", fixed("/api/v1/facts/baseline.math-eval/current"), EVERYONE),
     Row("api-escalations", "get", fixed("/api/v1/escalations"), EVERYONE),

@@ -137,6 +137,13 @@ MATRIX: tuple[Row, ...] = (
         body=lambda w, m: {"note": "matrix"},
     ),
     Row(
+        "api-contradictions-bulk",
+        "post",
+        fixed("/api/v1/contradictions/bulk"),
+        OPERATORS,
+        body=lambda w, m: {"ids": [w.contradiction_id], "note": "matrix"},
+    ),
+    Row(
         "api-corrections",
         "post",
         fixed("/api/v1/corrections"),

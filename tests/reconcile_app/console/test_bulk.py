@@ -184,14 +184,6 @@ def test_contradictions_are_resolved_in_bulk(make_snapshot, operator_browser):
     }
 
 
-def test_each_source_row_offers_to_recheck_its_unknown_outcomes(estate, operator_browser):
-    page = operator_browser.get("/quarantine/").content.decode()
-    assert (
-        'href="/bulk/effects/?do=readback&amp;scope=filter&amp;status=unknown&amp;'
-        'source=case-service"' in page
-    )
-
-
 def test_the_effect_named_bulk_keeps_its_own_page(estate, agent, operator_browser):
     # The preview lives outside `effects/`, where every segment may be an idempotency key.
     commit_effect(agent, "bulk")

@@ -19,6 +19,7 @@ import logging
 import secrets
 import time
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -224,7 +225,7 @@ def bulk_jobs_sweep(*, now: Any = None, stale_seconds: int = BULK_JOB_STALE_SECO
             ).update(heartbeat_at=now, requeues=F("requeues") + 1)
             if moved:
                 logger.warning("bulk job %s quiet since %s: queued again", job_id, heartbeat_at)
-                transaction.on_commit(lambda job_id=job_id: bulk_job_run_task.delay(job_id))
+                transaction.on_commit(partial(bulk_job_run_task.delay, job_id))
                 requeued += 1
     return requeued
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,6 +22,9 @@ from reconcile_app.models import BulkJob
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.bulk import job_get
 from reconcile_app.services.bulk_jobs import bulk_job_create
+
+if TYPE_CHECKING:  # the stubs' protocol; rest_framework has no such name at run time
+    from rest_framework.permissions import _SupportsHasPermission
 
 BULK_DESCRIPTION = """Re-check (`readback`) or resolve many effects as one job.
 
@@ -41,7 +44,7 @@ class EffectBulkView(APIView):
     """POST starts a bulk job (operators). GET is `GET /effects/{key}` for the key "bulk":
     any agent may have used that Idempotency-Key, and this path must not hide its effect."""
 
-    def get_permissions(self) -> list[BasePermission]:
+    def get_permissions(self) -> Sequence[_SupportsHasPermission]:
         if self.request.method == "POST":
             return [IsOperator()]
         # The effect's own read, with the effect detail's permissions and scoping.

@@ -100,3 +100,11 @@ def bulk_job_run_task(job_id: str) -> str:
     from reconcile_app.services.bulk_jobs import bulk_job_run
 
     return bulk_job_run(job_id=job_id).status
+
+
+@shared_task(acks_late=True)
+def bulk_jobs_sweep_task() -> int:
+    """Scheduled: queue again the bulk jobs whose task was lost (running, heartbeat stale)."""
+    from reconcile_app.services.bulk_jobs import bulk_jobs_sweep
+
+    return bulk_jobs_sweep()

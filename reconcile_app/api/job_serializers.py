@@ -47,6 +47,32 @@ class EffectBulkInput(serializers.Serializer):
     )
 
 
+class ContradictionBulkFilter(serializers.Serializer):
+    """The contradictions list's filters; a bulk resolve closes the open ones among them."""
+
+    subject = serializers.CharField(required=False)
+    field = serializers.CharField(required=False)
+    kind = serializers.CharField(required=False)
+
+
+class ContradictionBulkInput(serializers.Serializer):
+    """Either `ids` or `filter` (400 `selection_required` / `selection_ambiguous`)."""
+
+    ids = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        max_length=MAX_ITEMS,
+        help_text=f"contradiction ids (at most {MAX_ITEMS}; 400 `unknown_keys` names any that "
+        "do not exist)",
+    )
+    filter = ContradictionBulkFilter(required=False)
+    note = serializers.CharField(
+        max_length=4000,
+        help_text="the resolution note each contradiction keeps (400 `reason_required` when "
+        "blank); audited",
+    )
+
+
 class JobFailure(serializers.Serializer):
     ref = serializers.CharField()
     detail = serializers.CharField()

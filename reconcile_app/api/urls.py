@@ -59,6 +59,9 @@ urlpatterns = [
         "contradictions", contradictions.ContradictionListView.as_view(), name="api-contradictions"
     ),
     path(
+        "contradictions/bulk", jobs.ContradictionBulkView.as_view(), name="api-contradictions-bulk"
+    ),
+    path(
         "contradictions/<int:contradiction_id>/resolve",
         contradictions.ContradictionResolveView.as_view(),
         name="api-contradiction-resolve",

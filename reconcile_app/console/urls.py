@@ -138,8 +138,9 @@ urlpatterns = [
     # last so the action URLs match first.
     path("facts/<path:fact_key>/", facts.FactDetailView.as_view(), name="console-fact"),
     path("effects/", effects.EffectListView.as_view(), name="console-effects"),
-    # Before the effect's own pages: "bulk" is the bulk preview, not an idempotency key.
-    path("effects/bulk/", bulk.BulkPreviewView.as_view(), name="console-effects-bulk"),
+    # Outside `effects/`: every segment there may be an idempotency key ("bulk" included),
+    # and the effect with that key keeps its page at `effects/bulk/`.
+    path("bulk/effects/", bulk.BulkPreviewView.as_view(), name="console-effects-bulk"),
     path("jobs/<str:job_id>/", bulk.JobDetailView.as_view(), name="console-job"),
     path(
         "effects/<path:key>/status/",

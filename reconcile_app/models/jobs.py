@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from reconcile_app.choices import BulkItemState, BulkJobAction, BulkJobKind, BulkJobStatus
 
@@ -14,6 +15,12 @@ class BulkJob(models.Model):
     each `pending` item in turn, each in its own transaction, and moves it to `done`,
     `skipped` (already concluded when the job reached it: nothing is redone) or `failed`;
     when no item is pending the job is `done` (`finished_at` set). `running → done` only.
+
+    Liveness: `heartbeat_at` moves when the job is made, when a run picks it up, with every
+    item it finishes and when the sweep re-queues it. A `running` job whose heartbeat is
+    older than BULK_JOB_STALE_SECONDS lost its task (a killed worker, a broker restart, the
+    task's time limit) and the sweep (`bulk_jobs_sweep`) queues it again; `requeues` counts
+    those rescues. Running it again is safe: only `pending` items are acted on.
 
     Invariants: `count` is the number of items and never changes; `done` counts items
     finished without error (`skipped` ones included, and counted again in `skipped`);
@@ -45,9 +52,15 @@ class BulkJob(models.Model):
     request_id = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(default=timezone.now)
+    requeues = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        indexes = [
+            # The sweep's question: which running jobs have gone quiet?
+            models.Index(fields=["status", "heartbeat_at"], name="bulk_job_liveness"),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(done__lte=models.F("count"))

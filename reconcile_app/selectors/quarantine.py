@@ -13,12 +13,19 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils.text import Truncator
 
-from reconcile_app.choices import QuarantineScope, QuarantineStatus
+from reconcile_app.choices import EffectStatus, QuarantineScope, QuarantineStatus
 from reconcile_app.errors import NotFound
-from reconcile_app.models import ClaimVerdict, DecisionSnapshot, MemoryRecord, Quarantine, Source
+from reconcile_app.models import (
+    ClaimVerdict,
+    DecisionSnapshot,
+    Effect,
+    MemoryRecord,
+    Quarantine,
+    Source,
+)
 from reconcile_app.services.quarantine import ACTIVE
 
 TRUSTED = "trusted"
@@ -35,6 +42,8 @@ class QuarantineTarget:
     # Who owns a source and how it is read; what a memory record says; empty for a class.
     note: str
     quarantine: Quarantine | None
+    # A source's effects whose outcome is unknown: what "Re-check unknown" would take.
+    unknown: int = 0
 
     @property
     def state(self) -> str:
@@ -64,14 +73,26 @@ def _active_by_target() -> dict[tuple[str, str], Quarantine]:
     return {(row.scope, row.target): row for row in rows}
 
 
+def unknown_by_source(*, source: str | None = None) -> dict[str, int]:
+    """How many effects against each source (or just `source`) have an unknown outcome:
+    one grouped query, however many sources are listed."""
+    rows = Effect.objects.filter(status=EffectStatus.UNKNOWN)
+    if source is not None:
+        rows = rows.filter(source__name=source)
+    counted = rows.order_by().values_list("source__name").annotate(count=Count("pk"))
+    return {name: count for name, count in counted}
+
+
 def _source_note(owner: str, mode: str) -> str:
     return f"owned by {owner} · {mode.replace('_', ' ')}"
 
 
 def quarantine_targets() -> list[QuarantineTarget]:
     """Every source, then every memory class, each with its active quarantine, then the
-    memory records under quarantine: 3 queries, a fourth when a record is held."""
+    memory records under quarantine: 4 queries (the sources' unknown outcomes counted in
+    one), a fifth when a record is held."""
     active = _active_by_target()
+    unknown = unknown_by_source()
     sources = {
         name: _source_note(owner, mode)
         for name, owner, mode in Source.objects.order_by("name").values_list(
@@ -100,6 +121,7 @@ def quarantine_targets() -> list[QuarantineTarget]:
             target=name,
             note=note,
             quarantine=active.get((QuarantineScope.SOURCE, name)),
+            unknown=unknown.get(name, 0),
         )
         for name, note in sorted(sources.items())
     ]
@@ -171,7 +193,12 @@ def quarantine_target(*, scope: str, target: str) -> QuarantineTarget:
         note = notes.get(target, "no longer recorded")
     else:
         raise NotFound(f"no quarantine scope {scope!r}", code="invalid_scope")
-    return QuarantineTarget(scope=scope, target=target, note=note, quarantine=active)
+    unknown = (
+        unknown_by_source(source=target).get(target, 0) if scope == QuarantineScope.SOURCE else 0
+    )
+    return QuarantineTarget(
+        scope=scope, target=target, note=note, quarantine=active, unknown=unknown
+    )
 
 
 def console_quarantine_history() -> QuerySet[Quarantine]:

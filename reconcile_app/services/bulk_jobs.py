@@ -7,14 +7,22 @@ by hand — a resolution or readback, `effect_resolve_manually`, `contradiction_
 in its own transaction, so one refusal never undoes the others. It is safe to run twice:
 an item leaves `pending` once (a conditional UPDATE), and an effect already concluded when
 the job reaches it is skipped, never redone. Every audit row carries the job's request id.
+
+A job outlives its task: a run stops after RUN_BUDGET_SECONDS and queues the next one (so no
+run nears the task's time limit), and `bulk_jobs_sweep` (beat) re-queues a running job whose
+heartbeat is older than BULK_JOB_STALE_SECONDS — its task was lost with a worker or a broker.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+import time
+from datetime import timedelta
+from functools import partial
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -50,6 +58,11 @@ logger = logging.getLogger(__name__)
 
 OUTCOMES = ("succeeded", "not_executed")
 MAX_REASON = 4000
+# One item is one owner round trip or two (each bounded by the adapter's timeout): a job
+# whose heartbeat has not moved for this long has no task working on it.
+BULK_JOB_STALE_SECONDS = 120
+# Well inside the task's soft time limit (540 s): a long job is run as a chain of tasks.
+RUN_BUDGET_SECONDS = 240.0
 
 
 def bulk_request_check(
@@ -112,6 +125,7 @@ def bulk_job_create(
     outcome = bulk_request_check(kind=kind, action=action, reason=reason, outcome=outcome)
     selection = bulk_selection(kind=kind, action=action, keys=keys, filters=filters)
     reason = (reason or "").strip()
+    now = timezone.now()
     with transaction.atomic():
         job = BulkJob.objects.create(
             job_id=f"job_{secrets.token_hex(8)}",
@@ -124,7 +138,8 @@ def bulk_job_create(
             created_by=actor,
             created_by_name=actor.get_username(),
             request_id=request_id,
-            created_at=timezone.now(),
+            created_at=now,
+            heartbeat_at=now,
         )
         BulkJobItem.objects.bulk_create(
             BulkJobItem(job=job, position=position, ref=ref)
@@ -152,15 +167,27 @@ def bulk_job_create(
     return job
 
 
-def bulk_job_run(*, job_id: str) -> BulkJob:
-    """Act on every pending item, then mark the job done. Safe to run twice."""
+def bulk_job_run(*, job_id: str, budget_seconds: float = RUN_BUDGET_SECONDS) -> BulkJob:
+    """Act on the pending items, then mark the job done. Safe to run twice (or at once).
+
+    After `budget_seconds` the run stops between items and queues the next run, so one
+    task never reaches its time limit however many items the job holds."""
     job = BulkJob.objects.select_related("created_by").get(job_id=job_id)
     if job.status == BulkJobStatus.DONE:
         return job
+    BulkJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
+    started = time.monotonic()
     pending = list(
         job.items.filter(state=BulkItemState.PENDING).order_by("position").values_list("pk", "ref")
     )
-    for item_id, ref in pending:
+    for index, (item_id, ref) in enumerate(pending):
+        # At least one item per run, so a run always moves the job on.
+        if index and time.monotonic() - started > budget_seconds:
+            from reconcile_app.tasks import bulk_job_run_task
+
+            transaction.on_commit(lambda: bulk_job_run_task.delay(job_id))
+            job.refresh_from_db()
+            return job
         if job.kind == BulkJobKind.CONTRADICTIONS:
             _contradiction_resolve(job, item_id, ref)
         elif job.action == BulkJobAction.RESOLVE:
@@ -176,6 +203,33 @@ def bulk_job_run(*, job_id: str) -> BulkJob:
     return job
 
 
+def bulk_jobs_sweep(*, now: Any = None, stale_seconds: int = BULK_JOB_STALE_SECONDS) -> int:
+    """Queue again every running job whose heartbeat is older than `stale_seconds`.
+
+    The heartbeat moves forward as the job is queued, so the next sweep waits another
+    `stale_seconds` before trying again (an outage does not flood the queue), and two sweeps
+    at once queue a job once: the move is conditional on the heartbeat each one read."""
+    from reconcile_app.tasks import bulk_job_run_task
+
+    now = now or timezone.now()
+    stale = list(
+        BulkJob.objects.filter(
+            status=BulkJobStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=stale_seconds)
+        ).values_list("pk", "job_id", "heartbeat_at")
+    )
+    requeued = 0
+    for pk, job_id, heartbeat_at in stale:
+        with transaction.atomic():
+            moved = BulkJob.objects.filter(
+                pk=pk, status=BulkJobStatus.RUNNING, heartbeat_at=heartbeat_at
+            ).update(heartbeat_at=now, requeues=F("requeues") + 1)
+            if moved:
+                logger.warning("bulk job %s quiet since %s: queued again", job_id, heartbeat_at)
+                transaction.on_commit(partial(bulk_job_run_task.delay, job_id))
+                requeued += 1
+    return requeued
+
+
 def _finish(
     job: BulkJob, item_id: int, state: str, *, before: str = "", after: str = "", detail: str = ""
 ) -> bool:
@@ -187,6 +241,7 @@ def _finish(
     if moved:
         ok = state != BulkItemState.FAILED
         BulkJob.objects.filter(pk=job.pk).update(
+            heartbeat_at=timezone.now(),
             done=F("done") + int(ok),
             failed=F("failed") + int(not ok),
             skipped=F("skipped") + int(state == BulkItemState.SKIPPED),
@@ -258,8 +313,8 @@ def _effect_check(job: BulkJob, item_id: int, key: str) -> None:
             effect = effect_readback(effect_id=effect.pk)
     except OwnerUnavailable as exc:
         error = f"owner unavailable: {exc}"
-    except DatabaseError:
-        raise  # the task retries; this item is still pending
+    except (DatabaseError, SoftTimeLimitExceeded):
+        raise  # the task retries (or the sweep re-queues the job); this item is still pending
     except Exception as exc:  # one broken row must not strand the rest of the job
         logger.exception("bulk job %s: re-check of %s failed", job.job_id, key)
         error = f"{type(exc).__name__}: {exc}"

@@ -137,6 +137,13 @@ MATRIX: tuple[Row, ...] = (
         body=lambda w, m: {"note": "matrix"},
     ),
     Row(
+        "api-contradictions-bulk",
+        "post",
+        fixed("/api/v1/contradictions/bulk"),
+        OPERATORS,
+        body=lambda w, m: {"ids": [w.contradiction_id], "note": "matrix"},
+    ),
+    Row(
         "api-corrections",
         "post",
         fixed("/api/v1/corrections"),
@@ -212,6 +219,8 @@ MATRIX: tuple[Row, ...] = (
         OPERATORS,
         body=lambda w, m: {"keys": [w.own.effect_key], "action": "readback", **REASON},
     ),
+    # The effect the capable agent committed with Idempotency-Key "bulk" (world.py).
+    Row("api-effects-bulk", "get", fixed("/api/v1/effects/bulk"), OWN_READ),
     Row("api-job", "get", lambda w, m: f"/api/v1/jobs/{w.job_id}", PEOPLE_READ),
     Row("api-fact-current", "get", fixed("/api/v1/facts/baseline.math-eval/current"), EVERYONE),
     Row("api-escalations", "get", fixed("/api/v1/escalations"), EVERYONE),

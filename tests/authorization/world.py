@@ -35,8 +35,8 @@ def _side(owner: Any, tag: str) -> SimpleNamespace:
     from reconcile_app.services.effects import effect_commit
     from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 
-    subject, contested = f"acct-{tag}", f"acct-{tag}-esc"
-    for name, state in ((subject, "collect"), (contested, "collect")):
+    subject, contested, named = f"acct-{tag}", f"acct-{tag}-esc", f"acct-{tag}-named"
+    for name, state in ((subject, "collect"), (contested, "collect"), (named, "collect")):
         sandbox_record_write(
             source="case-service",
             subject=name,
@@ -91,6 +91,17 @@ def _side(owner: Any, tag: str) -> SimpleNamespace:
         action="retain_manual_review",
         resulting_value="manual_review",
     ).effect
+    if tag == "own":
+        # An effect whose key is the segment the bulk route shares (`effects/bulk`): the GET
+        # there must answer for it with the effect read's scoping.
+        effect_commit(
+            principal=owner.principal,
+            idempotency_key="bulk",
+            if_match='"7"',
+            snapshot_id=issue(named).snapshot_id,
+            action="retain_manual_review",
+            resulting_value="manual_review",
+        )
     attested = evidence_attest(
         principal=owner.principal,
         kind="observation",

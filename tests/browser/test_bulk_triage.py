@@ -98,7 +98,7 @@ def test_bulk_recheck_of_twenty_unknown_outcomes(live_server, browser_page, outa
     page.check("#bulk-scope-filter")
     page.select_option("#bulk-do", "readback")
     page.click("#bulk-preview")
-    page.wait_for_url(re.compile(r"/effects/bulk/\?"))
+    page.wait_for_url(re.compile(r"/bulk/effects/\?"))
     assert page.locator("#bulk-count").inner_text() == str(OUTAGE)
     expect(page.locator("#sample tbody tr")).to_have_count(10)
     page.screenshot(path=str(SCREENSHOTS / "console-bulk-preview.png"), full_page=True)

@@ -175,7 +175,13 @@ class EffectDetailView(APIView):
         problems={**EFFECT_NOT_FOUND, 400: ["invalid_identifier"]},
     )
     def get(self, request: Request, key: str) -> Response:
-        return Response(EffectDetailOutput(effect_get(user=request.user, idempotency_key=key)).data)
+        return effect_detail_response(request, key)
+
+
+def effect_detail_response(request: Request, key: str) -> Response:
+    """`GET /effects/{key}`'s answer; also served at `GET /effects/bulk` for the effect whose
+    key is "bulk" (that path's POST starts a bulk job)."""
+    return Response(EffectDetailOutput(effect_get(user=request.user, idempotency_key=key)).data)
 
 
 class EffectReadbackView(APIView):

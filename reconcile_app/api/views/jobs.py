@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from reconcile_app.api.job_serializers import EffectBulkInput, JobOutput
+from reconcile_app.api.job_serializers import ContradictionBulkInput, EffectBulkInput, JobOutput
 from reconcile_app.api.openapi import api_operation, identifier_path
 from reconcile_app.api.permissions import IsOperator, PeopleOnly
+from reconcile_app.api.views.effects import effect_detail_response
+from reconcile_app.choices import BulkJobAction, BulkJobKind
 from reconcile_app.errors import ValidationFailed
+from reconcile_app.models import BulkJob
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.bulk import job_get
 from reconcile_app.services.bulk_jobs import bulk_job_create
+
+if TYPE_CHECKING:  # the stubs' protocol; rest_framework has no such name at run time
+    from rest_framework.permissions import _SupportsHasPermission
 
 BULK_DESCRIPTION = """Re-check (`readback`) or resolve many effects as one job.
 
@@ -26,10 +36,24 @@ skipping any already concluded. Every audit row it writes carries this request's
 
 
 SHAPE_CHECKED = ("keys", "filter")
+# The path segment the bulk endpoint shares with `effects/{key}`.
+BULK_KEY = "bulk"
 
 
 class EffectBulkView(APIView):
-    permission_classes = [IsOperator]
+    """POST starts a bulk job (operators). GET is `GET /effects/{key}` for the key "bulk":
+    any agent may have used that Idempotency-Key, and this path must not hide its effect."""
+
+    def get_permissions(self) -> Sequence[_SupportsHasPermission]:
+        if self.request.method == "POST":
+            return [IsOperator()]
+        # The effect's own read, with the effect detail's permissions and scoping.
+        return super().get_permissions()
+
+    # Documented once, as `GET /effects/{key}` (operation effect_get).
+    @extend_schema(exclude=True)
+    def get(self, request: Request) -> Response:
+        return effect_detail_response(request, BULK_KEY)
 
     @api_operation(
         operation_id="effects_bulk",
@@ -59,9 +83,7 @@ class EffectBulkView(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        body = request.data if isinstance(request.data, dict) else None
-        if body is None:
-            raise ValidationFailed("the body must be a JSON object", code="invalid_request")
+        body = _body(request)
         # Shape only (types, lengths); the service owns every rule, with its own codes, so a
         # console form and this endpoint refuse the same things the same way.
         shape = EffectBulkInput(
@@ -78,9 +100,74 @@ class EffectBulkView(APIView):
             filters=body.get("filter"),
             request_id=request_id_of(request),
         )
-        response = Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)
-        response["Location"] = reverse("api-job", args=[job.job_id])
-        return response
+        return _job_accepted(job)
+
+
+CONTRADICTIONS_BULK_DESCRIPTION = """Resolve many open contradictions as one job, each with `note`.
+
+Name them by `ids` or by `filter` (`subject`, `field`, `kind`: the contradictions list's
+filters; only open ones are taken), never both. 202 with the `job_id` and `count`; one Celery
+task then resolves each through the same service as `POST /contradictions/{id}/resolve`, each
+in its own transaction, skipping any resolved meanwhile. Every audit row carries this
+request's id. Follow it at `GET /api/v1/jobs/{job_id}`."""
+
+
+def _job_accepted(job: BulkJob) -> Response:
+    response = Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)
+    response["Location"] = reverse("api-job", args=[job.job_id])
+    return response
+
+
+def _body(request: Request) -> dict[str, Any]:
+    if not isinstance(request.data, dict):
+        raise ValidationFailed("the body must be a JSON object", code="invalid_request")
+    return request.data
+
+
+class ContradictionBulkView(APIView):
+    permission_classes = [IsOperator]
+
+    @api_operation(
+        operation_id="contradictions_bulk",
+        summary="Resolve many contradictions as one job",
+        tag="contradictions",
+        description=CONTRADICTIONS_BULK_DESCRIPTION,
+        request=ContradictionBulkInput,
+        responses={202: JobOutput},
+        problems={
+            400: [
+                "selection_required",
+                "selection_ambiguous",
+                "unknown_keys",
+                "invalid_keys",
+                "invalid_filter",
+                "nothing_matched",
+                "selection_too_large",
+                "reason_required",
+                "reason_too_long",
+                "invalid_request",
+            ],
+            403: ["people_only", "forbidden"],
+        },
+    )
+    def post(self, request: Request) -> Response:
+        body = _body(request)
+        # Shape only, as for effects: the service owns every rule and its codes.
+        shape = ContradictionBulkInput(
+            data={name: value for name, value in body.items() if name in ("ids", "filter")},
+            partial=True,
+        )
+        shape.is_valid(raise_exception=True)
+        job = bulk_job_create(
+            kind=BulkJobKind.CONTRADICTIONS,
+            actor=request.user,
+            action=BulkJobAction.RESOLVE,
+            reason=body.get("note"),
+            keys=body.get("ids"),
+            filters=body.get("filter"),
+            request_id=request_id_of(request),
+        )
+        return _job_accepted(job)
 
 
 class JobDetailView(APIView):
@@ -92,7 +179,7 @@ class JobDetailView(APIView):
         operation_id="job_get",
         summary="Follow a bulk job",
         tag="jobs",
-        parameters=[identifier_path("job_id", "the job's id, as `POST /effects/bulk` gave it")],
+        parameters=[identifier_path("job_id", "the job's id, as a bulk `POST` gave it")],
         responses={200: JobOutput},
         problems={403: ["people_only"], 404: ["job_not_found"]},
     )

@@ -104,13 +104,36 @@ def _poll_url(record: QuarantineTarget, table: QuarantineTargetTable) -> str | N
     return f"{target_url(record)}?{query}"
 
 
-def recheck_unknown_link(source: str) -> SafeString:
-    """After an outage: every unknown outcome against this source, through the bulk preview."""
-    query = urlencode({"do": "readback", "scope": "filter", "status": "unknown", "source": source})
+def recheck_unknown_link(record: QuarantineTarget) -> SafeString:
+    """After an outage: every unknown outcome against this source, through the bulk preview.
+
+    Held while the source is quarantined (a re-check against it would be held too, each item
+    failing "quarantined"), and idle when nothing against it is unknown: a disabled button
+    that says why, rather than a link that leads to an empty or futile job."""
+    count = record.unknown
+    label = f"Re-check {count} unknown…"
+    if record.active:
+        why = f"{record.target} is quarantined: re-checks against it are held until it is lifted"
+    elif not count:
+        label, why = "Re-check unknown…", "no effect against this source has an unknown outcome"
+    else:
+        query = urlencode(
+            {"do": "readback", "scope": "filter", "status": "unknown", "source": record.target}
+        )
+        return format_html(
+            '<a class="btn btn-small recheck-source" href="{}?{}" data-unknown="{}">{}</a>',
+            reverse("console-effects-bulk"),
+            query,
+            count,
+            label,
+        )
     return format_html(
-        '<a class="btn btn-small recheck-source" href="{}?{}">Re-check unknown…</a>',
-        reverse("console-effects-bulk"),
-        query,
+        '<button type="button" class="btn btn-small recheck-source" disabled'
+        ' data-unknown="{}" title="{}">{}</button><div class="cell-note recheck-held">{}</div>',
+        count,
+        why,
+        label,
+        f"{count} unknown; {why}" if record.active and count else why,
     )
 
 
@@ -234,7 +257,7 @@ class QuarantineTargetTable(tables.Table):
             action = dialog_link(f"{reverse('console-quarantine-new')}?{query}", "Quarantine…")
         if record.scope != QuarantineScope.SOURCE:
             return action
-        return format_html("{} {}", action, recheck_unknown_link(record.target))
+        return format_html("{} {}", action, recheck_unknown_link(record))
 
 
 class QuarantineHistoryTable(tables.Table):

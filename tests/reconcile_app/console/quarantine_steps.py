@@ -11,11 +11,12 @@ from reconcile_app.models import Quarantine
 from reconcile_app.services.quarantine import quarantine_apply, quarantine_create
 
 # session, user, the user's groups, the history's count and page, the sources, the memory
-# classes (one UNION), the active quarantines, the quarantine timeline.
-PAGE_QUERIES = 9
+# classes (one UNION), the active quarantines, the sources' unknown outcomes (one GROUP BY),
+# the quarantine timeline.
+PAGE_QUERIES = 10
 PARTIAL_QUERIES = 5  # the history region only: targets and timeline sit outside it
-# session, user, the user's groups, the active quarantine, the source.
-ROW_QUERIES = 5
+# session, user, the user's groups, the active quarantine, the source, its unknown outcomes.
+ROW_QUERIES = 6
 
 CASE = "case-service"
 ROW = "#target-source-case-service"

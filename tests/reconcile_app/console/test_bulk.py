@@ -13,7 +13,7 @@ from reconcile_app.services.bulk_jobs import bulk_job_run
 from tests.reconcile_app.console.conftest import commit_effect
 
 REASON = "owner outage 09:00-09:20"
-PREVIEW = "/effects/bulk/"
+PREVIEW = "/bulk/effects/"
 ALL_UNKNOWN = {"do": "readback", "scope": "filter", "status": "unknown"}
 # session, user, groups (operator check), the selection's keys, the sample rows.
 PREVIEW_QUERIES = 5
@@ -184,9 +184,9 @@ def test_contradictions_are_resolved_in_bulk(make_snapshot, operator_browser):
     }
 
 
-def test_each_source_row_offers_to_recheck_its_unknown_outcomes(estate, operator_browser):
-    page = operator_browser.get("/quarantine/").content.decode()
-    assert (
-        'href="/effects/bulk/?do=readback&amp;scope=filter&amp;status=unknown&amp;'
-        'source=case-service"' in page
-    )
+def test_the_effect_named_bulk_keeps_its_own_page(estate, agent, operator_browser):
+    # The preview lives outside `effects/`, where every segment may be an idempotency key.
+    commit_effect(agent, "bulk")
+    html = operator_browser.get("/effects/bulk/").content.decode()
+    assert "account-bulk" in html  # the effect's subject: its page, not a bulk preview
+    assert 'name="confirm"' not in html

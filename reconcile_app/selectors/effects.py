@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from reconcile_app.choices import EffectStatus, EscalationStatus
 from reconcile_app.errors import NotFound
@@ -38,9 +38,25 @@ RESOLVABLE = frozenset({EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED}
 CHECK_REQUESTED = "check_requested"
 
 
+# A compensation that was refused or never executed undid nothing (services/effects/compensation).
+UNDID_NOTHING = (EffectStatus.REJECTED, EffectStatus.NOT_EXECUTED)
+
+
+def with_compensation_links(effects: QuerySet[Effect]) -> QuerySet[Effect]:
+    """Each effect with the key it compensates (a join) and `compensated_by_key`, the latest
+    compensation of it that was not refused (a subquery): no query per row."""
+    latest = (
+        Effect.objects.filter(compensates=OuterRef("pk"))
+        .exclude(status__in=UNDID_NOTHING)
+        .order_by("-created_at", "-pk")
+        .values("idempotency_key")[:1]
+    )
+    return effects.select_related("compensates").annotate(compensated_by_key=Subquery(latest))
+
+
 def effects_visible_to(user: Any) -> QuerySet[Effect]:
-    effects = Effect.objects.select_related(
-        "snapshot", "decision", "principal", "source", "escalation"
+    effects = with_compensation_links(
+        Effect.objects.select_related("snapshot", "decision", "principal", "source", "escalation")
     )
     if is_staff_role(user):
         return effects
@@ -149,7 +165,7 @@ class EffectDetail:
 
 def _effect(idempotency_key: str) -> Effect:
     effect = (
-        console_effects()
+        with_compensation_links(console_effects())
         .select_related("principal", "decision", "escalation")
         .filter(idempotency_key=idempotency_key)
         .first()

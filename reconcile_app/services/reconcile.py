@@ -51,10 +51,18 @@ class ReconcileRequest:
 
 
 def bind(
-    *, principal: Principal, request: ReconcileRequest
+    *,
+    principal: Principal,
+    request: ReconcileRequest,
+    granted_actions: frozenset[str] = frozenset(),
 ) -> tuple[Contract, ContractSpec, frozenset[str]]:
-    """Refuse what the principal may not ask: no ambient authority."""
-    capable = capable_actions(principal, request.decision_class)
+    """Refuse what the principal may not ask: no ambient authority.
+
+    `granted_actions` are actions a person's role grants for this one request (an operator's
+    compensation, services/effects/compensation.py) beside the principal's capabilities; the
+    policy still decides whether they are permitted.
+    """
+    capable = capable_actions(principal, request.decision_class) | granted_actions
     if not capable or (
         request.proposed_action and request.proposed_action not in capable and "*" not in capable
     ):
@@ -92,7 +100,12 @@ def bind(
 ATTEMPTS_ON_QUARANTINE_CHANGE = 3
 
 
-def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> DecisionSnapshot:
+def snapshot_issue(
+    *,
+    principal: Principal,
+    request: ReconcileRequest,
+    granted_actions: frozenset[str] = frozenset(),
+) -> DecisionSnapshot:
     """Run the protocol for one request and persist the immutable snapshot.
 
     A reconcile that races a quarantine either sees it or was issued before it: if the
@@ -100,7 +113,9 @@ def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> Decisi
     """
     for _ in range(ATTEMPTS_ON_QUARANTINE_CHANGE):
         try:
-            return _snapshot_issue_once(principal=principal, request=request)
+            return _snapshot_issue_once(
+                principal=principal, request=request, granted_actions=granted_actions
+            )
         except QuarantineChanged:
             epochs_repin()  # the copies of the quarantine view are out of date too
             continue
@@ -111,8 +126,12 @@ def snapshot_issue(*, principal: Principal, request: ReconcileRequest) -> Decisi
     )
 
 
-def _snapshot_issue_once(*, principal: Principal, request: ReconcileRequest) -> DecisionSnapshot:
-    contract, spec, capable = bind(principal=principal, request=request)
+def _snapshot_issue_once(
+    *, principal: Principal, request: ReconcileRequest, granted_actions: frozenset[str]
+) -> DecisionSnapshot:
+    contract, spec, capable = bind(
+        principal=principal, request=request, granted_actions=granted_actions
+    )
     claims = claims_recall(principal=principal, claims=request.claims)
     quarantines = quarantines_active()
     sources = sources_named({f.source for f in spec.fields})

@@ -1,0 +1,22 @@
+import django.db.models.deletion
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("reconcile_app", "0019_evidence_support"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="effect",
+            name="compensates",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="compensations",
+                to="reconcile_app.effect",
+            ),
+        ),
+    ]

@@ -14,6 +14,7 @@ from reconcile_app.choices import EffectStatus, EscalationStatus
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Effect, EffectEvent, Escalation
 from reconcile_app.roles import is_staff_role
+from reconcile_app.selectors.contracts import contract_spec
 
 # Tabs in triage order: what nobody has proven first. "accepted" is awaiting its readback.
 EFFECT_TABS: tuple[str, ...] = (
@@ -35,6 +36,10 @@ CHECKABLE = frozenset(
     {EffectStatus.UNKNOWN, EffectStatus.ACCEPTED, EffectStatus.POSTCONDITION_FAILED}
 )
 RESOLVABLE = frozenset({EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED})
+# What the owner accepted, and so what a compensation may undo (services/effects/compensation).
+COMPENSABLE = frozenset(
+    {EffectStatus.ACCEPTED, EffectStatus.VERIFIED, EffectStatus.POSTCONDITION_FAILED}
+)
 CHECK_REQUESTED = "check_requested"
 
 
@@ -157,6 +162,20 @@ class EffectDetail:
         return self.state.effect
 
     @property
+    def compensated_by(self) -> str:
+        return getattr(self.effect, "compensated_by_key", None) or ""
+
+    @property
+    def compensable(self) -> bool:
+        """The owner accepted it and no compensation of it stands."""
+        return self.effect.status in COMPENSABLE and not self.compensated_by
+
+    @property
+    def compensation_actions(self) -> list[str]:
+        """The actions of the effect's contract version (the snapshot's: cached, no query)."""
+        return sorted(contract_spec(self.effect.snapshot.contract).actions)
+
+    @property
     def open_escalation(self) -> Escalation | None:
         return next(
             (item for item in self.escalations if item.status == EscalationStatus.OPEN), None
@@ -166,7 +185,7 @@ class EffectDetail:
 def _effect(idempotency_key: str) -> Effect:
     effect = (
         with_compensation_links(console_effects())
-        .select_related("principal", "decision", "escalation")
+        .select_related("principal", "decision", "escalation", "snapshot__contract")
         .filter(idempotency_key=idempotency_key)
         .first()
     )

@@ -35,6 +35,7 @@ from reconcile_app.console.mixins import (
     polls,
 )
 from reconcile_app.console.tables.effects import EffectTable
+from reconcile_app.console.views.effect_compensation import refusal_pop
 from reconcile_app.errors import DomainError
 from reconcile_app.filtersets import EffectFilterSet
 from reconcile_app.request_id import request_id_of
@@ -161,7 +162,9 @@ def effect_page(
 
 class EffectDetailView(StaffRequiredMixin, View):
     def get(self, request: HttpRequest, key: str) -> HttpResponse:
-        return effect_page(request, key)
+        # A refusal a form stashed before redirecting here (post/redirect/get), shown once.
+        form_name, error, draft = refusal_pop(request, key)
+        return effect_page(request, key, form_name=form_name, error=error, draft=draft)
 
 
 class EffectStatusView(StaffRequiredMixin, View):

@@ -132,14 +132,28 @@ def effect_compensate(
                 },
             )
 
-    return effect_commit(
-        principal=principal,
-        idempotency_key=f"{KEY_PREFIX}{secrets.token_hex(8)}",
-        if_match=f'"{version if version is not None else 0}"',
-        snapshot_id=snapshot.snapshot_id,
-        action=action,
-        resulting_value=resulting_value,
-        compensates=original,
-        granted_actions=granted,
-        on_recorded=audited,
-    )
+    try:
+        return effect_commit(
+            principal=principal,
+            idempotency_key=f"{KEY_PREFIX}{secrets.token_hex(8)}",
+            if_match=f'"{version if version is not None else 0}"',
+            snapshot_id=snapshot.snapshot_id,
+            action=action,
+            resulting_value=resulting_value,
+            compensates=original,
+            granted_actions=granted,
+            on_recorded=audited,
+        )
+    except Forbidden as exc:
+        if exc.code != "decision_not_allowed":
+            raise
+        # Say which decision refused it, so the operator can open the snapshot and its reasons.
+        decision = snapshot.content["decision"]
+        codes = ", ".join(reason["code"] for reason in decision["reasons"]) or "no reason given"
+        raise Forbidden(
+            f"the policy does not allow {action} on {original.subject} now: "
+            f"{decision['result']} ({codes}) in snapshot {snapshot.snapshot_id}",
+            code="decision_not_allowed",
+            snapshot_id=snapshot.snapshot_id,
+            result=decision["result"],
+        ) from exc

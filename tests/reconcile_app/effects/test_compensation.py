@@ -97,6 +97,11 @@ def test_compensation_the_policy_does_not_allow_is_refused(applied, operator):
     before = owner_value()
     response = operator.post("/api/v1/effects/r-1/compensate", COMPENSATE)
     assert (response.status_code, response.json()["code"]) == (403, "decision_not_allowed")
+    # The refusal names the operator's own snapshot, whose policy said no.
+    refused = DecisionSnapshot.objects.get(snapshot_id=response.json()["snapshot_id"])
+    assert refused.principal == operator.principal
+    assert refused.content["decision"]["result"] == "deny"
+    assert "hardship_hold" in response.json()["detail"]
     assert owner_value() == before
     assert not Effect.objects.filter(compensates=applied).exists()
     assert not AuditEvent.objects.filter(action="effect.compensate").exists()

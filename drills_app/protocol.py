@@ -19,6 +19,7 @@ from drills_app.world import (
     ArmResult,
     World,
     change_out_of_band,
+    commit_faults_inject,
     fault_inject,
 )
 from reconcile_app.choices import DecisionResult, EffectStatus
@@ -113,7 +114,7 @@ def protocol_arm(*, world: World, principal: Principal, now: Any) -> ArmResult:
     if scenario.change_before_commit:
         change_out_of_band(world=world, value=scenario.change_before_commit, now=now)
         arm.steps.append(f"owner changed to {scenario.change_before_commit!r} meanwhile")
-    fault_inject(scenario.fault_before_commit)
+    commit_faults_inject(scenario)
     key = f"{world.subject}-k1"
     effect = _commit(principal, snapshot, key, scenario.action, scenario.resulting_value, arm)
     if effect is not None and effect.status == EffectStatus.UNKNOWN:

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from reconcile_app.canonical import same_value
 from reconcile_app.choices import EffectStatus, EvidenceKind, ReadStatus
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
 from reconcile_app.models import Effect
@@ -80,17 +81,28 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
             )
         else:
             delay = RESOLUTION_BACKOFF[min(attempt, len(RESOLUTION_BACKOFF) - 1)]
-            why = {
-                LookupOutcome.UNAVAILABLE: "owner's ledger unavailable",
-                LookupOutcome.NOT_FOUND: "ledger has no key but the target changed since",
-            }[lookup.outcome]
+            detail: dict[str, Any] = {"attempt": attempt, "unresolved": _unresolved(lookup, target)}
+            if target.status == ReadStatus.OK:
+                detail["target_version"] = target.version
+                # What an operator weighs: the target holds exactly what this effect writes,
+                # one version on — the owner may have executed it and lost its key.
+                detail["holds_this_value"] = same_value(target.value, effect.resulting_value)
             Effect.objects.filter(pk=effect.pk, status=EffectStatus.UNKNOWN).update(
                 resolution_attempts=attempt,
                 next_check_at=timezone.now() + timedelta(seconds=delay),
             )
-            effect_event(effect, "resolution_attempt", {"attempt": attempt, "unresolved": why})
+            effect_event(effect, "resolution_attempt", detail)
         effect.refresh_from_db()
     return effect
+
+
+def _unresolved(lookup: Any, target: Any) -> str:
+    """Why neither the owner's ledger nor the target settled it (shown on the effect page)."""
+    if lookup.outcome == LookupOutcome.UNAVAILABLE:
+        return "owner's ledger unavailable"
+    if target.status != ReadStatus.OK:
+        return f"ledger has no key and the target could not be read ({target.status})"
+    return "ledger has no key but the target changed since"
 
 
 def effect_resolve_manually(

@@ -10,6 +10,16 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddField(
             model_name="effect",
+            name="last_check_error",
+            field=models.CharField(blank=True, default="", max_length=500),
+        ),
+        migrations.AddField(
+            model_name="effect",
+            name="last_check_error_at",
+            field=models.DateTimeField(blank=True, null=True),
+        ),
+        migrations.AddField(
+            model_name="effect",
             name="compensates",
             field=models.ForeignKey(
                 blank=True,

@@ -138,6 +138,14 @@ class EffectState:
         return not self.final and (self.check_pending or self.effect.status in IN_FLIGHT)
 
     @property
+    def stuck(self) -> str:
+        """Why the automatic readback or resolution keeps failing ("" when it is not):
+        the owner or its ledger unavailable, the source quarantined, a replica behind."""
+        if self.effect.status not in (EffectStatus.ACCEPTED, EffectStatus.UNKNOWN):
+            return ""
+        return self.effect.last_check_error
+
+    @property
     def checkable(self) -> bool:
         return self.effect.status in CHECKABLE and not self.check_pending
 

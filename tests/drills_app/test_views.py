@@ -215,7 +215,7 @@ def test_drill_results_chart_protocol_against_baseline_per_metric(operator_brows
     assert bars["Baseline"]["y"][:4] == [1.0, 1.0, 1.0, 1.0]  # the baseline fails visibly
     assert bars["Baseline"]["text"][0] == "5/5"
     assert "The protocol let nothing through" in html
-    assert html.count("<tr data-scenario=") == 11  # seed 000's ten and the lost dedupe record
+    assert html.count("<tr data-scenario=") == 11  # lost_dedupe_record joined the suite
     assert html.count('<tr data-metric="') == 5
     assert "Stale-memory escape \N{MULTIPLICATION SIGN}1" in html  # per scenario, baseline
 

@@ -273,7 +273,7 @@ def test_past_runs_list_each_run_with_its_headline_and_filter_by_kind(
     first, last = benchmark.results["horizons"][0], benchmark.results["horizons"][-1]
     assert f"{first['stale_checkpoint_rate']:.1%}</strong> @2" in html
     assert f"{last['stale_checkpoint_rate']:.1%}</strong> @6" in html
-    assert "protocol let <strong>0</strong> through · baseline <strong>13</strong>" in html
+    assert "protocol let <strong>0</strong> through · baseline <strong>14</strong>" in html
     partial = operator_browser.get("/drills/?kind=drill", HTTP_HX_REQUEST="true")
     region = partial.content.decode()
     assert region.lstrip().startswith("<section") or 'id="drill-runs-region"' in region

@@ -78,9 +78,7 @@ def owner_record() -> tuple[Any, int]:
     return record.value, record.version
 
 
-def test_operator_compensates_a_wrongly_applied_effect(
-    live_server, browser_page, wrongly_applied
-):
+def test_operator_compensates_a_wrongly_applied_effect(live_server, browser_page, wrongly_applied):
     from reconcile_app.models import AuditEvent, Effect
     from sandbox_app.services import sandbox_record_write
 

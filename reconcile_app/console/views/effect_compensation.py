@@ -19,7 +19,7 @@ from reconcile_app.console.mixins import OperatorRequiredMixin, form_error, not_
 from reconcile_app.errors import DomainError
 from reconcile_app.request_id import request_id_of
 from reconcile_app.services.effects import effect_compensate
-from reconcile_app.services.principals import principal_for_user
+from reconcile_app.services.principals import principal_acting
 
 REFUSAL_SESSION_KEY = "effect-refusal"
 COMPENSATE_FIELDS = ("action", "resulting_value", "reason")
@@ -60,7 +60,7 @@ class EffectCompensateView(OperatorRequiredMixin, View):
             with not_found_is_404():
                 result = effect_compensate(
                     idempotency_key=key,
-                    principal=principal_for_user(request.user),
+                    principal=principal_acting(request.user, None),
                     actor=request.user,
                     request_id=request_id_of(request),
                     **form.cleaned_data,

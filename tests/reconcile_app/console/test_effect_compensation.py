@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.utils import timezone
 
@@ -41,7 +43,7 @@ def verified(estate, agent) -> Effect:
     return effect
 
 
-def owner_record(subject: str = "account-v-1") -> tuple[str, int]:
+def owner_record(subject: str = "account-v-1") -> tuple[Any, int]:
     record = SandboxRecord.objects.get(
         source="case-service", subject=subject, field="collections_status"
     )

@@ -143,7 +143,7 @@ def test_an_action_recorded_without_an_after_state_is_not_a_removal(
         before={"status": "unknown"},
     )
     page = operator_browser.get("/effects/u-1/").content.decode()
-    row = section(section(page, 'aria-label="Operator actions"'), 'data-action=', "</tr>")
+    row = section(section(page, 'aria-label="Operator actions"'), "data-action=", "</tr>")
     assert "removed" not in row and "unknown" in row
     audit_page = operator_browser.get("/audit/?object_ref=u-1").content.decode()
     assert "removed" not in audit_page

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from reconcile_app.models import AuditEvent, DecisionSnapshot, Effect, EffectEvent
@@ -9,8 +11,8 @@ from reconcile_app.services.effects import effect_compensate, effect_readback
 from reconcile_app.services.evidence import evidence_append
 from sandbox_app.models import SandboxEffect, SandboxRecord
 from sandbox_app.services import sandbox_record_write
-from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
 from tests.conftest import ago
+from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
 
 COMPENSATE = {
     "action": "retain_manual_review",
@@ -38,7 +40,7 @@ def applied(collectible, agent) -> Effect:
     return effect
 
 
-def owner_value() -> tuple[str, int]:
+def owner_value() -> tuple[Any, int]:
     record = SandboxRecord.objects.get(
         source="case-service", subject=SUBJECT, field="collections_status"
     )

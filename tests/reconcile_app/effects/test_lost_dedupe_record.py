@@ -7,6 +7,8 @@ owner again carries the If-Match it was sent with, which the first execution mad
 
 from __future__ import annotations
 
+from typing import Any
+
 from reconcile_app.models import Effect, EffectEvent
 from reconcile_app.services.effects import effect_readback, effect_resolve_unknown
 from reconcile_app.sources import ApplyOutcome, EffectCommand, LookupOutcome, adapter_for
@@ -15,7 +17,7 @@ from sandbox_app.services import sandbox_fault_add
 from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
 
 
-def owner_record() -> tuple[str, int]:
+def owner_record() -> tuple[Any, int]:
     record = SandboxRecord.objects.get(
         source="case-service", subject=SUBJECT, field="collections_status"
     )

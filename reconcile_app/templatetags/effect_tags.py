@@ -9,7 +9,7 @@ from typing import Any
 
 from django import template
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from reconcile_app.templatetags.reconcile_tags import EFFECT_SAYS, EMPTY, event_detail
@@ -74,17 +74,37 @@ def event_label(kind: str) -> str:
     return EVENT_LABELS.get(kind, kind.replace("_", " ").capitalize())
 
 
+# Detail members that name another effect (a compensation's link, either way).
+EFFECT_KEYS = ("compensates", "by")
+
+
 @register.simple_tag
 def effect_event_detail(detail: dict[str, Any] | None) -> SafeString:
-    """An effect event's detail, with a task's dotted name replaced by what it does."""
-    if detail and "task" in detail:
-        detail = {
-            ("check" if name == "task" else name): TASK_LABELS.get(value, value)
-            if name == "task"
-            else value
-            for name, value in detail.items()
-        }
-    return event_detail(detail)
+    """An effect event's detail, with a task's dotted name replaced by what it does and the
+    effects a compensation links shown as links."""
+    if not detail:
+        return event_detail(detail)
+    plain = {
+        ("check" if name == "task" else name): TASK_LABELS.get(value, value)
+        if name == "task"
+        else value
+        for name, value in detail.items()
+        if name not in EFFECT_KEYS
+    }
+    links = format_html_join(
+        "",
+        '<span class="pair"><span class="muted">{}</span> <a class="mono" href="{}">{}</a></span>',
+        (
+            (
+                "compensates" if name == "compensates" else "compensated by",
+                reverse("console-effect", args=[detail[name]]),
+                detail[name],
+            )
+            for name in EFFECT_KEYS
+            if isinstance(detail.get(name), str) and detail[name]
+        ),
+    )
+    return format_html("{}{}", event_detail(plain) if plain else "", links)
 
 
 @register.simple_tag

@@ -87,6 +87,11 @@ def test_compensating_redirects_to_the_new_effect_and_links_both_ways(
     back = original[original.index('id="compensated-by"') :]
     key = compensation.idempotency_key
     assert back.startswith(f'id="compensated-by"><a class="mono" href="/effects/{key}/">{key}</a>')
+    # The timelines link the two as well.
+    steps = page[page.index('id="timeline"') :]
+    assert '<span class="muted">compensates</span> <a class="mono" href="/effects/v-1/">' in steps
+    steps = original[original.index('id="timeline"') :]
+    assert f'compensated by</span> <a class="mono" href="/effects/{key}/">' in steps
     # Compensated: the form is gone; the reason is on the page's audit timeline.
     assert 'id="compensate-form"' not in original
     assert FORM["reason"] in original

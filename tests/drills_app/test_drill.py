@@ -108,11 +108,19 @@ def test_protocol_outcomes_are_the_seeds(report):
     assert any("original receipt" in step for step in trial("missing_dedupe_record")["steps"])
     assert trial("postcondition_absent")["steps"][-1] == "readback → postcondition_failed"
     # The owner lost the key and the answer: the retry asks its ledger and reads the target,
-    # never re-sends; nothing proves the outcome, so it stays unknown for an operator — and
-    # the owner executed it exactly once.
+    # never re-sends; nothing proves the outcome, so it goes to an operator (played by the
+    # drill), whose word the readback then checks — and the owner executed it exactly once.
     lost = trial("lost_dedupe_record")
-    assert lost["steps"][-2:] == ["commit k1 → unknown", "commit k1 → unknown (original receipt)"]
+    assert lost["steps"][-4:] == [
+        "commit k1 → unknown",
+        "commit k1 → unknown (original receipt)",
+        "operator reads the owner's record → succeeded",
+        "readback → verified",
+    ]
     assert lost["executions"] == 1 and lost["failures"] == []
+    lost_effect = Effect.objects.get(subject=lost["subject"])
+    assert lost_effect.status == EffectStatus.VERIFIED
+    assert not SandboxEffect.objects.filter(idempotency_key=lost_effect.idempotency_key).exists()
     timeout = by_name["timeout_after_commit"]["protocol"]
     assert timeout["unknown_outcomes"] == timeout["unknown_outcomes_resolved"] == 1
     assert timeout["unknown_resolution_ms"]["p50"] >= 0

@@ -23,6 +23,7 @@ from drills_app.world import (
     ArmResult,
     World,
     change_out_of_band,
+    commit_faults_inject,
     fault_inject,
 )
 from reconcile_app import policy
@@ -108,7 +109,7 @@ def baseline_arm(*, world: World, spec: ContractSpec, now: Any) -> ArmResult:
     if scenario.change_before_commit:
         change_out_of_band(world=world, value=scenario.change_before_commit, now=now)
         arm.steps.append(f"owner changed to {scenario.change_before_commit!r} meanwhile")
-    fault_inject(scenario.fault_before_commit)
+    commit_faults_inject(scenario)
     prefix = f"{world.subject}-naive"
     believed = naive_send(
         subject=world.subject,

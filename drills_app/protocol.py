@@ -19,13 +19,21 @@ from drills_app.world import (
     ArmResult,
     World,
     change_out_of_band,
+    commit_faults_inject,
     fault_inject,
 )
-from reconcile_app.choices import DecisionResult, EffectStatus
+from reconcile_app.canonical import same_value
+from reconcile_app.choices import DecisionResult, EffectStatus, ReadStatus
 from reconcile_app.errors import DomainError
 from reconcile_app.models import DecisionSnapshot, Effect, EffectEvent, Principal
-from reconcile_app.services.effects import OwnerUnavailable, effect_commit, effect_readback
+from reconcile_app.services.effects import (
+    OwnerUnavailable,
+    effect_commit,
+    effect_readback,
+    effect_resolve_manually,
+)
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
+from reconcile_app.sources import adapter_for
 
 
 def _reconcile(principal: Principal, world: World, arm: ArmResult) -> DecisionSnapshot:
@@ -97,6 +105,32 @@ def _resolution_ms(effect: Effect) -> float | None:
     return (settled - lost).total_seconds() * 1000.0
 
 
+def _operator_settles(effect: Effect, principal: Principal, arm: ArmResult) -> Effect:
+    """What neither the owner's ledger nor the target settles goes to a person (the triage
+    queue); the drill plays the on-call operator, who looks at the owner's record and says what
+    it shows. Their word only makes the effect `accepted`: the readback still has to prove it.
+    Left unknown, every drill run would add a row to the operators' real queue.
+    """
+    read = adapter_for(effect.source).read(effect.subject, effect.field)
+    applied = (
+        read.status == ReadStatus.OK
+        and read.version == effect.expected_version + 1
+        and same_value(read.value, effect.resulting_value)
+    )
+    outcome = "succeeded" if applied else "not_executed"
+    settled = effect_resolve_manually(
+        idempotency_key=effect.idempotency_key,
+        outcome=outcome,
+        reason=(
+            f"drill: the owner's record shows {read.value!r} at version {read.version}, "
+            f"sent against {effect.expected_version}"
+        ),
+        actor=principal.user,
+    )
+    arm.steps.append(f"operator reads the owner's record → {outcome}")
+    return settled
+
+
 def protocol_arm(*, world: World, principal: Principal, now: Any) -> ArmResult:
     scenario = world.scenario
     arm = ArmResult(arm="protocol", scenario=scenario.name, subject=world.subject)
@@ -113,13 +147,15 @@ def protocol_arm(*, world: World, principal: Principal, now: Any) -> ArmResult:
     if scenario.change_before_commit:
         change_out_of_band(world=world, value=scenario.change_before_commit, now=now)
         arm.steps.append(f"owner changed to {scenario.change_before_commit!r} meanwhile")
-    fault_inject(scenario.fault_before_commit)
+    commit_faults_inject(scenario)
     key = f"{world.subject}-k1"
     effect = _commit(principal, snapshot, key, scenario.action, scenario.resulting_value, arm)
     if effect is not None and effect.status == EffectStatus.UNKNOWN:
         arm.unknown_outcomes += 1
         # The protocol's retry: the same key and body, answered from the owner's ledger.
         effect = _commit(principal, snapshot, key, scenario.action, scenario.resulting_value, arm)
+    if effect is not None and effect.status == EffectStatus.UNKNOWN:
+        effect = _operator_settles(effect, principal, arm)
     if effect is not None and effect.status == EffectStatus.REJECTED:
         _reconcile(principal, world, arm)  # a precondition failure forces another read
     if effect is not None and scenario.retry:

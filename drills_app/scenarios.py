@@ -28,6 +28,7 @@ from drills_app.world import (
     CASE_SOURCE,
     DECISION_CLASS,
     FIELD,
+    INITIAL_VERSION,
     ArmResult,
     Observation,
     Scenario,
@@ -168,6 +169,17 @@ SCENARIOS: tuple[Scenario, ...] = (
         hazards=frozenset({"duplicate"}),
     ),
     settled(
+        name="lost_dedupe_record",
+        title="the owner commits, loses its deduplication record, and the answer is lost",
+        action=RETAIN,
+        resulting_value="manual_review",
+        fault_before_commit="timeout_after_commit",
+        also_before_commit=("lose_dedupe_record",),
+        premise_supported=True,
+        safe_at_commit=True,
+        hazards=frozenset({"duplicate"}),
+    ),
+    settled(
         name="postcondition_absent",
         title="a successful command whose postcondition is absent on readback",
         action=RETAIN,
@@ -206,16 +218,27 @@ class DrillParameters:
         return {**asdict(self), "scenarios": list(self.scenarios)}
 
 
-def _observe_owner(arm: ArmResult) -> None:
-    """The oracle: how many commands the owner executed, and what it holds now."""
-    arm.executions = SandboxEffect.objects.filter(
+def _observe_owner(scenario: Scenario, arm: ArmResult) -> None:
+    """The oracle: how many commands the owner executed, and what it holds now.
+
+    Executions are counted twice over, and the larger count stands: the owner's ledger (one
+    row per key it executed — unless it lost the row, `lose_dedupe_record`) and the record's
+    own version (each write adds one, less the out-of-band write a scenario makes — unless
+    the owner acknowledged without applying, `drop_postcondition`).
+    """
+    ledger = SandboxEffect.objects.filter(
         source=CASE_SOURCE, idempotency_key__startswith=f"{arm.subject}-"
     ).count()
-    arm.final_value = (
+    record = (
         SandboxRecord.objects.filter(source=CASE_SOURCE, subject=arm.subject, field=FIELD)
-        .values_list("value", flat=True)
+        .values("value", "version")
         .first()
     )
+    writes = 0
+    if record is not None:
+        writes = record["version"] - INITIAL_VERSION - (1 if scenario.change_before_commit else 0)
+    arm.executions = max(ledger, writes)
+    arm.final_value = record["value"] if record is not None else None
 
 
 def _trial(
@@ -233,7 +256,7 @@ def _trial(
                 arm = baseline_arm(world=world, spec=spec, now=now)
         finally:
             faults_clear()
-        _observe_owner(arm)
+        _observe_owner(scenario, arm)
         arms.append(arm)
     return arms
 

@@ -71,6 +71,7 @@ class Scenario:
     fault_before_decision: tuple[str, int] | None = None  # (kind, seconds)
     change_before_commit: str | None = None  # an out-of-band write between policy and commit
     fault_before_commit: str | None = None
+    also_before_commit: tuple[str, ...] = ()  # more faults for the commit, each firing once
     retry: str = ""  # "" | "same" (identical request again) | "other_body" (same key reused)
     retry_body: tuple[str, str] = ("release_collections_hold", "collect")
 
@@ -163,6 +164,12 @@ def fault_inject(kind: str | None, seconds: int = 0, *, once: bool = True) -> No
     """
     if kind:
         sandbox_fault_add(source=CASE_SOURCE, kind=kind, count=1 if once else None, seconds=seconds)
+
+
+def commit_faults_inject(scenario: Scenario) -> None:
+    """The faults a scenario sets for its commit (each fires once, on the next command)."""
+    for kind in (scenario.fault_before_commit, *scenario.also_before_commit):
+        fault_inject(kind)
 
 
 def change_out_of_band(*, world: World, value: str, now: datetime) -> None:

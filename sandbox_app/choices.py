@@ -13,3 +13,6 @@ class FaultKind(models.TextChoices):
     DROP_POSTCONDITION = "drop_postcondition"
     DUPLICATE_DELIVERY = "duplicate_delivery"
     REORDER = "reorder"
+    # The owner executes the command, then forgets its idempotency key (its dedupe record is
+    # lost): a repeat of the key is new to it, and its ledger says it never executed it.
+    LOSE_DEDUPE_RECORD = "lose_dedupe_record"

@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from reconcile_app.api.fields import Justification, Text, Value
 from reconcile_app.choices import EffectStatus
+from reconcile_app.services.effects.compensation import compensation_live
 
 
 class EffectInput(serializers.Serializer):
@@ -101,6 +102,15 @@ class EffectOutput(serializers.Serializer):
     approved_by = serializers.SerializerMethodField(
         help_text="the reviewer who approved that escalation (null when the snapshot allowed it)"
     )
+    compensates = serializers.CharField(
+        source="compensates.idempotency_key",
+        allow_null=True,
+        default=None,
+        help_text="the key of the effect this one compensates (an operator's compensation)",
+    )
+    compensated_by = serializers.SerializerMethodField(
+        help_text="the key of the latest compensation of this effect that was not refused"
+    )
     outcome = OutcomeField()
     created_at = serializers.DateTimeField()
     sent_at = serializers.DateTimeField(allow_null=True)
@@ -114,6 +124,15 @@ class EffectOutput(serializers.Serializer):
     def get_approved_by(self, effect: Any) -> str | None:
         return effect.approved_by or None
 
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_compensated_by(self, effect: Any) -> str | None:
+        # Lists and detail reads carry the annotation (selectors.effects); an effect fresh
+        # from a commit does not, and costs one query.
+        if hasattr(effect, "compensated_by_key"):
+            return effect.compensated_by_key or None
+        found = compensation_live(effect)
+        return found.idempotency_key if found is not None else None
+
 
 class EffectDetailOutput(EffectOutput):
     timeline = EffectEventOutput(many=True, source="events.all")
@@ -125,4 +144,10 @@ class EffectResolveInput(serializers.Serializer):
 
 
 class EffectEscalateInput(serializers.Serializer):
+    reason = Justification()
+
+
+class EffectCompensateInput(serializers.Serializer):
+    action = Text(max_length=150)
+    resulting_value = Value(allow_null=True)
     reason = Justification()

@@ -100,6 +100,11 @@ urlpatterns = [
         name="api-effect-escalate",
     ),
     path(
+        "effects/<str:key>/compensate",
+        effects.EffectCompensateView.as_view(),
+        name="api-effect-compensate",
+    ),
+    path(
         "effects/<str:key>/resolve", effects.EffectResolveView.as_view(), name="api-effect-resolve"
     ),
     path("facts/<str:fact_key>/current", facts.FactCurrentView.as_view(), name="api-fact-current"),

@@ -9,6 +9,7 @@ from reconcile_app.console.views import (
     contracts,
     contradictions,
     corrections,
+    effect_compensation,
     effects,
     escalations,
     evidence,
@@ -156,6 +157,11 @@ urlpatterns = [
         "effects/<path:key>/resolve/",
         effects.EffectResolveView.as_view(),
         name="console-effect-resolve",
+    ),
+    path(
+        "effects/<path:key>/compensate/",
+        effect_compensation.EffectCompensateView.as_view(),
+        name="console-effect-compensate",
     ),
     path(
         "effects/<path:key>/escalate/",

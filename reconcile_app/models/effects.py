@@ -16,7 +16,10 @@ class Effect(models.Model):
     written durably in `recorded` before anything is sent, so a crash can never lose a sent
     request. Every transition is a conditional UPDATE on the expected status, so two workers
     cannot both move it. `fingerprint` binds the idempotency key to the request it was first
-    used for.
+    used for. `compensates` is set once, when the row is recorded, on an effect an operator
+    committed through the same gate to undo another; the original's `compensations` are the
+    reverse (its `compensated_by` is the latest of them that was not refused).
+    `last_check_error` is a note, not a state: it never moves the status.
     """
 
     idempotency_key = models.CharField(max_length=200, unique=True)
@@ -41,6 +44,13 @@ class Effect(models.Model):
         related_name="effects_authorised",
     )
     approved_by = models.CharField(max_length=150, blank=True, default="")
+    compensates = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="compensations",
+    )
     action = models.CharField(max_length=150)
     subject = models.CharField(max_length=200)
     field = models.CharField(max_length=150)
@@ -62,6 +72,11 @@ class Effect(models.Model):
     readback_attempts = models.PositiveIntegerField(default=0)
     resolution_attempts = models.PositiveIntegerField(default=0)
     next_check_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    # Why the latest readback or resolution could not conclude (owner or ledger unavailable,
+    # source quarantined, a replica behind the commit), and when: what an operator needs when
+    # attempts keep climbing. Cleared when one concludes.
+    last_check_error = models.CharField(max_length=500, blank=True, default="")
+    last_check_error_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -68,12 +68,23 @@ class Change:
     after: Any
     added: bool = False
     removed: bool = False
+    # The action recorded only the state it acted on (no `after`): context, not a removal.
+    kept: bool = False
 
 
 def audit_changes(before: Any, after: Any) -> list[Change]:
-    """What differs between `before` and `after`; fields that stayed the same are left out."""
+    """What differs between `before` and `after`; fields that stayed the same are left out.
+
+    A row with a `before` and no `after` at all (an action that changed nothing it records,
+    such as queuing a readback) lists the state it was taken in as `kept`, never as removed.
+    """
     if before is None and after is None:
         return []
+    if isinstance(before, dict) and after is None:
+        return [
+            Change(name=name, before=value, after=value, kept=True)
+            for name, value in sorted(before.items())
+        ]
     if isinstance(before, dict | None) and isinstance(after, dict | None):
         old, new = before or {}, after or {}
         return [

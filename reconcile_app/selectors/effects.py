@@ -8,12 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from reconcile_app.choices import EffectStatus, EscalationStatus
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Effect, EffectEvent, Escalation
 from reconcile_app.roles import is_staff_role
+from reconcile_app.selectors.contracts import contract_spec
 
 # Tabs in triage order: what nobody has proven first. "accepted" is awaiting its readback.
 EFFECT_TABS: tuple[str, ...] = (
@@ -35,12 +36,32 @@ CHECKABLE = frozenset(
     {EffectStatus.UNKNOWN, EffectStatus.ACCEPTED, EffectStatus.POSTCONDITION_FAILED}
 )
 RESOLVABLE = frozenset({EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED})
+# What the owner accepted, and so what a compensation may undo (services/effects/compensation).
+COMPENSABLE = frozenset(
+    {EffectStatus.ACCEPTED, EffectStatus.VERIFIED, EffectStatus.POSTCONDITION_FAILED}
+)
 CHECK_REQUESTED = "check_requested"
 
 
+# A compensation that was refused or never executed undid nothing (services/effects/compensation).
+UNDID_NOTHING = (EffectStatus.REJECTED, EffectStatus.NOT_EXECUTED)
+
+
+def with_compensation_links(effects: QuerySet[Effect]) -> QuerySet[Effect]:
+    """Each effect with the key it compensates (a join) and `compensated_by_key`, the latest
+    compensation of it that was not refused (a subquery): no query per row."""
+    latest = (
+        Effect.objects.filter(compensates=OuterRef("pk"))
+        .exclude(status__in=UNDID_NOTHING)
+        .order_by("-created_at", "-pk")
+        .values("idempotency_key")[:1]
+    )
+    return effects.select_related("compensates").annotate(compensated_by_key=Subquery(latest))
+
+
 def effects_visible_to(user: Any) -> QuerySet[Effect]:
-    effects = Effect.objects.select_related(
-        "snapshot", "decision", "principal", "source", "escalation"
+    effects = with_compensation_links(
+        Effect.objects.select_related("snapshot", "decision", "principal", "source", "escalation")
     )
     if is_staff_role(user):
         return effects
@@ -117,6 +138,14 @@ class EffectState:
         return not self.final and (self.check_pending or self.effect.status in IN_FLIGHT)
 
     @property
+    def stuck(self) -> str:
+        """Why the automatic readback or resolution keeps failing ("" when it is not):
+        the owner or its ledger unavailable, the source quarantined, a replica behind."""
+        if self.effect.status not in (EffectStatus.ACCEPTED, EffectStatus.UNKNOWN):
+            return ""
+        return self.effect.last_check_error
+
+    @property
     def checkable(self) -> bool:
         return self.effect.status in CHECKABLE and not self.check_pending
 
@@ -141,6 +170,20 @@ class EffectDetail:
         return self.state.effect
 
     @property
+    def compensated_by(self) -> str:
+        return getattr(self.effect, "compensated_by_key", None) or ""
+
+    @property
+    def compensable(self) -> bool:
+        """The owner accepted it and no compensation of it stands."""
+        return self.effect.status in COMPENSABLE and not self.compensated_by
+
+    @property
+    def compensation_actions(self) -> list[str]:
+        """The actions of the effect's contract version (the snapshot's: cached, no query)."""
+        return sorted(contract_spec(self.effect.snapshot.contract).actions)
+
+    @property
     def open_escalation(self) -> Escalation | None:
         return next(
             (item for item in self.escalations if item.status == EscalationStatus.OPEN), None
@@ -149,8 +192,8 @@ class EffectDetail:
 
 def _effect(idempotency_key: str) -> Effect:
     effect = (
-        console_effects()
-        .select_related("principal", "decision", "escalation")
+        with_compensation_links(console_effects())
+        .select_related("principal", "decision", "escalation", "snapshot__contract")
         .filter(idempotency_key=idempotency_key)
         .first()
     )

@@ -51,10 +51,18 @@ class ReconcileRequest:
 
 
 def bind(
-    *, principal: Principal, request: ReconcileRequest
+    *,
+    principal: Principal,
+    request: ReconcileRequest,
+    granted_actions: frozenset[str] = frozenset(),
 ) -> tuple[Contract, ContractSpec, frozenset[str]]:
-    """Refuse what the principal may not ask: no ambient authority."""
-    capable = capable_actions(principal, request.decision_class)
+    """Refuse what the principal may not ask: no ambient authority.
+
+    `granted_actions` are actions a person's role grants for this one request (an operator's
+    compensation, services/effects/compensation.py) beside the principal's capabilities; the
+    policy still decides whether they are permitted.
+    """
+    capable = capable_actions(principal, request.decision_class) | granted_actions
     if not capable or (
         request.proposed_action and request.proposed_action not in capable and "*" not in capable
     ):
@@ -93,7 +101,11 @@ ATTEMPTS_ON_QUARANTINE_CHANGE = 3
 
 
 def snapshot_issue(
-    *, principal: Principal, request: ReconcileRequest, arrived: float | None = None
+    *,
+    principal: Principal,
+    request: ReconcileRequest,
+    granted_actions: frozenset[str] = frozenset(),
+    arrived: float | None = None,
 ) -> DecisionSnapshot:
     """Run the protocol for one request and persist the immutable snapshot. With `arrived`
     (the API request's arrival, `time.perf_counter()`), the request's time is recorded with
@@ -104,7 +116,12 @@ def snapshot_issue(
     """
     for _ in range(ATTEMPTS_ON_QUARANTINE_CHANGE):
         try:
-            return _snapshot_issue_once(principal=principal, request=request, arrived=arrived)
+            return _snapshot_issue_once(
+                principal=principal,
+                request=request,
+                granted_actions=granted_actions,
+                arrived=arrived,
+            )
         except QuarantineChanged:
             epochs_repin()  # the copies of the quarantine view are out of date too
             continue
@@ -116,9 +133,15 @@ def snapshot_issue(
 
 
 def _snapshot_issue_once(
-    *, principal: Principal, request: ReconcileRequest, arrived: float | None
+    *,
+    principal: Principal,
+    request: ReconcileRequest,
+    granted_actions: frozenset[str],
+    arrived: float | None,
 ) -> DecisionSnapshot:
-    contract, spec, capable = bind(principal=principal, request=request)
+    contract, spec, capable = bind(
+        principal=principal, request=request, granted_actions=granted_actions
+    )
     claims = claims_recall(principal=principal, claims=request.claims)
     quarantines = quarantines_active()
     sources = sources_named({f.source for f in spec.fields})

@@ -172,6 +172,8 @@ def attempts(effect: Any) -> SafeString:
     )
 
 
+# What each status means for the person looking at it (effect_tags.effect_story tells one
+# effect's, where an operator's word stands in for a receipt).
 EFFECT_SAYS: dict[str, str] = {
     "recorded": "Recorded durably; not sent yet.",
     "sent": "Sent to the owner; waiting for its answer.",
@@ -187,12 +189,6 @@ EFFECT_SAYS: dict[str, str] = {
     ),
     "not_executed": "Proven not to have happened.",
 }
-
-
-@register.simple_tag
-def effect_says(status: str) -> str:
-    """One sentence on what an effect status means for the person looking at it."""
-    return EFFECT_SAYS.get(status, "")
 
 
 @register.filter

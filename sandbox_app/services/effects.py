@@ -86,6 +86,7 @@ def sandbox_effect_apply(
                 resulting_value,
                 expected_version,
                 dropped=fault_fires(faults, FaultKind.DROP_POSTCONDITION) is not None,
+                remembered=fault_fires(faults, FaultKind.LOSE_DEDUPE_RECORD) is None,
             )
             sandbox_audit(
                 actor,
@@ -114,6 +115,7 @@ def _execute(
     expected_version: int,
     *,
     dropped: bool,
+    remembered: bool = True,
 ) -> dict[str, Any]:
     now = timezone.now()
     record = SandboxRecord.objects.filter(source=source, subject=subject, field=field).first()
@@ -150,13 +152,17 @@ def _execute(
         "resulting_version": expected_version + 1,
         "committed_at": rfc3339(now),
     }
-    SandboxEffect.objects.create(
-        source=source,
-        idempotency_key=idempotency_key,
-        fingerprint=fingerprint,
-        receipt=receipt,
-        applied=not dropped,
-    )
+    if remembered:
+        SandboxEffect.objects.create(
+            source=source,
+            idempotency_key=idempotency_key,
+            fingerprint=fingerprint,
+            receipt=receipt,
+            applied=not dropped,
+        )
+    # Forgotten (the `lose_dedupe_record` fault): the record changed, and nothing of the key
+    # is kept. A repeat is a new command to this owner — only its If-Match, now stale, stops
+    # it — and the owner's ledger answers 404 for the key.
     return receipt
 
 

@@ -204,6 +204,20 @@ MATRIX: tuple[Row, ...] = (
         OPERATORS,
         body=lambda w, m: REASON,
     ),
+    # An operator's compensation reaches the service (whatever it then answers); agents are
+    # refused as people_only, reviewers and auditors by role.
+    Row(
+        "api-effect-compensate",
+        "post",
+        lambda w, m: f"/api/v1/effects/{m.effect_key}/compensate",
+        OPERATORS,
+        OPERATORS,
+        body=lambda w, m: {
+            "action": "retain_manual_review",
+            "resulting_value": "manual_review",
+            **REASON,
+        },
+    ),
     Row(
         "api-effect-resolve",
         "post",

@@ -55,7 +55,7 @@ def test_protocol_lets_nothing_escape_and_duplicates_nothing(report):
     ):
         assert protocol[name] == 0, name
     assert protocol["stale_memory_escapes_exposed"] == 5
-    assert protocol["duplicate_effects_exposed"] == 3
+    assert protocol["duplicate_effects_exposed"] == 4
     assert report["passed"] and report["failures"] == []
 
 
@@ -76,7 +76,12 @@ def test_baseline_fails_where_the_seed_says_it_does(report):
     for name in ("superseded_memory", "fresh_read_stale_source", "revoked_support"):
         assert by_name[name]["baseline"]["stale_memory_escapes"] == 1, name
     assert by_name["state_change_before_commit"]["baseline"]["stale_memory_escapes"] == 1
-    for name in ("timeout_after_commit", "idempotency_key_collision", "missing_dedupe_record"):
+    for name in (
+        "timeout_after_commit",
+        "idempotency_key_collision",
+        "missing_dedupe_record",
+        "lost_dedupe_record",
+    ):
         assert by_name[name]["baseline"]["duplicate_effects"] == 1, name
     assert by_name["postcondition_absent"]["baseline"]["silent_failures"] == 1
     assert by_name["confirmed_memory"]["baseline"]["trials_detail"][0]["failures"] == []
@@ -102,6 +107,20 @@ def test_protocol_outcomes_are_the_seeds(report):
     )
     assert any("original receipt" in step for step in trial("missing_dedupe_record")["steps"])
     assert trial("postcondition_absent")["steps"][-1] == "readback → postcondition_failed"
+    # The owner lost the key and the answer: the retry asks its ledger and reads the target,
+    # never re-sends; nothing proves the outcome, so it goes to an operator (played by the
+    # drill), whose word the readback then checks — and the owner executed it exactly once.
+    lost = trial("lost_dedupe_record")
+    assert lost["steps"][-4:] == [
+        "commit k1 → unknown",
+        "commit k1 → unknown (original receipt)",
+        "operator reads the owner's record → succeeded",
+        "readback → verified",
+    ]
+    assert lost["executions"] == 1 and lost["failures"] == []
+    lost_effect = Effect.objects.get(subject=lost["subject"])
+    assert lost_effect.status == EffectStatus.VERIFIED
+    assert not SandboxEffect.objects.filter(idempotency_key=lost_effect.idempotency_key).exists()
     timeout = by_name["timeout_after_commit"]["protocol"]
     assert timeout["unknown_outcomes"] == timeout["unknown_outcomes_resolved"] == 1
     assert timeout["unknown_resolution_ms"]["p50"] >= 0

@@ -215,7 +215,7 @@ def test_drill_results_chart_protocol_against_baseline_per_metric(operator_brows
     assert bars["Baseline"]["y"][:4] == [1.0, 1.0, 1.0, 1.0]  # the baseline fails visibly
     assert bars["Baseline"]["text"][0] == "5/5"
     assert "The protocol let nothing through" in html
-    assert html.count("<tr data-scenario=") == 10
+    assert html.count("<tr data-scenario=") == 11  # lost_dedupe_record joined the suite
     assert html.count('<tr data-metric="') == 5
     assert "Stale-memory escape \N{MULTIPLICATION SIGN}1" in html  # per scenario, baseline
 
@@ -273,7 +273,7 @@ def test_past_runs_list_each_run_with_its_headline_and_filter_by_kind(
     first, last = benchmark.results["horizons"][0], benchmark.results["horizons"][-1]
     assert f"{first['stale_checkpoint_rate']:.1%}</strong> @2" in html
     assert f"{last['stale_checkpoint_rate']:.1%}</strong> @6" in html
-    assert "protocol let <strong>0</strong> through · baseline <strong>13</strong>" in html
+    assert "protocol let <strong>0</strong> through · baseline <strong>14</strong>" in html
     partial = operator_browser.get("/drills/?kind=drill", HTTP_HX_REQUEST="true")
     region = partial.content.decode()
     assert region.lstrip().startswith("<section") or 'id="drill-runs-region"' in region

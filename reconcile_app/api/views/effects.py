@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from reconcile_app.api.effect_serializers import (
+    EffectCompensateInput,
     EffectDetailOutput,
     EffectEscalateInput,
     EffectInput,
@@ -38,6 +39,7 @@ from reconcile_app.services.effects import (
     OWNER_RETRY_AFTER_SECONDS,
     RETRYABLE_REJECTIONS,
     effect_commit,
+    effect_compensate,
     effect_request_check,
     effect_resolve_manually,
 )
@@ -268,3 +270,71 @@ class EffectEscalateView(APIView):
             request_id=request_id_of(request),
         )
         return Response(EscalationOutput(escalation).data, status=status.HTTP_201_CREATED)
+
+
+COMPENSATE_DESCRIPTION = """Undo a wrongly applied effect through the same gate (operators).
+
+The compensating `action` writing `resulting_value` is reconciled in the operator's name — its
+own snapshot, read fresh, judged by the contract's policy (403 `decision_not_allowed` when the
+policy does not permit it) — then committed like any effect, with its own idempotency key and
+If-Match, and read back. The answer is the new effect, as `POST /effects` answers (201, 202
+when the owner did not answer, or the owner's rejection); its `compensates` and the original's
+`compensated_by` name each other. Audited with the reason on both effects."""
+
+
+class EffectCompensateView(APIView):
+    """Operators commit a compensating effect for an accepted one."""
+
+    permission_classes = [IsOperator]
+
+    @api_operation(
+        operation_id="effect_compensate",
+        summary="Compensate an effect through the gate",
+        tag="effects",
+        description=COMPENSATE_DESCRIPTION,
+        parameters=[KEY],
+        request=EffectCompensateInput,
+        responses={
+            201: EffectOutput,
+            202: EffectOutput,
+            **{
+                status_code: EffectProblemOutput
+                for status_code in (400, 403, 404, 409, 412, 422, 423, 503)
+            },
+        },
+        problems={
+            400: ["reason_required", "invalid_identifier"],
+            403: [
+                "people_only",
+                "forbidden",
+                "decision_not_allowed",
+                "purpose_mismatch",
+                "effect_not_bound",
+                "value_not_permitted",
+            ],
+            404: ["effect_not_found", "unknown_decision_class"],
+            409: [
+                "not_compensable",
+                "already_compensated",
+                "contract_superseded",
+                "snapshot_tainted",
+                "quarantine_changed",
+                "owner_refused",
+            ],
+            412: ["snapshot_expired", "version_changed"],
+            422: ["unknown_action", "value_too_large"],
+            423: ["source_quarantined"],
+            503: ["owner_unavailable"],
+        },
+    )
+    def post(self, request: Request, key: str) -> Response:
+        payload = EffectCompensateInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        result = effect_compensate(
+            idempotency_key=key,
+            principal=principal_acting(request.user, request.auth),
+            actor=request.user,
+            request_id=request_id_of(request),
+            **payload.validated_data,
+        )
+        return _answer(result.effect, replayed=False)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from django import forms
 
 
@@ -16,3 +19,22 @@ class EffectEscalateForm(forms.Form):
     """Hand an unproven effect to its owner, saying what has been tried."""
 
     reason = forms.CharField(max_length=4000, required=False, strip=True)
+
+
+class EffectCompensateForm(forms.Form):
+    """An operator's compensating action: which action, the value it writes, and why.
+
+    The value is JSON when it parses as JSON (`42`, `true`, `{"a": 1}`), otherwise the text
+    itself: what an operator types for a status (`manual_review`) is the string it means.
+    """
+
+    action = forms.CharField(max_length=150, strip=True)
+    resulting_value = forms.CharField(max_length=65536, strip=True)
+    reason = forms.CharField(max_length=4000, strip=True)
+
+    def clean_resulting_value(self) -> Any:
+        text = self.cleaned_data["resulting_value"]
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text

@@ -52,7 +52,7 @@ def changes_html(before: Any, after: Any) -> SafeString:
                 format_html(
                     "{}", jsonvalue(change.after) if change.added else jsonvalue(change.before)
                 )
-                if change.added or change.removed
+                if change.added or change.removed or change.kept
                 else format_html(
                     '<span class="before">{}</span> → <span class="after">{}</span>',
                     jsonvalue(change.before) or "—",

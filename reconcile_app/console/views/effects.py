@@ -38,6 +38,7 @@ from reconcile_app.console.mixins import (
 )
 from reconcile_app.console.tables.effects import EffectTable
 from reconcile_app.console.views.bulk import EFFECT_CHOICES, bulk_filters
+from reconcile_app.console.views.effect_compensation import refusal_pop
 from reconcile_app.errors import DomainError
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
@@ -189,7 +190,9 @@ def effect_page(
 
 class EffectDetailView(StaffRequiredMixin, View):
     def get(self, request: HttpRequest, key: str) -> HttpResponse:
-        return effect_page(request, key)
+        # A refusal a form stashed before redirecting here (post/redirect/get), shown once.
+        form_name, error, draft = refusal_pop(request, key)
+        return effect_page(request, key, form_name=form_name, error=error, draft=draft)
 
 
 class EffectStatusView(StaffRequiredMixin, View):

@@ -11,6 +11,7 @@ from reconcile_app.services.effects.commit import (
     effect_fingerprint,
     parse_if_match,
 )
+from reconcile_app.services.effects.compensation import compensation_live, effect_compensate
 from reconcile_app.services.effects.gate import PreconditionFailed
 from reconcile_app.services.effects.readback import OwnerUnavailable, effect_readback
 from reconcile_app.services.effects.resolution import (
@@ -38,8 +39,10 @@ __all__ = [
     "OwnerUnavailable",
     "PreconditionFailed",
     "check_idempotency_key",
+    "compensation_live",
     "effect_accept",
     "effect_commit",
+    "effect_compensate",
     "effect_fingerprint",
     "effect_readback",
     "effect_request_check",

@@ -13,6 +13,7 @@ useless for good; an agent that keeps its key across retries, as it should, coul
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -129,7 +130,13 @@ def effect_commit(
     snapshot_id: str,
     action: str,
     resulting_value: Any,
+    compensates: Effect | None = None,
+    granted_actions: frozenset[str] = frozenset(),
+    on_recorded: Callable[[Effect], None] | None = None,
 ) -> CommitResult:
+    """`compensates`, `granted_actions` and `on_recorded` are for an operator's compensation
+    (compensation.py): the effect it undoes, the action the operator role grants, and its
+    audit, written in the transaction that records the effect so both land or neither."""
     key = check_idempotency_key(idempotency_key)
     expected = parse_if_match(if_match)
     snapshot = (
@@ -164,6 +171,7 @@ def effect_commit(
         target=target,
         resulting_value=resulting_value,
         expected=expected,
+        granted_actions=granted_actions,
     )
     try:
         with transaction.atomic():
@@ -176,6 +184,7 @@ def effect_commit(
                 source=authorised.source,
                 escalation=authorised.escalation,
                 approved_by=authorised.approved_by,
+                compensates=compensates,
                 action=action,
                 subject=snapshot.subject,
                 field=target.field,
@@ -184,17 +193,15 @@ def effect_commit(
                 status=EffectStatus.RECORDED,
                 created_at=timezone.now(),
             )
-            effect_event(
-                effect,
-                "recorded",
-                {"expected_version": expected}
-                if authorised.escalation is None
-                else {
-                    "expected_version": expected,
-                    "escalation_id": authorised.escalation.escalation_id,
-                    "approved_by": authorised.approved_by,
-                },
-            )
+            recorded: dict[str, Any] = {"expected_version": expected}
+            if authorised.escalation is not None:
+                recorded["escalation_id"] = authorised.escalation.escalation_id
+                recorded["approved_by"] = authorised.approved_by
+            if compensates is not None:
+                recorded["compensates"] = compensates.idempotency_key
+            effect_event(effect, "recorded", recorded)
+            if on_recorded is not None:
+                on_recorded(effect)
             effect_lineage(
                 decision_id=snapshot.decision_receipt.decision_id,
                 idempotency_key=key,
@@ -214,6 +221,7 @@ def _authorise(
     target: ActionTarget,
     resulting_value: Any,
     expected: int,
+    granted_actions: frozenset[str] = frozenset(),
 ) -> Authorisation:
     authorised = effect_authorise(
         principal=principal,
@@ -222,6 +230,7 @@ def _authorise(
         target=target,
         resulting_value=resulting_value,
         expected=expected,
+        granted_actions=granted_actions,
     )
     source_check(authorised.source.name)
     return authorised

@@ -66,8 +66,13 @@ def effect_authorise(
     target: ActionTarget,
     resulting_value: Any,
     expected: int,
+    granted_actions: frozenset[str] = frozenset(),
 ) -> Authorisation:
-    """Everything the snapshot must say before an effect may be recorded."""
+    """Everything the snapshot must say before an effect may be recorded.
+
+    `granted_actions`: what a person's role grants beside the principal's capabilities (an
+    operator's compensation); every other check applies unchanged.
+    """
     decision = snapshot.content["decision"]
     if snapshot.principal_id != principal.pk:
         raise Forbidden("the snapshot was issued to another principal", code="decision_not_allowed")
@@ -90,7 +95,7 @@ def effect_authorise(
             f"{action} is not among the permitted actions {committable}",
             code="decision_not_allowed",
         )
-    if not {action, "*"} & capable_actions(principal, snapshot.decision_class):
+    if not {action, "*"} & (capable_actions(principal, snapshot.decision_class) | granted_actions):
         raise Forbidden(
             f"{principal.name} has no capability {snapshot.decision_class}:{action}",
             code="capability_missing",

@@ -5,6 +5,8 @@ Nothing here re-sends a command: a readback only reads.
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -14,6 +16,7 @@ from reconcile_app.choices import EffectStatus, EvidenceKind, ReadStatus
 from reconcile_app.models import Effect
 from reconcile_app.services.effects.state import (
     READBACK_STATUSES,
+    effect_check_failed,
     effect_event,
     effect_locked,
     source_held,
@@ -25,6 +28,12 @@ from reconcile_app.sources import adapter_for
 
 class OwnerUnavailable(Exception):
     """The owner could not be read now; the caller retries later (with backoff)."""
+
+
+def _cannot_conclude(effect: Effect, why: str) -> NoReturn:
+    """Note why on the effect, then raise so the task retries with backoff."""
+    effect_check_failed(effect.pk, why)
+    raise OwnerUnavailable(why)
 
 
 def effect_readback(*, effect_id: int) -> Effect:
@@ -41,15 +50,18 @@ def effect_readback(*, effect_id: int) -> Effect:
         return effect
     if source_held(effect.source.name):
         # Held, not failed: the readback waits for the quarantine to be lifted.
-        raise OwnerUnavailable(f"{effect.source.name} is quarantined; readback held")
+        _cannot_conclude(effect, f"{effect.source.name} is quarantined; readback held")
     Effect.objects.filter(pk=effect.pk).update(readback_attempts=F("readback_attempts") + 1)
     read = adapter_for(effect.source).read(effect.subject, effect.field)  # no lock held
     if read.status != ReadStatus.OK:
-        raise OwnerUnavailable(f"{effect.source.name}: {read.status} {read.detail}")
+        _cannot_conclude(
+            effect, f"{effect.source.name}: owner {read.status} {read.detail}".rstrip()
+        )
     if read.observed_at is not None and effect.outcome_at and read.observed_at < effect.outcome_at:
-        raise OwnerUnavailable(
+        _cannot_conclude(
+            effect,
             f"{effect.source.name} answered from a view older than the commit "
-            f"({rfc3339(read.observed_at)})"
+            f"({rfc3339(read.observed_at)})",
         )
     reached = same_value(read.value, effect.resulting_value) and (
         read.version is not None
@@ -75,7 +87,11 @@ def effect_readback(*, effect_id: int) -> Effect:
             ),
         )
         Effect.objects.filter(pk=effect.pk, status=effect.status).update(
-            status=status, verified_at=timezone.now(), next_check_at=None
+            status=status,
+            verified_at=timezone.now(),
+            next_check_at=None,
+            last_check_error="",
+            last_check_error_at=None,
         )
         effect_evidence_lineage(
             idempotency_key=effect.idempotency_key, evidence_id=entry.evidence_id, what="readback"

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from reconcile_app.canonical import same_value
 from reconcile_app.choices import EffectStatus, EvidenceKind, ReadStatus
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
 from reconcile_app.models import Effect
@@ -22,6 +23,7 @@ from reconcile_app.services.effects.state import (
     RESOLUTION_BACKOFF,
     RESOLVABLE,
     effect_accept,
+    effect_check_failed,
     effect_event,
     effect_locked,
     source_held,
@@ -41,6 +43,7 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
         Effect.objects.filter(pk=effect.pk, status=EffectStatus.UNKNOWN).update(
             next_check_at=timezone.now() + timedelta(seconds=RESOLUTION_BACKOFF[-1])
         )
+        effect_check_failed(effect.pk, f"{effect.source.name} is quarantined; resolution held")
         return effect
     lookup = adapter_for(effect.source).lookup_effect(effect.idempotency_key)
     if lookup.outcome == LookupOutcome.FOUND:
@@ -68,6 +71,7 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
                 status=EffectStatus.NOT_EXECUTED,
                 resolution_attempts=attempt,
                 next_check_at=None,
+                last_check_error="",
                 outcome={**effect.outcome, "resolution": "not_executed"},
             )
             effect_event(
@@ -80,17 +84,30 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
             )
         else:
             delay = RESOLUTION_BACKOFF[min(attempt, len(RESOLUTION_BACKOFF) - 1)]
-            why = {
-                LookupOutcome.UNAVAILABLE: "owner's ledger unavailable",
-                LookupOutcome.NOT_FOUND: "ledger has no key but the target changed since",
-            }[lookup.outcome]
+            detail: dict[str, Any] = {"attempt": attempt, "unresolved": _unresolved(lookup, target)}
+            if target.status == ReadStatus.OK:
+                detail["target_version"] = target.version
+                # What an operator weighs: the target holds exactly what this effect writes,
+                # one version on — the owner may have executed it and lost its key.
+                detail["holds_this_value"] = same_value(target.value, effect.resulting_value)
             Effect.objects.filter(pk=effect.pk, status=EffectStatus.UNKNOWN).update(
                 resolution_attempts=attempt,
                 next_check_at=timezone.now() + timedelta(seconds=delay),
+                last_check_error=detail["unresolved"],
+                last_check_error_at=timezone.now(),
             )
-            effect_event(effect, "resolution_attempt", {"attempt": attempt, "unresolved": why})
+            effect_event(effect, "resolution_attempt", detail)
         effect.refresh_from_db()
     return effect
+
+
+def _unresolved(lookup: Any, target: Any) -> str:
+    """Why neither the owner's ledger nor the target settled it (shown on the effect page)."""
+    if lookup.outcome == LookupOutcome.UNAVAILABLE:
+        return "owner's ledger unavailable"
+    if target.status != ReadStatus.OK:
+        return f"ledger has no key and the target could not be read ({target.status})"
+    return "ledger has no key but the target changed since"
 
 
 def effect_resolve_manually(
@@ -174,17 +191,18 @@ def effect_request_check(*, idempotency_key: str, actor: Any, request_id: str = 
     if effect is None:
         raise NotFound(f"no effect {idempotency_key}", code="effect_not_found")
     if effect.status in READBACK_STATUSES:
-        task = effect_readback_task
+        task, check = effect_readback_task, "readback"
     elif effect.status == EffectStatus.UNKNOWN:
-        task = effect_resolve_task
+        task, check = effect_resolve_task, "resolution"
     else:
         raise Conflict(
             f"{idempotency_key} is {effect.status}: there is nothing to read back or resolve",
             code="nothing_to_check",
         )
     with transaction.atomic():
+        # What was asked for, in the operators' words (not the Celery task's dotted name).
         effect_event(
-            effect, "check_requested", {"task": task.name}, actor=getattr(actor, "username", "")
+            effect, "check_requested", {"check": check}, actor=getattr(actor, "username", "")
         )
         audit_record(
             actor=actor,
@@ -192,7 +210,9 @@ def effect_request_check(*, idempotency_key: str, actor: Any, request_id: str = 
             object_kind="effect",
             object_ref=idempotency_key,
             request_id=request_id,
+            # Queuing a check changes no status: the status it was asked in, and what was queued.
             before={"status": effect.status},
+            after={"status": effect.status, "queued": check},
         )
         transaction.on_commit(lambda: task.delay(effect.pk))
     return effect

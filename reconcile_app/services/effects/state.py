@@ -75,6 +75,17 @@ def effect_event(
     )
 
 
+def effect_check_failed(effect_id: int, why: str) -> None:
+    """Note why a readback or resolution could not conclude (shown on the effect's page).
+
+    A note, not a transition: one UPDATE of two columns, no event — a long outage retried
+    with backoff would otherwise bury the timeline under identical rows.
+    """
+    Effect.objects.filter(pk=effect_id).update(
+        last_check_error=why[:500], last_check_error_at=timezone.now()
+    )
+
+
 def source_held(source: str) -> bool:
     """Work against a quarantined source waits: readbacks and resolutions are held."""
     from reconcile_app.services.quarantine import quarantines_active
@@ -95,6 +106,7 @@ def effect_accept(*, effect_id: int, receipt: dict[str, Any], via: str, actor: s
             receipt=receipt,
             resulting_version=receipt.get("resulting_version"),
             outcome_at=timezone.now(),
+            last_check_error="",
             # If the readback task is lost, the sweep finds this and enqueues it again.
             next_check_at=timezone.now() + timedelta(seconds=READBACK_RECHECK_SECONDS),
         )

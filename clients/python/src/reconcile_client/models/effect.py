@@ -90,6 +90,9 @@ class Effect:
     outcome: Json
     escalation_id: str | None = None
     approved_by: str | None = None
+    # An operator's compensation: the key it undoes, and the key that undid this one.
+    compensates: str | None = None
+    compensated_by: str | None = None
     created_at: datetime | None = None
     outcome_at: datetime | None = None
     verified_at: datetime | None = None
@@ -115,6 +118,8 @@ class Effect:
             outcome=dict(data.get("outcome") or {}),
             escalation_id=data.get("escalation_id"),
             approved_by=data.get("approved_by"),
+            compensates=data.get("compensates"),
+            compensated_by=data.get("compensated_by"),
             created_at=instant(data.get("created_at")),
             outcome_at=instant(data.get("outcome_at")),
             verified_at=instant(data.get("verified_at")),

@@ -107,6 +107,28 @@
     toggle.setAttribute("aria-expanded", open ? "true" : "false");
   }
 
+  // Without JavaScript the Menu is a link to the menu (shown as the :target); here it becomes
+  // a button that folds the menu open and shut and says which (aria-expanded).
+  function upgradeMenu() {
+    var toggle = document.getElementById("nav-toggle");
+    if (!toggle) {
+      return;
+    }
+    toggle.setAttribute("role", "button");
+    toggle.setAttribute("aria-controls", "topbar-menu");
+    toggle.setAttribute("aria-expanded", "false");
+    if (window.location.hash === "#topbar-menu") {
+      // Reached as the :target (say, a reload after opening it without JavaScript): keep it
+      // open, now as the button's state, so closing it works the same way.
+      window.history.replaceState(null, "", window.location.pathname + window.location.search);
+      setMenu(true);
+    }
+  }
+
+  function toggleMenu() {
+    setMenu(!document.getElementById("topbar-menu").classList.contains("open"));
+  }
+
   function menuHidden() {
     var menu = document.getElementById("topbar-menu");
     return !!menu && window.getComputedStyle(menu).display === "none";
@@ -199,6 +221,11 @@
       }
       return;
     }
+    if (event.key === " " && event.target.id === "nav-toggle") {
+      event.preventDefault(); // a button answers Space as well as Enter
+      toggleMenu();
+      return;
+    }
     if (document.querySelector("dialog[open]")) {
       return; // a dialog has the keyboard (Escape closes it)
     }
@@ -249,7 +276,12 @@
     if (target.closest("#theme-toggle")) {
       toggleTheme();
     } else if (target.closest("#nav-toggle")) {
-      setMenu(!document.getElementById("topbar-menu").classList.contains("open"));
+      event.preventDefault(); // the button's job, not the no-JavaScript link's
+      toggleMenu();
+    } else if (target.closest(".nav-close")) {
+      event.preventDefault();
+      setMenu(false);
+      document.getElementById("nav-toggle").focus();
     } else if (target.closest("#shortcuts-open")) {
       openShortcuts();
     } else if (target.closest("[data-shortcuts-close]")) {
@@ -257,5 +289,8 @@
     }
   });
 
-  document.addEventListener("DOMContentLoaded", showTheme);
+  document.addEventListener("DOMContentLoaded", function () {
+    showTheme();
+    upgradeMenu();
+  });
 })();

@@ -134,6 +134,43 @@
     return !!menu && window.getComputedStyle(menu).display === "none";
   }
 
+  // --- Boxes that scroll ---------------------------------------------------------------------
+  // A wide table or a long line of text scrolls inside its own box rather than widening the
+  // page; a keyboard can scroll that box only if it takes focus. One with a link, a button or
+  // a field inside already does; the others get a tab stop while (and only while) they scroll.
+  var SCROLL_BOXES = ".table-scroll, pre";
+  var FOCUSABLE = "a[href], button, input, select, textarea, [tabindex]:not([data-scroll-stop])";
+
+  function scrollStops(root) {
+    var scope = root && root.querySelectorAll ? root : document;
+    var boxes = Array.from(scope.querySelectorAll(SCROLL_BOXES));
+    if (scope.matches && scope.matches(SCROLL_BOXES)) {
+      boxes.push(scope);
+    }
+    boxes.forEach(function (box) {
+      var scrolls = box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1;
+      var owned = box.hasAttribute("data-scroll-stop");
+      if (scrolls && !owned && !box.hasAttribute("tabindex") && !box.querySelector(FOCUSABLE)) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("data-scroll-stop", "");
+      } else if (!scrolls && owned) {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("data-scroll-stop");
+      }
+    });
+  }
+
+  var resizeWait = null;
+  window.addEventListener("resize", function () {
+    window.clearTimeout(resizeWait);
+    resizeWait = window.setTimeout(function () { scrollStops(document); }, 200);
+  });
+  document.addEventListener("htmx:load", function (event) {
+    if (document.readyState !== "loading") {
+      scrollStops(event.detail && event.detail.elt);
+    }
+  });
+
   // --- Keyboard shortcuts --------------------------------------------------------------------
   var GO_WAIT_MS = 1500;
   var goPending = null;
@@ -292,5 +329,6 @@
   document.addEventListener("DOMContentLoaded", function () {
     showTheme();
     upgradeMenu();
+    scrollStops(document);
   });
 })();

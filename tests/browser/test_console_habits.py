@@ -1,11 +1,11 @@
-"""The console's habits in real Chromium: dark mode, keyboard shortcuts, the layout at 390 px
-and 1024 px, and an axe-core check (vendored under tests/browser/assets) of every page."""
+"""The console's habits in real Chromium: dark mode, keyboard shortcuts, the layout and the
+menu at 390 px (with and without JavaScript) and 1024 px. Times: test_console_times.py;
+axe-core on every page: test_console_axe.py."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,8 +24,6 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's Chromium"),
 ]
-
-AXE = Path(__file__).parent / "assets" / "axe.min.js"
 
 
 @pytest.fixture
@@ -222,50 +220,3 @@ def test_the_menu_at_390px_without_javascript(live_server, new_page, console_dat
     overflow, wide = page_overflow(page)
     assert overflow <= 0 and not wide, wide
     assert traffic.external == []
-
-
-def axe_violations(page: Any) -> list[dict[str, Any]]:
-    # Evaluated through the DevTools protocol: the page's CSP (rightly) refuses inline scripts.
-    page.evaluate(AXE.read_text() + "\n;undefined")
-    results = page.evaluate(
-        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
-        ".map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map(n => n.target)}))"
-    )
-    return [v for v in results if v["impact"] in ("serious", "critical")]
-
-
-@pytest.mark.parametrize("theme", ["light", "dark"])
-def test_console_pages_have_no_serious_accessibility_violations(
-    live_server, browser_page, console_data, theme
-):
-    page, _ = browser_page
-    page.emulate_media(color_scheme=theme)
-    sign_in(page, live_server.url, console_data["operator"].user.username)
-    snapshot = console_data["snapshot"].snapshot_id
-    paths = [
-        "/",
-        "/snapshots/",
-        f"/snapshots/{snapshot}/",
-        "/contradictions/",
-        "/escalations/",
-        "/promotions/",
-        "/effects/",
-        "/facts/",
-        "/memory-classes/",
-        "/contracts/",
-        "/lineage/",
-        "/lineage/blast-radius/",
-        "/quarantine/",
-        "/drills/",
-        "/audit/",
-        "/tokens/",
-        "/go/?q=nothing-here",
-    ]
-    found = {}
-    for path in paths:
-        page.goto(f"{live_server.url}{path}")
-        page.wait_for_load_state("networkidle")
-        violations = axe_violations(page)
-        if violations:
-            found[path] = violations
-    assert found == {}

@@ -107,10 +107,69 @@
     toggle.setAttribute("aria-expanded", open ? "true" : "false");
   }
 
+  // Without JavaScript the Menu is a link to the menu (shown as the :target); here it becomes
+  // a button that folds the menu open and shut and says which (aria-expanded).
+  function upgradeMenu() {
+    var toggle = document.getElementById("nav-toggle");
+    if (!toggle) {
+      return;
+    }
+    toggle.setAttribute("role", "button");
+    toggle.setAttribute("aria-controls", "topbar-menu");
+    toggle.setAttribute("aria-expanded", "false");
+    if (window.location.hash === "#topbar-menu") {
+      // Reached as the :target (say, a reload after opening it without JavaScript): keep it
+      // open, now as the button's state, so closing it works the same way.
+      window.history.replaceState(null, "", window.location.pathname + window.location.search);
+      setMenu(true);
+    }
+  }
+
+  function toggleMenu() {
+    setMenu(!document.getElementById("topbar-menu").classList.contains("open"));
+  }
+
   function menuHidden() {
     var menu = document.getElementById("topbar-menu");
     return !!menu && window.getComputedStyle(menu).display === "none";
   }
+
+  // --- Boxes that scroll ---------------------------------------------------------------------
+  // A wide table or a long line of text scrolls inside its own box rather than widening the
+  // page; a keyboard can scroll that box only if it takes focus. One with a link, a button or
+  // a field inside already does; the others get a tab stop while (and only while) they scroll.
+  var SCROLL_BOXES = ".table-scroll, pre";
+  var FOCUSABLE = "a[href], button, input, select, textarea, [tabindex]:not([data-scroll-stop])";
+
+  function scrollStops(root) {
+    var scope = root && root.querySelectorAll ? root : document;
+    var boxes = Array.from(scope.querySelectorAll(SCROLL_BOXES));
+    if (scope.matches && scope.matches(SCROLL_BOXES)) {
+      boxes.push(scope);
+    }
+    boxes.forEach(function (box) {
+      var scrolls = box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1;
+      var owned = box.hasAttribute("data-scroll-stop");
+      if (scrolls && !owned && !box.hasAttribute("tabindex") && !box.querySelector(FOCUSABLE)) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("data-scroll-stop", "");
+      } else if (!scrolls && owned) {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("data-scroll-stop");
+      }
+    });
+  }
+
+  var resizeWait = null;
+  window.addEventListener("resize", function () {
+    window.clearTimeout(resizeWait);
+    resizeWait = window.setTimeout(function () { scrollStops(document); }, 200);
+  });
+  document.addEventListener("htmx:load", function (event) {
+    if (document.readyState !== "loading") {
+      scrollStops(event.detail && event.detail.elt);
+    }
+  });
 
   // --- Keyboard shortcuts --------------------------------------------------------------------
   var GO_WAIT_MS = 1500;
@@ -199,6 +258,11 @@
       }
       return;
     }
+    if (event.key === " " && event.target.id === "nav-toggle") {
+      event.preventDefault(); // a button answers Space as well as Enter
+      toggleMenu();
+      return;
+    }
     if (document.querySelector("dialog[open]")) {
       return; // a dialog has the keyboard (Escape closes it)
     }
@@ -249,7 +313,12 @@
     if (target.closest("#theme-toggle")) {
       toggleTheme();
     } else if (target.closest("#nav-toggle")) {
-      setMenu(!document.getElementById("topbar-menu").classList.contains("open"));
+      event.preventDefault(); // the button's job, not the no-JavaScript link's
+      toggleMenu();
+    } else if (target.closest(".nav-close")) {
+      event.preventDefault();
+      setMenu(false);
+      document.getElementById("nav-toggle").focus();
     } else if (target.closest("#shortcuts-open")) {
       openShortcuts();
     } else if (target.closest("[data-shortcuts-close]")) {
@@ -257,5 +326,9 @@
     }
   });
 
-  document.addEventListener("DOMContentLoaded", showTheme);
+  document.addEventListener("DOMContentLoaded", function () {
+    showTheme();
+    upgradeMenu();
+    scrollStops(document);
+  });
 })();

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import QueryDict
+from django_filters import FilterSet
 
 from reconcile_app.choices import BulkItemState, BulkJobAction, ContradictionStatus
 from reconcile_app.errors import NotFound, ValidationFailed
@@ -114,9 +115,15 @@ def _nothing(count: int) -> None:
 
 
 def effect_selection(
-    *, action: str, keys: list[Any] | None = None, filters: dict[str, Any] | None = None
+    *,
+    action: str,
+    keys: list[Any] | None = None,
+    filters: dict[str, Any] | None = None,
+    filterset_class: type[FilterSet] = EffectFilterSet,
 ) -> Selection:
-    """The effects a bulk `action` would act on, in queue order (oldest first)."""
+    """The effects a bulk `action` would act on, in queue order (oldest first). A filter
+    means what `filterset_class` makes of it: the API's exact filters by default; the
+    console passes its own, so "all N matching" are the rows its list showed."""
     _one_of(keys, filters)
     actionable = EFFECT_ACTIONABLE.get(action)  # type: ignore[call-overload]
     if actionable is None:
@@ -138,7 +145,7 @@ def effect_selection(
             asked={"keys": wanted},
         )
     data = _filter_data(filters, EFFECT_FILTERS)
-    queryset = _filtered(EffectFilterSet(data=data, queryset=console_effects()))
+    queryset = _filtered(filterset_class(data=data, queryset=console_effects()))
     queryset = queryset.filter(status__in=actionable).order_by("created_at", "id")
     refs = list(queryset.values_list("idempotency_key", flat=True)[: MAX_ITEMS + 1])
     _nothing(len(refs))
@@ -146,7 +153,10 @@ def effect_selection(
     return Selection(
         refs=refs,
         sample=list(queryset[:SAMPLE_SIZE]),
-        asked={"filter": {name: data.getlist(name) for name in data}},
+        asked={
+            "filter": {name: data.getlist(name) for name in data},
+            "read_by": filterset_class.__name__,
+        },
     )
 
 
@@ -155,7 +165,10 @@ def console_contradiction_rows() -> QuerySet[Contradiction]:
 
 
 def contradiction_selection(
-    *, ids: list[Any] | None = None, filters: dict[str, Any] | None = None
+    *,
+    ids: list[Any] | None = None,
+    filters: dict[str, Any] | None = None,
+    filterset_class: type[FilterSet] = ContradictionFilterSet,
 ) -> Selection:
     """The contradictions a bulk resolve would close (open ones, for a filter), oldest first."""
     _one_of(ids, filters)
@@ -183,7 +196,7 @@ def contradiction_selection(
             asked={"keys": [str(pk) for pk in wanted]},
         )
     data = _filter_data(filters, CONTRADICTION_FILTERS)
-    queryset = _filtered(ContradictionFilterSet(data=data, queryset=console_contradiction_rows()))
+    queryset = _filtered(filterset_class(data=data, queryset=console_contradiction_rows()))
     queryset = queryset.filter(status=ContradictionStatus.OPEN).order_by("detected_at", "id")
     refs = [str(pk) for pk in queryset.values_list("pk", flat=True)[: MAX_ITEMS + 1]]
     _nothing(len(refs))
@@ -191,7 +204,10 @@ def contradiction_selection(
     return Selection(
         refs=refs,
         sample=list(queryset[:SAMPLE_SIZE]),
-        asked={"filter": {name: data.getlist(name) for name in data}},
+        asked={
+            "filter": {name: data.getlist(name) for name in data},
+            "read_by": filterset_class.__name__,
+        },
     )
 
 

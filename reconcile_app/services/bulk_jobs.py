@@ -26,6 +26,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django_filters import FilterSet
 
 from reconcile_app.choices import (
     BulkItemState,
@@ -102,10 +103,14 @@ def bulk_selection(
     action: str,
     keys: list[Any] | None = None,
     filters: dict[str, Any] | None = None,
+    filterset_class: type[FilterSet] | None = None,
 ) -> Selection:
+    """The rows a job would act on. `filterset_class` reads a filter as a list does (the
+    console's forgiving text match); by default, as the API's exact filters."""
+    chosen = {"filterset_class": filterset_class} if filterset_class is not None else {}
     if kind == BulkJobKind.CONTRADICTIONS:
-        return contradiction_selection(ids=keys, filters=filters)
-    return effect_selection(action=action, keys=keys, filters=filters)
+        return contradiction_selection(ids=keys, filters=filters, **chosen)
+    return effect_selection(action=action, keys=keys, filters=filters, **chosen)
 
 
 def bulk_job_create(
@@ -117,13 +122,16 @@ def bulk_job_create(
     outcome: str | None = None,
     keys: list[Any] | None = None,
     filters: dict[str, Any] | None = None,
+    filterset_class: type[FilterSet] | None = None,
     request_id: str = "",
 ) -> BulkJob:
     """Fix the job's items, audit it, and queue its task (on commit)."""
     if not has_role(actor, Role.OPERATOR):
         raise Forbidden("bulk triage is for operators", code="forbidden")
     outcome = bulk_request_check(kind=kind, action=action, reason=reason, outcome=outcome)
-    selection = bulk_selection(kind=kind, action=action, keys=keys, filters=filters)
+    selection = bulk_selection(
+        kind=kind, action=action, keys=keys, filters=filters, filterset_class=filterset_class
+    )
     reason = (reason or "").strip()
     now = timezone.now()
     with transaction.atomic():

@@ -19,8 +19,13 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views import View
+from django_filters import FilterSet
 
 from reconcile_app.choices import BulkJobAction, BulkJobKind, BulkJobStatus
+from reconcile_app.console.filtersets import (
+    ConsoleContradictionFilterSet,
+    ConsoleEffectFilterSet,
+)
 from reconcile_app.console.mixins import (
     MAX_POLLS,
     PER_PAGE,
@@ -113,6 +118,8 @@ class BulkPreviewView(OperatorRequiredMixin, View):
     kind: str = BulkJobKind.EFFECTS
     choices: dict[str, Choice] = EFFECT_CHOICES
     filters: tuple[str, ...] = EFFECT_FILTERS
+    # "All N matching" means the rows the list showed: its filters read as the list reads them.
+    filterset_class: type[FilterSet] = ConsoleEffectFilterSet
     ref_param = "key"
     list_url_name = "console-effects"
     noun = "effect"
@@ -150,7 +157,8 @@ class BulkPreviewView(OperatorRequiredMixin, View):
         """The selection as the service takes it: the ticked rows, or the list's filters."""
         if data.get("scope") == "filter":
             return {
-                "filters": {name: data.getlist(name) for name in self.filters if data.get(name)}
+                "filters": {name: data.getlist(name) for name in self.filters if data.get(name)},
+                "filterset_class": self.filterset_class,
             }
         return {"keys": data.getlist(self.ref_param)}
 
@@ -211,6 +219,7 @@ class ContradictionBulkPreviewView(BulkPreviewView):
     kind = BulkJobKind.CONTRADICTIONS
     choices = CONTRADICTION_CHOICES
     filters = CONTRADICTION_FILTERS
+    filterset_class = ConsoleContradictionFilterSet
     ref_param = "id"
     list_url_name = "console-contradictions"
     noun = "contradiction"

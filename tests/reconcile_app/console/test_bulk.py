@@ -190,3 +190,25 @@ def test_the_effect_named_bulk_keeps_its_own_page(estate, agent, operator_browse
     html = operator_browser.get("/effects/bulk/").content.decode()
     assert "account-bulk" in html  # the effect's subject: its page, not a bulk preview
     assert 'name="confirm"' not in html
+
+
+def test_all_matching_means_the_rows_the_list_showed(three, operator_browser):
+    """The console's lists match text loosely ("U-1" finds account-u-1); "all N matching" on
+    that list must be the same rows, not the API's exact reading of the same filter."""
+    listed = operator_browser.get("/effects/", {"status": "unknown", "subject": "U-1"})
+    assert re.search(r'<strong id="bulk-matching">1</strong>', listed.content.decode())
+
+    loose = {**ALL_UNKNOWN, "subject": "U-1"}
+    preview = operator_browser.get(PREVIEW, loose).content.decode()
+    assert '<span class="count" id="bulk-count">1</span>' in preview
+    operator_browser.post(PREVIEW, {**loose, "reason": REASON})
+    job = BulkJob.objects.get()
+    assert [item.ref for item in job.items.all()] == ["u-1"]
+    assert job.selection["read_by"] == "ConsoleEffectFilterSet"
+    # The API reads the same filter exactly: no subject is "U-1".
+    refused = operator_browser.post(
+        "/api/v1/effects/bulk",
+        {"filter": {"status": "unknown", "subject": "U-1"}, "action": "readback", "reason": "r"},
+        content_type="application/json",
+    )
+    assert refused.json()["code"] == "nothing_matched"

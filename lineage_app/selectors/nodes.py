@@ -25,7 +25,7 @@ def node_ids(node_ids_wanted: Iterable[str]) -> dict[str, int]:
     rows = ", ".join(["(%s, %s)"] * len(pairs))
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, kind, ref FROM {Node._meta.db_table} "  # noqa: S608 (model's own name)
+            f"SELECT id, kind, ref FROM {Node._meta.db_table} "  # noqa: S608  # nosec B608 (the model's own name)
             f"WHERE (kind, ref) IN (VALUES {rows})",
             [value for pair in pairs for value in pair],
         )

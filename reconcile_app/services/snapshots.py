@@ -285,7 +285,7 @@ def _open_rows_touch(signatures: list[str], seen_at: datetime) -> list[Contradic
     placeholders = ", ".join(["%s"] * len(signatures))
     # Identifiers come from the model's metadata; every value is a parameter.
     sql = (
-        f"UPDATE {quote(Contradiction._meta.db_table)} SET {quote('last_seen_at')} = %s "  # noqa: S608
+        f"UPDATE {quote(Contradiction._meta.db_table)} SET {quote('last_seen_at')} = %s "  # noqa: S608  # nosec B608
         f"WHERE {quote('status')} = %s AND {quote('signature')} IN ({placeholders}) "
         f"RETURNING {columns}"
     )

@@ -24,7 +24,7 @@ def pick_column() -> tables.Column:
     return tables.Column(
         empty_values=(),
         orderable=False,
-        verbose_name=mark_safe(
+        verbose_name=mark_safe(  # nosec B308 (a constant: nothing from a request)
             '<input type="checkbox" class="bulk-pick-all" form="bulk-form" '
             'aria-label="Select every row on this page">'
         ),

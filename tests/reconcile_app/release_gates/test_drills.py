@@ -105,11 +105,14 @@ def _lineage_without_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
     # The regression: snapshots stop recording the evidence they used in the lineage graph.
     original = snapshots.snapshot_lineage
 
-    def snapshot_lineage(*, snapshot_id: str, decision_id: str, content: dict[str, Any]) -> None:
+    def snapshot_lineage(
+        *, snapshot_id: str, decision_id: str, content: dict[str, Any], **rest: Any
+    ) -> None:
         original(
             snapshot_id=snapshot_id,
             decision_id=decision_id,
             content={**content, "evidence_manifest": []},
+            **rest,
         )
 
     monkeypatch.setattr(snapshots, "snapshot_lineage", snapshot_lineage)

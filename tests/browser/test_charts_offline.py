@@ -21,6 +21,7 @@ from playwright.sync_api import expect
 
 from drills_app.choices import DrillRunKind
 from drills_app.drift import DriftParameters
+from drills_app.scenarios import SCENARIOS
 from tests.browser.test_console_offline import (
     CHROMIUM,
     PASSWORD,
@@ -136,7 +137,7 @@ def test_overview_and_drills_draw_every_chart_offline(
     drill = charts_data["drill"]
     assert_charts_drawn(page, f"#run-{second.pk}", 2)
     assert_charts_drawn(page, f"#run-{drill.pk}", 1)
-    expect(page.locator(f"#run-{drill.pk}-scenarios tbody tr")).to_have_count(10)
+    expect(page.locator(f"#run-{drill.pk}-scenarios tbody tr")).to_have_count(len(SCENARIOS))
     expect(page.locator("#drill-runs tbody tr")).to_have_count(3)
     page.screenshot(path=str(SCREENSHOTS / "console-drills.png"), full_page=True)
 

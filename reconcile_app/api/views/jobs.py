@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from reconcile_app.api.effect_serializers import EffectDetailOutput
 from reconcile_app.api.job_serializers import ContradictionBulkInput, EffectBulkInput, JobOutput
 from reconcile_app.api.openapi import api_operation, identifier_path
 from reconcile_app.api.permissions import IsOperator, PeopleOnly
@@ -50,8 +50,17 @@ class EffectBulkView(APIView):
         # The effect's own read, with the effect detail's permissions and scoping.
         return super().get_permissions()
 
-    # Documented once, as `GET /effects/{key}` (operation effect_get).
-    @extend_schema(exclude=True)
+    # The same read as `GET /effects/{key}` (operation effect_get), listed here too: a path's
+    # documented methods are the ones its `Allow` header names.
+    @api_operation(
+        operation_id="effect_get_keyed_bulk",
+        summary="Get the effect whose Idempotency-Key is `bulk`",
+        tag="effects",
+        description="`GET /api/v1/effects/{key}` for the key `bulk`, which shares this path "
+        "with the bulk endpoint: the same answer and the same scoping.",
+        responses={200: EffectDetailOutput},
+        problems={404: ["effect_not_found"]},
+    )
     def get(self, request: Request) -> Response:
         return effect_detail_response(request, BULK_KEY)
 

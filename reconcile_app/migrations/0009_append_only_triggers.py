@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from django.db import migrations
 
+from reconcile_app.append_only_triggers import refusal_install, refusal_remove
+
 # The tables as they were when this migration was written: a migration is history, so the
 # list lives here rather than in the models. The sandbox's effect ledger has since moved to
 # sandbox_app under the same table name, and its trigger with it.
@@ -43,22 +45,14 @@ def install(apps, schema_editor):
     # params=None: the % signs are plpgsql's, not placeholders.
     schema_editor.execute(FUNCTION, params=None)
     for table in APPEND_ONLY_TABLES:
-        schema_editor.execute(
-            f"CREATE TRIGGER {table}_no_change BEFORE UPDATE OR DELETE ON {table} "
-            "FOR EACH ROW EXECUTE FUNCTION reconcile_refuse_change()"
-        )
-        schema_editor.execute(
-            f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
-            "FOR EACH STATEMENT EXECUTE FUNCTION reconcile_refuse_change()"
-        )
+        refusal_install(schema_editor, table)
 
 
 def remove(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
     for table in APPEND_ONLY_TABLES:
-        schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_no_change ON {table}")
-        schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_no_truncate ON {table}")
+        refusal_remove(schema_editor, table)
     schema_editor.execute("DROP FUNCTION IF EXISTS reconcile_refuse_change()")
 
 

@@ -4,6 +4,8 @@ import django.db.models.deletion
 from datetime import UTC, datetime, time, timedelta
 
 from django.db import migrations, models
+
+from reconcile_app.append_only_triggers import refusal_operations
 from django.utils import timezone
 
 TABLE = "reconcile_app_memorystatusevent"
@@ -42,25 +44,8 @@ def backfill_status_history(apps, schema_editor):
     MemoryStatusEvent.objects.bulk_create(events, batch_size=1000)
 
 
-def protect(apps, schema_editor):
-    """Append-only like the rest of history (the function comes from migration 0009)."""
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    schema_editor.execute(
-        f"CREATE TRIGGER {TABLE}_no_change BEFORE UPDATE OR DELETE ON {TABLE} "
-        "FOR EACH ROW EXECUTE FUNCTION reconcile_refuse_change()"
-    )
-    schema_editor.execute(
-        f"CREATE TRIGGER {TABLE}_no_truncate BEFORE TRUNCATE ON {TABLE} "
-        "FOR EACH STATEMENT EXECUTE FUNCTION reconcile_refuse_change()"
-    )
-
-
-def unprotect(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    schema_editor.execute(f"DROP TRIGGER IF EXISTS {TABLE}_no_change ON {TABLE}")
-    schema_editor.execute(f"DROP TRIGGER IF EXISTS {TABLE}_no_truncate ON {TABLE}")
+# Append-only like the rest of history (the function comes from migration 0009).
+protect, unprotect = refusal_operations(TABLE)
 
 
 class Migration(migrations.Migration):

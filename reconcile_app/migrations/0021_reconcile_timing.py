@@ -1,28 +1,13 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+from reconcile_app.append_only_triggers import refusal_operations
+
 TABLE = "reconcile_app_reconciletiming"
 
 
-def install(apps, schema_editor):
-    # The same refusal as migration 0009's tables (its function already exists).
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    schema_editor.execute(
-        f"CREATE TRIGGER {TABLE}_no_change BEFORE UPDATE OR DELETE ON {TABLE} "
-        "FOR EACH ROW EXECUTE FUNCTION reconcile_refuse_change()"
-    )
-    schema_editor.execute(
-        f"CREATE TRIGGER {TABLE}_no_truncate BEFORE TRUNCATE ON {TABLE} "
-        "FOR EACH STATEMENT EXECUTE FUNCTION reconcile_refuse_change()"
-    )
-
-
-def remove(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    schema_editor.execute(f"DROP TRIGGER IF EXISTS {TABLE}_no_change ON {TABLE}")
-    schema_editor.execute(f"DROP TRIGGER IF EXISTS {TABLE}_no_truncate ON {TABLE}")
+# The same refusal as migration 0009's tables (its function already exists).
+install, remove = refusal_operations(TABLE)
 
 
 class Migration(migrations.Migration):

@@ -8,6 +8,8 @@ function comes from reconcile_app 0009, which sandbox_app 0001 follows).
 
 from django.db import migrations, models
 
+from reconcile_app.append_only_triggers import refusal_operations
+
 TABLE = "sandbox_app_sandboxauthoritychange"
 
 
@@ -30,24 +32,7 @@ def backfill_authority_history(apps, schema_editor):
     )
 
 
-def protect(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    schema_editor.execute(
-        f"CREATE TRIGGER {TABLE}_no_change BEFORE UPDATE OR DELETE ON {TABLE} "
-        "FOR EACH ROW EXECUTE FUNCTION reconcile_refuse_change()"
-    )
-    schema_editor.execute(
-        f"CREATE TRIGGER {TABLE}_no_truncate BEFORE TRUNCATE ON {TABLE} "
-        "FOR EACH STATEMENT EXECUTE FUNCTION reconcile_refuse_change()"
-    )
-
-
-def unprotect(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    schema_editor.execute(f"DROP TRIGGER IF EXISTS {TABLE}_no_change ON {TABLE}")
-    schema_editor.execute(f"DROP TRIGGER IF EXISTS {TABLE}_no_truncate ON {TABLE}")
+protect, unprotect = refusal_operations(TABLE)
 
 
 class Migration(migrations.Migration):

@@ -71,3 +71,33 @@ def test_postgresql_refuses_raw_sql_changes(statement):
     assert EvidenceEntry.objects.get(evidence_id="ev-raw").value == 1
     assert AuditEvent.objects.filter(reason="rewritten").count() == 0
     assert AuditEvent.objects.count() == 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="triggers are PostgreSQL's")
+@pytest.mark.django_db
+def test_every_append_only_table_carries_both_refusal_triggers():
+    """Each migration that creates an append-only table installs the refusal (migration
+    0009's list, then every later one through reconcile_app/append_only_triggers.py)."""
+    from django.apps import apps
+
+    from reconcile_app.models.append_only import AppendOnlyModel
+
+    tables = sorted(
+        model._meta.db_table
+        for model in apps.get_models()
+        if issubclass(model, AppendOnlyModel) and not model._meta.proxy
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tgrelid::regclass::text, tgname FROM pg_trigger "
+            "WHERE tgname LIKE '%%_no_change' OR tgname LIKE '%%_no_truncate'"
+        )
+        found = set(cursor.fetchall())
+    missing = [
+        (table, f"{table}_{suffix}")
+        for table in tables
+        for suffix in ("no_change", "no_truncate")
+        if (table, f"{table}_{suffix}") not in found
+    ]
+    assert "reconcile_app_reconciletiming" in tables
+    assert missing == []

@@ -2,6 +2,9 @@
 // over the system's; without a choice, console.css follows prefers-color-scheme.
 (function () {
   "use strict";
+  // Scripts run: show the controls only they make work (console.css hides .needs-js until
+  // then), before the first paint so the top bar does not shift.
+  document.documentElement.classList.add("js");
   var chosen = null;
   try {
     chosen = window.localStorage.getItem("reconcile.theme");

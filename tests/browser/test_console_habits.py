@@ -87,6 +87,26 @@ def test_dark_mode_follows_the_system_and_the_toggle_is_remembered(
     assert traffic.external == []
 
 
+SCRIPTED_CONTROLS = ("#time-mode", "#theme-toggle", "#shortcuts-open")
+
+
+def test_controls_only_scripts_make_work_are_shown_only_with_scripts(
+    live_server, new_page, console_data
+):
+    """Without JavaScript the time mode, theme toggle and shortcuts button would do nothing."""
+    username = console_data["operator"].user.username
+    plain, traffic = new_page(java_script_enabled=False)
+    sign_in(plain, live_server.url, username)
+    expect(plain.locator("#goto-q")).to_be_visible()  # the tools are on screen: a plain form
+    for control in SCRIPTED_CONTROLS:
+        expect(plain.locator(control)).to_be_hidden()
+    scripted, _ = new_page()
+    sign_in(scripted, live_server.url, username)
+    for control in SCRIPTED_CONTROLS:
+        expect(scripted.locator(control)).to_be_visible()
+    assert traffic.external == []
+
+
 def test_keyboard_shortcuts(live_server, browser_page, console_data):
     page, _ = browser_page
     sign_in(page, live_server.url, console_data["operator"].user.username)

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.utils.cache import add_never_cache_headers
 from django.views import View
 
 from reconcile_app.console.mixins import StaffRequiredMixin, is_htmx
@@ -19,6 +20,8 @@ GOTO_MISSING_TEMPLATE = "reconcile_app/goto_missing.html"
 TOKENS_TEMPLATE = "reconcile_app/tokens.html"
 TOKENS_REGION_TEMPLATE = "reconcile_app/partials/tokens_region.html"
 MAX_QUERY_LENGTH = 200
+# A new token waits here between the create (POST) and the one page read that shows it.
+NEW_TOKEN_SESSION_KEY = "console_new_token"
 
 
 class GotoView(StaffRequiredMixin, View):
@@ -49,19 +52,37 @@ def tokens_page(
     }
     # The new token is shown in the region htmx swaps: the address bar keeps the page's URL.
     template = TOKENS_REGION_TEMPLATE if is_htmx(request) else TOKENS_TEMPLATE
-    return TemplateResponse(request, template, context, status=status)
+    response = TemplateResponse(request, template, context, status=status)
+    if new_token:
+        # A page holding a usable credential must not outlive its one showing: no browser
+        # cache (back button, disk) and no shared cache keeps a copy.
+        add_never_cache_headers(response)
+    return response
 
 
 class TokensView(StaffRequiredMixin, View):
-    """ "Your API tokens": the person's own keys, and a new one (shown once)."""
+    """ "Your API tokens": the person's own keys, and a new one (shown once).
+
+    htmx swaps the new token into the page in answer to its POST. A plain form POST is
+    answered 303 to `/tokens/`, the token kept in the session for that one GET: a reload
+    reads the page afresh and neither re-posts (a second token) nor shows the token again.
+    """
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        return tokens_page(request)
+        waiting = request.session.pop(NEW_TOKEN_SESSION_KEY, None) or {}
+        return tokens_page(
+            request, new_token=waiting.get("token", ""), notice=waiting.get("notice", "")
+        )
 
     def post(self, request: HttpRequest) -> HttpResponse:
         key, token = token_create(user=request.user, request_id=request_id_of(request))
         notice = f"Token {key.prefix} created."
-        return tokens_page(request, status=201, new_token=token, notice=notice)
+        if is_htmx(request):
+            return tokens_page(request, status=201, new_token=token, notice=notice)
+        request.session[NEW_TOKEN_SESSION_KEY] = {"token": token, "notice": notice}
+        response = redirect("console-tokens")
+        response.status_code = 303  # "see other": the browser GETs the page, never re-posts
+        return response
 
 
 class TokenRevokeView(StaffRequiredMixin, View):

@@ -31,14 +31,30 @@ COMPENSABLE = frozenset(
 KEY_PREFIX = "compensate-"
 
 
-def compensation_live(effect: Effect) -> Effect | None:
-    """The latest compensation of `effect` that was not refused (its `compensated_by`)."""
-    return (
-        Effect.objects.filter(compensates=effect)
-        .exclude(status__in=UNDID_NOTHING)
-        .order_by("-created_at", "-pk")
-        .first()
-    )
+def compensation_live(effect: Effect, *, besides: Effect | None = None) -> Effect | None:
+    """The latest compensation of `effect` that was not refused (its `compensated_by`),
+    leaving out `besides` (the compensation being recorded, when re-checking)."""
+    compensations = Effect.objects.filter(compensates=effect).exclude(status__in=UNDID_NOTHING)
+    if besides is not None:
+        compensations = compensations.exclude(pk=besides.pk)
+    return compensations.order_by("-created_at", "-pk").first()
+
+
+def _refuse_if_not_compensable(original: Effect, *, besides: Effect | None = None) -> None:
+    """409 unless `original` is compensable and no compensation of it (but `besides`) stands."""
+    if original.status not in COMPENSABLE:
+        raise Conflict(
+            f"{original.idempotency_key} is {original.status}: only an effect the owner "
+            "accepted (accepted, verified, postcondition failed) can be compensated",
+            code="not_compensable",
+        )
+    live = compensation_live(original, besides=besides)
+    if live is not None:
+        raise Conflict(
+            f"{original.idempotency_key} is already compensated by {live.idempotency_key}",
+            code="already_compensated",
+            compensated_by=live.idempotency_key,
+        )
 
 
 def effect_compensate(
@@ -69,21 +85,8 @@ def effect_compensate(
     )
     if original is None:
         raise NotFound(f"no effect {idempotency_key}", code="effect_not_found")
-    if original.status not in COMPENSABLE:
-        raise Conflict(
-            f"{idempotency_key} is {original.status}: only an effect the owner accepted "
-            "(accepted, verified, postcondition failed) can be compensated",
-            code="not_compensable",
-        )
-    # Two operators racing past this check would each reconcile and commit against the same
-    # version read: the owner's compare-and-set lets one through and refuses the other (412).
-    live = compensation_live(original)
-    if live is not None:
-        raise Conflict(
-            f"{idempotency_key} is already compensated by {live.idempotency_key}",
-            code="already_compensated",
-            compensated_by=live.idempotency_key,
-        )
+    # Checked early so a refusal costs no owner reads; checked again under a lock below.
+    _refuse_if_not_compensable(original)
     spec = contract_spec(original.snapshot.contract)
     granted = frozenset({action})
     # Reads happen here, before any transaction: network I/O never holds a lock.
@@ -107,6 +110,13 @@ def effect_compensate(
 
     def audited(compensation: Effect) -> None:
         """Inside the transaction that records the compensating effect."""
+        # Two operators can both pass the early check: the second may even reconcile after the
+        # first compensation reached the owner, read its new version and apply the undo again.
+        # Locking the original serialises their transactions, so the later one sees the
+        # earlier's committed compensation here and rolls back its own before anything is
+        # sent.
+        locked = Effect.objects.select_for_update().get(pk=original.pk)
+        _refuse_if_not_compensable(locked, besides=compensation)
         effect_event(
             original,
             "compensated",

@@ -84,11 +84,15 @@ def test_tokens_page_lists_only_your_own_tokens(operator, auditor, operator_brow
     assert "never" in page  # not used yet
 
 
+def shown_token(page: str) -> str:
+    return page.split('id="new-token-value" class="mono token-value" value="')[1].split('"')[0]
+
+
 def test_a_new_token_is_shown_once_audited_and_opens_the_api(operator, operator_browser):
-    response = operator_browser.post("/tokens/")
-    assert response.status_code == 201
+    response = operator_browser.post("/tokens/", follow=True)
+    assert response.redirect_chain == [("/tokens/", 303)]
     page = response.content.decode()
-    token = page.split('id="new-token-value" class="mono token-value" value="')[1].split('"')[0]
+    token = shown_token(page)
     assert token.startswith("rk_")
     prefix = token.split("_")[1]
     event = AuditEvent.objects.get(action="token.create")
@@ -105,6 +109,32 @@ def test_a_new_token_is_shown_once_audited_and_opens_the_api(operator, operator_
     assert token not in again
     row = again.split(f'data-prefix="{prefix}"')[1].split("</tr>")[0]
     assert "<time" in row.split("</td>")[2]  # "last used" holds a time
+
+
+def test_reloading_the_page_after_a_create_issues_no_second_token(operator, operator_browser):
+    """Without htmx the create answers 303: the address bar holds /tokens/, not the POST."""
+    before = ApiKey.objects.filter(principal=operator.principal).count()
+    response = operator_browser.post("/tokens/")
+    assert (response.status_code, response["Location"]) == (303, "/tokens/")
+    assert "rk_" not in response.content.decode()
+    shown = operator_browser.get("/tokens/")
+    token = shown_token(shown.content.decode())
+    assert "no-store" in shown["Cache-Control"]
+    assert f"Token {token.split('_')[1]} created." in shown.content.decode()
+    reload = operator_browser.get("/tokens/")
+    assert token not in reload.content.decode()
+    assert 'id="new-token-value"' not in reload.content.decode()
+    assert ApiKey.objects.filter(principal=operator.principal).count() == before + 1
+    assert AuditEvent.objects.filter(action="token.create").count() == 1
+
+
+def test_htmx_swaps_the_new_token_in_a_response_no_cache_keeps(operator, operator_browser):
+    response = operator_browser.post("/tokens/", HTTP_HX_REQUEST="true")
+    assert response.status_code == 201
+    token = shown_token(response.content.decode())
+    assert "no-store" in response["Cache-Control"]
+    # Shown in the swapped region only: the next read of the page does not hold it.
+    assert token not in operator_browser.get("/tokens/").content.decode()
 
 
 def test_revoking_a_token_closes_the_api_to_it(operator, operator_browser):

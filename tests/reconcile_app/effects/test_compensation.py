@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
+from django.db import connection, connections
 
+from reconcile_app.errors import Conflict
 from reconcile_app.models import AuditEvent, DecisionSnapshot, Effect, EffectEvent
-from reconcile_app.services.effects import effect_compensate, effect_readback
+from reconcile_app.services.effects import compensation, effect_compensate, effect_readback
 from reconcile_app.services.evidence import evidence_append
 from sandbox_app.models import SandboxEffect, SandboxRecord
 from sandbox_app.services import sandbox_record_write
@@ -151,3 +154,73 @@ def test_the_service_refuses_people_without_the_operator_role(applied, auditor):
             **COMPENSATE,
         )
     assert not Effect.objects.filter(compensates=applied).exists()
+
+
+def compensate_as(persona) -> Effect:
+    return effect_compensate(
+        idempotency_key="r-1", principal=persona.principal, actor=persona.user, **COMPENSATE
+    ).effect
+
+
+def test_a_compensation_committed_after_the_check_refuses_the_later_one(
+    applied, operator, monkeypatch
+):
+    """The later request passed the early check, then another operator's compensation
+    reached the owner before it read: it must not undo the effect a second time."""
+    reads = compensation.snapshot_issue
+    first: list[Effect] = []
+
+    def another_operator_first(**kwargs: Any) -> Any:
+        monkeypatch.setattr(compensation, "snapshot_issue", reads)
+        first.append(compensate_as(operator))
+        return reads(**kwargs)
+
+    monkeypatch.setattr(compensation, "snapshot_issue", another_operator_first)
+    with pytest.raises(Conflict) as refused:
+        compensate_as(operator)
+    assert refused.value.code == "already_compensated"
+    assert Effect.objects.filter(compensates=applied).get() == first[0]
+    # The owner applied the undo once; the refused one left no effect, event or audit row.
+    assert owner_value() == ("manual_review", 44)
+    assert SandboxEffect.objects.filter(idempotency_key__startswith="compensate-").count() == 1
+    assert EffectEvent.objects.filter(effect=applied, kind="compensated").count() == 1
+    assert AuditEvent.objects.filter(action="effect.compensate").count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_operators_compensating_at_once_record_one_compensation(applied, operator, monkeypatch):
+    """Both read the owner before either records: their transactions race on the original."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has one writer at a time: the two transactions cannot overlap")
+    reads = compensation.snapshot_issue
+    both_read = threading.Barrier(2, timeout=10)
+
+    def read_then_wait(**kwargs: Any) -> Any:
+        snapshot = reads(**kwargs)
+        both_read.wait()
+        return snapshot
+
+    monkeypatch.setattr(compensation, "snapshot_issue", read_then_wait)
+    outcomes: list[Effect | Exception] = []
+
+    def compensate() -> None:
+        try:
+            outcomes.append(compensate_as(operator))
+        except Exception as exc:
+            outcomes.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=compensate) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+
+    effects = [outcome for outcome in outcomes if isinstance(outcome, Effect)]
+    refusals = [outcome for outcome in outcomes if isinstance(outcome, Conflict)]
+    assert len(effects) == 1, outcomes
+    assert [refusal.code for refusal in refusals] == ["already_compensated"], outcomes
+    assert list(Effect.objects.filter(compensates=applied)) == effects
+    assert owner_value() == ("manual_review", 44)
+    assert AuditEvent.objects.filter(action="effect.compensate").count() == 2

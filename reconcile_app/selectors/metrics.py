@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Exists, Min, OuterRef, Q
+from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
@@ -90,6 +90,16 @@ def _unknown_outcomes(now: datetime, open_count: int) -> dict[str, Any]:
         "oldest_age_seconds": items[0]["age_seconds"] if items else None,
         "oldest": items,
     }
+
+
+def unknown_outcomes_settled(queryset: QuerySet, *, since: datetime) -> QuerySet:
+    """The effects of `queryset` that were unknown (their answer lost) and settled since
+    `since`: the outcomes the resolution figure counts, as a list can show them."""
+    events = EffectEvent.objects.filter(effect=OuterRef("pk"))
+    return queryset.filter(
+        Exists(events.filter(kind__in=SETTLING_EVENTS, at__gte=since)),
+        Exists(events.filter(kind="timeout")),
+    )
 
 
 def _resolution_seconds(since: datetime) -> list[float]:

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.views.generic import TemplateView
 
 from reconcile_app.canonical import rfc3339
+from reconcile_app.chart_data import rows_of
 from reconcile_app.charts import (
     counts_figure,
     figure_json,
@@ -26,18 +27,21 @@ from reconcile_app.charts import (
     unknown_ages_figure,
     verdict_mix_figure,
 )
+from reconcile_app.choices import QuarantineStatus
 from reconcile_app.console.live import LIVE_SECONDS
 from reconcile_app.console.mixins import HtmxPartialMixin, StaffRequiredMixin
 from reconcile_app.selectors.metrics import operational_metrics
 
+# The statuses the quarantines card counts (selectors/metrics.py `_quarantines`).
+ACTIVE_QUARANTINE = (QuarantineStatus.APPLYING, QuarantineStatus.APPLIED)
 # The window picker's choices, in hours, and how they read.
 WINDOWS = {1: "1 h", 24: "24 h", 168: "7 d"}
 WINDOW_HOURS = 24
 
 
-def _url(name: str, /, *args: str, **query: str) -> str:
+def _url(name: str, /, *args: str, **query: str | list[str]) -> str:
     base = reverse(name, args=args)
-    return f"{base}?{urlencode(query)}" if query else base
+    return f"{base}?{urlencode(query, doseq=True)}" if query else base
 
 
 def _moment(text: str) -> datetime:
@@ -100,20 +104,17 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
             if result != "allow"
         )
         context["claims_judged"] = sum(sum(row["verdicts"].values()) for row in hourly)
-        context["figures"] = {
-            "unknown": figure_json(
-                unknown_ages_figure(
-                    metrics["unknown_outcomes"],
-                    link=lambda key: reverse("console-effect", args=[key]),
-                )
+        # The outcomes the resolution figure summarises: unknown, and settled in the window.
+        resolution_url = _url("console-effects", status="all", settled_after=since["issued_after"])
+        drawn = {
+            "unknown": unknown_ages_figure(
+                metrics["unknown_outcomes"],
+                link=lambda key: reverse("console-effect", args=[key]),
             ),
-            "resolution": figure_json(
-                resolution_figure(
-                    metrics["resolution_seconds"],
-                    link=lambda: _url("console-effects", status="all"),
-                )
+            "resolution": resolution_figure(
+                metrics["resolution_seconds"], link=lambda: resolution_url
             ),
-            "refusals": figure_json(
+            "refusals": (
                 refusals_figure(
                     metrics["refusals"],
                     link=lambda result, code: _url(
@@ -121,7 +122,7 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
                     ),
                 )
             ),
-            "verdicts": figure_json(
+            "verdicts": (
                 verdict_mix_figure(
                     hourly,
                     link=lambda hour, verdict: _url(
@@ -129,12 +130,12 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
                     ),
                 )
             ),
-            "latency": figure_json(
+            "latency": (
                 latency_figure(
                     hourly, link=lambda hour: _url("console-snapshots", **_hour_range(hour))
                 )
             ),
-            "escalations": figure_json(
+            "escalations": (
                 counts_figure(
                     metrics["escalations"]["by_code"],
                     colour="amber",
@@ -142,7 +143,7 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
                     link=lambda code: _url("console-escalations", status="open", code=code),
                 )
             ),
-            "contradictions": figure_json(
+            "contradictions": (
                 counts_figure(
                     metrics["contradictions"]["by_kind"],
                     colour="red",
@@ -150,13 +151,20 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
                     link=lambda kind: _url("console-contradictions", status="open", kind=kind),
                 )
             ),
-            "quarantines": figure_json(
+            "quarantines": (
                 counts_figure(
                     metrics["quarantines"]["by_scope"],
                     colour="purple",
                     empty="Nothing is quarantined",
-                    link=lambda scope: _url("console-quarantine", scope=scope),
+                    # In force only: the history also lists lifted and failed ones.
+                    link=lambda scope: _url(
+                        "console-quarantine", scope=scope, status=list(ACTIVE_QUARANTINE)
+                    ),
                 )
             ),
         }
+        context["resolution_url"] = resolution_url
+        context["figures"] = {name: figure_json(figure) for name, figure in drawn.items()}
+        # The same bars and points as links, under each chart, for keyboards and readers.
+        context["chart_rows"] = rows_of(drawn)
         return context

@@ -152,13 +152,13 @@ def test_each_card_leads_to_where_the_operator_acts(operator_browser, traffic):
     since = re.search(r"issued_after=([^&\"]+)", html).group(1)
     assert links == {
         "unknown": "/effects/",
-        "resolution": "/effects/?status=all",
+        "resolution": f"/effects/?status=all&amp;settled_after={since}",
         "escalations": "/escalations/",
         "contradictions": "/contradictions/",
         "verdicts": f"/snapshots/?issued_after={since}",
         "latency": f"/snapshots/?issued_after={since}",
         "refusals": f"/snapshots/?result=deny&amp;issued_after={since}",
-        "quarantines": "/quarantine/",
+        "quarantines": "/quarantine/?status=applying&amp;status=applied",
         "drill": "/drills/",
     }
 

@@ -2,7 +2,8 @@
 
 The figures are `operational_metrics()`, the same numbers `GET /api/v1/metrics` and
 `/metrics` serve, so the page, the API and the monitoring always agree; their query count is
-fixed whatever the volume. Every bar and point leads to the list it counts (its URL rides in
+fixed whatever the volume, and they are cached per window for one refresh period (every open
+tab re-reads the page that often). Every bar and point leads to the list it counts (its URL rides in
 the figure's customdata), the window is 1 h, 24 h or 7 d, and the cards re-read themselves
 every few seconds unless the reader paused live updates (static/reconcile/live.js).
 """
@@ -30,7 +31,7 @@ from reconcile_app.charts import (
 from reconcile_app.choices import QuarantineStatus
 from reconcile_app.console.live import LIVE_SECONDS
 from reconcile_app.console.mixins import HtmxPartialMixin, StaffRequiredMixin
-from reconcile_app.selectors.metrics import operational_metrics
+from reconcile_app.selectors.metrics import operational_metrics_cached
 
 # The statuses the quarantines card counts (selectors/metrics.py `_quarantines`).
 ACTIVE_QUARANTINE = (QuarantineStatus.APPLYING, QuarantineStatus.APPLIED)
@@ -78,7 +79,8 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         hours, window_error = self.window()
-        metrics = operational_metrics(hours=hours)
+        # One computation per window per refresh period, whatever the number of open tabs.
+        metrics = operational_metrics_cached(hours=hours, seconds=LIVE_SECONDS)
         hourly = metrics["hourly"]
         generated = _moment(metrics["generated_at"])
         since = {"issued_after": rfc3339(generated - timedelta(hours=hours)) or ""}

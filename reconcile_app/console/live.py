@@ -13,9 +13,9 @@ back, as JSON, what changed since:
 - `changed`: whether the older rows are still the set the page lists (count and digest),
   true even when as many entered as left and the count alone would hide it.
 
-It then offers "n new · m gone — show" (or "listed rows changed — show" for a swap); the table itself
-is re-read only when the operator asks, so a row never moves under a cursor or a half-made
-selection. A paused page asks nothing.
+It then offers "n new · m gone — show" (or "listed rows changed — show" for a swap); the
+table itself is re-read only when the operator asks, so a row never moves under a cursor or
+a half-made selection. A paused page asks nothing.
 
 The poll is one aggregate query over the page's own filterset (after authentication): its
 cost does not grow with the rows. The digest is a sum, so two different sets of older rows
@@ -37,9 +37,7 @@ LIVE_PARAMETER = "live"
 
 def _watermark(queryset: QuerySet) -> dict[str, int]:
     """Matching rows, the newest primary key and the digest (sum of keys) of the listed set."""
-    figures = queryset.order_by().aggregate(
-        count=Count("pk"), newest=Max("pk"), digest=Sum("pk")
-    )
+    figures = queryset.order_by().aggregate(count=Count("pk"), newest=Max("pk"), digest=Sum("pk"))
     return {key: int(value or 0) for key, value in figures.items()}
 
 

@@ -4,11 +4,10 @@ card counts failed postconditions, and the reconcile time is the whole request."
 
 from __future__ import annotations
 
+import html as html_lib
 import re
 import time
 from typing import Any
-
-import html as html_lib
 
 from django.db.models import Min
 from django.http import QueryDict

@@ -3,12 +3,18 @@
 
 from __future__ import annotations
 
+import random
+from bisect import bisect_left
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from drills_app.selectors import drill_last_summary
+from reconcile_app.models import ReconcileTiming
 from reconcile_app.selectors import metrics
+from reconcile_app.selectors.histograms import BOUNDS_MS, Histogram
 
 
 @pytest.fixture
@@ -33,15 +39,6 @@ def test_a_registered_reader_is_reported_as_it_answers(db, no_reader):
 
 
 # --- Long windows are histogrammed in the database ------------------------------------------
-
-import random  # noqa: E402
-from bisect import bisect_left  # noqa: E402
-
-from django.db import connection  # noqa: E402
-from django.test.utils import CaptureQueriesContext  # noqa: E402
-
-from reconcile_app.models import ReconcileTiming  # noqa: E402
-from reconcile_app.selectors.histograms import BOUNDS_MS, Histogram  # noqa: E402
 
 
 def histogram_of(samples: list[float]) -> Histogram:

@@ -9,7 +9,10 @@ so a console URL still means the same rows in the API, only more of them for par
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import django_filters
+from django.db.models import QuerySet
 
 from reconcile_app.filtersets import (
     AuditFilterSet,
@@ -19,6 +22,8 @@ from reconcile_app.filtersets import (
     QuarantineFilterSet,
     SnapshotFilterSet,
 )
+from reconcile_app.instants import InstantFilter
+from reconcile_app.selectors.metrics import unknown_outcomes_settled
 
 
 def _contains(label: str | None = None, field_name: str | None = None) -> django_filters.CharFilter:
@@ -39,6 +44,11 @@ class ConsoleEffectFilterSet(EffectFilterSet):
     subject = _contains()
     action = _starts()
     snapshot_id = _starts("Snapshot", "snapshot__snapshot_id")
+    # The overview's resolution bar: the unknown outcomes it counts, settled in its window.
+    settled_after = InstantFilter(method="filter_settled_after", label="Unknown, settled after")
+
+    def filter_settled_after(self, queryset: QuerySet, name: str, value: datetime) -> QuerySet:
+        return unknown_outcomes_settled(queryset, since=value)
 
 
 class ConsoleContradictionFilterSet(ContradictionFilterSet):

@@ -1,8 +1,9 @@
 """Live operational figures, as plain data for charts, JSON and Prometheus.
 
 A fixed number of queries whatever the volume (pinned by tests): aggregation happens in the
-database where SQL can do it portably; percentiles and per-hour buckets are computed here
-from one narrow query over the window. Reconcile latency is the request as the server saw
+database where SQL can do it portably; latency percentiles are computed here from one
+narrow query over a window of a day or less, and from the database's per-hour histogram for
+a longer one (selectors/histograms.py). Reconcile latency is the request as the server saw
 it: `ReconcileTiming`, from a `POST /api/v1/reconcile` request's arrival to its snapshot
 written (only the commit and the response body fall outside). Snapshots decided in-process,
 by drills or the demo estate, had no request and are not in it.
@@ -17,7 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Exists, Min, OuterRef, Q
+from django.core.cache import cache
+from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
@@ -39,10 +41,15 @@ from reconcile_app.models import (
     Quarantine,
     ReconcileTiming,
 )
+from reconcile_app.selectors.histograms import hourly_histograms, merged
 
 LastDrillReader = Callable[[], dict[str, Any] | None]
 
 MAX_WINDOW_HOURS = 168
+# Windows up to a day read latency samples (exact percentiles, `/metrics` histograms); longer
+# ones read the database's histogram (selectors/histograms.py).
+SAMPLED_WINDOW_HOURS = 24
+CACHE_PREFIX = "reconcile:operational-metrics"
 OLDEST_UNKNOWN_LISTED = 20
 # Effect timeline events that settle an unknown outcome (see services/effects/resolution.py).
 SETTLING_EVENTS = ("resolution", "manual_resolution")
@@ -92,6 +99,16 @@ def _unknown_outcomes(now: datetime, open_count: int) -> dict[str, Any]:
     }
 
 
+def unknown_outcomes_settled(queryset: QuerySet, *, since: datetime) -> QuerySet:
+    """The effects of `queryset` that were unknown (their answer lost) and settled since
+    `since`: the outcomes the resolution figure counts, as a list can show them."""
+    events = EffectEvent.objects.filter(effect=OuterRef("pk"))
+    return queryset.filter(
+        Exists(events.filter(kind__in=SETTLING_EVENTS, at__gte=since)),
+        Exists(events.filter(kind="timeout")),
+    )
+
+
 def _resolution_seconds(since: datetime) -> list[float]:
     """Timeout → settled, for unknown outcomes settled in the window (EffectEvent timings)."""
     settled_recently = EffectEvent.objects.filter(
@@ -109,29 +126,57 @@ def _resolution_seconds(since: datetime) -> list[float]:
     return [(settled - lost).total_seconds() for lost, settled in rows if settled >= lost]
 
 
-def _hourly(now: datetime, since: datetime) -> tuple[list[dict[str, Any]], list[float]]:
-    """Decisions per hour by result, with reconcile latency; and every latency in the window."""
+def _empty_bucket() -> dict[str, Any]:
+    return {"decisions": Counter(), "verdicts": Counter(), "latency": []}
+
+
+def _hourly(
+    now: datetime, since: datetime, *, sampled: bool
+) -> tuple[list[dict[str, Any]], dict[str, Any], list[float]]:
+    """Decisions and verdicts per hour by result, with reconcile latency per hour; the
+    window's latency figures; and (`sampled`) every latency of the window.
+
+    Counts are grouped in the database. Latency percentiles are exact over the samples for a
+    window of a day or less (`/metrics` histograms them); a longer window is read as the
+    database's per-hour histogram instead (selectors/histograms.py), so its cost does not
+    grow with the week's traffic.
+    """
     hours: dict[datetime, dict[str, Any]] = {}
     moment = _hour(since)
     while moment <= now:
-        hours[moment] = {"decisions": Counter(), "verdicts": Counter(), "latency": []}
+        hours[moment] = _empty_bucket()
         moment += timedelta(hours=1)
-    rows = DecisionSnapshot.objects.filter(issued_at__gte=since).values_list("issued_at", "result")
-    for issued_at, result in rows:
-        bucket = hours.setdefault(
-            _hour(issued_at), {"decisions": Counter(), "verdicts": Counter(), "latency": []}
-        )
-        bucket["decisions"][result] += 1
-    latencies: list[float] = []
-    timings = ReconcileTiming.objects.filter(received_at__gte=since).values_list(
-        "received_at", "duration_ms"
+    decisions = (
+        DecisionSnapshot.objects.filter(issued_at__gte=since)
+        .annotate(hour=TruncHour("issued_at"))
+        .values("hour", "result")
+        .annotate(count=Count("id"))
+        .order_by()
     )
-    for received_at, duration_ms in timings:
-        bucket = hours.setdefault(
-            _hour(received_at), {"decisions": Counter(), "verdicts": Counter(), "latency": []}
-        )
-        bucket["latency"].append(duration_ms)
-        latencies.append(duration_ms)
+    for row in decisions:
+        bucket = hours.setdefault(_hour(row["hour"]), _empty_bucket())
+        bucket["decisions"][row["result"]] += row["count"]
+    timings = ReconcileTiming.objects.filter(received_at__gte=since)
+    latencies: list[float] = []
+    per_hour: dict[datetime, dict[str, float] | None] = {}
+    if sampled:
+        for received_at, duration_ms in timings.values_list("received_at", "duration_ms"):
+            hours.setdefault(_hour(received_at), _empty_bucket())["latency"].append(duration_ms)
+            latencies.append(duration_ms)
+        per_hour = {hour: percentiles(bucket["latency"]) for hour, bucket in hours.items()}
+        window = {"measured": len(latencies), "latency_ms": percentiles(latencies)}
+    else:
+        histograms = {
+            _hour(hour): histogram
+            for hour, histogram in hourly_histograms(
+                timings, at="received_at", value="duration_ms"
+            ).items()
+        }
+        per_hour = {hour: histogram.percentiles() for hour, histogram in histograms.items()}
+        for hour in per_hour:
+            hours.setdefault(hour, _empty_bucket())
+        total = merged(list(histograms.values()))
+        window = {"measured": total.count, "latency_ms": total.percentiles()}
     verdicts = (
         ClaimVerdict.objects.filter(snapshot__issued_at__gte=since)
         .annotate(hour=TruncHour("snapshot__issued_at"))
@@ -140,9 +185,7 @@ def _hourly(now: datetime, since: datetime) -> tuple[list[dict[str, Any]], list[
         .order_by()
     )
     for row in verdicts:
-        bucket = hours.setdefault(
-            _hour(row["hour"]), {"decisions": Counter(), "verdicts": Counter(), "latency": []}
-        )
+        bucket = hours.setdefault(_hour(row["hour"]), _empty_bucket())
         bucket["verdicts"][row["verdict"]] += row["count"]
     series = [
         {
@@ -150,11 +193,11 @@ def _hourly(now: datetime, since: datetime) -> tuple[list[dict[str, Any]], list[
             "decisions": dict(bucket["decisions"]),
             "reconciles": sum(bucket["decisions"].values()),
             "verdicts": dict(bucket["verdicts"]),
-            "latency_ms": percentiles(bucket["latency"]),
+            "latency_ms": per_hour.get(hour),
         }
         for hour, bucket in sorted(hours.items())
     ]
-    return series, latencies
+    return series, window, latencies
 
 
 def _refusals(since: datetime) -> list[dict[str, Any]]:
@@ -222,20 +265,45 @@ class WindowSamples:
 
 def operational_metrics(*, now: datetime | None = None, hours: int = 24) -> dict[str, Any]:
     """Everything the overview page and `GET /api/v1/metrics` show."""
-    return operational_metrics_with_samples(now=now, hours=hours)[0]
+    return _figures(now=now, hours=hours, sampled=hours <= SAMPLED_WINDOW_HOURS)[0]
+
+
+def operational_metrics_cached(*, hours: int, seconds: int) -> dict[str, Any]:
+    """`operational_metrics` as read at most `seconds` ago, per window, in the shared cache.
+
+    Every open overview re-reads itself every few seconds; with the figures cached for that
+    long, a dozen tabs cost the database one computation per window per period, not a dozen.
+    The figures say when they were read (`generated_at`), so a cached answer is not passed
+    off as a fresh one.
+    """
+    key = f"{CACHE_PREFIX}:{hours}"
+    figures = cache.get(key)
+    if figures is None:
+        figures = operational_metrics(hours=hours)
+        cache.set(key, figures, timeout=seconds)
+    return figures
 
 
 def operational_metrics_with_samples(
     *, now: datetime | None = None, hours: int = 24
 ) -> tuple[dict[str, Any], WindowSamples]:
-    """The figures and, for `/metrics`, the window's samples, in the same queries."""
+    """The figures and, for `/metrics`, the window's samples, in the same queries (a window
+    of a day at most: longer ones are histogrammed in the database, without samples)."""
+    if hours > SAMPLED_WINDOW_HOURS:
+        raise ValueError(f"samples are read for {SAMPLED_WINDOW_HOURS} h at most, not {hours}")
+    return _figures(now=now, hours=hours, sampled=True)
+
+
+def _figures(
+    *, now: datetime | None, hours: int, sampled: bool
+) -> tuple[dict[str, Any], WindowSamples]:
     now = now or timezone.now()
     since = now - timedelta(hours=hours)
     effects_by_status = dict(
         Effect.objects.values_list("status").annotate(count=Count("id")).order_by()
     )
     resolution = _resolution_seconds(since)
-    series, latencies = _hourly(now, since)
+    series, latency, latencies = _hourly(now, since, sampled=sampled)
     figures: dict[str, Any] = {
         "generated_at": rfc3339(now),
         "window_hours": hours,
@@ -252,8 +320,8 @@ def operational_metrics_with_samples(
         "refusals": _refusals(since),
         "reconcile": {
             "count": sum(bucket["reconciles"] for bucket in series),
-            "latency_measured": len(latencies),
-            "latency_ms": percentiles(latencies) or {"p50": None, "p95": None},
+            "latency_measured": latency["measured"],
+            "latency_ms": latency["latency_ms"] or {"p50": None, "p95": None},
         },
         "hourly": series,
         "escalations": _grouped(

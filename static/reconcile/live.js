@@ -2,7 +2,8 @@
 //
 // Every `[data-live]` bar on the page is asked about every `data-live-seconds`, unless the
 // reader paused live updates (remembered in this browser's localStorage) or the tab is hidden:
-// - mode "marker" (a queue): fetch the poll URL (JSON: count, new) and offer "n new — show";
+// - mode "marker" (a queue): fetch the poll URL (JSON: new, entered, gone, changed) and offer
+//   "n new · m gone — show";
 //   the rows are re-read only when the reader clicks, so nothing moves under the cursor;
 // - mode "swap" (the overview): re-read the region in place (its cards have no cursor to lose).
 // One interval serves every bar present at each tick, so a bar swapped in by htmx needs no
@@ -54,20 +55,25 @@
     return count + " " + word;
   }
 
+  // The poll says what changed against the page's watermark (live.py `_changes`): rows created
+  // since, older rows that came into the filter, rows that left it.
   function showMarker(bar, figures) {
     var button = bar.querySelector("[data-live-show]");
     if (!button) {
       return;
     }
-    var before = parseInt(bar.getAttribute("data-live-count"), 10) || 0;
-    var fresh = figures["new"] || 0;
-    var gone = Math.max(0, before + fresh - (figures.count || 0));
+    var added = (figures["new"] || 0) + (figures.entered || 0);
+    var gone = figures.gone || 0;
     var parts = [];
-    if (fresh) {
-      parts.push(plural(fresh, "new"));
+    if (added) {
+      parts.push(plural(added, "new"));
     }
     if (gone) {
-      parts.push(plural(gone, "no longer listed"));
+      parts.push(plural(gone, "gone"));
+    }
+    if (!parts.length && figures.changed) {
+      // As many came as went: the count hides it, the digest does not.
+      parts.push("listed rows changed");
     }
     if (!parts.length) {
       button.hidden = true;

@@ -115,3 +115,39 @@ def test_the_overview_refreshes_in_place_and_its_bars_lead_somewhere(
     page.locator("#chart-unknown .bars .point path").first.click(force=True)
     page.wait_for_url(re.compile(r"/effects/live-\d/$"))
     assert_clean(traffic)
+
+
+def test_older_rows_entering_or_leaving_the_queue_are_announced(
+    live_server, browser_page, live_data
+):
+    """After an outage an effect sent earlier becomes unknown: older than the newest row, it
+    still counts as news; a row settled elsewhere is announced as gone."""
+    from reconcile_app.models import Effect
+    from tests.reconcile_app.console.conftest import commit_effect
+
+    with tasks_lost():
+        earlier = commit_effect(live_data["agent"], "live-earlier", fault=None)
+    Effect.objects.filter(pk=earlier.pk).update(status="accepted")
+    lose_an_answer(live_data["agent"], "live-2")
+    page, traffic = browser_page
+    sign_in(page, live_server.url, live_data["operator"].user.username, "/effects/")
+    expect(page.locator(ROWS)).to_have_count(2)
+    show = page.locator("[data-live-show]")
+
+    Effect.objects.filter(pk=earlier.pk).update(status="unknown")
+    expect(show).to_have_text("1 new — show", timeout=8_000)
+    Effect.objects.filter(idempotency_key="live-2").update(status="not_executed")
+    Effect.objects.filter(idempotency_key="live-1").update(status="not_executed")
+    expect(show).to_have_text("1 gone — show", timeout=8_000)
+    Effect.objects.filter(pk=earlier.pk).update(status="accepted")
+    Effect.objects.filter(idempotency_key="live-2").update(status="unknown")
+    Effect.objects.filter(idempotency_key="live-1").update(status="unknown")
+    expect(show).to_be_hidden(timeout=8_000)
+    # As many came as went: the count alone would hide it.
+    Effect.objects.filter(pk=earlier.pk).update(status="unknown")
+    Effect.objects.filter(idempotency_key="live-1").update(status="not_executed")
+    expect(show).to_have_text("listed rows changed — show", timeout=8_000)
+    show.click()
+    expect(page.locator(ROWS)).to_have_count(2)
+    expect(show).to_be_hidden()
+    assert_clean(traffic)

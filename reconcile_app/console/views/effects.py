@@ -112,7 +112,18 @@ class EffectListView(
         return filterset
 
     def can_pick(self) -> bool:
-        return has_role(self.request.user, Role.OPERATOR) and self.tab() in PICKABLE_TABS
+        return (
+            has_role(self.request.user, Role.OPERATOR)
+            and self.tab() in PICKABLE_TABS
+            and not self.narrowed_beyond_bulk()
+        )
+
+    def narrowed_beyond_bulk(self) -> bool:
+        """A filter the bulk selection does not carry is applied: "all N matching" would act
+        on more rows than the list shows, so the list offers no selection at all."""
+        form = self.filterset.form
+        cleaned = form.cleaned_data if form.is_valid() else {}
+        return any(cleaned.get(name) for name in LIST_ONLY_FILTERS)
 
     def get_table_kwargs(self) -> dict[str, Any]:
         return {"can_pick": self.can_pick()}
@@ -131,6 +142,11 @@ class EffectListView(
         if not self.wants_partial():
             context["source_names"] = effect_source_names()
         return context
+
+
+# Filters of the list alone: the overview's "settled in the window" (concluded outcomes, which
+# a bulk job would skip anyway).
+LIST_ONLY_FILTERS = ("settled_after",)
 
 
 # Tabs whose rows a bulk action can act on (a job skips any row already concluded).

@@ -2,7 +2,8 @@
 
 The figures are `operational_metrics()`, the same numbers `GET /api/v1/metrics` and
 `/metrics` serve, so the page, the API and the monitoring always agree; their query count is
-fixed whatever the volume. Every bar and point leads to the list it counts (its URL rides in
+fixed whatever the volume, and they are cached per window for one refresh period (every open
+tab re-reads the page that often). Every bar and point leads to the list it counts (its URL rides in
 the figure's customdata), the window is 1 h, 24 h or 7 d, and the cards re-read themselves
 every few seconds unless the reader paused live updates (static/reconcile/live.js).
 """
@@ -17,6 +18,7 @@ from django.urls import reverse
 from django.views.generic import TemplateView
 
 from reconcile_app.canonical import rfc3339
+from reconcile_app.chart_data import rows_of
 from reconcile_app.charts import (
     counts_figure,
     figure_json,
@@ -26,18 +28,21 @@ from reconcile_app.charts import (
     unknown_ages_figure,
     verdict_mix_figure,
 )
+from reconcile_app.choices import QuarantineStatus
 from reconcile_app.console.live import LIVE_SECONDS
 from reconcile_app.console.mixins import HtmxPartialMixin, StaffRequiredMixin
-from reconcile_app.selectors.metrics import operational_metrics
+from reconcile_app.selectors.metrics import operational_metrics_cached
 
+# The statuses the quarantines card counts (selectors/metrics.py `_quarantines`).
+ACTIVE_QUARANTINE = (QuarantineStatus.APPLYING, QuarantineStatus.APPLIED)
 # The window picker's choices, in hours, and how they read.
 WINDOWS = {1: "1 h", 24: "24 h", 168: "7 d"}
 WINDOW_HOURS = 24
 
 
-def _url(name: str, /, *args: str, **query: str) -> str:
+def _url(name: str, /, *args: str, **query: str | list[str]) -> str:
     base = reverse(name, args=args)
-    return f"{base}?{urlencode(query)}" if query else base
+    return f"{base}?{urlencode(query, doseq=True)}" if query else base
 
 
 def _moment(text: str) -> datetime:
@@ -74,7 +79,8 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         hours, window_error = self.window()
-        metrics = operational_metrics(hours=hours)
+        # One computation per window per refresh period, whatever the number of open tabs.
+        metrics = operational_metrics_cached(hours=hours, seconds=LIVE_SECONDS)
         hourly = metrics["hourly"]
         generated = _moment(metrics["generated_at"])
         since = {"issued_after": rfc3339(generated - timedelta(hours=hours)) or ""}
@@ -100,20 +106,17 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
             if result != "allow"
         )
         context["claims_judged"] = sum(sum(row["verdicts"].values()) for row in hourly)
-        context["figures"] = {
-            "unknown": figure_json(
-                unknown_ages_figure(
-                    metrics["unknown_outcomes"],
-                    link=lambda key: reverse("console-effect", args=[key]),
-                )
+        # The outcomes the resolution figure summarises: unknown, and settled in the window.
+        resolution_url = _url("console-effects", status="all", settled_after=since["issued_after"])
+        drawn = {
+            "unknown": unknown_ages_figure(
+                metrics["unknown_outcomes"],
+                link=lambda key: reverse("console-effect", args=[key]),
             ),
-            "resolution": figure_json(
-                resolution_figure(
-                    metrics["resolution_seconds"],
-                    link=lambda: _url("console-effects", status="all"),
-                )
+            "resolution": resolution_figure(
+                metrics["resolution_seconds"], link=lambda: resolution_url
             ),
-            "refusals": figure_json(
+            "refusals": (
                 refusals_figure(
                     metrics["refusals"],
                     link=lambda result, code: _url(
@@ -121,7 +124,7 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
                     ),
                 )
             ),
-            "verdicts": figure_json(
+            "verdicts": (
                 verdict_mix_figure(
                     hourly,
                     link=lambda hour, verdict: _url(
@@ -129,12 +132,12 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
                     ),
                 )
             ),
-            "latency": figure_json(
+            "latency": (
                 latency_figure(
                     hourly, link=lambda hour: _url("console-snapshots", **_hour_range(hour))
                 )
             ),
-            "escalations": figure_json(
+            "escalations": (
                 counts_figure(
                     metrics["escalations"]["by_code"],
                     colour="amber",
@@ -142,7 +145,7 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
                     link=lambda code: _url("console-escalations", status="open", code=code),
                 )
             ),
-            "contradictions": figure_json(
+            "contradictions": (
                 counts_figure(
                     metrics["contradictions"]["by_kind"],
                     colour="red",
@@ -150,13 +153,20 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
                     link=lambda kind: _url("console-contradictions", status="open", kind=kind),
                 )
             ),
-            "quarantines": figure_json(
+            "quarantines": (
                 counts_figure(
                     metrics["quarantines"]["by_scope"],
                     colour="purple",
                     empty="Nothing is quarantined",
-                    link=lambda scope: _url("console-quarantine", scope=scope),
+                    # In force only: the history also lists lifted and failed ones.
+                    link=lambda scope: _url(
+                        "console-quarantine", scope=scope, status=list(ACTIVE_QUARANTINE)
+                    ),
                 )
             ),
         }
+        context["resolution_url"] = resolution_url
+        context["figures"] = {name: figure_json(figure) for name, figure in drawn.items()}
+        # The same bars and points as links, under each chart, for keyboards and readers.
+        context["chart_rows"] = rows_of(drawn)
         return context

@@ -35,7 +35,9 @@ def test_a_queue_carries_the_watermark_of_what_it_shows(operator_browser, make_s
     assert (bar["count"], bar["newest"]) == ("3", str(newest.pk))
     assert bar["region"] == "#contradiction-region"
     assert bar["reload"] == "/contradictions/?subject=ACCOUNT"
-    assert bar["poll"] == f"/contradictions/?subject=ACCOUNT&live={newest.pk}"
+    digest = sum(Contradiction.objects.values_list("pk", flat=True))
+    assert bar["digest"] == str(digest)
+    assert bar["poll"] == f"/contradictions/?subject=ACCOUNT&live={newest.pk}.3.{digest}"
 
 
 def test_the_poll_counts_rows_newer_than_the_watermark_within_the_filters(
@@ -47,6 +49,9 @@ def test_the_poll_counts_rows_newer_than_the_watermark_within_the_filters(
         "count": 1,
         "newest": int(bar["newest"]),
         "new": 0,
+        "entered": 0,
+        "gone": 0,
+        "changed": False,
     }
     make_snapshot(subject="account-1-b", claimed="collect")  # matches: subject contains it
     make_snapshot(subject="account-2", claimed="collect")  # outside the filter
@@ -64,9 +69,38 @@ def test_a_row_leaving_the_queue_is_reported_as_gone_not_new(operator_browser, m
     bar = live_bar(operator_browser.get("/contradictions/").content.decode())
     row = Contradiction.objects.order_by("pk").first()
     operator_browser.post(f"/contradictions/{row.pk}/resolve/", {"note": "settled"})
-    # The open tab now holds one row fewer and none newer: live.js shows "1 no longer listed".
-    assert operator_browser.get(bar["poll"]).json()["count"] == 1
-    assert operator_browser.get(bar["poll"]).json()["new"] == 0
+    # The open tab now holds one row fewer and none newer: live.js shows "1 gone".
+    figures = operator_browser.get(bar["poll"]).json()
+    assert (figures["count"], figures["new"], figures["entered"], figures["gone"]) == (1, 0, 0, 1)
+    assert figures["changed"] is True
+
+
+def test_an_older_row_entering_the_queue_is_reported(operator_browser, estate, agent):
+    """After an outage: an effect sent before the page was read becomes unknown later. It is
+    older than the watermark's newest row, so only the set's count and digest can tell."""
+    sent = commit_effect(agent, "live-old", fault=None)
+    commit_effect(agent, "live-unknown", fault="timeout_after_commit")
+    bar = live_bar(operator_browser.get("/effects/").content.decode())
+    assert bar["count"] == "1" and int(bar["newest"]) > sent.pk
+    Effect.objects.filter(pk=sent.pk).update(status="unknown")
+    figures = operator_browser.get(bar["poll"]).json()
+    assert (figures["count"], figures["new"], figures["entered"], figures["gone"]) == (2, 0, 1, 0)
+    assert figures["changed"] is True
+
+
+def test_a_swap_among_older_rows_is_a_change_though_the_count_holds(
+    operator_browser, estate, agent
+):
+    settled = commit_effect(agent, "live-a", fault=None)
+    lost = commit_effect(agent, "live-b", fault="timeout_after_commit")
+    commit_effect(agent, "live-c", fault="timeout_after_commit")
+    bar = live_bar(operator_browser.get("/effects/").content.decode())
+    assert bar["count"] == "2"
+    Effect.objects.filter(pk=settled.pk).update(status="unknown")
+    Effect.objects.filter(pk=lost.pk).update(status="not_executed")
+    figures = operator_browser.get(bar["poll"]).json()
+    assert (figures["count"], figures["new"], figures["entered"], figures["gone"]) == (2, 0, 0, 0)
+    assert figures["changed"] is True
 
 
 def test_a_bad_watermark_counts_everything_as_new(operator_browser, make_snapshot):
@@ -87,6 +121,9 @@ def test_the_unknown_outcomes_queue_is_live(
         "count": 2,
         "newest": Effect.objects.order_by("-pk").first().pk,
         "new": 1,
+        "entered": 0,
+        "gone": 0,
+        "changed": False,
     }
 
 

@@ -152,13 +152,13 @@ def test_each_card_leads_to_where_the_operator_acts(operator_browser, traffic):
     since = re.search(r"issued_after=([^&\"]+)", html).group(1)
     assert links == {
         "unknown": "/effects/",
-        "resolution": "/effects/?status=all",
+        "resolution": f"/effects/?status=all&amp;settled_after={since}",
         "escalations": "/escalations/",
         "contradictions": "/contradictions/",
         "verdicts": f"/snapshots/?issued_after={since}",
         "latency": f"/snapshots/?issued_after={since}",
         "refusals": f"/snapshots/?result=deny&amp;issued_after={since}",
-        "quarantines": "/quarantine/",
+        "quarantines": "/quarantine/?status=applying&amp;status=applied",
         "drill": "/drills/",
     }
 
@@ -265,3 +265,23 @@ def test_counts_chart_lists_only_what_is_open_largest_on_top():
     figure = counts_figure({"a_code": 1, "b_code": 3, "closed": 0}, colour="amber", empty="none")
     assert figure.data[0].y == ("a code", "b code") and figure.data[0].x == (1, 3)
     assert not counts_figure({}, colour="amber", empty="none").data
+
+
+def test_the_overview_reads_its_figures_once_per_refresh_period(
+    operator_browser, traffic, django_assert_num_queries
+):
+    """Every open tab re-reads the overview every few seconds: within one period they share
+    one computation per window (the shared cache), and a week costs no more than a day."""
+    from django.core.cache import cache
+
+    with django_assert_num_queries(PAGE_QUERIES):
+        operator_browser.get("/?hours=168")
+    with django_assert_num_queries(3):  # session, user, roles: the figures come from cache
+        body = operator_browser.get("/?hours=168", HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="stat-unknown">1<' in body
+    with django_assert_num_queries(PAGE_QUERIES):  # another window, its own figures
+        operator_browser.get("/?hours=1")
+    open_unknown_outcome("overview-later", minutes_ago=1)
+    cache.clear()  # the period is over
+    body = operator_browser.get("/?hours=168").content.decode()
+    assert 'id="stat-unknown">2<' in body

@@ -4,13 +4,18 @@ card counts failed postconditions, and the reconcile time is the whole request."
 
 from __future__ import annotations
 
+import html as html_lib
 import re
 import time
 from typing import Any
 
 from django.db.models import Min
+from django.http import QueryDict
 
-from reconcile_app.models import DecisionSnapshot, ReconcileTiming
+from reconcile_app.console.filtersets import ConsoleQuarantineFilterSet
+from reconcile_app.models import DecisionSnapshot, Effect, Quarantine, ReconcileTiming
+from reconcile_app.selectors.metrics import operational_metrics
+from reconcile_app.services.quarantine import quarantine_create, quarantine_lift
 from tests.reconcile_app.console.effects_world import mixed_effects  # noqa: F401 (a fixture)
 from tests.reconcile_app.console.test_overview import (
     figures,
@@ -62,7 +67,9 @@ def test_open_item_bars_open_their_filtered_queues(operator_browser, traffic):
     ]
     assert rows_listed(operator_browser, escalations["customdata"][0][-1]) == escalations["x"][0]
     quarantines = drawn["quarantines"]["data"][0]
-    assert quarantines["customdata"][0][-1] == "/quarantine/?scope=memory_class"
+    assert quarantines["customdata"][0][-1] == (
+        "/quarantine/?scope=memory_class&status=applying&status=applied"
+    )
     unknown = drawn["unknown"]["data"][0]
     assert unknown["customdata"][0][-1] == "/effects/overview-unknown-key/"
 
@@ -109,3 +116,58 @@ def test_reconcile_time_is_the_whole_request(operator_browser, estate, agent):
 
 def test_drills_decide_in_process_and_are_not_timed(traffic):
     assert ReconcileTiming.objects.count() == 1  # the one API request, not the drill's
+
+
+def test_the_resolution_bar_opens_the_outcomes_settled_in_the_window(operator_browser, traffic):
+    body = operator_browser.get("/").content.decode()
+    (url,) = {data[-1] for data in figures(body)["resolution"]["data"][0]["customdata"]}
+    assert url.startswith("/effects/?status=all&settled_after=")
+    settled = operational_metrics()["resolution_seconds"]["resolved"]
+    assert settled >= 1
+    # Exactly the outcomes the bars summarise, not every effect (the open one, the drill's
+    # other effects); the card's own link says the same.
+    assert rows_listed(operator_browser, url) == settled < Effect.objects.count()
+    assert f'href="{html_lib.escape(url)}">Settled outcomes' in body
+    # The list says what narrows it, and offers no "all N matching": the bulk selection
+    # does not carry this filter.
+    listed = operator_browser.get(url).content.decode()
+    assert 'id="settled-note"' in listed and 'id="bulk-form"' not in listed
+    assert 'id="bulk-form"' in operator_browser.get("/effects/?status=all").content.decode()
+    assert operator_browser.get("/effects/?status=all&settled_after=nonsense").status_code == 200
+
+
+def test_a_quarantine_bar_opens_the_active_ones_only(operator_browser, operator, traffic):
+    lifted = quarantine_create(
+        scope="memory_class", target="old-notes", reason="poisoned", actor=operator.user
+    )
+    quarantine_lift(quarantine_id=lifted.quarantine_id, reason="clean", actor=operator.user)
+    quarantines = figures(operator_browser.get("/").content.decode())["quarantines"]["data"][0]
+    assert quarantines["x"] == [1]
+    url = quarantines["customdata"][0][-1]
+    listed = ConsoleQuarantineFilterSet(
+        data=QueryDict(url.split("?", 1)[1]), queryset=Quarantine.objects.all()
+    ).qs
+    assert listed.count() == 1 < Quarantine.objects.filter(scope="memory_class").count()
+    assert operator_browser.get(url).status_code == 200
+
+
+def test_every_bar_and_point_is_also_a_link_under_its_chart(operator_browser, traffic):
+    """A keyboard or a screen reader reaches what a click on the drawing opens."""
+    body = operator_browser.get("/?hours=168").content.decode()
+    for name, figure in figures(body).items():
+        wanted = {
+            url
+            for trace in figure["data"]
+            for value, data in zip(
+                trace["x"] if trace.get("orientation") == "h" else trace["y"],
+                trace["customdata"],
+                strict=True,
+            )
+            if value
+            for url in [data[-1]]
+        }
+        block = re.search(
+            rf'<details class="chart-data" id="chart-{name}-links">(.*?)</details>', body, re.S
+        )
+        listed = set(map(html_lib.unescape, re.findall(r'href="([^"]+)"', block.group(1))))
+        assert wanted and listed == wanted, name

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import django_tables2 as tables
+from django.core.paginator import EmptyPage, PageNotAnInteger
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -237,10 +238,17 @@ class JobDetailView(StaffRequiredMixin, View):
         asked = polls(request)
         running = job.status == BulkJobStatus.RUNNING
         table = JobItemTable(job_items(job), request=request, kind=job.kind)
-        table.paginate(page=request.GET.get("page", 1), per_page=PER_PAGE)
+        # A page number from the URL is the reader's to mistype: show the nearest real page,
+        # as the lists do (django-tables2's RequestConfig), never a server error.
+        try:
+            table.paginate(page=request.GET.get("page", 1), per_page=PER_PAGE)
+        except PageNotAnInteger:
+            table.page = table.paginator.page(1)
+        except EmptyPage:
+            table.page = table.paginator.page(table.paginator.num_pages)
         query: dict[str, Any] = {"polls": asked + 1}
-        if request.GET.get("page"):
-            query["page"] = request.GET["page"]
+        if table.page.number > 1:
+            query["page"] = table.page.number
         context = {
             "job": job,
             "table": table,

@@ -159,6 +159,18 @@ def test_the_job_page_polls_while_running_and_stops_when_done(
     assert set(Effect.objects.values_list("status", flat=True)) == {"verified"}
 
 
+@pytest.mark.parametrize(("asked", "shown"), [("abc", 1), ("0", 1), ("99", 1), ("-1", 1)])
+def test_a_mistyped_page_number_shows_a_real_page(three, operator_browser, asked, shown):
+    operator_browser.post(PREVIEW, {**ALL_UNKNOWN, "reason": REASON})
+    job = BulkJob.objects.get()
+    response = operator_browser.get(f"/jobs/{job.job_id}/", {"page": asked})
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert page.count('data-state="pending"') == 3
+    # The poll keeps to the page shown, not the number typed.
+    assert f"polls=1&page={asked}" not in page and f'?polls=1"' in page
+
+
 def test_a_missing_job_is_404(db, operator_browser):
     assert operator_browser.get("/jobs/job_nope/").status_code == 404
 

@@ -9,6 +9,7 @@ resolve a selection through the same function, so what the operator confirmed is
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,9 @@ from reconcile_app.selectors.effects import CHECKABLE, RESOLVABLE, console_effec
 MAX_ITEMS = 1000
 # Rows the preview shows beside the count.
 SAMPLE_SIZE = 10
-EFFECT_FILTERS = ("status", "source", "action", "subject")
+# Every filter the lists apply (console/filtersets.py): "all N matching" must mean the rows
+# the list showed, so a filter the list reads and the selection dropped would widen it.
+EFFECT_FILTERS = ("status", "source", "action", "subject", "snapshot_id")
 CONTRADICTION_FILTERS = ("status", "kind", "subject", "field")
 # What each action on effects may act on (anything else is skipped when the job reaches it).
 EFFECT_ACTIONABLE = {
@@ -47,6 +50,13 @@ class Selection:
     @property
     def count(self) -> int:
         return len(self.refs)
+
+    @property
+    def fingerprint(self) -> str:
+        """Names exactly these rows, whatever their order. The preview carries it and the
+        confirmation must match it: the count alone would let a row leave and another join
+        between the two unseen."""
+        return hashlib.sha256("\n".join(sorted(self.refs)).encode()).hexdigest()[:32]
 
 
 def _one_of(keys: list[Any] | None, filters: dict[str, Any] | None) -> None:

@@ -3,7 +3,9 @@
 The list pages (Unknown outcomes, Contradictions) post nothing themselves: their selection
 (ticked rows, or "all N matching these filters") opens a preview here — the count, a sample
 and the action — where the operator gives a reason and, above CONFIRM_ABOVE rows, types the
-count. Confirming creates one job (services/bulk_jobs.py) and opens its page, which re-reads
+count. The confirmation carries the preview's fingerprint of its rows: if the rows changed
+meanwhile (one left the queue, another joined), it is refused and the new preview shown.
+Confirming creates one job (services/bulk_jobs.py) and opens its page, which re-reads
 its progress every POLL_SECONDS until the job is done.
 """
 
@@ -40,7 +42,7 @@ from reconcile_app.console.mixins import (
 from reconcile_app.console.tables.bulk import JobItemTable
 from reconcile_app.console.tables.contradictions import ContradictionTable
 from reconcile_app.console.tables.effects import EffectTable
-from reconcile_app.errors import DomainError
+from reconcile_app.errors import DomainError, ValidationFailed
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.bulk import (
     CONTRADICTION_FILTERS,
@@ -50,7 +52,12 @@ from reconcile_app.selectors.bulk import (
     job_get,
     job_items,
 )
-from reconcile_app.services.bulk_jobs import bulk_job_create, bulk_request_check, bulk_selection
+from reconcile_app.services.bulk_jobs import (
+    bulk_job_create,
+    bulk_request_check,
+    bulk_selection,
+    selection_unchanged,
+)
 
 # Above this many rows the operator types the count to confirm.
 CONFIRM_ABOVE = 10
@@ -134,6 +141,13 @@ class BulkPreviewView(OperatorRequiredMixin, View):
         try:
             choice = self.choice(data)
             selection = self.select(data, choice)
+            if not data.get("fingerprint"):
+                raise ValidationFailed(
+                    "confirm from the preview: it names the rows you act on",
+                    code="preview_required",
+                )
+            # Before the typed count: when rows changed, that is what the operator must hear.
+            selection_unchanged(selection, data["fingerprint"])
             self.confirmed(data, selection)
             job = bulk_job_create(
                 kind=self.kind,
@@ -142,6 +156,8 @@ class BulkPreviewView(OperatorRequiredMixin, View):
                 outcome=choice.outcome or None,
                 reason=data.get("reason", ""),
                 request_id=request_id_of(request),
+                # Checked again where the items are fixed: rows may change in between.
+                fingerprint=selection.fingerprint,
                 **self.asked(data),
             )
         except DomainError as error:

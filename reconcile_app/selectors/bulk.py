@@ -15,7 +15,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import QueryDict
-from django_filters import FilterSet
+from django_filters import FilterSet, MultipleChoiceFilter
 
 from reconcile_app.choices import BulkItemState, BulkJobAction, ContradictionStatus
 from reconcile_app.errors import NotFound, ValidationFailed
@@ -90,7 +90,9 @@ def _bounded(count: int) -> None:
         )
 
 
-def _filter_data(filters: Any, allowed: tuple[str, ...]) -> QueryDict:
+def _filter_data(
+    filters: Any, allowed: tuple[str, ...], filterset_class: type[FilterSet]
+) -> QueryDict:
     if not isinstance(filters, dict):
         raise ValidationFailed("`filter` must be an object", code="invalid_filter")
     unknown = sorted(set(filters) - set(allowed))
@@ -105,7 +107,15 @@ def _filter_data(filters: Any, allowed: tuple[str, ...]) -> QueryDict:
         values = value if isinstance(value, list) else [value]
         if not all(isinstance(item, str) for item in values):
             raise ValidationFailed(f"filter `{name}` must be text", code="invalid_filter")
-        data.setlist(name, [item for item in values if item])
+        values = [item for item in values if item]
+        # A single-valued filter reads only the last of several values: taking the others
+        # silently would act on rows the caller did not mean.
+        taken = filterset_class.base_filters.get(name)
+        if len(values) > 1 and not isinstance(taken, MultipleChoiceFilter):
+            raise ValidationFailed(
+                f"filter `{name}` takes one value; got {len(values)}", code="invalid_filter"
+            )
+        data.setlist(name, values)
     return data
 
 
@@ -154,7 +164,7 @@ def effect_selection(
             sample=[found[key] for key in wanted[:SAMPLE_SIZE]],
             asked={"keys": wanted},
         )
-    data = _filter_data(filters, EFFECT_FILTERS)
+    data = _filter_data(filters, EFFECT_FILTERS, filterset_class)
     queryset = _filtered(filterset_class(data=data, queryset=console_effects()))
     queryset = queryset.filter(status__in=actionable).order_by("created_at", "id")
     refs = list(queryset.values_list("idempotency_key", flat=True)[: MAX_ITEMS + 1])
@@ -205,7 +215,7 @@ def contradiction_selection(
             sample=[found[pk] for pk in wanted[:SAMPLE_SIZE]],
             asked={"keys": [str(pk) for pk in wanted]},
         )
-    data = _filter_data(filters, CONTRADICTION_FILTERS)
+    data = _filter_data(filters, CONTRADICTION_FILTERS, filterset_class)
     queryset = _filtered(filterset_class(data=data, queryset=console_contradiction_rows()))
     queryset = queryset.filter(status=ContradictionStatus.OPEN).order_by("detected_at", "id")
     refs = [str(pk) for pk in queryset.values_list("pk", flat=True)[: MAX_ITEMS + 1]]

@@ -307,3 +307,26 @@ def test_a_confirmation_without_a_preview_is_refused(three, operator_browser):
     assert refused.status_code == 400
     assert 'data-code="preview_required"' in refused.content.decode()
     assert not BulkJob.objects.exists()
+
+
+def test_a_refused_confirmation_leaves_the_post_url_so_a_reload_posts_nothing(
+    estate, agent, operator_browser
+):
+    unknowns(agent, 11)
+    preview_url = f"{PREVIEW}?do=readback&scope=filter&status=unknown"
+    preview = operator_browser.get(preview_url).content.decode()
+    # The preview's form posts to its own URL; a wrong typed count is refused.
+    response = operator_browser.post(
+        preview_url,
+        {**ALL_UNKNOWN, "reason": REASON, "confirm": "3", **fingerprint_of(preview)},
+        HTTP_REFERER=f"http://testserver{preview_url}",
+    )
+    assert response.status_code == 303 and response["Location"] == preview_url
+    shown = operator_browser.get(preview_url)
+    assert shown["X-Console-Refused-Form"] == "kept" and shown.status_code == 400
+    assert 'data-code="confirmation_mismatch"' in shown.content.decode()
+    assert REASON in shown.content.decode()
+    # A reload reads the preview afresh: nothing posted, no job.
+    again = operator_browser.get(preview_url)
+    assert again.status_code == 200 and "X-Console-Refused-Form" not in again
+    assert not BulkJob.objects.exists()

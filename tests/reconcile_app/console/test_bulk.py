@@ -330,3 +330,18 @@ def test_a_refused_confirmation_leaves_the_post_url_so_a_reload_posts_nothing(
     again = operator_browser.get(preview_url)
     assert again.status_code == 200 and "X-Console-Refused-Form" not in again
     assert not BulkJob.objects.exists()
+
+
+def test_the_job_page_leads_to_every_audit_row_of_the_job(three, operator_browser):
+    confirm(operator_browser, {**ALL_UNKNOWN, "reason": REASON}, HTTP_X_REQUEST_ID="req-job-9")
+    job = BulkJob.objects.get()
+    bulk_job_run(job_id=job.job_id)
+    page = operator_browser.get(f"/jobs/{job.job_id}/").content.decode()
+    link = re.search(r'<a [^>]*id="job-audit" href="([^"]+)"', page).group(1)
+    assert link == "/audit/?request_id=req-job-9"
+    audit = operator_browser.get(link).content.decode()
+    shown = set(re.findall(r'<tr id="audit-(\d+)"', audit))
+    written = AuditEvent.objects.filter(request_id="req-job-9")
+    assert written.count() == 4  # the job, and one readback per effect
+    assert shown == {str(pk) for pk in written.values_list("pk", flat=True)}
+    assert f'href="/jobs/{job.job_id}/"' in audit

@@ -186,6 +186,8 @@ class AuditFilterSet(django_filters.FilterSet):
     action_prefix = django_filters.CharFilter(field_name="action", lookup_expr="startswith")
     object_kind = django_filters.CharFilter()
     object_ref = django_filters.CharFilter()
+    # Every row one request (or one bulk job) wrote shares its id: an auditor follows it here.
+    request_id = django_filters.CharFilter(label="Request id")
     since = InstantFilter(field_name="at", lookup_expr="gte", label="From")
     until = InstantFilter(field_name="at", lookup_expr="lt", label="Until")
 

@@ -12,16 +12,40 @@ from reconcile_app.models import BulkJob
 from reconcile_app.selectors.bulk import MAX_ITEMS, job_failures
 
 
+@extend_schema_field(
+    {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+)
+class FilterValue(serializers.Field):
+    """A filter's value as the service takes it: text, or a list of texts. The lists' own
+    query strings repeat a name (`?status=unknown&status=accepted`), and the service reads a
+    filter as the list does; whether a filter takes more than one value is the service's rule
+    (400 `invalid_filter`), so the console and this endpoint refuse the same things."""
+
+    default_error_messages = {"invalid": "a text or a list of texts"}
+
+    def to_internal_value(self, data: Any) -> str | list[str]:
+        if isinstance(data, str):
+            return data
+        if isinstance(data, list) and all(isinstance(item, str) for item in data):
+            return data
+        self.fail("invalid")
+        raise AssertionError  # unreachable: fail() raises
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
 class EffectBulkFilter(serializers.Serializer):
     """The effects list's own filters. A filter naming no `status` means every effect the
     action can act on (readback: unknown, accepted, postcondition_failed; resolve: unknown,
-    postcondition_failed)."""
+    postcondition_failed). `status` takes several values; the others take one."""
 
-    status = serializers.CharField(required=False)
+    status = FilterValue(required=False)
     # The API names this filter `source` (docs/api.md); it shadows Field.source only in type.
-    source = serializers.CharField(required=False)  # type: ignore[assignment]
-    action = serializers.CharField(required=False)
-    subject = serializers.CharField(required=False)
+    source = FilterValue(required=False)  # type: ignore[assignment]
+    action = FilterValue(required=False)
+    subject = FilterValue(required=False)
+    snapshot_id = FilterValue(required=False)
 
 
 class EffectBulkInput(serializers.Serializer):
@@ -48,11 +72,13 @@ class EffectBulkInput(serializers.Serializer):
 
 
 class ContradictionBulkFilter(serializers.Serializer):
-    """The contradictions list's filters; a bulk resolve closes the open ones among them."""
+    """The contradictions list's filters; a bulk resolve closes the open ones among them.
+    Each takes one value."""
 
-    subject = serializers.CharField(required=False)
-    field = serializers.CharField(required=False)
-    kind = serializers.CharField(required=False)
+    status = FilterValue(required=False)
+    subject = FilterValue(required=False)
+    field = FilterValue(required=False)
+    kind = FilterValue(required=False)
 
 
 class ContradictionBulkInput(serializers.Serializer):

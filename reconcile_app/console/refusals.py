@@ -8,8 +8,9 @@ kept, once, in the session, and the browser is sent (303) back to the page it ca
 shows the kept page in place of its own. The address bar holds the page's own URL; a reload
 reads it afresh. Successful posts already redirect; htmx posts never change the address bar.
 
-Only refusals of a form that came from another console page are moved: the Referer says
-which page (same host only); without one nothing changes.
+Only refusals of a form that came from a console page are moved (that page itself, when the
+form posts to its own URL): the Referer says which page (same host only); without one
+nothing changes.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ def _page_it_came_from(request: HttpRequest) -> str | None:
     parts = urlsplit(referer)
     if parts.netloc and parts.netloc != request.get_host():
         return None
-    if parts.path == request.path or not parts.path.startswith("/"):
+    # A form that posts to its own page (the bulk preview, the no-JS quarantine form) is
+    # moved too: its refusal would otherwise sit at the POST URL, and a reload re-post it.
+    if not parts.path.startswith("/"):
         return None
     return parts.path + (f"?{parts.query}" if parts.query else "")
 

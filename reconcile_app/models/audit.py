@@ -22,7 +22,8 @@ class AuditEvent(AppendOnlyModel):
     object_kind = models.CharField(max_length=40)
     object_ref = models.CharField(max_length=200, db_index=True)
     reason = models.TextField(blank=True, default="")
-    request_id = models.CharField(max_length=64, blank=True, default="")
+    # Indexed: an auditor follows one request (a bulk job's many rows) by it.
+    request_id = models.CharField(max_length=64, blank=True, default="", db_index=True)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
 

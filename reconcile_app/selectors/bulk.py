@@ -9,12 +9,13 @@ resolve a selection through the same function, so what the operator confirmed is
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import QuerySet
 from django.http import QueryDict
-from django_filters import FilterSet
+from django_filters import FilterSet, MultipleChoiceFilter
 
 from reconcile_app.choices import BulkItemState, BulkJobAction, ContradictionStatus
 from reconcile_app.errors import NotFound, ValidationFailed
@@ -26,7 +27,9 @@ from reconcile_app.selectors.effects import CHECKABLE, RESOLVABLE, console_effec
 MAX_ITEMS = 1000
 # Rows the preview shows beside the count.
 SAMPLE_SIZE = 10
-EFFECT_FILTERS = ("status", "source", "action", "subject")
+# Every filter the lists apply (console/filtersets.py): "all N matching" must mean the rows
+# the list showed, so a filter the list reads and the selection dropped would widen it.
+EFFECT_FILTERS = ("status", "source", "action", "subject", "snapshot_id")
 CONTRADICTION_FILTERS = ("status", "kind", "subject", "field")
 # What each action on effects may act on (anything else is skipped when the job reaches it).
 EFFECT_ACTIONABLE = {
@@ -47,6 +50,13 @@ class Selection:
     @property
     def count(self) -> int:
         return len(self.refs)
+
+    @property
+    def fingerprint(self) -> str:
+        """Names exactly these rows, whatever their order. The preview carries it and the
+        confirmation must match it: the count alone would let a row leave and another join
+        between the two unseen."""
+        return hashlib.sha256("\n".join(sorted(self.refs)).encode()).hexdigest()[:32]
 
 
 def _one_of(keys: list[Any] | None, filters: dict[str, Any] | None) -> None:
@@ -80,7 +90,9 @@ def _bounded(count: int) -> None:
         )
 
 
-def _filter_data(filters: Any, allowed: tuple[str, ...]) -> QueryDict:
+def _filter_data(
+    filters: Any, allowed: tuple[str, ...], filterset_class: type[FilterSet]
+) -> QueryDict:
     if not isinstance(filters, dict):
         raise ValidationFailed("`filter` must be an object", code="invalid_filter")
     unknown = sorted(set(filters) - set(allowed))
@@ -95,7 +107,15 @@ def _filter_data(filters: Any, allowed: tuple[str, ...]) -> QueryDict:
         values = value if isinstance(value, list) else [value]
         if not all(isinstance(item, str) for item in values):
             raise ValidationFailed(f"filter `{name}` must be text", code="invalid_filter")
-        data.setlist(name, [item for item in values if item])
+        values = [item for item in values if item]
+        # A single-valued filter reads only the last of several values: taking the others
+        # silently would act on rows the caller did not mean.
+        taken = filterset_class.base_filters.get(name)
+        if len(values) > 1 and not isinstance(taken, MultipleChoiceFilter):
+            raise ValidationFailed(
+                f"filter `{name}` takes one value; got {len(values)}", code="invalid_filter"
+            )
+        data.setlist(name, values)
     return data
 
 
@@ -144,7 +164,7 @@ def effect_selection(
             sample=[found[key] for key in wanted[:SAMPLE_SIZE]],
             asked={"keys": wanted},
         )
-    data = _filter_data(filters, EFFECT_FILTERS)
+    data = _filter_data(filters, EFFECT_FILTERS, filterset_class)
     queryset = _filtered(filterset_class(data=data, queryset=console_effects()))
     queryset = queryset.filter(status__in=actionable).order_by("created_at", "id")
     refs = list(queryset.values_list("idempotency_key", flat=True)[: MAX_ITEMS + 1])
@@ -195,7 +215,7 @@ def contradiction_selection(
             sample=[found[pk] for pk in wanted[:SAMPLE_SIZE]],
             asked={"keys": [str(pk) for pk in wanted]},
         )
-    data = _filter_data(filters, CONTRADICTION_FILTERS)
+    data = _filter_data(filters, CONTRADICTION_FILTERS, filterset_class)
     queryset = _filtered(filterset_class(data=data, queryset=console_contradiction_rows()))
     queryset = queryset.filter(status=ContradictionStatus.OPEN).order_by("detected_at", "id")
     refs = [str(pk) for pk in queryset.values_list("pk", flat=True)[: MAX_ITEMS + 1]]

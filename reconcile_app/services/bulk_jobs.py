@@ -113,6 +113,17 @@ def bulk_selection(
     return effect_selection(action=action, keys=keys, filters=filters, **chosen)
 
 
+def selection_unchanged(selection: Selection, fingerprint: str | None) -> None:
+    """Refuse a confirmation whose preview showed other rows than the selection names now."""
+    if fingerprint is not None and fingerprint != selection.fingerprint:
+        raise Conflict(
+            f"the rows changed since the preview: {selection.count} match now; "
+            "review them and confirm again",
+            code="selection_changed",
+            count=selection.count,
+        )
+
+
 def bulk_job_create(
     *,
     actor: Any,
@@ -124,14 +135,18 @@ def bulk_job_create(
     filters: dict[str, Any] | None = None,
     filterset_class: type[FilterSet] | None = None,
     request_id: str = "",
+    fingerprint: str | None = None,
 ) -> BulkJob:
-    """Fix the job's items, audit it, and queue its task (on commit)."""
+    """Fix the job's items, audit it, and queue its task (on commit). With `fingerprint`
+    (a preview's `Selection.fingerprint`), refuse (409 `selection_changed`) unless the
+    selection still names exactly the rows the operator previewed."""
     if not has_role(actor, Role.OPERATOR):
         raise Forbidden("bulk triage is for operators", code="forbidden")
     outcome = bulk_request_check(kind=kind, action=action, reason=reason, outcome=outcome)
     selection = bulk_selection(
         kind=kind, action=action, keys=keys, filters=filters, filterset_class=filterset_class
     )
+    selection_unchanged(selection, fingerprint)
     reason = (reason or "").strip()
     now = timezone.now()
     with transaction.atomic():

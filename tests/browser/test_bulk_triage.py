@@ -138,10 +138,11 @@ def test_bulk_recheck_of_twenty_unknown_outcomes(live_server, browser_page, outa
         assert record.version == effect.expected_version + 1
 
     # One job in the audit log, and every row it wrote carries its request id.
+    # The job page's link follows the job's request id: its own row and each readback.
     page.click("#job-audit")
-    page.wait_for_url(re.compile(r"/audit/\?object_kind=job"))
-    expect(page.locator("#audit tbody tr")).to_have_count(1)
-    assert job.job_id in page.locator("#audit").inner_text()
+    page.wait_for_url(re.compile(r"/audit/\?request_id="))
+    expect(page.locator("#audit tbody tr")).to_have_count(OUTAGE + 1)
+    expect(page.locator(f'#audit a[href="/jobs/{job.job_id}/"]')).to_have_count(1)
     page.goto(f"{base}/audit/?action=bulk_job.create")
     expect(page.locator("#audit tbody tr")).to_have_count(1)
     rows = AuditEvent.objects.filter(request_id=job.request_id)

@@ -48,7 +48,7 @@ def estate_pages(
     from drills_app.choices import DrillRunKind
     from drills_app.drift import DriftParameters
     from drills_app.runs import drill_run_execute, drill_run_start
-    from reconcile_app.models import Contract
+    from reconcile_app.models import Contract, Effect
     from reconcile_app.services.bulk_jobs import bulk_job_create
     from reconcile_app.services.corrections import correction_create
     from reconcile_app.services.quarantine import quarantine_create
@@ -102,6 +102,7 @@ def estate_pages(
         for seed in (3, 4)
     ]
     contract = f"/contracts/{COLLECTIONS}"
+    source = Effect.objects.get(idempotency_key=chain.effect_key).source.name
     paths = {
         "overview": "/",
         "snapshots": "/snapshots/",
@@ -113,8 +114,12 @@ def estate_pages(
         "effects": "/effects/",
         "effect": f"/effects/{chain.effect_key}/",
         "unknown effect": f"/effects/{unknown.idempotency_key}/",
-        "bulk preview": f"/effects/bulk/?do=readback&key={unknown.idempotency_key}",
+        # Outside `effects/`: `/effects/bulk/` is the page of an effect keyed "bulk".
+        "bulk preview": f"/bulk/effects/?do=readback&scope=selected&key={unknown.idempotency_key}",
+        "bulk preview, all matching": "/bulk/effects/?do=not_executed&scope=filter&status=unknown",
+        "contradictions bulk preview": "/contradictions/bulk/?do=resolve&scope=filter&status=open",
         "job": f"/jobs/{job.job_id}/",
+        "job's audit rows": "/audit/?request_id=axe-bulk",
         "facts": "/facts/",
         "fact": f"/facts/{FACT_KEY}/",
         "ambiguous fact": f"/facts/{escalation.fact_key}/",
@@ -132,15 +137,35 @@ def estate_pages(
         "blast radius form": "/lineage/blast-radius/",
         "blast radius": "/lineage/blast-radius/?node=evidence:ev-collect",
         "quarantine": "/quarantine/",
+        "quarantine form (no JavaScript)": f"/quarantine/new/?scope=source&target={source}",
         "drills": "/drills/",
         "drill run": f"/drills/{drill.pk}/",
         "drift run": f"/drills/{drifts[0].pk}/",
         "drill compare": f"/drills/compare/?run={drifts[0].pk}&run={drifts[1].pk}",
         "audit": "/audit/",
+        # Pages as an operator's click leaves them (see STEPS): a replay's result, a row's
+        # audit timeline unfolded in place.
+        "snapshot replay": f"/snapshots/{chain.snapshot_id}/",
+        "audit timeline": "/contradictions/",
         "tokens": "/tokens/",
         "go-to 404": "/go/?q=nothing-here",
     }
     return {"operator": operator, "paths": paths}
+
+
+def _replay(page: Any) -> None:
+    page.click("#replay-as-recorded")
+    page.wait_for_selector("#replay-result :first-child")
+
+
+def _unfold_history(page: Any) -> None:
+    page.click("details.history summary")
+    page.wait_for_selector("details.history .history-body p")
+
+
+# What to do on a page before checking it: the replay's result and the audit timeline are
+# fragments the console swaps into its pages; they are checked where they are shown.
+STEPS = {"snapshot replay": _replay, "audit timeline": _unfold_history}
 
 
 def axe_violations(page: Any) -> list[dict[str, Any]]:
@@ -167,6 +192,9 @@ def test_every_console_page_has_no_serious_accessibility_violations(
         response = page.goto(f"{live_server.url}{path}")
         statuses[name] = response.status if response else 0
         page.wait_for_load_state("networkidle")
+        if name in STEPS:
+            STEPS[name](page)
+            page.wait_for_load_state("networkidle")
         assert page.evaluate("document.documentElement.dataset.theme || ''") in ("", theme)
         violations = axe_violations(page)
         if violations:

@@ -30,3 +30,19 @@ def test_audit_api_filters_and_is_staff_only(db, operator, auditor, agent):
     assert body["results"][0]["request_id"]
     assert auditor.client.get("/api/v1/audit", {"actor": "nobody"}).json()["count"] == 0
     assert agent.client.get("/api/v1/audit").status_code == 403
+
+
+def test_audit_api_follows_one_request(db, operator, auditor):
+    operator.post(
+        "/api/v1/quarantines",
+        {"scope": "memory_class", "target": "episodic", "reason": "poisoned summaries"},
+        HTTP_X_REQUEST_ID="req-follow-1",
+    )
+    operator.post(
+        "/api/v1/quarantines",
+        {"scope": "memory_class", "target": "semantic", "reason": "poisoned summaries"},
+        HTTP_X_REQUEST_ID="req-follow-2",
+    )
+    body = auditor.client.get("/api/v1/audit", {"request_id": "req-follow-2"}).json()
+    assert body["count"] == 1
+    assert body["results"][0]["request_id"] == "req-follow-2"

@@ -28,14 +28,17 @@ if TYPE_CHECKING:  # the stubs' protocol; rest_framework has no such name at run
 
 BULK_DESCRIPTION = """Re-check (`readback`) or resolve many effects as one job.
 
-Name the effects by `keys` or by `filter` (the effects list's filters), never both. The job's
-rows are fixed now: 202 with its `job_id` and `count`; one Celery task then acts on each
+Name the effects by `keys` or by `filter` (the effects list's filters: `status`, `source`,
+`action`, `subject`, `snapshot_id`; each a text, `status` also a list of texts), never both.
+The job's rows are fixed now: 202 with its `job_id` and `count`; one Celery task then acts on each
 effect through the same service as the single-effect endpoints, each in its own transaction,
 skipping any already concluded. Every audit row it writes carries this request's id
 (`X-Request-ID`). Follow it at `GET /api/v1/jobs/{job_id}`."""
 
 
-SHAPE_CHECKED = ("keys", "filter")
+# The filter's shape is the service's to check (400 `invalid_filter`), as it is for the
+# console's "all N matching": one reading of a filter, one set of codes.
+SHAPE_CHECKED = ("keys",)
 # The path segment the bulk endpoint shares with `effects/{key}`.
 BULK_KEY = "bulk"
 
@@ -114,8 +117,9 @@ class EffectBulkView(APIView):
 
 CONTRADICTIONS_BULK_DESCRIPTION = """Resolve many open contradictions as one job, each with `note`.
 
-Name them by `ids` or by `filter` (`subject`, `field`, `kind`: the contradictions list's
-filters; only open ones are taken), never both. 202 with the `job_id` and `count`; one Celery
+Name them by `ids` or by `filter` (`subject`, `field`, `kind`, `status`: the contradictions
+list's filters, each one text; only open ones are taken), never both. 202 with the `job_id`
+and `count`; one Celery
 task then resolves each through the same service as `POST /contradictions/{id}/resolve`, each
 in its own transaction, skipping any resolved meanwhile. Every audit row carries this
 request's id. Follow it at `GET /api/v1/jobs/{job_id}`."""
@@ -163,7 +167,7 @@ class ContradictionBulkView(APIView):
         body = _body(request)
         # Shape only, as for effects: the service owns every rule and its codes.
         shape = ContradictionBulkInput(
-            data={name: value for name, value in body.items() if name in ("ids", "filter")},
+            data={name: value for name, value in body.items() if name == "ids"},
             partial=True,
         )
         shape.is_valid(raise_exception=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import django_tables2 as tables
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
@@ -15,28 +15,54 @@ from reconcile_app.selectors.audit import (
 )
 from reconcile_app.templatetags.reconcile_tags import EMPTY, jsonvalue, short, ts
 
-# Object kinds with a page of their own: the audit row links to it.
+# Object kinds with a page of their own: the audit row links to it. (Contradictions, principals
+# and users have none in the console: their rows name them.)
 OBJECT_PAGES = {
+    "drill_run": "console-drill",
     "effect": "console-effect",
     "escalation": "console-escalation",
+    "evidence": "console-evidence",
+    "fact": "console-fact",
+    "job": "console-job",
     "memory": "console-memory",
     "snapshot": "console-snapshot",
 }
 
 
-def object_link(kind: str, ref: str) -> SafeString:
+def _page_of(kind: str, ref: str) -> str | None:
     if kind in OBJECT_PAGES:
-        return format_html(
-            '<a class="mono" href="{}">{}</a>', reverse(OBJECT_PAGES[kind], args=[ref]), ref
-        )
+        try:
+            return reverse(OBJECT_PAGES[kind], args=[ref])
+        except NoReverseMatch:  # a ref its page cannot take (a drill run's is a number)
+            return None
     if kind == "quarantine":
+        return f"{reverse('console-quarantine')}#quarantine-{ref}"
+    if kind == "contract":
+        # Contracts are audited as "decision_class@version" (Contract.__str__).
+        decision_class, at, version = ref.partition("@")
+        if at and decision_class and version:
+            return reverse("console-contract", args=[decision_class, version])
+    return None
+
+
+def object_link(kind: str, ref: str, after: Any = None) -> SafeString:
+    """The audited object, linked to its page; a correction (audited on the evidence it
+    corrects) links its own page beside it."""
+    page = _page_of(kind, ref)
+    shown = (
+        format_html('<a class="mono" href="{}">{}</a>', page, ref)
+        if page
+        else format_html('<span class="mono">{}</span>', ref)
+    )
+    correction_id = after.get("correction_id") if isinstance(after, dict) else None
+    if kind == "evidence" and isinstance(correction_id, str) and correction_id:
         return format_html(
-            '<a class="mono" href="{}#quarantine-{}">{}</a>',
-            reverse("console-quarantine"),
-            ref,
-            ref,
+            '{} <a class="mono" href="{}">{}</a>',
+            shown,
+            reverse("console-correction", args=[correction_id]),
+            correction_id,
         )
-    return format_html('<span class="mono">{}</span>', ref)
+    return shown
 
 
 def changes_html(before: Any, after: Any) -> SafeString:
@@ -108,7 +134,7 @@ class AuditTable(tables.Table):
         return format_html('<span class="tag">{}</span>', value)
 
     def render_object_ref(self, record: AuditEvent) -> SafeString:
-        return object_link(record.object_kind, record.object_ref)
+        return object_link(record.object_kind, record.object_ref, record.after)
 
     def render_change(self, record: AuditEvent) -> SafeString:
         return changes_html(record.before, record.after)

@@ -3,7 +3,9 @@
 The list pages (Unknown outcomes, Contradictions) post nothing themselves: their selection
 (ticked rows, or "all N matching these filters") opens a preview here — the count, a sample
 and the action — where the operator gives a reason and, above CONFIRM_ABOVE rows, types the
-count. Confirming creates one job (services/bulk_jobs.py) and opens its page, which re-reads
+count. The confirmation carries the preview's fingerprint of its rows: if the rows changed
+meanwhile (one left the queue, another joined), it is refused and the new preview shown.
+Confirming creates one job (services/bulk_jobs.py) and opens its page, which re-reads
 its progress every POLL_SECONDS until the job is done.
 """
 
@@ -14,6 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import django_tables2 as tables
+from django.core.paginator import EmptyPage, PageNotAnInteger
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -39,7 +42,7 @@ from reconcile_app.console.mixins import (
 from reconcile_app.console.tables.bulk import JobItemTable
 from reconcile_app.console.tables.contradictions import ContradictionTable
 from reconcile_app.console.tables.effects import EffectTable
-from reconcile_app.errors import DomainError
+from reconcile_app.errors import DomainError, ValidationFailed
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.bulk import (
     CONTRADICTION_FILTERS,
@@ -49,7 +52,12 @@ from reconcile_app.selectors.bulk import (
     job_get,
     job_items,
 )
-from reconcile_app.services.bulk_jobs import bulk_job_create, bulk_request_check, bulk_selection
+from reconcile_app.services.bulk_jobs import (
+    bulk_job_create,
+    bulk_request_check,
+    bulk_selection,
+    selection_unchanged,
+)
 
 # Above this many rows the operator types the count to confirm.
 CONFIRM_ABOVE = 10
@@ -133,6 +141,13 @@ class BulkPreviewView(OperatorRequiredMixin, View):
         try:
             choice = self.choice(data)
             selection = self.select(data, choice)
+            if not data.get("fingerprint"):
+                raise ValidationFailed(
+                    "confirm from the preview: it names the rows you act on",
+                    code="preview_required",
+                )
+            # Before the typed count: when rows changed, that is what the operator must hear.
+            selection_unchanged(selection, data["fingerprint"])
             self.confirmed(data, selection)
             job = bulk_job_create(
                 kind=self.kind,
@@ -141,6 +156,8 @@ class BulkPreviewView(OperatorRequiredMixin, View):
                 outcome=choice.outcome or None,
                 reason=data.get("reason", ""),
                 request_id=request_id_of(request),
+                # Checked again where the items are fixed: rows may change in between.
+                fingerprint=selection.fingerprint,
                 **self.asked(data),
             )
         except DomainError as error:
@@ -237,10 +254,17 @@ class JobDetailView(StaffRequiredMixin, View):
         asked = polls(request)
         running = job.status == BulkJobStatus.RUNNING
         table = JobItemTable(job_items(job), request=request, kind=job.kind)
-        table.paginate(page=request.GET.get("page", 1), per_page=PER_PAGE)
+        # A page number from the URL is the reader's to mistype: show the nearest real page,
+        # as the lists do (django-tables2's RequestConfig), never a server error.
+        try:
+            table.paginate(page=request.GET.get("page", 1), per_page=PER_PAGE)
+        except PageNotAnInteger:
+            table.page = table.paginator.page(1)
+        except EmptyPage:
+            table.page = table.paginator.page(table.paginator.num_pages)
         query: dict[str, Any] = {"polls": asked + 1}
-        if request.GET.get("page"):
-            query["page"] = request.GET["page"]
+        if table.page.number > 1:
+            query["page"] = table.page.number
         context = {
             "job": job,
             "table": table,

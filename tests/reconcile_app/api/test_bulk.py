@@ -142,3 +142,47 @@ def test_a_job_reports_its_failures(
     assert (job["status"], job["done"], job["failed"]) == ("done", 0, 3)
     assert [failure["ref"] for failure in job["failures"]] == unknowns
     assert all(failure["detail"].startswith("still unknown") for failure in job["failures"])
+
+
+@pytest.mark.parametrize(
+    ("filters", "count"),
+    [
+        ({"status": ["unknown", "accepted"]}, 3),  # as the list's ?status=…&status=…
+        ({"status": ["unknown"], "subject": ["account-u-1"]}, 1),  # as the console sends it
+        ({"status": "unknown", "subject": "account-u-2"}, 1),
+    ],
+)
+def test_the_filter_takes_what_the_service_takes(unknowns, operator, filters, count):
+    response = operator.post(BULK, {"filter": filters, "action": "readback", "reason": REASON})
+    assert response.status_code == 202, response.content
+    assert response.json()["count"] == count
+
+
+def test_the_snapshot_filter_is_taken_as_the_list_takes_it(unknowns, operator):
+    snapshot_id = Effect.objects.get(idempotency_key="u-1").snapshot.snapshot_id
+    response = operator.post(
+        BULK, {"filter": {"snapshot_id": snapshot_id}, "action": "readback", "reason": REASON}
+    )
+    assert response.status_code == 202, response.content
+    assert BulkJob.objects.get().items.get().ref == "u-1"
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"subject": ["account-u-1", "account-u-2"]},  # one value only: never silently the last
+        {"status": [1]},
+        {"status": {"in": "unknown"}},
+        {"nonsense": "x"},
+    ],
+)
+def test_a_filter_value_the_service_refuses_the_api_refuses_alike(unknowns, operator, filters):
+    from reconcile_app.errors import ValidationFailed
+    from reconcile_app.selectors.bulk import effect_selection
+
+    response = operator.post(BULK, {"filter": filters, "action": "readback", "reason": REASON})
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_filter")
+    with pytest.raises(ValidationFailed) as refused:
+        effect_selection(action="readback", filters=filters)
+    assert refused.value.code == "invalid_filter"
+    assert not BulkJob.objects.exists()

@@ -87,3 +87,18 @@ def test_only_operators_resolve_in_bulk(contradictions, auditor, reviewer, agent
     assert reviewer.post(BULK, body).status_code == 403
     assert agent.post(BULK, body).json()["code"] == "people_only"
     assert not BulkJob.objects.exists()
+
+
+def test_the_filter_takes_the_lists_status_and_refuses_what_the_service_refuses(
+    contradictions, operator
+):
+    taken = operator.post(
+        "/api/v1/contradictions/bulk",
+        {"filter": {"status": "open", "subject": ["account-1"]}, "note": "dup"},
+    )
+    assert taken.status_code == 202, taken.content
+    refused = operator.post(
+        "/api/v1/contradictions/bulk",
+        {"filter": {"kind": ["a", "b"]}, "note": "dup"},
+    )
+    assert (refused.status_code, refused.json()["code"]) == (400, "invalid_filter")

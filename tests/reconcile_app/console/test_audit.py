@@ -87,6 +87,7 @@ def test_lists_every_action_newest_first_with_before_and_after(auditor_browser, 
         ("action_prefix=quarantine.", ["lift", "create"]),
         ("object_kind=escalation", ["approve"]),
         ("object_ref=esc_1", ["approve"]),
+        ("request_id=req-lift", ["lift"]),
     ],
 )
 def test_filters_live_in_the_url(auditor_browser, trail, query, expected):
@@ -316,3 +317,36 @@ def test_quarantine_rows_are_audited_where_the_quarantine_is(operator_browser, e
     ).content.decode()
     assert 'data-action="quarantine.create"' in timeline
     assert "olivia-operator" in timeline
+
+
+@pytest.mark.parametrize(
+    ("kind", "ref", "after", "links"),
+    [
+        ("job", "job_0a1b", None, ["/jobs/job_0a1b/"]),
+        ("evidence", "ev-7", None, ["/evidence/ev-7/"]),
+        (
+            "evidence",
+            "ev-7",
+            {"correction_id": "cor_9", "entry": "ev-8"},
+            ["/evidence/ev-7/", "/corrections/cor_9/"],
+        ),
+        ("fact", "fk-1", None, ["/facts/fk-1/"]),
+        ("drill_run", "12", None, ["/drills/12/"]),
+        ("contract", "collections@1.2", None, ["/contracts/collections/1.2/"]),
+        ("contradiction", "4", None, []),
+        ("principal", "agent-1", None, []),
+    ],
+)
+def test_audit_rows_link_the_pages_their_objects_have(
+    auditor_browser, operator, kind, ref, after, links
+):
+    audit_record(
+        actor=operator.user, action=f"{kind}.test", object_kind=kind, object_ref=ref, after=after
+    )
+    page = auditor_browser.get("/audit/", {"action": f"{kind}.test"}).content.decode()
+    cell = page[page.index('<tr id="audit-') :]
+    cell = cell[: cell.index("</tr>")]
+    import re
+
+    assert re.findall(r'href="([^"]+)"', cell) == links
+    assert ref in cell

@@ -21,6 +21,19 @@ PREVIEW_QUERIES = 5
 JOB_QUERIES = 6
 
 
+def fingerprint_of(page: str) -> dict[str, str]:
+    """The preview's fingerprint field, as its form would post it (none without rows)."""
+    found = re.search(r'<input type="hidden" name="fingerprint" value="([0-9a-f]+)">', page)
+    return {"fingerprint": found.group(1)} if found else {}
+
+
+def confirm(browser: Client, data: dict[str, Any], url: str = PREVIEW, **extra: Any) -> Any:
+    """Open the preview, then post its form: what an operator's browser does."""
+    shown = {name: value for name, value in data.items() if name not in ("reason", "confirm")}
+    preview = browser.get(url, shown).content.decode()
+    return browser.post(url, {**data, **fingerprint_of(preview)}, **extra)
+
+
 def unknowns(agent: Any, count: int, start: int = 0) -> list[str]:
     return [
         commit_effect(agent, f"u-{n}", fault="timeout_after_commit").idempotency_key
@@ -72,8 +85,8 @@ def test_preview_query_count_does_not_grow_with_the_selection(
 
 
 def test_confirming_starts_one_job_and_opens_its_page(three, operator_browser):
-    response = operator_browser.post(
-        PREVIEW, {**ALL_UNKNOWN, "reason": REASON}, HTTP_X_REQUEST_ID="req-console-7"
+    response = confirm(
+        operator_browser, {**ALL_UNKNOWN, "reason": REASON}, HTTP_X_REQUEST_ID="req-console-7"
     )
     job = BulkJob.objects.get()
     assert response.status_code == 302
@@ -88,8 +101,8 @@ def test_confirming_starts_one_job_and_opens_its_page(three, operator_browser):
 
 
 def test_ticked_rows_only(three, operator_browser):
-    operator_browser.post(
-        PREVIEW,
+    confirm(
+        operator_browser,
         {"do": "not_executed", "scope": "selected", "key": ["u-0", "u-2"], "reason": REASON},
     )
     job = BulkJob.objects.get()
@@ -110,7 +123,7 @@ def test_ticked_rows_only(three, operator_browser):
     ],
 )
 def test_a_refused_confirmation_says_why_and_starts_nothing(three, operator_browser, data, code):
-    response = operator_browser.post(PREVIEW, data)
+    response = confirm(operator_browser, data)
     assert response.status_code == 400
     assert f'data-code="{code}"' in response.content.decode()
     assert not BulkJob.objects.exists()
@@ -118,13 +131,13 @@ def test_a_refused_confirmation_says_why_and_starts_nothing(three, operator_brow
 
 def test_above_the_threshold_the_count_must_be_typed(estate, agent, operator_browser):
     unknowns(agent, 11)
-    refused = operator_browser.post(PREVIEW, {**ALL_UNKNOWN, "reason": REASON, "confirm": "10"})
+    refused = confirm(operator_browser, {**ALL_UNKNOWN, "reason": REASON, "confirm": "10"})
     assert refused.status_code == 400
     page = refused.content.decode()
     assert 'data-code="confirmation_mismatch"' in page
     assert REASON in page  # the reason survives the refusal
     assert not BulkJob.objects.exists()
-    accepted = operator_browser.post(PREVIEW, {**ALL_UNKNOWN, "reason": REASON, "confirm": "11"})
+    accepted = confirm(operator_browser, {**ALL_UNKNOWN, "reason": REASON, "confirm": "11"})
     assert accepted.status_code == 302
     assert BulkJob.objects.get().count == 11
 
@@ -138,7 +151,7 @@ def test_only_operators_reach_the_preview(three, auditor_browser, reviewer_brows
 def test_the_job_page_polls_while_running_and_stops_when_done(
     three, operator_browser, auditor_browser, django_assert_num_queries
 ):
-    operator_browser.post(PREVIEW, {**ALL_UNKNOWN, "reason": REASON})
+    confirm(operator_browser, {**ALL_UNKNOWN, "reason": REASON})
     job = BulkJob.objects.get()
     url = f"/jobs/{job.job_id}/"
 
@@ -159,6 +172,18 @@ def test_the_job_page_polls_while_running_and_stops_when_done(
     assert set(Effect.objects.values_list("status", flat=True)) == {"verified"}
 
 
+@pytest.mark.parametrize(("asked", "shown"), [("abc", 1), ("0", 1), ("99", 1), ("-1", 1)])
+def test_a_mistyped_page_number_shows_a_real_page(three, operator_browser, asked, shown):
+    confirm(operator_browser, {**ALL_UNKNOWN, "reason": REASON})
+    job = BulkJob.objects.get()
+    response = operator_browser.get(f"/jobs/{job.job_id}/", {"page": asked})
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert page.count('data-state="pending"') == 3
+    # The poll keeps to the page shown, not the number typed.
+    assert f'hx-get="/jobs/{job.job_id}/?polls=1"' in page
+
+
 def test_a_missing_job_is_404(db, operator_browser):
     assert operator_browser.get("/jobs/job_nope/").status_code == 404
 
@@ -172,9 +197,10 @@ def test_contradictions_are_resolved_in_bulk(make_snapshot, operator_browser):
         "/contradictions/bulk/", {"do": "resolve", "scope": "filter", "status": "open"}
     ).content.decode()
     assert '<span class="count" id="bulk-count">2</span>' in preview
-    response = operator_browser.post(
-        "/contradictions/bulk/",
+    response = confirm(
+        operator_browser,
         {"do": "resolve", "scope": "filter", "status": "open", "reason": "duplicate reports"},
+        "/contradictions/bulk/",
     )
     job = BulkJob.objects.get()
     assert response["Location"] == f"/jobs/{job.job_id}/"
@@ -201,7 +227,7 @@ def test_all_matching_means_the_rows_the_list_showed(three, operator_browser):
     loose = {**ALL_UNKNOWN, "subject": "U-1"}
     preview = operator_browser.get(PREVIEW, loose).content.decode()
     assert '<span class="count" id="bulk-count">1</span>' in preview
-    operator_browser.post(PREVIEW, {**loose, "reason": REASON})
+    confirm(operator_browser, {**loose, "reason": REASON})
     job = BulkJob.objects.get()
     assert [item.ref for item in job.items.all()] == ["u-1"]
     assert job.selection["read_by"] == "ConsoleEffectFilterSet"
@@ -212,3 +238,110 @@ def test_all_matching_means_the_rows_the_list_showed(three, operator_browser):
         content_type="application/json",
     )
     assert refused.json()["code"] == "nothing_matched"
+
+
+def test_all_matching_keeps_every_filter_the_list_applies(three, operator_browser):
+    """The list narrowed to one snapshot's effects: "all N matching" is that one row."""
+    snapshot_id = Effect.objects.get(idempotency_key="u-1").snapshot.snapshot_id
+    listed = operator_browser.get("/effects/", {"status": "unknown", "snapshot_id": snapshot_id})
+    page = listed.content.decode()
+    assert re.search(r'<strong id="bulk-matching">1</strong>', page)
+    assert f'<input type="hidden" name="snapshot_id" value="{snapshot_id}">' in page
+
+    scoped = {**ALL_UNKNOWN, "snapshot_id": snapshot_id}
+    preview = operator_browser.get(PREVIEW, scoped).content.decode()
+    assert '<span class="count" id="bulk-count">1</span>' in preview
+    confirm(operator_browser, {**scoped, "reason": REASON})
+    assert [item.ref for item in BulkJob.objects.get().items.all()] == ["u-1"]
+
+
+@pytest.mark.parametrize(
+    ("filterset", "carried"),
+    [
+        ("ConsoleEffectFilterSet", "EFFECT_FILTERS"),
+        ("ConsoleContradictionFilterSet", "CONTRADICTION_FILTERS"),
+    ],
+)
+def test_the_selection_carries_every_filter_of_its_list(filterset, carried):
+    from reconcile_app.console import filtersets
+    from reconcile_app.selectors import bulk
+
+    assert set(getattr(filtersets, filterset).base_filters) <= set(getattr(bulk, carried))
+
+
+def test_a_confirmation_whose_rows_changed_since_the_preview_is_refused(
+    estate, agent, operator_browser
+):
+    """Three rows previewed; one concluded and another joined meanwhile: the count is the
+    same, the rows are not. The operator sees the new rows before anything runs."""
+    unknowns(agent, 3)
+    preview = operator_browser.get(PREVIEW, ALL_UNKNOWN).content.decode()
+    Effect.objects.filter(idempotency_key="u-0").update(status="verified")
+    unknowns(agent, 1, start=3)
+
+    refused = operator_browser.post(
+        PREVIEW, {**ALL_UNKNOWN, "reason": REASON, **fingerprint_of(preview)}
+    )
+    assert refused.status_code == 409
+    page = refused.content.decode()
+    assert 'data-code="selection_changed"' in page
+    assert '<span class="count" id="bulk-count">3</span>' in page
+    joined, left = (Effect.objects.get(idempotency_key=key).pk for key in ("u-3", "u-0"))
+    assert f'id="effect-{joined}"' in page and f'id="effect-{left}"' not in page
+    assert REASON in page
+    assert not BulkJob.objects.exists()
+    # The new preview's own fingerprint confirms the rows it shows.
+    accepted = operator_browser.post(
+        PREVIEW, {**ALL_UNKNOWN, "reason": REASON, **fingerprint_of(page)}
+    )
+    assert accepted.status_code == 302
+    assert sorted(BulkJob.objects.get().items.values_list("ref", flat=True)) == [
+        "u-1",
+        "u-2",
+        "u-3",
+    ]
+
+
+def test_a_confirmation_without_a_preview_is_refused(three, operator_browser):
+    refused = operator_browser.post(PREVIEW, {**ALL_UNKNOWN, "reason": REASON})
+    assert refused.status_code == 400
+    assert 'data-code="preview_required"' in refused.content.decode()
+    assert not BulkJob.objects.exists()
+
+
+def test_a_refused_confirmation_leaves_the_post_url_so_a_reload_posts_nothing(
+    estate, agent, operator_browser
+):
+    unknowns(agent, 11)
+    preview_url = f"{PREVIEW}?do=readback&scope=filter&status=unknown"
+    preview = operator_browser.get(preview_url).content.decode()
+    # The preview's form posts to its own URL; a wrong typed count is refused.
+    response = operator_browser.post(
+        preview_url,
+        {**ALL_UNKNOWN, "reason": REASON, "confirm": "3", **fingerprint_of(preview)},
+        HTTP_REFERER=f"http://testserver{preview_url}",
+    )
+    assert response.status_code == 303 and response["Location"] == preview_url
+    shown = operator_browser.get(preview_url)
+    assert shown["X-Console-Refused-Form"] == "kept" and shown.status_code == 400
+    assert 'data-code="confirmation_mismatch"' in shown.content.decode()
+    assert REASON in shown.content.decode()
+    # A reload reads the preview afresh: nothing posted, no job.
+    again = operator_browser.get(preview_url)
+    assert again.status_code == 200 and "X-Console-Refused-Form" not in again
+    assert not BulkJob.objects.exists()
+
+
+def test_the_job_page_leads_to_every_audit_row_of_the_job(three, operator_browser):
+    confirm(operator_browser, {**ALL_UNKNOWN, "reason": REASON}, HTTP_X_REQUEST_ID="req-job-9")
+    job = BulkJob.objects.get()
+    bulk_job_run(job_id=job.job_id)
+    page = operator_browser.get(f"/jobs/{job.job_id}/").content.decode()
+    link = re.search(r'<a [^>]*id="job-audit" href="([^"]+)"', page).group(1)
+    assert link == "/audit/?request_id=req-job-9"
+    audit = operator_browser.get(link).content.decode()
+    shown = set(re.findall(r'<tr id="audit-(\d+)"', audit))
+    written = AuditEvent.objects.filter(request_id="req-job-9")
+    assert written.count() == 4  # the job, and one readback per effect
+    assert shown == {str(pk) for pk in written.values_list("pk", flat=True)}
+    assert f'href="/jobs/{job.job_id}/"' in audit

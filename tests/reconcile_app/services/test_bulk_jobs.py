@@ -196,3 +196,33 @@ def test_a_selection_over_the_limit_is_refused(unknowns, operator):
 def test_only_operators_run_bulk_jobs(unknowns, auditor):
     with pytest.raises(Forbidden):
         create(auditor, action="readback", filters={"status": "unknown"})
+
+
+def test_a_fingerprint_of_other_rows_is_refused_and_fixes_nothing(unknowns, operator):
+    from reconcile_app.errors import Conflict
+    from reconcile_app.selectors.bulk import effect_selection
+
+    previewed = effect_selection(action="readback", filters={"status": "unknown"})
+    # Order does not matter; membership does.
+    assert (
+        previewed.fingerprint
+        == effect_selection(action="readback", keys=list(reversed(previewed.refs))).fingerprint
+    )
+    Effect.objects.filter(pk=unknowns[0].pk).update(status="verified")
+    with pytest.raises(Conflict) as refused:
+        create(
+            operator,
+            action="readback",
+            filters={"status": "unknown"},
+            fingerprint=previewed.fingerprint,
+        )
+    assert (refused.value.code, refused.value.status) == ("selection_changed", 409)
+    assert (
+        not BulkJob.objects.exists()
+        and not AuditEvent.objects.filter(action="bulk_job.create").exists()
+    )
+    current = effect_selection(action="readback", filters={"status": "unknown"})
+    job = create(
+        operator, action="readback", filters={"status": "unknown"}, fingerprint=current.fingerprint
+    )
+    assert job.count == 2

@@ -43,6 +43,27 @@ SHAPE_CHECKED = ("keys",)
 BULK_KEY = "bulk"
 
 
+# What a bulk request is refused for (400), shared by both bulk endpoints: its selection,
+# its action (effects only) and its reason.
+SELECTION_PROBLEMS = (
+    "selection_required",
+    "selection_ambiguous",
+    "unknown_keys",
+    "invalid_keys",
+    "invalid_filter",
+    "nothing_matched",
+    "selection_too_large",
+)
+ACTION_PROBLEMS = (
+    "invalid_action",
+    "outcome_required",
+    "invalid_outcome",
+    "outcome_not_applicable",
+)
+REASON_PROBLEMS = ("reason_required", "reason_too_long", "invalid_request")
+OPERATORS_ONLY = {403: ["people_only", "forbidden"]}
+
+
 class EffectBulkView(APIView):
     """POST starts a bulk job (operators). GET is `GET /effects/{key}` for the key "bulk":
     any agent may have used that Idempotency-Key, and this path must not hide its effect."""
@@ -75,23 +96,8 @@ class EffectBulkView(APIView):
         request=EffectBulkInput,
         responses={202: JobOutput},
         problems={
-            400: [
-                "selection_required",
-                "selection_ambiguous",
-                "unknown_keys",
-                "invalid_keys",
-                "invalid_filter",
-                "nothing_matched",
-                "selection_too_large",
-                "invalid_action",
-                "outcome_required",
-                "invalid_outcome",
-                "outcome_not_applicable",
-                "reason_required",
-                "reason_too_long",
-                "invalid_request",
-            ],
-            403: ["people_only", "forbidden"],
+            400: [*SELECTION_PROBLEMS, *ACTION_PROBLEMS, *REASON_PROBLEMS],
+            **OPERATORS_ONLY,
         },
     )
     def post(self, request: Request) -> Response:
@@ -148,19 +154,8 @@ class ContradictionBulkView(APIView):
         request=ContradictionBulkInput,
         responses={202: JobOutput},
         problems={
-            400: [
-                "selection_required",
-                "selection_ambiguous",
-                "unknown_keys",
-                "invalid_keys",
-                "invalid_filter",
-                "nothing_matched",
-                "selection_too_large",
-                "reason_required",
-                "reason_too_long",
-                "invalid_request",
-            ],
-            403: ["people_only", "forbidden"],
+            400: [*SELECTION_PROBLEMS, *REASON_PROBLEMS],
+            **OPERATORS_ONLY,
         },
     )
     def post(self, request: Request) -> Response:

@@ -331,6 +331,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "reconcile_app.tasks.bulk_jobs_sweep_task",
         "schedule": float(env_int("SWEEP_EFFECTS_EVERY_SECONDS", 30)),
     },
+    "sweep-lost-work": {
+        "task": "reconcile_app.tasks.lost_work_sweep_task",
+        "schedule": 60.0,
+    },
     "expire-quarantines": {
         "task": "reconcile_app.tasks.quarantines_expire_task",
         "schedule": 60.0,

@@ -77,6 +77,14 @@ def quarantine_apply_task(quarantine_id: str) -> str:
 
 
 @shared_task(acks_late=True)
+def lost_work_sweep_task() -> dict[str, int]:
+    """Scheduled: queue again quarantines, corrections and activations whose task was lost."""
+    from reconcile_app.services.lost_work import lost_work_sweep
+
+    return lost_work_sweep()
+
+
+@shared_task(acks_late=True)
 def quarantines_expire_task() -> int:
     """Scheduled: lift quarantines whose end time has passed."""
     from reconcile_app.services.quarantine import quarantines_expire

@@ -30,6 +30,7 @@ def queue_of(task_name: str) -> str:
         ("reconcile_app.tasks.quarantines_expire_task", DEFAULT),
         ("reconcile_app.tasks.bulk_job_run_task", DEFAULT),
         ("reconcile_app.tasks.bulk_jobs_sweep_task", DEFAULT),
+        ("reconcile_app.tasks.lost_work_sweep_task", DEFAULT),
     ],
 )
 def test_each_task_goes_to_its_queue(task_name, queue):

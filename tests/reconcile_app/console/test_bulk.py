@@ -263,10 +263,22 @@ def test_all_matching_keeps_every_filter_the_list_applies(three, operator_browse
     ],
 )
 def test_the_selection_carries_every_filter_of_its_list(filterset, carried):
+    """Every filter a list applies is carried into "all N matching", except the list-only
+    ones, with which the list offers no selection at all (the next test)."""
     from reconcile_app.console import filtersets
+    from reconcile_app.console.views.effects import LIST_ONLY_FILTERS
     from reconcile_app.selectors import bulk
 
-    assert set(getattr(filtersets, filterset).base_filters) <= set(getattr(bulk, carried))
+    applied = set(getattr(filtersets, filterset).base_filters) - set(LIST_ONLY_FILTERS)
+    assert applied <= set(getattr(bulk, carried))
+
+
+def test_a_list_narrowed_by_a_list_only_filter_offers_no_selection(three, operator_browser):
+    settled = operator_browser.get(
+        "/effects/", {"status": "all", "settled_after": "2000-01-01T00:00:00Z"}
+    ).content.decode()
+    assert "bulk-pick" not in settled and 'id="bulk-form"' not in settled
+    assert "bulk-pick" in operator_browser.get("/effects/", {"status": "all"}).content.decode()
 
 
 def test_a_confirmation_whose_rows_changed_since_the_preview_is_refused(

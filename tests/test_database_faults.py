@@ -5,18 +5,19 @@ from __future__ import annotations
 import pytest
 from django.db import OperationalError, connection
 
+from config.insert_batch import InsertBatch
 from reconcile_app.models import ClaimVerdict, DecisionReceipt, DecisionSnapshot, StateRead
 from tests.reconcile_app.effects.conftest import SUBJECT, collectible  # noqa: F401
 
 
 def test_database_lost_mid_snapshot_is_503_and_writes_nothing(collectible, agent, monkeypatch):
-    original = StateRead.objects.bulk_create
+    original = InsertBatch.send
 
-    def drop_connection(*args, **kwargs):
-        original(*args, **kwargs)  # the snapshot row and its reads are written...
+    def drop_connection(batch):
+        original(batch)  # the snapshot row, its reads, verdicts and receipt are written...
         raise OperationalError("server closed the connection unexpectedly")  # ...then it dies
 
-    monkeypatch.setattr(StateRead.objects, "bulk_create", drop_connection)
+    monkeypatch.setattr(InsertBatch, "send", drop_connection)
     response = agent.post(
         "/api/v1/reconcile",
         {
@@ -58,10 +59,10 @@ def test_postgresql_backend_killed_mid_snapshot_is_503_and_writes_nothing(
     """The server terminates our session in the middle of the snapshot's transaction."""
     import psycopg
 
-    original = StateRead.objects.bulk_create
+    original = InsertBatch.send
     settings_dict = connection.settings_dict
 
-    def kill_then_insert(*args, **kwargs):
+    def kill_then_insert(batch):
         pid = connection.connection.info.backend_pid
         with psycopg.connect(
             host=settings_dict["HOST"] or "127.0.0.1",
@@ -71,9 +72,10 @@ def test_postgresql_backend_killed_mid_snapshot_is_503_and_writes_nothing(
             autocommit=True,
         ) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", [pid])
-        return original(*args, **kwargs)
+        # The snapshot row is written; its reads, verdicts and receipt are not.
+        return original(batch)
 
-    monkeypatch.setattr(StateRead.objects, "bulk_create", kill_then_insert)
+    monkeypatch.setattr(InsertBatch, "send", kill_then_insert)
     response = agent.post(
         "/api/v1/reconcile",
         {

@@ -109,6 +109,12 @@ class JobOutput(serializers.ModelSerializer):
     concluded when the job reached them — included); `done + failed == count` once `done`."""
 
     status = serializers.ChoiceField(choices=BulkJobStatus.choices)
+    # Declared rather than derived from the model: a PositiveIntegerField's range is the
+    # database's, and the schema must not change with the engine it was generated on.
+    count = serializers.IntegerField(min_value=0)
+    done = serializers.IntegerField(min_value=0)
+    failed = serializers.IntegerField(min_value=0)
+    skipped = serializers.IntegerField(min_value=0)
     created_by = serializers.CharField(source="created_by_name")
     failures = serializers.SerializerMethodField()
 

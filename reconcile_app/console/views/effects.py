@@ -38,7 +38,6 @@ from reconcile_app.console.mixins import (
 )
 from reconcile_app.console.tables.effects import EffectTable
 from reconcile_app.console.views.bulk import EFFECT_CHOICES, bulk_filters
-from reconcile_app.console.views.effect_compensation import refusal_pop
 from reconcile_app.errors import DomainError
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
@@ -206,9 +205,7 @@ def effect_page(
 
 class EffectDetailView(StaffRequiredMixin, View):
     def get(self, request: HttpRequest, key: str) -> HttpResponse:
-        # A refusal a form stashed before redirecting here (post/redirect/get), shown once.
-        form_name, error, draft = refusal_pop(request, key)
-        return effect_page(request, key, form_name=form_name, error=error, draft=draft)
+        return effect_page(request, key)
 
 
 class EffectStatusView(StaffRequiredMixin, View):
@@ -268,7 +265,7 @@ class EffectResolveView(OperatorRequiredMixin, View):
             "reason": request.POST.get("reason", ""),
         }
         if not form.is_valid():
-            return _refused(request, key, "resolve", form_error(form), draft)
+            return effect_refused(request, key, "resolve", form_error(form), draft)
         try:
             with not_found_is_404():
                 effect = effect_resolve_manually(
@@ -279,7 +276,7 @@ class EffectResolveView(OperatorRequiredMixin, View):
                     request_id=request_id_of(request),
                 )
         except DomainError as exc:
-            return _refused(request, key, "resolve", exc, draft)
+            return effect_refused(request, key, "resolve", exc, draft)
         messages.success(request, f"{key} resolved by hand: {effect.status.replace('_', ' ')}.")
         return redirect("console-effect", key=key)
 
@@ -291,7 +288,7 @@ class EffectEscalateView(OperatorRequiredMixin, View):
         form = EffectEscalateForm(request.POST)
         draft = {"reason": request.POST.get("reason", "")}
         if not form.is_valid():
-            return _refused(request, key, "escalate", form_error(form), draft)
+            return effect_refused(request, key, "escalate", form_error(form), draft)
         try:
             with not_found_is_404():
                 escalation = escalation_open_for_effect(
@@ -301,14 +298,16 @@ class EffectEscalateView(OperatorRequiredMixin, View):
                     request_id=request_id_of(request),
                 )
         except DomainError as exc:
-            return _refused(request, key, "escalate", exc, draft)
+            return effect_refused(request, key, "escalate", exc, draft)
         messages.success(request, f"Escalated to {escalation.owner} as {escalation.escalation_id}.")
         return redirect("console-effect", key=key)
 
 
-def _refused(
+def effect_refused(
     request: HttpRequest, key: str, form_name: str, error: DomainError, draft: dict[str, str]
 ) -> HttpResponse:
+    """The effect's page with a form's refusal beside it (console/refusals.py moves it back
+    to the page's own URL for a browser that posted without htmx)."""
     return effect_page(
         request, key, status=error.status, form_name=form_name, error=error, draft=draft
     )

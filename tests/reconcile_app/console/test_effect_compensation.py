@@ -97,13 +97,17 @@ def test_compensating_redirects_to_the_new_effect_and_links_both_ways(
     assert FORM["reason"] in original
 
 
+# A browser posting the form from the effect's page names it (Referrer-Policy same-origin).
+FROM_THE_PAGE = "http://testserver/effects/v-1/"
+
+
 def test_a_refusal_is_shown_after_a_redirect_and_never_re_posted(operator_browser, verified):
     sandbox_record_write(
         source="case-service", subject="account-v-1", field="collections_status", value="hold"
     )
     owner_says("account-v-1", "hold")
-    response = operator_browser.post("/effects/v-1/compensate/", FORM)
-    assert response.status_code == 302 and response["Location"] == "/effects/v-1/"
+    response = operator_browser.post("/effects/v-1/compensate/", FORM, HTTP_REFERER=FROM_THE_PAGE)
+    assert response.status_code == 303 and response["Location"] == "/effects/v-1/"
     page = operator_browser.get("/effects/v-1/").content.decode()
     error = page[page.index('id="compensate-error"') :]
     assert "decision_not_allowed" in error[:400]
@@ -117,8 +121,10 @@ def test_a_refusal_is_shown_after_a_redirect_and_never_re_posted(operator_browse
 
 
 def test_a_missing_reason_is_refused_inline(operator_browser, verified):
-    response = operator_browser.post("/effects/v-1/compensate/", {**FORM, "reason": " "})
-    assert response.status_code == 302
+    response = operator_browser.post(
+        "/effects/v-1/compensate/", {**FORM, "reason": " "}, HTTP_REFERER=FROM_THE_PAGE
+    )
+    assert response.status_code == 303 and response["Location"] == "/effects/v-1/"
     page = operator_browser.get("/effects/v-1/").content.decode()
     error = page[page.index('id="compensate-error"') :]
     assert "invalid_request" in error[:300]

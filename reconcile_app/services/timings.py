@@ -5,19 +5,9 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
-from django.http import HttpRequest
 from django.utils import timezone
 
 from reconcile_app.models import DecisionSnapshot, ReconcileTiming
-
-# Set on every request by config.http_metrics.RequestMetricsMiddleware, the outermost one.
-ARRIVED_ATTRIBUTE = "arrived_perf_counter"
-
-
-def request_arrival(request: HttpRequest) -> float | None:
-    """The request's arrival on `time.perf_counter()`'s clock, if the middleware stamped it
-    (a test calling a view directly has no stamp)."""
-    return getattr(request, ARRIVED_ATTRIBUTE, None)
 
 
 def reconcile_timing_row(*, snapshot: DecisionSnapshot, arrived: float) -> ReconcileTiming:

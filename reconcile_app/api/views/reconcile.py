@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.http_metrics import request_arrival
 from reconcile_app.api.epoch_views import EpochPinnedMixin
 from reconcile_app.api.openapi import api_operation
 from reconcile_app.api.snapshot_serializers import (
@@ -29,7 +30,6 @@ from reconcile_app.services.principals import principal_acting
 from reconcile_app.services.recall import claim_draft
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from reconcile_app.services.replay import snapshot_replay
-from reconcile_app.services.timings import request_arrival
 
 SNAPSHOT_NOT_FOUND = {404: ["snapshot_not_found"]}
 

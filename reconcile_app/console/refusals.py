@@ -60,7 +60,12 @@ class RefusedFormRedirectMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.method == "GET" and hasattr(request, "session"):
+        # Only console pages are ever kept: the API and static files never touch the session.
+        if (
+            request.method == "GET"
+            and not request.path.startswith(SKIPPED_PREFIXES)
+            and hasattr(request, "session")
+        ):
             kept = request.session.get(SESSION_KEY)
             if kept and kept.get("path") == request.get_full_path():
                 del request.session[SESSION_KEY]

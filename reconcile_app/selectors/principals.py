@@ -13,6 +13,7 @@ from reconcile_app.choices import ContractStatus
 from reconcile_app.models import ApiKey, Contract, Principal
 from reconcile_app.roles import roles_of
 from reconcile_app.selectors.capabilities import ATTEST, FACT
+from reconcile_app.services.key_use import LAST_USE_CACHE_PREFIX
 
 
 def principal_profile(principal: Principal) -> dict[str, Any]:
@@ -55,8 +56,6 @@ class TokenRow:
 def tokens_of(*, user: Any) -> list[TokenRow]:
     """The person's own API tokens, newest first: one query and one cache read. Last use is
     the later of the stored time and the one noted in the cache (services/key_use.py)."""
-    from reconcile_app.services.key_use import LAST_USE_CACHE_PREFIX
-
     keys = list(ApiKey.objects.filter(principal__user=user).order_by("-created_at", "-id"))
     noted = cache.get_many([f"{LAST_USE_CACHE_PREFIX}{key.prefix}" for key in keys])
     rows = []

@@ -7,17 +7,26 @@ from django.db import OperationalError, connection
 
 from config.insert_batch import InsertBatch
 from reconcile_app.models import ClaimVerdict, DecisionReceipt, DecisionSnapshot, StateRead
+from reconcile_app.services import snapshots
 from tests.reconcile_app.effects.conftest import SUBJECT, collectible  # noqa: F401
 
 
 def test_database_lost_mid_snapshot_is_503_and_writes_nothing(collectible, agent, monkeypatch):
-    original = InsertBatch.send
+    if connection.vendor == "postgresql":
+        # One statement writes the snapshot's rows (services/snapshot_statement.py): the
+        # connection is lost as it goes out.
+        def lost(*args, **kwargs):
+            raise OperationalError("server closed the connection unexpectedly")
 
-    def drop_connection(batch):
-        original(batch)  # the snapshot row, its reads, verdicts and receipt are written...
-        raise OperationalError("server closed the connection unexpectedly")  # ...then it dies
+        monkeypatch.setattr(snapshots, "snapshot_statement_send", lost)
+    else:
+        original = InsertBatch.send
 
-    monkeypatch.setattr(InsertBatch, "send", drop_connection)
+        def drop_connection(batch):
+            original(batch)  # the snapshot row, its reads, verdicts and receipt are written...
+            raise OperationalError("server closed the connection unexpectedly")  # ...then dies
+
+        monkeypatch.setattr(InsertBatch, "send", drop_connection)
     response = agent.post(
         "/api/v1/reconcile",
         {
@@ -56,13 +65,13 @@ def test_database_unreachable_is_a_clean_503_problem(agent, monkeypatch, db):
 def test_postgresql_backend_killed_mid_snapshot_is_503_and_writes_nothing(
     collectible, agent, monkeypatch
 ):
-    """The server terminates our session in the middle of the snapshot's transaction."""
+    """The server terminates our session as the snapshot's statement goes out."""
     import psycopg
 
-    original = InsertBatch.send
+    original = snapshots.snapshot_statement_send
     settings_dict = connection.settings_dict
 
-    def kill_then_insert(batch):
+    def kill_then_insert(*args, **kwargs):
         pid = connection.connection.info.backend_pid
         with psycopg.connect(
             host=settings_dict["HOST"] or "127.0.0.1",
@@ -72,10 +81,9 @@ def test_postgresql_backend_killed_mid_snapshot_is_503_and_writes_nothing(
             autocommit=True,
         ) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", [pid])
-        # The snapshot row is written; its reads, verdicts and receipt are not.
-        return original(batch)
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(InsertBatch, "send", kill_then_insert)
+    monkeypatch.setattr(snapshots, "snapshot_statement_send", kill_then_insert)
     response = agent.post(
         "/api/v1/reconcile",
         {

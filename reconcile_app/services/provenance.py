@@ -24,6 +24,17 @@ def snapshot_lineage(
     content: dict[str, Any],
     batch: InsertBatch | None = None,
 ) -> None:
+    links, labels = snapshot_links(
+        snapshot_id=snapshot_id, decision_id=decision_id, content=content
+    )
+    graph_record(links, labels=labels, batch=batch)
+
+
+def snapshot_links(
+    *, snapshot_id: str, decision_id: str, content: dict[str, Any]
+) -> tuple[list[Link], dict[str, str]]:
+    """The lineage a snapshot brings, and the labels of its nodes (for `graph_record`, or the
+    snapshot's one-statement write, services/snapshot_statement.py)."""
     snapshot = f"snapshot:{snapshot_id}"
     decision = f"decision:{decision_id}"
     links = [Link(snapshot, decision, Relation.WAS_DERIVED_FROM)]
@@ -50,7 +61,7 @@ def snapshot_lineage(
         links.append(
             Link(f"reducer:{content['reducer_version']}", snapshot, Relation.WAS_GENERATED_BY)
         )
-    graph_record(links, labels=labels, batch=batch)
+    return links, labels
 
 
 def effect_lineage(*, decision_id: str, idempotency_key: str, action: str) -> None:

@@ -3,6 +3,7 @@ receipt, escalation and lineage in one transaction — wholly there or not at al
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -10,6 +11,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 
 from config.insert_batch import InsertBatch
+from lineage_app.services.graph import graph_record
 from reconcile_app.canonical import content_hash
 from reconcile_app.choices import ContradictionKind, ContradictionStatus, DecisionResult
 from reconcile_app.models import (
@@ -27,8 +29,9 @@ from reconcile_app.models import (
 from reconcile_app.reconciliation.types import ContractSpec
 from reconcile_app.services.conflicts import contradiction_signature, escalation_conflict_key
 from reconcile_app.services.escalations import escalation_for_snapshot
-from reconcile_app.services.provenance import snapshot_lineage
+from reconcile_app.services.provenance import snapshot_links
 from reconcile_app.services.quarantine import epoch_check
+from reconcile_app.services.snapshot_statement import snapshot_statement_send
 from reconcile_app.services.timings import reconcile_timing_row
 
 
@@ -71,6 +74,123 @@ def snapshot_persist(
         return existing
 
 
+@dataclass
+class SnapshotRows:
+    """The rows a snapshot is issued with, by column (attname), with Python values; the
+    snapshot's own row id, which they all refer to, is left out until it exists."""
+
+    snapshot: dict[str, Any]
+    reads: list[dict[str, Any]]
+    verdicts: list[dict[str, Any]]
+    receipt: dict[str, Any]
+    # One per disagreement, by signature: a retry seeing it again joins the open row.
+    contradictions: dict[str, dict[str, Any]]
+
+
+def snapshot_rows(
+    *,
+    principal: Principal,
+    spec: ContractSpec,
+    sources: dict[str, Source],
+    content: dict,
+    issued_at: datetime,
+    digest: str,
+) -> SnapshotRows:
+    binding = content["binding"]
+    decision = content["decision"]
+    return SnapshotRows(
+        snapshot={
+            "snapshot_id": f"snap_{digest[:32]}",
+            "content_hash": digest,
+            "principal_id": principal.pk,
+            "contract_id": spec.pk,
+            "subject": binding["subject"],
+            "purpose": binding["purpose"],
+            "decision_class": binding["decision_class"],
+            "proposed_action": binding["proposed_action"],
+            "result": decision["result"],
+            "completeness": content["completeness"],
+            "policy_version": decision["policy_version"],
+            "reducer_version": content["reducer_version"] or "",
+            "schema_version": content["schema_version"],
+            "valid_time_cutoff": issued_at,
+            "recorded_time_cutoff": issued_at,
+            "issued_at": issued_at,
+            "content": content,
+        },
+        reads=[
+            {
+                "field": name,
+                "source_id": sources[item["source"]].pk,
+                "required": item["required"],
+                "status": item["status"],
+                "value": item["value"],
+                "version": item["version"],
+                "observed_at": item["observed_at"],
+                "valid_from": item["valid_from"],
+                "recorded_at": item["recorded_at"],
+                "read_at": item["read_at"],
+                "max_age_seconds": item["max_age_seconds"],
+                "consistency": item["consistency"],
+                "evidence": item["evidence"],
+                "detail": item["detail"][:500],
+            }
+            for name, item in content["fields"].items()
+        ],
+        verdicts=[
+            {
+                "index": item["index"],
+                "subject": item["subject"],
+                "field": item["field"],
+                "value": item["value"],
+                "written_at": item["written_at"],
+                "memory_class": item["memory_class"],
+                "purpose": item["purpose"],
+                "derived_from": item["derived_from"],
+                "note": item["note"],
+                "memory_id": item.get("memory_id", ""),
+                "verdict": item["verdict"],
+                "reason": item["reason"],
+                "evidence": item["evidence"],
+            }
+            for item in content["claims"]
+        ],
+        receipt={
+            "decision_id": f"dec_{digest[:32]}",
+            "proposed_action": binding["proposed_action"],
+            "result": decision["result"],
+            "permitted_actions": decision["permitted_actions"],
+            "reasons": decision["reasons"],
+            "policy_version": decision["policy_version"],
+            "issued_at": issued_at,
+        },
+        contradictions={
+            row["signature"]: row
+            for row in (_contradiction_row(item, issued_at) for item in content["contradictions"])
+        },
+    )
+
+
+def _contradiction_row(item: dict[str, Any], issued_at: datetime) -> dict[str, Any]:
+    return {
+        "signature": contradiction_signature(item),
+        "kind": item["kind"],
+        "subject": item["subject"],
+        "field": item["field"],
+        "state_value": item["state"]["value"],
+        "state_source": item["state"]["source"],
+        "state_ref": item["state"]["ref"],
+        "other_value": item["other"]["value"],
+        "other_source": item["other"]["source"],
+        "other_ref": item["other"]["ref"],
+        "detail": item["detail"][:300],
+        "status": ContradictionStatus.OPEN.value,
+        "detected_at": issued_at,
+        "last_seen_at": issued_at,
+        "resolution_note": "",
+    }
+
+
 def _snapshot_insert(
     *,
     principal: Principal,
@@ -83,85 +203,51 @@ def _snapshot_insert(
     contract: Contract | None,
     arrived: float | None = None,
 ) -> DecisionSnapshot:
-    binding = content["binding"]
-    decision = content["decision"]
+    rows = snapshot_rows(
+        principal=principal,
+        spec=spec,
+        sources=sources,
+        content=content,
+        issued_at=issued_at,
+        digest=digest,
+    )
+    links, labels = snapshot_links(
+        snapshot_id=rows.snapshot["snapshot_id"],
+        decision_id=rows.receipt["decision_id"],
+        content=content,
+    )
+    escalates = content["decision"]["result"] == DecisionResult.ESCALATE
+    if connection.vendor == "postgresql" and not escalates:
+        # One statement, atomic by itself: no BEGIN, no COMMIT, no ORM per row.
+        sent = snapshot_statement_send(
+            rows,
+            links=links,
+            labels=labels,
+            issued_at=issued_at,
+            quarantine_epoch=quarantine_epoch,
+            arrived=arrived,
+        )
+        if sent is None:
+            raise QuarantineChanged
+        snapshot, seen = sent
+        _fill_relations(snapshot, contract, seen, None)
+        return snapshot
     with transaction.atomic():
         if quarantine_epoch is not None and not epoch_check(quarantine_epoch):
             raise QuarantineChanged
-        snapshot = DecisionSnapshot.objects.create(
-            snapshot_id=f"snap_{digest[:32]}",
-            content_hash=digest,
-            principal=principal,
-            contract_id=spec.pk,
-            subject=binding["subject"],
-            purpose=binding["purpose"],
-            decision_class=binding["decision_class"],
-            proposed_action=binding["proposed_action"],
-            result=decision["result"],
-            completeness=content["completeness"],
-            policy_version=decision["policy_version"],
-            reducer_version=content["reducer_version"] or "",
-            schema_version=content["schema_version"],
-            valid_time_cutoff=issued_at,
-            recorded_time_cutoff=issued_at,
-            issued_at=issued_at,
-            content=content,
-        )
+        snapshot = DecisionSnapshot.objects.create(**rows.snapshot)
         # Rows whose ids nothing reads go out together at the end (one statement on
         # PostgreSQL); the snapshot's own id is needed by all of them, so it goes first.
         batch = InsertBatch()
-        batch.add(
-            StateRead,
-            [
-                StateRead(
-                    snapshot=snapshot,
-                    field=name,
-                    source=sources[item["source"]],
-                    required=item["required"],
-                    status=item["status"],
-                    value=item["value"],
-                    version=item["version"],
-                    observed_at=item["observed_at"],
-                    valid_from=item["valid_from"],
-                    recorded_at=item["recorded_at"],
-                    read_at=item["read_at"],
-                    max_age_seconds=item["max_age_seconds"],
-                    consistency=item["consistency"],
-                    evidence=item["evidence"],
-                    detail=item["detail"][:500],
-                )
-                for name, item in content["fields"].items()
-            ],
-        )
-        batch.add(
-            ClaimVerdict,
-            [
-                ClaimVerdict(
-                    snapshot=snapshot,
-                    index=item["index"],
-                    subject=item["subject"],
-                    field=item["field"],
-                    value=item["value"],
-                    written_at=item["written_at"],
-                    memory_class=item["memory_class"],
-                    purpose=item["purpose"],
-                    derived_from=item["derived_from"],
-                    note=item["note"],
-                    memory_id=item.get("memory_id", ""),
-                    verdict=item["verdict"],
-                    reason=item["reason"],
-                    evidence=item["evidence"],
-                )
-                for item in content["claims"]
-            ],
-        )
+        batch.add(StateRead, [StateRead(snapshot=snapshot, **row) for row in rows.reads])
+        batch.add(ClaimVerdict, [ClaimVerdict(snapshot=snapshot, **row) for row in rows.verdicts])
         escalation = None
-        if decision["result"] == DecisionResult.ESCALATE:
+        if escalates:
             escalation = escalation_for_snapshot(
                 snapshot=snapshot,
                 conflict_key=escalation_conflict_key(content),
                 owner=_escalation_owner(spec, sources, content),
-                reasons=decision["reasons"],
+                reasons=content["decision"]["reasons"],
                 candidate_refs=[snapshot.snapshot_id]
                 + [
                     item["other"]["ref"]
@@ -171,30 +257,11 @@ def _snapshot_insert(
                 requested_by=principal,
                 commit_window_seconds=spec.commit_window_seconds,
             )
-        snapshot_lineage(
-            snapshot_id=snapshot.snapshot_id,
-            decision_id=f"dec_{digest[:32]}",
-            content=content,
-            batch=batch,
-        )
-        batch.add(
-            DecisionReceipt,
-            [
-                DecisionReceipt(
-                    decision_id=f"dec_{digest[:32]}",
-                    snapshot=snapshot,
-                    proposed_action=binding["proposed_action"],
-                    result=decision["result"],
-                    permitted_actions=decision["permitted_actions"],
-                    reasons=decision["reasons"],
-                    policy_version=decision["policy_version"],
-                    issued_at=issued_at,
-                )
-            ],
-        )
+        graph_record(links, labels=labels, batch=batch)
+        batch.add(DecisionReceipt, [DecisionReceipt(snapshot=snapshot, **rows.receipt)])
         # Last: an open contradiction's row is shared by every reconcile that sees it again,
         # and its lock is held until the commit, so it is taken as late as possible.
-        seen = contradictions_record(snapshot, content["contradictions"], issued_at, batch)
+        seen = contradictions_record(snapshot, rows.contradictions, issued_at, batch)
         if arrived is not None:
             batch.add(
                 ReconcileTiming,
@@ -236,7 +303,7 @@ def _fill_relations(
 
 def contradictions_record(
     snapshot: DecisionSnapshot,
-    found: list[dict],
+    found: dict[str, dict[str, Any]],
     issued_at: datetime,
     batch: InsertBatch,
 ) -> list[Contradiction]:
@@ -244,27 +311,10 @@ def contradictions_record(
     joins that row (`seen_in`, `last_seen_at`) instead of adding another to triage."""
     if not found:
         return []
-    by_signature = {contradiction_signature(item): item for item in found}
-    open_rows = {row.signature: row for row in _open_rows_touch(list(by_signature), issued_at)}
+    open_rows = {row.signature: row for row in _open_rows_touch(list(found), issued_at)}
     new_rows = Contradiction.objects.bulk_create(
-        Contradiction(
-            snapshot=snapshot,
-            signature=signature,
-            kind=item["kind"],
-            subject=item["subject"],
-            field=item["field"],
-            state_value=item["state"]["value"],
-            state_source=item["state"]["source"],
-            state_ref=item["state"]["ref"],
-            other_value=item["other"]["value"],
-            other_source=item["other"]["source"],
-            other_ref=item["other"]["ref"],
-            detail=item["detail"][:300],
-            status=ContradictionStatus.OPEN,
-            detected_at=issued_at,
-            last_seen_at=issued_at,
-        )
-        for signature, item in by_signature.items()
+        Contradiction(snapshot=snapshot, **row)
+        for signature, row in found.items()
         if signature not in open_rows
     )
     seen = [*open_rows.values(), *new_rows]

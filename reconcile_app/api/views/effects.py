@@ -319,6 +319,7 @@ class EffectCompensateView(APIView):
                 "contract_superseded",
                 "snapshot_tainted",
                 "quarantine_changed",
+                "lineage_changed",
                 "owner_refused",
             ],
             412: ["snapshot_expired", "version_changed"],

@@ -56,7 +56,7 @@ class ReconcileView(EpochPinnedMixin, APIView):
             ],
             403: ["capability_missing", "purpose_mismatch"],
             404: ["unknown_decision_class"],
-            409: ["quarantine_changed"],
+            409: ["quarantine_changed", "lineage_changed"],
             422: [
                 "value_too_large",
                 "contract_version_inactive",

@@ -118,19 +118,19 @@ SAVEPOINT_STATEMENTS = 2
 def test_a_warm_reconcile_runs_a_fixed_number_of_queries(
     estate, agent, history, django_assert_num_queries
 ):
-    """The epochs, the sandbox owner's records, the evidence index, and in the transaction
-    (a savepoint here, inside the test's own transaction): the quarantine epoch, the
-    snapshot, lineage nodes (insert, then read their ids: PostgreSQL answers them from the
-    insert), then the rows nothing reads back by id: reads, verdict, lineage edges, receipt
-    and the request's timing (one statement on PostgreSQL, one per table elsewhere) — 12
-    statements (7 on PostgreSQL) whatever the length of the subject's history. A claim that
-    contradicts state adds its contradiction (touch the open row, insert a new one, link)."""
+    """The epochs, the sandbox owner's records, the evidence index, then the snapshot's
+    rows. On PostgreSQL those are one statement (services/snapshot_statement.py, inside a
+    savepoint here, the test's own transaction being open): 4 statements. Elsewhere, in a
+    transaction: the quarantine epoch, the snapshot, lineage nodes (insert, then read their
+    ids), then one insert per table of the rows nothing reads back by id: reads, verdict,
+    lineage edges, receipt and the request's timing — 12 statements. Either whatever the
+    length of the subject's history."""
     from django.db import connection
 
     subject = f"account-h{history}"
     account(subject, history=history)
     assert _reconcile(agent, subject).status_code == 201
-    statements = 7 if connection.vendor == "postgresql" else 12
+    statements = 4 if connection.vendor == "postgresql" else 12
     with django_assert_num_queries(statements + SAVEPOINT_STATEMENTS):
         response = _reconcile(agent, subject)
     assert response.status_code == 201

@@ -103,19 +103,16 @@ def test_a_live_snapshot_the_engine_no_longer_rebuilds_fails_replay(
 
 def _lineage_without_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
     # The regression: snapshots stop recording the evidence they used in the lineage graph.
-    original = snapshots.snapshot_lineage
+    original = snapshots.snapshot_links
 
-    def snapshot_lineage(
-        *, snapshot_id: str, decision_id: str, content: dict[str, Any], **rest: Any
-    ) -> None:
-        original(
+    def snapshot_links(*, snapshot_id: str, decision_id: str, content: dict[str, Any]) -> Any:
+        return original(
             snapshot_id=snapshot_id,
             decision_id=decision_id,
             content={**content, "evidence_manifest": []},
-            **rest,
         )
 
-    monkeypatch.setattr(snapshots, "snapshot_lineage", snapshot_lineage)
+    monkeypatch.setattr(snapshots, "snapshot_links", snapshot_links)
 
 
 def test_a_snapshot_missing_from_the_blast_radius_fails_correction_trace(

@@ -1,0 +1,220 @@
+"""A snapshot and everything issued with it, written by one PostgreSQL statement.
+
+The gate writes a snapshot, its reads, verdicts, receipt, timing, contradictions and lineage
+on every reconcile. As a transaction of ORM statements that cost eight round trips (BEGIN,
+the quarantine check, the snapshot, the lineage nodes, the contradictions, the rest, COMMIT)
+and more Python per row than the database spent on them. Here they are one statement with
+data-modifying CTEs, sent in autocommit: a single statement is atomic by itself, so the
+snapshot is still wholly there or not at all, with no BEGIN or COMMIT to send.
+
+Rows travel as one JSON document per table, which `jsonb_populate_recordset` turns into the
+table's own row type: PostgreSQL parses the timestamps, and JSON columns keep what was sent
+(a JSON null becomes SQL NULL, as the ORM stores None). Identifiers come from the models'
+metadata; every value is a parameter.
+
+Escalations (which join or open an escalation under its own lock) and SQLite take the ORM
+path in services/snapshots.py; both paths build their rows with `snapshot_rows`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from contextlib import nullcontext
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+from django.db import DatabaseError, connection, models, transaction
+
+from lineage_app.models import Edge, Node
+from lineage_app.services.graph import Link, split_node_id
+from reconcile_app.choices import ContradictionStatus
+from reconcile_app.errors import Conflict
+from reconcile_app.models import (
+    ClaimVerdict,
+    Contradiction,
+    DecisionReceipt,
+    DecisionSnapshot,
+    QuarantineEpoch,
+    ReconcileTiming,
+    StateRead,
+)
+from reconcile_app.services.timings import request_timing
+
+if TYPE_CHECKING:
+    from reconcile_app.services.snapshots import SnapshotRows
+
+# `reconcile_abort()` (migration 0025) raises with this SQLSTATE: the statement is undone.
+ABORT_SQLSTATE = "RC001"
+# Attempts when a lineage node another transaction committed meanwhile was not visible.
+ATTEMPTS_ON_NODE_RACE = 3
+
+
+def _quote(name: str) -> str:
+    return f'"{name}"'
+
+
+def _columns(model: type[models.Model]) -> list[str]:
+    return [
+        field.column
+        for field in model._meta.concrete_fields
+        if not isinstance(field, models.AutoField)
+    ]
+
+
+def _insert_from_json(model: type[models.Model], param: str, returning: str = "") -> str:
+    """INSERT the rows of a JSON array parameter into `model`'s table, each pointing at the
+    snapshot this statement inserts (its `snapshot_id` column is taken from `snap`)."""
+    table = model._meta.db_table
+    columns = _columns(model)
+    values = ", ".join(
+        "snap.id" if column == "snapshot_id" else f"r.{_quote(column)}" for column in columns
+    )
+    return (
+        f"INSERT INTO {table} ({', '.join(map(_quote, columns))}) "  # noqa: S608  # nosec B608
+        f"SELECT {values} FROM jsonb_populate_recordset(NULL::{table}, {param}::jsonb) AS r, "
+        f"snap{returning}"
+    )
+
+
+def _statement(*, guarded: bool) -> str:
+    snapshot = DecisionSnapshot._meta.db_table
+    snapshot_columns = ", ".join(map(_quote, _columns(DecisionSnapshot)))
+    contradiction = Contradiction._meta.db_table
+    seen_in = Contradiction.seen_in.through._meta.db_table
+    node, edge = Node._meta.db_table, Edge._meta.db_table
+    # The quarantine view the decision used must still be current: FOR SHARE waits for a
+    # quarantine being created or lifted to commit, so the snapshot is committed before it
+    # or sees it (services/quarantine.epoch_check). A moved epoch inserts nothing at all.
+    guard = (
+        f"guard AS (SELECT epoch FROM {QuarantineEpoch._meta.db_table} WHERE id = 1 FOR SHARE), "  # noqa: S608  # nosec B608
+        if guarded
+        else ""
+    )
+    guard_where = "WHERE COALESCE((SELECT epoch FROM guard), 0) = %(epoch)s " if guarded else ""
+    return (
+        f"WITH {guard}"  # noqa: S608  # nosec B608 - identifiers from the models' metadata
+        f"snap AS (INSERT INTO {snapshot} ({snapshot_columns}) "
+        f"SELECT {snapshot_columns} FROM jsonb_populate_record(NULL::{snapshot}, "
+        f"%(snapshot)s::jsonb) AS r {guard_where}RETURNING id), "
+        f"reads AS ({_insert_from_json(StateRead, '%(reads)s')}), "
+        f"verdicts AS ({_insert_from_json(ClaimVerdict, '%(verdicts)s')}), "
+        f"receipt AS ({_insert_from_json(DecisionReceipt, '%(receipt)s')}), "
+        f"timing AS ({_insert_from_json(ReconcileTiming, '%(timing)s')}), "
+        # Lineage: nodes are created on first mention (sorted, so concurrent writers take
+        # key locks in one order); the ones already there come from the join.
+        "wanted (kind, ref, label) AS (SELECT * FROM unnest("
+        "%(node_kinds)s::varchar[], %(node_refs)s::varchar[], %(node_labels)s::varchar[])), "
+        f"added_nodes AS (INSERT INTO {node} (kind, ref, label, recorded_at) "
+        "SELECT kind, ref, label, %(at)s FROM wanted WHERE EXISTS (SELECT 1 FROM snap) "
+        "ORDER BY kind, ref ON CONFLICT (kind, ref) DO NOTHING RETURNING id, kind, ref), "
+        "nodes AS (SELECT id, kind, ref FROM added_nodes UNION ALL "
+        f"SELECT {node}.id, {node}.kind, {node}.ref FROM {node} JOIN wanted USING (kind, ref)), "
+        f"edges AS (INSERT INTO {edge} (src_id, dst_id, relation, recorded_at) "
+        "SELECT src.id, dst.id, link.relation, %(at)s FROM unnest("
+        "%(src_kinds)s::varchar[], %(src_refs)s::varchar[], %(dst_kinds)s::varchar[], "
+        "%(dst_refs)s::varchar[], %(relations)s::varchar[]) "
+        "AS link (src_kind, src_ref, dst_kind, dst_ref, relation) "
+        "JOIN nodes AS src ON src.kind = link.src_kind AND src.ref = link.src_ref "
+        "JOIN nodes AS dst ON dst.kind = link.dst_kind AND dst.ref = link.dst_ref "
+        "ON CONFLICT DO NOTHING), "
+        # A disagreement still open is joined (last_seen_at moves), another is opened.
+        f"touched AS (UPDATE {contradiction} SET last_seen_at = %(at)s "
+        "WHERE status = %(open)s AND signature = ANY(%(signatures)s::varchar[]) "
+        "AND EXISTS (SELECT 1 FROM snap) RETURNING *), "
+        f"opened AS ({_insert_from_json(Contradiction, '%(contradictions)s')} "
+        "WHERE r.signature NOT IN (SELECT signature FROM touched) RETURNING *), "
+        "seen AS ((SELECT DISTINCT ON (signature) * FROM touched ORDER BY signature, id) "
+        "UNION ALL (SELECT * FROM opened)), "
+        f"seen_links AS (INSERT INTO {seen_in} (contradiction_id, decisionsnapshot_id) "
+        "SELECT seen.id, snap.id FROM seen, snap) "
+        # A node another transaction committed while this one waited on its key is neither
+        # inserted here nor visible to this statement's snapshot: undo, and send again.
+        "SELECT seen.*, snap.id AS snapshot_pk, CASE WHEN (SELECT count(*) FROM nodes) "
+        "< %(node_count)s THEN reconcile_abort('lineage node raced') ELSE 0 END AS raced "
+        "FROM snap LEFT JOIN seen ON TRUE"
+    )
+
+
+_STATEMENTS = {guarded: _statement(guarded=guarded) for guarded in (True, False)}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, default=_json_default, separators=(",", ":"))
+
+
+def _json_default(value: Any) -> str:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def snapshot_statement_send(
+    rows: SnapshotRows,
+    *,
+    links: Sequence[Link],
+    labels: dict[str, str],
+    issued_at: datetime,
+    quarantine_epoch: int | None,
+    arrived: float | None,
+) -> tuple[DecisionSnapshot, list[Contradiction]] | None:
+    """Write the snapshot's rows; None (and nothing written) when the quarantine epoch moved
+    from `quarantine_epoch`. Returns the snapshot and the contradictions it saw, as stored.
+    A snapshot with the same content already stored raises IntegrityError."""
+    named = {node: split_node_id(node) for link in links for node in (link.src, link.dst)}
+    nodes = sorted(named.items(), key=lambda item: item[1])
+    edges = [(*split_node_id(link.src), *split_node_id(link.dst), link.relation) for link in links]
+    timing: list[dict[str, Any]] = []
+    params: dict[str, Any] = {
+        "epoch": quarantine_epoch,
+        "snapshot": _json(rows.snapshot),
+        "reads": _json(rows.reads),
+        "verdicts": _json(rows.verdicts),
+        "receipt": _json([rows.receipt]),
+        "contradictions": _json(list(rows.contradictions.values())),
+        "signatures": list(rows.contradictions),
+        "open": ContradictionStatus.OPEN.value,
+        "at": issued_at,
+        "node_kinds": [kind for _, (kind, _) in nodes],
+        "node_refs": [ref for _, (_, ref) in nodes],
+        "node_labels": [labels.get(node, "")[:300] for node, _ in nodes],
+        "node_count": len(nodes),
+        "src_kinds": [edge[0] for edge in edges],
+        "src_refs": [edge[1] for edge in edges],
+        "dst_kinds": [edge[2] for edge in edges],
+        "dst_refs": [edge[3] for edge in edges],
+        "relations": [edge[4] for edge in edges],
+    }
+    sql = _STATEMENTS[quarantine_epoch is not None]
+    for _ in range(ATTEMPTS_ON_NODE_RACE):
+        if arrived is not None:
+            timing = [_timing_row(arrived)]
+        params["timing"] = _json(timing)
+        try:
+            # Inside a caller's transaction the statement gets a savepoint, so a refusal
+            # (a raced node, a snapshot already stored) leaves that transaction usable.
+            with transaction.atomic() if connection.in_atomic_block else nullcontext():
+                found = list(Contradiction.objects.raw(sql, params))
+        except DatabaseError as exc:
+            if getattr(exc.__cause__, "sqlstate", None) != ABORT_SQLSTATE:
+                raise
+            continue
+        break
+    else:
+        # Lineage nodes of this decision kept being created under every attempt.
+        raise Conflict(
+            "lineage for this decision kept changing while it was written; ask again",
+            code="lineage_changed",
+        )
+    if not found:
+        return None
+    snapshot = DecisionSnapshot(**rows.snapshot)
+    snapshot.pk = found[0].snapshot_pk  # type: ignore[attr-defined] # a column of the raw query
+    snapshot._state.adding = False
+    snapshot._state.db = connection.alias
+    return snapshot, [row for row in found if row.pk is not None]
+
+
+def _timing_row(arrived: float) -> dict[str, Any]:
+    received_at, duration_ms = request_timing(arrived)
+    return {"received_at": received_at, "duration_ms": duration_ms}

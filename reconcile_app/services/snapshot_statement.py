@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import DatabaseError, connection, models, transaction
 
+from config.prepared_cursor import prepared_cursor
 from lineage_app.models import Edge, Node
 from lineage_app.services.graph import Link, split_node_id
 from reconcile_app.choices import ContradictionStatus
@@ -193,8 +194,13 @@ def snapshot_statement_send(
         try:
             # Inside a caller's transaction the statement gets a savepoint, so a refusal
             # (a raced node, a snapshot already stored) leaves that transaction usable.
-            with transaction.atomic() if connection.in_atomic_block else nullcontext():
-                found = list(Contradiction.objects.raw(sql, params))
+            with (
+                transaction.atomic() if connection.in_atomic_block else nullcontext(),
+                prepared_cursor() as cursor,
+            ):
+                cursor.execute(sql, params)
+                columns = [column.name for column in cursor.description]
+                found = cursor.fetchall()
         except DatabaseError as exc:
             if getattr(exc.__cause__, "sqlstate", None) != ABORT_SQLSTATE:
                 raise
@@ -209,10 +215,31 @@ def snapshot_statement_send(
     if not found:
         return None
     snapshot = DecisionSnapshot(**rows.snapshot)
-    snapshot.pk = found[0].snapshot_pk  # type: ignore[attr-defined] # a column of the raw query
+    snapshot.pk = found[0][columns.index("snapshot_pk")]
     snapshot._state.adding = False
     snapshot._state.db = connection.alias
-    return snapshot, [row for row in found if row.pk is not None]
+    return snapshot, _contradictions(columns, found)
+
+
+def _contradictions(columns: list[str], rows: list[tuple[Any, ...]]) -> list[Contradiction]:
+    """The statement's rows as Contradiction instances, as the ORM would load them (JSON
+    columns arrive as text on Django's connections and are decoded by their fields)."""
+    # By name: the table's column order is the migrations' order, not the model's.
+    fields = [(columns.index(field.column), field) for field in Contradiction._meta.concrete_fields]
+    names = [field.attname for _, field in fields]
+    id_index = columns.index("id")
+    contradictions = []
+    for row in rows:
+        if row[id_index] is None:
+            continue  # the snapshot's own row, when it saw no contradiction
+        values = [
+            field.from_db_value(row[index], None, connection)  # type: ignore[arg-type]
+            if isinstance(field, models.JSONField) and row[index] is not None
+            else row[index]
+            for index, field in fields
+        ]
+        contradictions.append(Contradiction.from_db(connection.alias, names, values))
+    return contradictions
 
 
 def _timing_row(arrived: float) -> dict[str, Any]:

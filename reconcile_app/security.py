@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Callable
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import BaseCache, cache
 from django.http import HttpRequest, HttpResponse
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
@@ -108,7 +108,7 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         current_key = f"{key}:{int(window)}"
         # Counted first, so concurrent requests in other processes each see their own
         # count: the current window never admits more than the limit.
-        count = _counter_increment(current_key, lifetime=2 * duration)
+        count = _counter_increment(self.cache, current_key, lifetime=2 * duration)
         previous = 0
         if count <= limit:
             previous = int(self.cache.get(f"{key}:{int(window) - 1}", 0))
@@ -126,7 +126,7 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         return self.retry_in
 
 
-def _counter_increment(key: str, *, lifetime: int) -> int:
+def _counter_increment(cache: BaseCache, key: str, *, lifetime: int) -> int:
     """The counter plus one; a missing counter starts at 1 and lives `lifetime` seconds."""
     try:
         count = int(cache.incr(key))

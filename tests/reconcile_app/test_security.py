@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 from typing import Any
 
 import pytest
@@ -74,11 +76,33 @@ class Clock:
         return self.now
 
 
-@pytest.fixture
-def throttle_at(monkeypatch):
+REDIS_BROKER = os.environ.get("CELERY_BROKER_URL", "")
+
+
+@pytest.fixture(params=["locmem", "file", "redis"])
+def throttle_at(request, monkeypatch, settings, tmp_path):
+    """A throttle on each kind of cache a deployment may share (tests otherwise use locmem)."""
     from django.core.cache import cache
 
-    cache.clear()
+    from config.cache import cache_url_from_broker
+
+    if request.param == "file":
+        backend = {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache"}
+        settings.CACHES = {"default": {**backend, "LOCATION": str(tmp_path)}}
+    elif request.param == "redis":
+        if not REDIS_BROKER.startswith("redis"):
+            pytest.skip("needs the services mode's Redis (CELERY_BROKER_URL)")
+        location = cache_url_from_broker(REDIS_BROKER)
+        prefix = f"test-{secrets.token_hex(4)}"
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "config.cache.RedisCache",
+                "LOCATION": location,
+                "KEY_PREFIX": prefix,
+            }
+        }
+    if request.param != "redis":
+        cache.clear()  # a private prefix keeps Redis counters apart; they expire by themselves
 
     def make(rate: str, clock: Clock) -> PrincipalRateThrottle:
         monkeypatch.setattr(PrincipalRateThrottle, "rate", rate, raising=False)
@@ -86,7 +110,8 @@ def throttle_at(monkeypatch):
         return PrincipalRateThrottle()
 
     yield make
-    cache.clear()
+    if request.param != "redis":
+        cache.clear()
 
 
 def _stored_values(throttle: PrincipalRateThrottle) -> list[Any]:

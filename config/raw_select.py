@@ -9,10 +9,11 @@ SQLite's datetime strings parsed and made aware, the same on every engine.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -53,7 +54,25 @@ def select(
     return answered
 
 
+# Per connection (its operations are bound to it), per column list: working the converters
+# out is a few dozen microseconds a read, as much as the rest of the conversion.
+_converters_by_connection: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _converters(
+    fields: Sequence[models.Field[Any, Any] | None],
+) -> list[tuple[int, Any, list[Converter]]]:
+    known = _converters_by_connection.setdefault(connections[DEFAULT_DB_ALIAS], {})
+    key = tuple(fields)
+    if key not in known:
+        known[key] = _converters_of(fields)
+    converters: list[tuple[int, Any, list[Converter]]] = known[key]
+    return converters
+
+
+def _converters_of(
     fields: Sequence[models.Field[Any, Any] | None],
 ) -> list[tuple[int, Any, list[Converter]]]:
     # What SQLCompiler.get_converters does for a column of each field.

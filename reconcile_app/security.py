@@ -7,12 +7,13 @@ style attributes are allowed because Plotly and htmx set them), no framing, no p
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 from collections.abc import Callable
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import BaseCache, cache
 from django.http import HttpRequest, HttpResponse
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
@@ -71,9 +72,21 @@ def client_address(request: HttpRequest | Request) -> str:
 
 
 class PrincipalRateThrottle(SimpleRateThrottle):
-    """Requests per principal (an API key or a person), whatever process serves them."""
+    """Requests per principal (an API key or a person), whatever process serves them.
+
+    DRF's own throttle keeps a log of every request time in the window and rewrites it on
+    every request: its cost grows with the rate. This one keeps a counter per fixed window
+    (an int, O(1) per request) and estimates the sliding window from the current and the
+    previous counters, weighting the previous by how much of it still lies inside the
+    sliding window (as if its requests were spread evenly). A refused request is not counted,
+    as in DRF: a client that backs off gets through when the window has moved on.
+    """
 
     scope = "principal"
+    # Seconds until the refused request would be admitted, for Retry-After.
+    retry_in: float | None = None
+    num_requests: int  # set by SimpleRateThrottle from the rate
+    duration: int
 
     def get_ident(self, request: HttpRequest | Request) -> str:
         return client_address(request)
@@ -83,6 +96,62 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         if user is None or not user.is_authenticated:
             return self.cache_format % {"scope": "anon", "ident": self.get_ident(request)}
         return self.cache_format % {"scope": self.scope, "ident": user.pk}
+
+    def allow_request(self, request: Request, view: object) -> bool:  # type: ignore[override]
+        if self.rate is None:
+            return True
+        key = self.get_cache_key(request, view)  # type: ignore[arg-type]
+        if key is None:
+            return True
+        limit, duration = self.num_requests, self.duration
+        window, elapsed = divmod(self.timer(), duration)
+        current_key = f"{key}:{int(window)}"
+        # Counted first, so concurrent requests in other processes each see their own
+        # count: the current window never admits more than the limit.
+        count = _counter_increment(self.cache, current_key, lifetime=2 * duration)
+        previous = 0
+        if count <= limit:
+            previous = int(self.cache.get(f"{key}:{int(window) - 1}", 0))
+            if previous * (1 - elapsed / duration) + count <= limit:
+                return True
+        # A counter expired or cleared meanwhile has nothing to undo.
+        with contextlib.suppress(ValueError):
+            self.cache.decr(current_key)
+        self.retry_in = _retry_in(
+            limit=limit, duration=duration, elapsed=elapsed, previous=previous, current=count - 1
+        )
+        return False
+
+    def wait(self) -> float | None:
+        return self.retry_in
+
+
+def _counter_increment(cache: BaseCache, key: str, *, lifetime: int) -> int:
+    """The counter plus one; a missing counter starts at 1 and lives `lifetime` seconds."""
+    try:
+        count = int(cache.incr(key))
+    except ValueError:
+        if cache.add(key, 1, lifetime):
+            return 1
+        count = int(cache.incr(key))  # another process started it first
+    # The file cache's incr resets the expiry to the cache's default (Redis keeps it): a
+    # window longer than that default would lose its count while still being read.
+    if lifetime > (cache.default_timeout or 0):
+        cache.touch(key, lifetime)
+    return count
+
+
+def _retry_in(*, limit: int, duration: int, elapsed: float, previous: int, current: int) -> float:
+    """Seconds until one more request fits the sliding estimate, if no other arrives."""
+    if limit <= 0:
+        return float(duration)
+    if current < limit and previous > 0:
+        # Within this window: once previous * (1 - f) + current + 1 <= limit.
+        fraction = 1 - (limit - current - 1) / previous
+        return max(fraction * duration - elapsed, 0.001)
+    # In the next window, where this window's count is the one that fades out.
+    fraction = max(0.0, 1 - (limit - 1) / current) if current else 0.0
+    return duration - elapsed + fraction * duration
 
 
 FAILURE_WINDOW_SECONDS = 15 * 60

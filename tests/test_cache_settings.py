@@ -4,6 +4,7 @@ the next database, else a file cache under the var directory."""
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from config.cache import cache_settings, cache_url_from_broker
 
 VAR = Path("/srv/reconcile/var")
-REDIS = "django.core.cache.backends.redis.RedisCache"
+REDIS = "config.cache.RedisCache"
 
 
 def location(*, cache_url: str = "", broker_url: str) -> tuple[str, str]:
@@ -89,3 +90,37 @@ def test_settings_read_the_broker_from_the_environment(tmp_path):
         check=True,
     )
     assert printed.stdout.strip() == "redis://127.0.0.1:6379/6"
+
+
+@pytest.fixture
+def redis_cache():
+    """The shared cache on the services mode's Redis, under a prefix of its own."""
+    broker_url = os.environ.get("CELERY_BROKER_URL", "")
+    if not broker_url.startswith("redis"):
+        pytest.skip("needs the services mode's Redis (CELERY_BROKER_URL)")
+    from config.cache import RedisCache
+
+    prefix = f"test-{secrets.token_hex(4)}"
+    return RedisCache(cache_url_from_broker(broker_url), {"KEY_PREFIX": prefix})
+
+
+def test_the_redis_cache_reuses_one_client_for_every_operation(redis_cache):
+    redis_cache.set("a", 1, 30)
+    first = redis_cache._cache.get_client("a")
+    assert redis_cache.get("a") == 1
+    assert redis_cache._cache.get_client("b", write=True) is first
+
+
+def test_the_redis_cache_increments_only_a_counter_that_exists_and_keeps_its_expiry(redis_cache):
+    with pytest.raises(ValueError):
+        redis_cache.incr("missing")
+    assert redis_cache.get("missing") is None  # not created by the attempt
+
+    redis_cache.add("counter", 1, 30)
+    assert redis_cache.incr("counter") == 2
+    assert redis_cache.incr("counter", 5) == 7
+    assert redis_cache.decr("counter") == 6
+    assert redis_cache.get("counter") == 6
+    client = redis_cache._cache.get_client("counter")
+    assert 0 < client.ttl(redis_cache.make_key("counter")) <= 30
+    redis_cache.delete("counter")

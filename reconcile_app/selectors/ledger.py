@@ -7,11 +7,13 @@ memories. Another principal's entry is simply not there (404), so ids cannot be 
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
+from config import raw_select
 from reconcile_app.choices import EvidenceKind
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Escalation, EvidenceEntry, EvidenceSupport, MemoryRecord
@@ -150,18 +152,10 @@ def evidence_latest(
     EvidenceSupport index: one query, however long the history. None when a row moved after
     `recorded_by` (an append racing this read): then only the ledger itself answers exactly
     as of the cut-off (`evidence_as_of`)."""
-    rows = EvidenceSupport.objects.filter(subject=subject, field__in=fields).values_list(
-        "changed_at",
-        "entry__evidence_id",
-        "entry__hash",
-        "entry__subject",
-        "entry__field",
-        "entry__kind",
-        "entry__value",
-        "entry__source",
-        "entry__observed_at",
-        "entry__recorded_at",
-        "entry__revokes_id",
+    if not fields:
+        return []
+    rows = raw_select.select(
+        _support_sql(len(fields)), [subject, *fields], [SUPPORT_CHANGED_AT, *SUPPORT_ENTRY_FIELDS]
     )
     views = []
     for changed_at, *entry in rows:
@@ -173,6 +167,44 @@ def evidence_latest(
         if view is not None:
             views.append(view)
     return views
+
+
+# The entry's columns `_asserting_view` reads (bar `withdrawn`), in its order.
+SUPPORT_ENTRY_COLUMNS = (
+    "evidence_id",
+    "hash",
+    "subject",
+    "field",
+    "kind",
+    "value",
+    "source",
+    "observed_at",
+    "recorded_at",
+    "revokes",
+)
+(SUPPORT_CHANGED_AT,) = raw_select.fields(EvidenceSupport, "changed_at")
+SUPPORT_ENTRY_FIELDS = raw_select.fields(EvidenceEntry, *SUPPORT_ENTRY_COLUMNS)
+
+
+@functools.lru_cache(maxsize=64)
+def _support_sql(field_count: int) -> str:
+    """Each support row of the subject's fields with its entry (none once withdrawn): the
+    ORM's join, without building a queryset on every reconcile."""
+
+    def support(name: str) -> str:
+        return raw_select.column(EvidenceSupport, name, "s")
+
+    def entry(name: str) -> str:
+        return raw_select.column(EvidenceEntry, name, "e")
+
+    placeholders = ", ".join(["%s"] * field_count)
+    return (
+        f"SELECT {support('changed_at')}, {', '.join(map(entry, SUPPORT_ENTRY_COLUMNS))} "  # noqa: S608  # nosec B608
+        f"FROM {raw_select.table(EvidenceSupport, 's')} "
+        f"LEFT OUTER JOIN {raw_select.table(EvidenceEntry, 'e')} "
+        f"ON {support('entry')} = {entry(EvidenceEntry._meta.pk.name)} "
+        f"WHERE {support('subject')} = %s AND {support('field')} IN ({placeholders})"
+    )
 
 
 def _asserting_view(row: tuple[Any, ...]) -> EvidenceView | None:

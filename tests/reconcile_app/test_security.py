@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 from typing import Any
 
 import pytest
@@ -62,3 +64,103 @@ def test_rate_limits_count_anonymous_callers_on_the_same_address(settings):
     ident = PrincipalRateThrottle().get_ident(request_from("198.51.100.7"))
 
     assert ident == SOCKET
+
+
+class Clock:
+    """A throttle timer the test moves by hand."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+REDIS_BROKER = os.environ.get("CELERY_BROKER_URL", "")
+
+
+@pytest.fixture(params=["locmem", "file", "redis"])
+def throttle_at(request, monkeypatch, settings, tmp_path):
+    """A throttle on each kind of cache a deployment may share (tests otherwise use locmem)."""
+    from django.core.cache import cache
+
+    from config.cache import cache_url_from_broker
+
+    if request.param == "file":
+        backend = {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache"}
+        settings.CACHES = {"default": {**backend, "LOCATION": str(tmp_path)}}
+    elif request.param == "redis":
+        if not REDIS_BROKER.startswith("redis"):
+            pytest.skip("needs the services mode's Redis (CELERY_BROKER_URL)")
+        location = cache_url_from_broker(REDIS_BROKER)
+        prefix = f"test-{secrets.token_hex(4)}"
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "config.cache.RedisCache",
+                "LOCATION": location,
+                "KEY_PREFIX": prefix,
+            }
+        }
+    if request.param != "redis":
+        cache.clear()  # a private prefix keeps Redis counters apart; they expire by themselves
+
+    def make(rate: str, clock: Clock) -> PrincipalRateThrottle:
+        monkeypatch.setattr(PrincipalRateThrottle, "rate", rate, raising=False)
+        monkeypatch.setattr(PrincipalRateThrottle, "timer", clock)
+        return PrincipalRateThrottle()
+
+    yield make
+    if request.param != "redis":
+        cache.clear()
+
+
+def _stored_values(throttle: PrincipalRateThrottle) -> list[Any]:
+    from django.core.cache import cache
+
+    key = throttle.get_cache_key(request_from(), None)
+    window = int(throttle.timer() // throttle.duration)
+    return [cache.get(f"{key}:{number}") for number in (window - 1, window)]
+
+
+def test_the_limit_holds_exactly_at_the_rate_and_costs_the_same_at_any_count(throttle_at):
+    clock = Clock(600.0)  # the start of a window
+    throttle = throttle_at("5/min", clock)
+
+    admitted = [throttle.allow_request(request_from(), None) for _ in range(5)]
+    refused = [throttle.allow_request(request_from(), None) for _ in range(500)]
+
+    assert admitted == [True] * 5
+    assert not any(refused)
+    # One int per window, whatever the number of requests made: refusals are not counted.
+    assert _stored_values(throttle) == [None, 5]
+    assert throttle.wait() == pytest.approx(60 + 60 * (1 - 4 / 5))
+
+
+def test_the_previous_window_fades_out_as_the_sliding_window_moves(throttle_at):
+    clock = Clock(600.0)
+    throttle = throttle_at("4/min", clock)
+    assert all(throttle.allow_request(request_from(), None) for _ in range(4))
+
+    clock.now = 660.0 + 15  # a quarter into the next window: 4 * 0.75 = 3 still count
+    assert throttle.allow_request(request_from(), None)
+    assert not throttle.allow_request(request_from(), None)
+    # One more fits once 4 * (1 - f) + 1 + 1 <= 4, at f = 1/2: 15 seconds from now.
+    assert throttle.wait() == pytest.approx(15)
+
+    clock.now = 660.0 + 30
+    assert throttle.allow_request(request_from(), None)
+    assert _stored_values(throttle) == [4, 2]
+
+
+def test_a_window_without_the_previous_ones_requests_admits_the_full_rate(throttle_at):
+    clock = Clock(600.0)
+    throttle = throttle_at("3/min", clock)
+    assert all(throttle.allow_request(request_from(), None) for _ in range(3))
+
+    clock.now = 600.0 + 120  # two windows on: nothing left to weigh
+    assert [throttle.allow_request(request_from(), None) for _ in range(4)] == [
+        True,
+        True,
+        True,
+        False,
+    ]

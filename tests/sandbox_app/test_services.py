@@ -10,11 +10,13 @@ from django.utils import timezone
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
 from sandbox_app.models import SandboxFault
 from sandbox_app.services import (
+    SandboxRead,
     SandboxUnavailable,
     sandbox_fault_add,
     sandbox_faults_clear,
     sandbox_record_read,
     sandbox_record_write,
+    sandbox_records_read,
 )
 from tests.factories import ACCOUNT
 
@@ -85,3 +87,62 @@ def test_uncounted_unavailable_fires_until_cleared(db):
 def test_unknown_record_is_not_found(db):
     with pytest.raises(NotFound):
         read()
+
+
+VALUES = {
+    "text": "hold",
+    "number": 12.5,
+    "integer": 7,
+    "flag": True,
+    "nothing": None,
+    "list": [1, "two", {"three": 3}],
+    "object": {"limit": 100, "currency": "€", "nested": {"ok": False}},
+    "numeric-text": "42",
+}
+
+
+def test_a_batch_read_answers_as_one_read_at_a_time(db, now):
+    """Values of every JSON type, aware times, and the order asked, on both engines."""
+    for field, value in VALUES.items():
+        sandbox_record_write(
+            source="case-service",
+            subject=ACCOUNT,
+            field=field,
+            value=value,
+            valid_from=now - timedelta(days=1),
+        )
+    reads = [("case-service", ACCOUNT, field) for field in reversed(VALUES)]
+
+    batch = sandbox_records_read(reads)
+
+    for (source, subject, field), answer in zip(reads, batch, strict=True):
+        alone = sandbox_record_read(source=source, subject=subject, field=field)
+        assert isinstance(answer, SandboxRead)
+        assert answer.value == VALUES[field] and type(answer.value) is type(VALUES[field])
+        assert (answer.value, answer.version, answer.valid_from, answer.recorded_at) == (
+            alone.value,
+            alone.version,
+            alone.valid_from,
+            alone.recorded_at,
+        )
+        assert answer.valid_from == now - timedelta(days=1)
+        assert answer.recorded_at.tzinfo is not None
+
+
+def test_a_batch_read_meets_each_sources_faults_and_missing_records(db):
+    sandbox_record_write(source="case-service", subject=ACCOUNT, field="status", value="hold")
+    sandbox_record_write(source="ledger-service", subject=ACCOUNT, field="status", value="open")
+    sandbox_fault_add(source="ledger-service", kind="unavailable")
+
+    healthy, faulty, missing = sandbox_records_read(
+        [
+            ("case-service", ACCOUNT, "status"),
+            ("ledger-service", ACCOUNT, "status"),
+            ("case-service", ACCOUNT, "no-such-field"),
+        ]
+    )
+
+    assert isinstance(healthy, SandboxRead) and healthy.value == "hold"
+    assert isinstance(faulty, SandboxUnavailable)
+    assert isinstance(missing, NotFound)
+    assert sandbox_records_read([]) == []

@@ -84,6 +84,50 @@ def test_the_index_agrees_with_the_ledger(steps):
         assert _ids(from_index) == _ids(from_ledger)
 
 
+def test_the_index_reads_values_and_times_as_the_ledger_does(db):
+    """Every JSON shape, several fields and kinds, aware times: the same views, on both
+    engines, as the ORM's read of the ledger."""
+    subject = "acct-shapes"
+    observed = timezone.now() - timedelta(minutes=5)
+    entries = [
+        ("observation", "status", "hold"),
+        ("observation", "status", {"code": "hold", "reasons": ["fraud", 2], "ok": None}),
+        ("document", "limit", 1250.75),
+        ("document", "limit", 12),
+        ("observation", "flags", [True, False, "€"]),
+        ("readback", "status", {"value": "collect"}),
+        ("effect_receipt", "limit", {"resulting_value": {"amount": 10, "currency": "EUR"}}),
+        ("effect_receipt", "limit", {"note": "no resulting value: asserts nothing"}),
+    ]
+    for kind, field, value in entries:
+        evidence_append(
+            kind=kind,
+            subject=subject,
+            field=field,
+            value=value,
+            source="case-ledger",
+            observed_at=observed,
+        )
+    fields = {"status", "limit", "flags", "absent"}
+    later = timezone.now() + timedelta(seconds=1)
+
+    from_index = evidence_latest(subject=subject, fields=fields, recorded_by=later)
+    from_ledger = latest_per_value(
+        evidence_as_of(subject=subject, fields=fields, recorded_by=later)
+    )
+
+    assert from_index is not None
+    assert len(from_index) == 7
+    assert sorted(from_index, key=_key) == sorted(from_ledger, key=_key)
+    assert all(view.observed_at == observed for view in from_index)
+    assert all(view.recorded_at.tzinfo is not None for view in from_index)
+    assert evidence_latest(subject=subject, fields=set(), recorded_by=later) == []
+
+
+def _key(view):
+    return (view.field, view.evidence_id)
+
+
 def test_a_cut_off_before_the_latest_change_reads_the_ledger(db):
     first = evidence_append(
         kind="observation",

@@ -53,12 +53,17 @@ SUBJECT = "bench-account"
 @dataclass(frozen=True)
 class HttpOptions:
     web_workers: int = 2
+    web_threads: int = 1  # above 1: gunicorn's gthread worker, with this many threads each
     seconds: int = 10
     connections: int = 8
     agents: int = 50
     agent_seconds: int = 20
     commits: int = 2000
     history: int = 100  # evidence entries for the reconciled subject
+
+
+def _worker_kind(threads: int) -> str:
+    return "sync workers" if threads <= 1 else f"gthread workers x {threads} threads"
 
 
 def server_environment(workdir: Path) -> dict[str, str]:
@@ -200,13 +205,15 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
             f"--config={GUNICORN_CONFIG}",
             "config.wsgi:application",
             f"--workers={options.web_workers}",
+            f"--threads={options.web_threads}",
             f"--bind=127.0.0.1:{port}",
             "--log-level=warning",
         ]
         with process(gunicorn, env, web_log) as web:
             _wait_until_up(base, web, web_log)
             out.write(
-                f"bench http: {connection.vendor}, gunicorn {options.web_workers} sync workers, "
+                f"bench http: {connection.vendor}, gunicorn {options.web_workers} "
+                f"{_worker_kind(options.web_threads)}, "
                 f"wrk {options.connections} connections x {options.seconds} s "
                 f"(evidence entries for the subject: {options.history})\n"
             )

@@ -40,6 +40,12 @@ class Command(BaseCommand):
             "--web-workers", type=int, default=2, help="http: gunicorn sync workers"
         )
         parser.add_argument(
+            "--web-threads",
+            type=int,
+            default=1,
+            help="http: threads per gunicorn worker (above 1, gunicorn's gthread worker)",
+        )
+        parser.add_argument(
             "--agents", type=int, default=50, help="http: agents sending 1 request/s each"
         )
         parser.add_argument(
@@ -64,6 +70,7 @@ class Command(BaseCommand):
         edges: int,
         seconds: int,
         web_workers: int,
+        web_threads: int,
         history: int,
         agents: int,
         agent_seconds: int,
@@ -80,6 +87,7 @@ class Command(BaseCommand):
                     self.stdout,
                     http.HttpOptions(
                         web_workers=web_workers,
+                        web_threads=web_threads,
                         seconds=seconds,
                         commits=commits or 2000,
                         history=history,

@@ -25,7 +25,11 @@ CONN_MAX_AGE_SECONDS = 60
 
 
 def database_settings(
-    *, database_url: str, sqlite_path: str, sqlite_test_path: str
+    *,
+    database_url: str,
+    sqlite_path: str,
+    sqlite_test_path: str,
+    postgresql_prepared_statements: bool = True,
 ) -> dict[str, Any]:
     if database_url:
         default = dj_database_url.parse(database_url, conn_max_age=CONN_MAX_AGE_SECONDS)
@@ -44,6 +48,13 @@ def database_settings(
         # JIT compiles any query the planner thinks expensive; recursive CTEs are always
         # estimated huge, so lineage queries paid 15-150 ms of compilation for nothing.
         options.setdefault("options", "-c jit=off")
+        # Django's own cursors bind on the client and never prepare; the gate's snapshot
+        # statement is bound by the server (config/prepared_cursor.py) and prepared when the
+        # connection allows it. Django leaves `prepare_threshold` at None (never) for the sake
+        # of transaction poolers; RECONCILE_PG_PREPARED_STATEMENTS=0 keeps it so behind one
+        # that cannot hold prepared statements (docs/deploy.md).
+        if postgresql_prepared_statements:
+            options.setdefault("prepare_threshold", 5)
     elif engine.endswith("sqlite3"):
         for name, value in SQLITE_OPTIONS.items():
             options.setdefault(name, value)

@@ -3,8 +3,8 @@
 Django's PostgreSQL cursors bind parameters on the client (psycopg's ClientCursor): the
 server parses and plans every statement it receives. For the few large statements on the
 gate's hot path that is most of the server's work, so they go through a psycopg `Cursor`
-instead, which sends parameters apart and prepares a statement once it has run
-`prepare_threshold` times (psycopg's default, 5) on the connection. Wrapped as Django wraps
+instead, which sends parameters apart and prepares each statement on the connection the
+first time it runs it. Wrapped as Django wraps
 its own cursors, so errors, query logging and query counts are the same.
 """
 
@@ -12,10 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import psycopg
 from django.db import connection
 from django.db.backends.utils import CursorWrapper
+
+
+class _PreparingCursor(psycopg.Cursor):  # type: ignore[type-arg]
+    """Prepares every statement it runs (psycopg keeps the 100 latest per connection).
+    Django leaves the connection's `prepare_threshold` at None, which never prepares."""
+
+    def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
+        options.setdefault("prepare", True)
+        return super().execute(query, params, **options)
 
 
 @contextmanager
@@ -25,7 +35,7 @@ def prepared_cursor() -> Iterator[CursorWrapper]:
     connection.ensure_connection()
     connection.validate_thread_sharing()
     with connection.wrap_database_errors:
-        raw = psycopg.Cursor(connection.connection)
+        raw = _PreparingCursor(connection.connection)
     # The stubs name the wrapper as the argument; Django passes the driver's cursor.
     wrapped = (
         connection.make_debug_cursor(raw)  # type: ignore[arg-type]

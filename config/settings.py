@@ -106,6 +106,7 @@ DATABASES = database_settings(
     database_url=DATABASE_URL,
     sqlite_path=env_str("SQLITE_PATH", str(VAR_DIR / "reconcile.sqlite3")),
     sqlite_test_path=str(VAR_DIR / "test-reconcile.sqlite3"),
+    postgresql_prepared_statements=env_bool("PG_PREPARED_STATEMENTS", True),
 )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -7,7 +7,6 @@ style attributes are allowed because Plotly and htmx set them), no framing, no p
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import secrets
 from collections.abc import Callable
@@ -114,9 +113,7 @@ class PrincipalRateThrottle(SimpleRateThrottle):
             previous = int(self.cache.get(f"{key}:{int(window) - 1}", 0))
             if previous * (1 - elapsed / duration) + count <= limit:
                 return True
-        # A counter expired or cleared meanwhile has nothing to undo.
-        with contextlib.suppress(ValueError):
-            self.cache.decr(current_key)
+        _counter_decrement(self.cache, current_key, lifetime=2 * duration)
         self.retry_in = _retry_in(
             limit=limit, duration=duration, elapsed=elapsed, previous=previous, current=count - 1
         )
@@ -139,6 +136,16 @@ def _counter_increment(cache: BaseCache, key: str, *, lifetime: int) -> int:
     if lifetime > (cache.default_timeout or 0):
         cache.touch(key, lifetime)
     return count
+
+
+def _counter_decrement(cache: BaseCache, key: str, *, lifetime: int) -> None:
+    """Undo an increment, keeping the counter's lifetime (see `_counter_increment`)."""
+    try:
+        cache.decr(key)
+    except ValueError:
+        return  # a counter expired or cleared meanwhile has nothing to undo
+    if lifetime > (cache.default_timeout or 0):
+        cache.touch(key, lifetime)
 
 
 def _retry_in(*, limit: int, duration: int, elapsed: float, previous: int, current: int) -> float:

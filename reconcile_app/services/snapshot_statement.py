@@ -22,7 +22,7 @@ import json
 from collections.abc import Sequence
 from contextlib import nullcontext
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import DatabaseError, connection, models, transaction
 
@@ -40,10 +40,8 @@ from reconcile_app.models import (
     ReconcileTiming,
     StateRead,
 )
+from reconcile_app.services.snapshot_rows import SnapshotRows
 from reconcile_app.services.timings import request_timing
-
-if TYPE_CHECKING:
-    from reconcile_app.services.snapshots import SnapshotRows
 
 # `reconcile_abort()` (migration 0025) raises with this SQLSTATE: the statement is undone.
 ABORT_SQLSTATE = "RC001"
@@ -84,6 +82,9 @@ def _statement(*, guarded: bool) -> str:
     contradiction = Contradiction._meta.db_table
     seen_in = Contradiction.seen_in.through._meta.db_table
     node, edge = Node._meta.db_table, Edge._meta.db_table
+    seen_columns = ", ".join(
+        f"seen.{_quote(field.column)}" for field in Contradiction._meta.concrete_fields
+    )
     # The quarantine view the decision used must still be current: FOR SHARE waits for a
     # quarantine being created or lifted to commit, so the snapshot is committed before it
     # or sees it (services/quarantine.epoch_check). A moved epoch inserts nothing at all.
@@ -119,10 +120,14 @@ def _statement(*, guarded: bool) -> str:
         "JOIN nodes AS src ON src.kind = link.src_kind AND src.ref = link.src_ref "
         "JOIN nodes AS dst ON dst.kind = link.dst_kind AND dst.ref = link.dst_ref "
         "ON CONFLICT DO NOTHING), "
-        # A disagreement still open is joined (last_seen_at moves), another is opened.
+        "resolved AS (SELECT count(*) AS nodes FROM nodes), "
+        # A disagreement still open is joined (last_seen_at moves), another is opened. After
+        # the nodes (the condition on `resolved` makes it wait for them): locks are taken in
+        # the order of the ORM path (node keys, then contradiction rows), so the two paths
+        # cannot deadlock on one subject.
         f"touched AS (UPDATE {contradiction} SET last_seen_at = %(at)s "
         "WHERE status = %(open)s AND signature = ANY(%(signatures)s::varchar[]) "
-        "AND EXISTS (SELECT 1 FROM snap) RETURNING *), "
+        "AND EXISTS (SELECT 1 FROM snap) AND (SELECT nodes FROM resolved) >= 0 RETURNING *), "
         f"opened AS ({_insert_from_json(Contradiction, '%(contradictions)s')} "
         "WHERE r.signature NOT IN (SELECT signature FROM touched) RETURNING *), "
         "seen AS ((SELECT DISTINCT ON (signature) * FROM touched ORDER BY signature, id) "
@@ -131,7 +136,9 @@ def _statement(*, guarded: bool) -> str:
         "SELECT seen.id, snap.id FROM seen, snap) "
         # A node another transaction committed while this one waited on its key is neither
         # inserted here nor visible to this statement's snapshot: undo, and send again.
-        "SELECT seen.*, snap.id AS snapshot_pk, CASE WHEN (SELECT count(*) FROM nodes) "
+        # The columns by name, not `seen.*`: a prepared statement whose result type changed
+        # (a column added by a migration while web processes run) fails until reconnected.
+        f"SELECT {seen_columns}, snap.id AS snapshot_pk, CASE WHEN (SELECT nodes FROM resolved) "
         "< %(node_count)s THEN reconcile_abort('lineage node raced') ELSE 0 END AS raced "
         "FROM snap LEFT JOIN seen ON TRUE"
     )

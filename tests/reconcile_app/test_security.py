@@ -164,3 +164,27 @@ def test_a_window_without_the_previous_ones_requests_admits_the_full_rate(thrott
         True,
         False,
     ]
+
+
+def test_a_refusal_keeps_a_long_windows_count_on_the_file_cache(settings, tmp_path, monkeypatch):
+    """The file cache's incr and decr store with its default timeout (300 s): a refusal's
+    undo must not shorten an hour's window to five minutes and hand out a fresh quota."""
+    import time
+
+    from django.core.cache import cache
+
+    backend = {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache"}
+    settings.CACHES = {"default": {**backend, "LOCATION": str(tmp_path)}}
+    clock = Clock(3600.0 * 10)
+    monkeypatch.setattr(PrincipalRateThrottle, "rate", "3/hour", raising=False)
+    monkeypatch.setattr(PrincipalRateThrottle, "timer", clock)
+    file_clock = [1_000_000.0]  # the file cache's expiry clock
+    monkeypatch.setattr(time, "time", lambda: file_clock[0])
+    throttle = PrincipalRateThrottle()
+    assert all(throttle.allow_request(request_from(), None) for _ in range(3))
+    assert not throttle.allow_request(request_from(), None)
+
+    file_clock[0] += 301
+    clock.now += 301
+    assert not PrincipalRateThrottle().allow_request(request_from(), None)
+    assert cache.get(f"{throttle.get_cache_key(request_from(), None)}:10") == 3

@@ -5,14 +5,18 @@ edge."""
 from __future__ import annotations
 
 import threading
+import time
+from datetime import timedelta
 
 import pytest
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from lineage_app.models import Edge, Node
-from reconcile_app.models import DecisionSnapshot, QuarantineEpoch, StateRead
+from reconcile_app.models import Contradiction, DecisionSnapshot, QuarantineEpoch, StateRead
 from reconcile_app.services import snapshot_statement
+from sandbox_app.services import sandbox_record_write
+from tests.factories import EvidenceFactory, SandboxRecordFactory, reconcile_body
 from tests.reconcile_app.gate.test_epoch_caches import SUBJECT, _reconcile, account
 
 pytestmark = pytest.mark.skipif(
@@ -102,3 +106,102 @@ def test_lineage_changing_under_every_attempt_is_a_409_and_writes_nothing(
     assert response.status_code == 409
     assert response.json()["code"] == "lineage_changed"
     assert not DecisionSnapshot.objects.exists()
+
+
+PALLET = "pallet-P17"
+PICK = reconcile_body(
+    subject=PALLET, action="pick_pallet", purpose="fulfilment", decision_class="warehouse-pick"
+)
+
+
+def _pallet_moved(now) -> None:
+    """The warehouse says bay-4, a floor scan a minute ago says bay-9: a contradiction."""
+    SandboxRecordFactory(
+        source="warehouse-service",
+        subject=PALLET,
+        field="pallet_bay",
+        value="bay-4",
+        version=318,
+        valid_from=now - timedelta(hours=1),
+    )
+    EvidenceFactory(
+        subject=PALLET,
+        field="pallet_bay",
+        value="bay-4",
+        source="warehouse-ledger",
+        observed_at=now - timedelta(hours=1),
+    )
+    EvidenceFactory(
+        subject=PALLET,
+        field="pallet_bay",
+        value="bay-9",
+        source="floor-scanner",
+        observed_at=now - timedelta(minutes=1),
+        evidence_id="ev-moved",
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_locks_are_taken_in_the_orm_paths_order(estate, agent, now):
+    """An escalating reconcile (the ORM path) inserts its lineage nodes, then touches the
+    open contradiction. The statement must take them in the same order, or the two deadlock
+    (PostgreSQL aborts one: a 503). Here another transaction holds a node the statement needs,
+    then updates the contradiction the statement would otherwise have locked first."""
+    _pallet_moved(now)
+    first = agent.post("/api/v1/reconcile", PICK)
+    assert first.status_code == 201, first.content
+    [contradiction] = Contradiction.objects.all()
+    sandbox_record_write(
+        source="warehouse-service",
+        subject=PALLET,
+        field="pallet_bay",
+        value="bay-4",
+        version=319,
+        valid_from=now - timedelta(minutes=30),
+    )
+    holding = threading.Event()
+    errors: list[BaseException] = []
+
+    def orm_writer() -> None:
+        try:
+            with transaction.atomic():
+                Node.objects.create(
+                    kind="source",
+                    ref="warehouse-service@319",
+                    label="other",
+                    recorded_at=timezone.now(),
+                )
+                holding.set()
+                time.sleep(0.7)  # the statement now waits on this node's key
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL lock_timeout = '3s'")
+                    cursor.execute(
+                        "UPDATE reconcile_app_contradiction SET last_seen_at = now() WHERE id = %s",
+                        [contradiction.pk],
+                    )
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=orm_writer)
+    thread.start()
+    assert holding.wait(10)
+    response = agent.post("/api/v1/reconcile", PICK)
+    thread.join(15)
+
+    assert response.status_code == 201, response.content
+    assert not errors
+
+
+@pytest.mark.django_db
+def test_the_statement_is_prepared_once_per_connection(estate, agent, now):
+    _pallet_moved(now)
+    for _ in range(3):
+        assert agent.post("/api/v1/reconcile", PICK).status_code == 201
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+            ["WITH guard AS%"],
+        )
+        assert cursor.fetchone()[0] == 1

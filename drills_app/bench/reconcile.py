@@ -1,8 +1,14 @@
-"""`bench reconcile`: latency of the reconcile service and endpoint, and queries per call."""
+"""`bench reconcile`: latency of the reconcile service and endpoint, and queries per call;
+with `--profile`, where one endpoint call's time goes (cProfile, in this process)."""
 
 from __future__ import annotations
 
+import cProfile
+import io
 import json
+import pstats
+import time
+from collections.abc import Callable
 from datetime import timedelta
 from io import TextIOBase
 
@@ -36,7 +42,7 @@ def _claims(count: int, subject: str) -> list[Claim]:
     ]
 
 
-def run(out: TextIOBase, repeat: int) -> None:
+def run(out: TextIOBase, repeat: int, *, profile: bool = False) -> None:
     principal, key = bench_agent()
     subject = "bench-account"
     bench_account(subject)
@@ -97,6 +103,8 @@ def run(out: TextIOBase, repeat: int) -> None:
 
         p50, p95 = percentiles(timed(call, repeat))
         out.write(f"{'API endpoint, ' + str(claims) + ' claim(s)':<34}{p50:>10.2f}{p95:>10.2f}\n")
+        if claims == 1:
+            endpoint_call = call
 
     out.write("\nSQL queries per reconcile (service)\n")
     counts = {}
@@ -108,3 +116,26 @@ def run(out: TextIOBase, repeat: int) -> None:
         out.write(f"  {claims:>3} claim(s): {counts[claims]} queries\n")
     verdict = "constant" if len(set(counts.values())) == 1 else "GROWS with claims"
     out.write(f"query count vs claims: {verdict}\n")
+    if profile:
+        _profile(out, endpoint_call, repeat)
+
+
+def _profile(out: TextIOBase, call: Callable[[], None], repeat: int) -> None:
+    """CPU per call, then the functions where `repeat` endpoint calls spend their time."""
+    started, cpu = time.perf_counter(), time.process_time()
+    for _ in range(repeat):
+        call()
+    wall_ms = (time.perf_counter() - started) / repeat * 1000
+    cpu_ms = (time.process_time() - cpu) / repeat * 1000
+    out.write(f"\nAPI endpoint, 1 claim: {wall_ms:.2f} ms per call, {cpu_ms:.2f} ms of it CPU\n")
+    profiler = cProfile.Profile()
+
+    def calls() -> None:
+        for _ in range(repeat):
+            call()
+
+    profiler.runcall(calls)
+    text = io.StringIO()
+    stats = pstats.Stats(profiler, stream=text).sort_stats("cumulative")
+    stats.print_stats(r"/(reconcile_app|config|sandbox_app|lineage_app)/", 30)
+    out.write(f"cProfile, {repeat} calls (cumulative; the project's functions):\n{text.getvalue()}")

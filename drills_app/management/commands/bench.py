@@ -58,6 +58,11 @@ class Command(BaseCommand):
             help="http: evidence entries in the reconciled subject's history",
         )
         parser.add_argument(
+            "--profile",
+            action="store_true",
+            help="reconcile: CPU per endpoint call and a cProfile of the calls",
+        )
+        parser.add_argument(
             "--edges", type=int, default=lineage.DEFAULT_EDGES, help="lineage: edges in the graph"
         )
 
@@ -74,6 +79,7 @@ class Command(BaseCommand):
         history: int,
         agents: int,
         agent_seconds: int,
+        profile: bool,
         **options: Any,
     ) -> None:
         # Measure what production runs: with DEBUG on, every query is also logged in memory.
@@ -97,5 +103,7 @@ class Command(BaseCommand):
                 )
             elif target == "lineage":
                 lineage.run(self.stdout, repeat or lineage.DEFAULT_REPEAT, edges=edges)
+            elif target == "reconcile":
+                reconcile.run(self.stdout, repeat or DEFAULT_REPEAT, profile=profile)
             else:
                 TARGETS[target](self.stdout, repeat or DEFAULT_REPEAT)

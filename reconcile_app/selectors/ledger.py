@@ -30,6 +30,20 @@ STATE_ASSERTING_KINDS = (
 )
 
 
+# An entry's columns as `_asserting_view` reads them, before `withdrawn` and `revokes`.
+ENTRY_VIEW_COLUMNS = (
+    "evidence_id",
+    "hash",
+    "subject",
+    "field",
+    "kind",
+    "value",
+    "source",
+    "observed_at",
+    "recorded_at",
+)
+
+
 def evidence_visible_to(user: Any) -> QuerySet[EvidenceEntry]:
     entries = EvidenceEntry.objects.select_related("revokes", "supersedes", "recorded_by")
     if is_staff_role(user):
@@ -128,19 +142,7 @@ def evidence_as_of(
     rows = (
         entries.annotate(withdrawn=Exists(revoked) | Exists(superseded))
         .order_by("seq")
-        .values_list(
-            "evidence_id",
-            "hash",
-            "subject",
-            "field",
-            "kind",
-            "value",
-            "source",
-            "observed_at",
-            "recorded_at",
-            "withdrawn",
-            "revokes_id",
-        )
+        .values_list(*ENTRY_VIEW_COLUMNS, "withdrawn", "revokes_id")
     )
     return [view for view in map(_asserting_view, rows) if view is not None]
 
@@ -170,18 +172,7 @@ def evidence_latest(
 
 
 # The entry's columns `_asserting_view` reads (bar `withdrawn`), in its order.
-SUPPORT_ENTRY_COLUMNS = (
-    "evidence_id",
-    "hash",
-    "subject",
-    "field",
-    "kind",
-    "value",
-    "source",
-    "observed_at",
-    "recorded_at",
-    "revokes",
-)
+SUPPORT_ENTRY_COLUMNS = (*ENTRY_VIEW_COLUMNS, "revokes")
 (SUPPORT_CHANGED_AT,) = raw_select.fields(EvidenceSupport, "changed_at")
 SUPPORT_ENTRY_FIELDS = raw_select.fields(EvidenceEntry, *SUPPORT_ENTRY_COLUMNS)
 

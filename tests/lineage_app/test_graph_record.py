@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connection, connections, transaction
-from django.utils import timezone
+from django.db import connection
 
 from lineage_app.models import Edge, Node
 from lineage_app.services.graph import Link, graph_record
+from tests.lineage_app.node_race import node_committed_meanwhile
 
 
 def edges() -> set[tuple[str, str, str]]:
@@ -49,27 +47,8 @@ def test_a_node_another_transaction_commits_meanwhile_still_gets_its_edge():
     node is neither inserted nor in the statement's snapshot, and must be read again."""
     if connection.vendor != "postgresql":
         pytest.skip("SQLite has one writer at a time: no transaction commits meanwhile")
-    holding = threading.Event()
-    release = threading.Event()
-
-    def other_writer() -> None:
-        try:
-            with transaction.atomic():
-                Node.objects.create(
-                    kind="source", ref="case@9", label="other", recorded_at=timezone.now()
-                )
-                holding.set()
-                release.wait(10)
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=other_writer)
-    thread.start()
-    assert holding.wait(10)
-    # Commit the other transaction while this one is blocked on the node's unique key.
-    threading.Timer(0.5, release.set).start()
-    graph_record([Link("source:case@9", "read:s9/status", "wasAttributedTo")])
-    thread.join(10)
+    with node_committed_meanwhile("source", "case@9"):
+        graph_record([Link("source:case@9", "read:s9/status", "wasAttributedTo")])
 
     assert edges() == {("source:case@9", "read:s9/status", "wasAttributedTo")}
     assert Node.objects.get(kind="source", ref="case@9").label == "other"

@@ -17,6 +17,7 @@ from reconcile_app.models import Contradiction, DecisionSnapshot, QuarantineEpoc
 from reconcile_app.services import snapshot_statement
 from sandbox_app.services import sandbox_record_write
 from tests.factories import EvidenceFactory, SandboxRecordFactory, reconcile_body
+from tests.lineage_app.node_race import node_committed_meanwhile
 from tests.reconcile_app.gate.test_epoch_caches import SUBJECT, _reconcile, account
 
 pytestmark = pytest.mark.skipif(
@@ -30,26 +31,8 @@ def test_a_lineage_node_committed_meanwhile_still_gets_its_edge(estate, agent):
     the node is neither inserted by the statement nor in its snapshot: the statement undoes
     itself (reconcile_abort) and is sent again, which sees the node."""
     account(SUBJECT)
-    holding = threading.Event()
-    release = threading.Event()
-
-    def other_writer() -> None:
-        try:
-            with transaction.atomic():
-                Node.objects.create(
-                    kind="source", ref="case-service@42", label="other", recorded_at=timezone.now()
-                )
-                holding.set()
-                release.wait(10)
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=other_writer)
-    thread.start()
-    assert holding.wait(10)
-    threading.Timer(0.5, release.set).start()
-    response = _reconcile(agent)
-    thread.join(10)
+    with node_committed_meanwhile("source", "case-service@42"):
+        response = _reconcile(agent)
 
     assert response.status_code == 201, response.content
     snapshot_id = response.json()["snapshot_id"]

@@ -220,9 +220,19 @@ def test_reconcile_racing_a_quarantine_reruns_with_it(collectible, agent, operat
 
 
 def test_quarantines_changing_under_every_attempt_is_a_clean_409(collectible, agent, monkeypatch):
-    from reconcile_app.services import snapshots
+    import dataclasses
 
-    monkeypatch.setattr(snapshots, "epoch_check", lambda expected: False)
+    from reconcile_app.services import reconcile
+
+    original = reconcile.quarantines_active
+
+    def always_behind():
+        # The view is read at an epoch the database has already left, on every attempt: the
+        # snapshot's write (the ORM transaction's epoch_check, or PostgreSQL's one
+        # statement) must refuse each time.
+        return dataclasses.replace(original(), epoch=-1)
+
+    monkeypatch.setattr(reconcile, "quarantines_active", always_behind)
     response = agent.post(
         "/api/v1/reconcile",
         {

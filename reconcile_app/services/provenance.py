@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from config.insert_batch import InsertBatch
 from lineage_app.choices import Relation
 from lineage_app.services.graph import Link, graph_record
 from reconcile_app.choices import ReadStatus, Verdict
@@ -15,19 +14,6 @@ from reconcile_app.services.references import split_reference
 def ref_node(reference: str) -> str:
     kind, ref = split_reference(reference)
     return f"{kind}:{ref}"
-
-
-def snapshot_lineage(
-    *,
-    snapshot_id: str,
-    decision_id: str,
-    content: dict[str, Any],
-    batch: InsertBatch | None = None,
-) -> None:
-    links, labels = snapshot_links(
-        snapshot_id=snapshot_id, decision_id=decision_id, content=content
-    )
-    graph_record(links, labels=labels, batch=batch)
 
 
 def snapshot_links(

@@ -1,9 +1,9 @@
 """A snapshot and everything issued with it, written by one PostgreSQL statement.
 
 The gate writes a snapshot, its reads, verdicts, receipt, timing, contradictions and lineage
-on every reconcile. As a transaction of ORM statements that cost eight round trips (BEGIN,
-the quarantine check, the snapshot, the lineage nodes, the contradictions, the rest, COMMIT)
-and more Python per row than the database spent on them. Here they are one statement with
+on every reconcile. Written as a transaction of ORM statements, that cost eight round trips
+(BEGIN, the quarantine check, the snapshot, the lineage nodes, the contradictions, the rest,
+COMMIT) and more Python per row than the database spent on them. Here they are one statement with
 data-modifying CTEs, sent in autocommit: a single statement is atomic by itself, so the
 snapshot is still wholly there or not at all, with no BEGIN or COMMIT to send.
 

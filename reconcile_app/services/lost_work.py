@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.cache import cache
+from django.db import models
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -29,14 +30,22 @@ CACHE_PREFIX = "reconcile:requeued:"
 
 @dataclass(frozen=True)
 class LostWork:
-    """One kind of one-shot work: which rows wait, since when, and how to queue one again."""
+    """One kind of one-shot work: which rows wait (`status`, started before a cut-off on
+    `since`), and how to queue one again."""
 
     name: str
-    waiting: Callable[[datetime], QuerySet[Any]]
+    model: type[models.Model]
+    status: str
+    since: str  # the row's start time field
     ref: str  # the field the task takes
     enqueue: Callable[[str], object]
     # Longer than the task's usual run: younger work may simply still be running.
     grace: timedelta
+
+    def waiting(self, before: datetime) -> QuerySet[Any]:
+        return self.model._default_manager.filter(
+            status=self.status, **{f"{self.since}__lt": before}
+        )
 
 
 def _kinds() -> tuple[LostWork, ...]:
@@ -49,30 +58,30 @@ def _kinds() -> tuple[LostWork, ...]:
     return (
         LostWork(
             "quarantines",
-            lambda before: Quarantine.objects.filter(
-                status=QuarantineStatus.APPLYING, created_at__lt=before
-            ),
+            Quarantine,
+            QuarantineStatus.APPLYING,
+            "created_at",
             "quarantine_id",
             quarantine_apply_task.delay,
             timedelta(minutes=2),
         ),
         LostWork(
             "corrections",
-            lambda before: Correction.objects.filter(
-                status=CorrectionStatus.COMPUTING, created_at__lt=before
-            ),
+            Correction,
+            CorrectionStatus.COMPUTING,
+            "created_at",
             "correction_id",
             correction_complete_task.delay,
             timedelta(minutes=2),
         ),
+        # Release gates replay and drill: minutes on a large estate.
         LostWork(
             "activations",
-            lambda before: ContractActivation.objects.filter(
-                status=ActivationStatus.RUNNING, requested_at__lt=before
-            ),
+            ContractActivation,
+            ActivationStatus.RUNNING,
+            "requested_at",
             "activation_id",
             contract_activation_task.delay,
-            # Release gates replay and drill: minutes on a large estate.
             timedelta(minutes=10),
         ),
     )

@@ -1,5 +1,6 @@
 """Persist an issued snapshot: the snapshot, its reads, verdicts, contradictions, decision
-receipt, escalation and lineage in one transaction — wholly there or not at all."""
+receipt, escalation and lineage, wholly there or not at all — one PostgreSQL statement
+(services/snapshot_statement.py) or, for escalations and on SQLite, one ORM transaction."""
 
 from __future__ import annotations
 

@@ -171,7 +171,7 @@ def snapshot_statement_send(
     A snapshot with the same content already stored raises IntegrityError."""
     named = {node: split_node_id(node) for link in links for node in (link.src, link.dst)}
     nodes = sorted(named.items(), key=lambda item: item[1])
-    edges = [(*split_node_id(link.src), *split_node_id(link.dst), link.relation) for link in links]
+    edges = [(*named[link.src], *named[link.dst], link.relation) for link in links]
     timing: list[dict[str, Any]] = []
     params: dict[str, Any] = {
         "epoch": quarantine_epoch,

@@ -68,6 +68,17 @@ return false
 """
 
 
+# A rate window's counter plus one (started with its lifetime when new) and the previous
+# window's count, in one round trip: the API throttle's whole conversation with the cache.
+COUNT_WINDOW = """
+local count = redis.call('incr', KEYS[1])
+if count == 1 then
+    redis.call('expire', KEYS[1], ARGV[1])
+end
+return {count, redis.call('get', KEYS[2]) or 0}
+"""
+
+
 class SharedRedisCacheClient(django_redis.RedisCacheClient):
     """Django's Redis cache client, with one `redis.Redis` per connection pool.
 
@@ -99,6 +110,11 @@ class SharedRedisCacheClient(django_redis.RedisCacheClient):
             raise ValueError(f"Key {key!r} not found.")
         return value
 
+    def count_window(self, current: Any, previous: Any, lifetime: int) -> tuple[int, int]:
+        client = self.get_client(current, write=True)
+        count, before = client.eval(COUNT_WINDOW, 2, current, previous, lifetime)
+        return int(count), int(before)
+
 
 class RedisCache(django_redis.RedisCache):
     """Django's Redis cache on `SharedRedisCacheClient`."""
@@ -106,3 +122,12 @@ class RedisCache(django_redis.RedisCache):
     def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = SharedRedisCacheClient
+
+    def count_window(self, current: str, previous: str, lifetime: int) -> tuple[int, int]:
+        """Counter `current` plus one (a new one lives `lifetime` seconds) and the value of
+        counter `previous` (0 when missing), in one round trip."""
+        return self._cache.count_window(  # type: ignore[no-any-return]
+            self.make_and_validate_key(current),
+            self.make_and_validate_key(previous),
+            lifetime,
+        )

@@ -29,6 +29,19 @@ class _PreparingCursor(psycopg.Cursor):  # type: ignore[type-arg]
 
 
 @contextmanager
+def hot_cursor() -> Iterator[CursorWrapper]:
+    """For a small read on every reconcile: prepared on PostgreSQL, where parsing and
+    planning a client-bound statement costs the server more than running it (~0.4 ms
+    against ~0.05 ms for an indexed lookup); Django's own cursor on SQLite."""
+    if connection.vendor == "postgresql":
+        with prepared_cursor() as cursor:
+            yield cursor
+    else:
+        with connection.cursor() as cursor:
+            yield cursor
+
+
+@contextmanager
 def prepared_cursor() -> Iterator[CursorWrapper]:
     """Inside a request or a transaction, like `connection.cursor()` (PostgreSQL only)."""
     connection.close_if_health_check_failed()

@@ -15,6 +15,8 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 
+from config.prepared_cursor import hot_cursor
+
 Converter = Callable[[Any, Any, Any], Any]
 
 
@@ -38,7 +40,7 @@ def select(
     sql: str, params: Sequence[Any], fields: Sequence[models.Field[Any, Any] | None]
 ) -> list[list[Any]]:
     """Rows of `sql`, each column converted as the ORM would for `fields` (None: as read)."""
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     converters = _converters(fields)

@@ -23,8 +23,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
-from django.db import connection
-
+from config.prepared_cursor import hot_cursor
 from reconcile_app.models import ConfigurationEpoch, QuarantineEpoch
 
 T = TypeVar("T")
@@ -48,7 +47,7 @@ _EPOCHS_SQL = (
 
 def epochs_read() -> Epochs:
     """Both epochs, in one query."""
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(_EPOCHS_SQL)
         configuration, quarantine = cursor.fetchone()
     return Epochs(configuration=configuration, quarantine=quarantine)

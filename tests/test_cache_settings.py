@@ -124,3 +124,18 @@ def test_the_redis_cache_increments_only_a_counter_that_exists_and_keeps_its_exp
     client = redis_cache._cache.get_client("counter")
     assert 0 < client.ttl(redis_cache.make_key("counter")) <= 30
     redis_cache.delete("counter")
+
+
+def test_the_redis_cache_counts_a_window_and_reads_the_previous_in_one_round_trip(redis_cache):
+    assert redis_cache.count_window("now", "before", 30) == (1, 0)
+    redis_cache.set("before", 7, 30)
+    assert redis_cache.count_window("now", "before", 30) == (2, 7)
+    client = redis_cache._cache.get_client("now")
+    # A new counter lives as long as it was asked to; counting on does not renew it.
+    assert 0 < client.ttl(redis_cache.make_key("now")) <= 30
+    client.expire(redis_cache.make_key("now"), 5)
+    assert redis_cache.count_window("now", "before", 30) == (3, 7)
+    assert client.ttl(redis_cache.make_key("now")) <= 5
+    # Django's own calls read the same counter.
+    assert redis_cache.get("now") == 3
+    redis_cache.delete_many(["now", "before"])

@@ -188,3 +188,21 @@ def test_the_statement_is_prepared_once_per_connection(estate, agent, now):
             ["WITH guard AS%"],
         )
         assert cursor.fetchone()[0] == 1
+
+
+@pytest.mark.django_db
+def test_the_reads_on_every_reconcile_are_prepared_too(estate, agent, now):
+    # Parsing and planning a client-bound statement cost the server more than these reads.
+    from reconcile_app.epochs import _EPOCHS_SQL
+    from reconcile_app.selectors.ledger import _support_sql
+
+    _pallet_moved(now)
+    for _ in range(3):
+        assert agent.post("/api/v1/reconcile", PICK).status_code == 201
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = {row[0] for row in cursor.fetchall()}
+    assert _EPOCHS_SQL in prepared
+    # psycopg sends %s as $1, $2, ... (the owner records' read goes through the same
+    # `raw_select.select`; this estate's owners are not the sandbox's)
+    assert any(s.startswith(_support_sql(1).split(" WHERE ")[0]) for s in prepared)

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 from django.core.cache.backends import redis as django_redis
 from django.core.exceptions import ImproperlyConfigured
 from redis import ConnectionPool, Redis
+from redis.commands.core import Script
 
 REDIS_SCHEMES = ("redis", "rediss")
 REDIS_DATABASES = 16
@@ -93,6 +94,9 @@ class SharedRedisCacheClient(django_redis.RedisCacheClient):
         self._clients: dict[int, Redis] = {}
         self._clients_lock = threading.Lock()
         self._client = self._client_for
+        # Sent by digest (EVALSHA), the script's text only when the server does not know it.
+        self._incr_existing: Script | None = None
+        self._count_window: Script | None = None
 
     def _client_for(self, *, connection_pool: ConnectionPool) -> Redis:
         client = self._clients.get(id(connection_pool))
@@ -105,14 +109,18 @@ class SharedRedisCacheClient(django_redis.RedisCacheClient):
 
     def incr(self, key: Any, delta: int) -> Any:
         client = self.get_client(key, write=True)
-        value = client.eval(INCR_EXISTING, 1, key, delta)
+        if self._incr_existing is None:
+            self._incr_existing = client.register_script(INCR_EXISTING)
+        value = self._incr_existing(keys=[key], args=[delta], client=client)
         if value is None:
             raise ValueError(f"Key {key!r} not found.")
         return value
 
     def count_window(self, current: Any, previous: Any, lifetime: int) -> tuple[int, int]:
         client = self.get_client(current, write=True)
-        count, before = client.eval(COUNT_WINDOW, 2, current, previous, lifetime)
+        if self._count_window is None:
+            self._count_window = client.register_script(COUNT_WINDOW)
+        count, before = self._count_window(keys=[current, previous], args=[lifetime], client=client)
         return int(count), int(before)
 
 
@@ -126,7 +134,8 @@ class RedisCache(django_redis.RedisCache):
     def count_window(self, current: str, previous: str, lifetime: int) -> tuple[int, int]:
         """Counter `current` plus one (a new one lives `lifetime` seconds) and the value of
         counter `previous` (0 when missing), in one round trip."""
-        return self._cache.count_window(  # type: ignore[no-any-return]
+        client: SharedRedisCacheClient = self._cache  # type: ignore[attr-defined]
+        return client.count_window(
             self.make_and_validate_key(current),
             self.make_and_validate_key(previous),
             lifetime,

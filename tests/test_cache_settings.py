@@ -138,4 +138,9 @@ def test_the_redis_cache_counts_a_window_and_reads_the_previous_in_one_round_tri
     assert client.ttl(redis_cache.make_key("now")) <= 5
     # Django's own calls read the same counter.
     assert redis_cache.get("now") == 3
+    # The scripts go by digest: a server that forgot them (restarted, SCRIPT FLUSH) is sent
+    # their text again.
+    client.script_flush()
+    assert redis_cache.count_window("now", "before", 30) == (4, 7)
+    assert redis_cache.incr("now") == 5
     redis_cache.delete_many(["now", "before"])

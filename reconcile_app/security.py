@@ -97,12 +97,19 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": user.pk}
 
     def allow_request(self, request: Request, view: object) -> bool:  # type: ignore[override]
-        if self.rate is None:
+        # Callers without credentials (the API schema is open to them) count per address
+        # at the anonymous rate, not at a principal's.
+        user = getattr(request, "user", None)
+        anonymous = user is None or not user.is_authenticated
+        rate = self.THROTTLE_RATES.get("anon") if anonymous else self.rate
+        if rate is None:
             return True
         key = self.get_cache_key(request, view)  # type: ignore[arg-type]
         if key is None:
             return True
         limit, duration = self.num_requests, self.duration
+        if anonymous:
+            limit, duration = self.parse_rate(rate)  # type: ignore[assignment]
         window, elapsed = divmod(self.timer(), duration)
         current_key = f"{key}:{int(window)}"
         # Counted first, so concurrent requests in other processes each see their own

@@ -140,6 +140,19 @@ def test_api_requests_are_rate_limited_per_principal(agent, settings):
     assert statuses == [200, 200, 200, 429]
 
 
+def test_the_open_schema_is_rate_limited_per_address_at_the_anonymous_rate(client, db, monkeypatch):
+    from rest_framework.settings import api_settings
+
+    from reconcile_app.security import PrincipalRateThrottle
+
+    rates = {**api_settings.DEFAULT_THROTTLE_RATES, "anon": "2/min", "principal": "100/min"}
+    monkeypatch.setattr(PrincipalRateThrottle, "THROTTLE_RATES", rates)
+
+    statuses = [client.get("/api/schema/?format=json").status_code for _ in range(3)]
+
+    assert statuses == [200, 200, 429]
+
+
 def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,6 +20,13 @@ def request_from(forwarded_for: str | None = None):
         {} if forwarded_for is None else {"HTTP_X_FORWARDED_FOR": forwarded_for}
     )
     return RequestFactory().get("/", REMOTE_ADDR=SOCKET, **headers)
+
+
+def signed_in():
+    """A request from a principal (the throttle counts it by the principal's key)."""
+    request = request_from()
+    request.user = SimpleNamespace(is_authenticated=True, pk=7)
+    return request
 
 
 @pytest.mark.parametrize(
@@ -117,7 +125,7 @@ def throttle_at(request, monkeypatch, settings, tmp_path):
 def _stored_values(throttle: PrincipalRateThrottle) -> list[Any]:
     from django.core.cache import cache
 
-    key = throttle.get_cache_key(request_from(), None)
+    key = throttle.get_cache_key(signed_in(), None)
     window = int(throttle.timer() // throttle.duration)
     return [cache.get(f"{key}:{number}") for number in (window - 1, window)]
 
@@ -126,8 +134,8 @@ def test_the_limit_holds_exactly_at_the_rate_and_costs_the_same_at_any_count(thr
     clock = Clock(600.0)  # the start of a window
     throttle = throttle_at("5/min", clock)
 
-    admitted = [throttle.allow_request(request_from(), None) for _ in range(5)]
-    refused = [throttle.allow_request(request_from(), None) for _ in range(500)]
+    admitted = [throttle.allow_request(signed_in(), None) for _ in range(5)]
+    refused = [throttle.allow_request(signed_in(), None) for _ in range(500)]
 
     assert admitted == [True] * 5
     assert not any(refused)
@@ -139,26 +147,26 @@ def test_the_limit_holds_exactly_at_the_rate_and_costs_the_same_at_any_count(thr
 def test_the_previous_window_fades_out_as_the_sliding_window_moves(throttle_at):
     clock = Clock(600.0)
     throttle = throttle_at("4/min", clock)
-    assert all(throttle.allow_request(request_from(), None) for _ in range(4))
+    assert all(throttle.allow_request(signed_in(), None) for _ in range(4))
 
     clock.now = 660.0 + 15  # a quarter into the next window: 4 * 0.75 = 3 still count
-    assert throttle.allow_request(request_from(), None)
-    assert not throttle.allow_request(request_from(), None)
+    assert throttle.allow_request(signed_in(), None)
+    assert not throttle.allow_request(signed_in(), None)
     # One more fits once 4 * (1 - f) + 1 + 1 <= 4, at f = 1/2: 15 seconds from now.
     assert throttle.wait() == pytest.approx(15)
 
     clock.now = 660.0 + 30
-    assert throttle.allow_request(request_from(), None)
+    assert throttle.allow_request(signed_in(), None)
     assert _stored_values(throttle) == [4, 2]
 
 
 def test_a_window_without_the_previous_ones_requests_admits_the_full_rate(throttle_at):
     clock = Clock(600.0)
     throttle = throttle_at("3/min", clock)
-    assert all(throttle.allow_request(request_from(), None) for _ in range(3))
+    assert all(throttle.allow_request(signed_in(), None) for _ in range(3))
 
     clock.now = 600.0 + 120  # two windows on: nothing left to weigh
-    assert [throttle.allow_request(request_from(), None) for _ in range(4)] == [
+    assert [throttle.allow_request(signed_in(), None) for _ in range(4)] == [
         True,
         True,
         True,
@@ -181,10 +189,25 @@ def test_a_refusal_keeps_a_long_windows_count_on_the_file_cache(settings, tmp_pa
     file_clock = [1_000_000.0]  # the file cache's expiry clock
     monkeypatch.setattr(time, "time", lambda: file_clock[0])
     throttle = PrincipalRateThrottle()
-    assert all(throttle.allow_request(request_from(), None) for _ in range(3))
-    assert not throttle.allow_request(request_from(), None)
+    assert all(throttle.allow_request(signed_in(), None) for _ in range(3))
+    assert not throttle.allow_request(signed_in(), None)
 
     file_clock[0] += 301
     clock.now += 301
-    assert not PrincipalRateThrottle().allow_request(request_from(), None)
-    assert cache.get(f"{throttle.get_cache_key(request_from(), None)}:10") == 3
+    assert not PrincipalRateThrottle().allow_request(signed_in(), None)
+    assert cache.get(f"{throttle.get_cache_key(signed_in(), None)}:10") == 3
+
+
+def test_callers_without_credentials_count_per_address_at_the_anonymous_rate(
+    throttle_at, monkeypatch
+):
+    rates = {**PrincipalRateThrottle.THROTTLE_RATES, "anon": "2/min", "principal": "5/min"}
+    monkeypatch.setattr(PrincipalRateThrottle, "THROTTLE_RATES", rates)
+    throttle = throttle_at("5/min", Clock(600.0))
+
+    anonymous = [throttle.allow_request(request_from(), None) for _ in range(3)]
+    principal = [throttle.allow_request(signed_in(), None) for _ in range(5)]
+
+    assert anonymous == [True, True, False]
+    assert all(principal)  # counted apart, at the principal's rate
+    assert not throttle.allow_request(signed_in(), None)

@@ -50,9 +50,9 @@ def database_settings(
         options.setdefault("options", "-c jit=off")
         # Django's own cursors bind on the client and never prepare; the gate's snapshot
         # statement and its reads are bound by the server (config/prepared_cursor.py) and
-        # prepared when the connection allows it. Django leaves `prepare_threshold` at None (never) for the sake
-        # of transaction poolers; RECONCILE_PG_PREPARED_STATEMENTS=0 keeps it so behind one
-        # that cannot hold prepared statements (docs/deploy.md).
+        # prepared when the connection allows it. Django leaves `prepare_threshold` at None
+        # (never) for the sake of transaction poolers; RECONCILE_PG_PREPARED_STATEMENTS=0
+        # keeps it so behind one that cannot hold prepared statements (docs/deploy.md).
         if postgresql_prepared_statements:
             options.setdefault("prepare_threshold", 5)
     elif engine.endswith("sqlite3"):

@@ -91,16 +91,14 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         return client_address(request)
 
     def get_cache_key(self, request: HttpRequest, view: object) -> str | None:
-        user = getattr(request, "user", None)
-        if user is None or not user.is_authenticated:
+        if _anonymous(request):
             return self.cache_format % {"scope": "anon", "ident": self.get_ident(request)}
-        return self.cache_format % {"scope": self.scope, "ident": user.pk}
+        return self.cache_format % {"scope": self.scope, "ident": request.user.pk}
 
     def allow_request(self, request: Request, view: object) -> bool:  # type: ignore[override]
         # Callers without credentials (the API schema is open to them) count per address
         # at the anonymous rate, not at a principal's.
-        user = getattr(request, "user", None)
-        anonymous = user is None or not user.is_authenticated
+        anonymous = _anonymous(request)
         rate = self.THROTTLE_RATES.get("anon") if anonymous else self.rate
         if rate is None:
             return True
@@ -127,6 +125,11 @@ class PrincipalRateThrottle(SimpleRateThrottle):
 
     def wait(self) -> float | None:
         return self.retry_in
+
+
+def _anonymous(request: HttpRequest | Request) -> bool:
+    user = getattr(request, "user", None)
+    return user is None or not user.is_authenticated
 
 
 def _window_counts(

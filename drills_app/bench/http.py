@@ -32,6 +32,7 @@ from rest_framework.views import APIView
 
 from drills_app.bench import load
 from drills_app.bench.common import free_port
+from drills_app.bench.cpu import CpuSpent, cpu_spent
 from drills_app.bench.estate import (
     ACTION,
     DECISION_CLASS,
@@ -153,6 +154,21 @@ def _row(out: TextIOBase, label: str, result: load.LoadResult, bare: load.LoadRe
     )
 
 
+def _cpu_rows(
+    out: TextIOBase, rows: list[tuple[str, CpuSpent, int]], *, header: bool = True
+) -> None:
+    """CPU per request of the web server's processes and the database's, for sizing."""
+    if not all(spent.measured for _, spent, _ in rows):
+        return
+    if header:
+        where = "in the web workers" if connection.vendor == "sqlite" else "its backends"
+        out.write(f"{'CPU per request (ms)':<28}{'web':>9}{'database':>10}  (database: {where})\n")
+    for label, spent, requests in rows:
+        web_ms, database_ms = spent.per_request_ms(requests)
+        database = "-" if database_ms is None else f"{database_ms:.2f}"
+        out.write(f"{label:<28}{web_ms:>9.2f}{database:>10}\n")
+
+
 def pre_issued_commits(
     principal: object, count: int, evidence: int, within_seconds: float
 ) -> list[str]:
@@ -220,21 +236,23 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
             bare_url, gate_url = f"{base}/bench/bare", f"{base}/api/v1/reconcile"
             for url in (bare_url, gate_url):  # warm both workers' imports and caches
                 load.wrk(url, workdir=workdir, seconds=2, connections=2, auth=auth, body=body)
-            bare = load.wrk(
-                bare_url,
-                workdir=workdir,
-                seconds=options.seconds,
-                connections=options.connections,
-                body=body,
-            )
-            gate = load.wrk(
-                gate_url,
-                workdir=workdir,
-                seconds=options.seconds,
-                connections=options.connections,
-                auth=auth,
-                body=body,
-            )
+            with cpu_spent(web.pid) as bare_cpu:
+                bare = load.wrk(
+                    bare_url,
+                    workdir=workdir,
+                    seconds=options.seconds,
+                    connections=options.connections,
+                    body=body,
+                )
+            with cpu_spent(web.pid) as gate_cpu:
+                gate = load.wrk(
+                    gate_url,
+                    workdir=workdir,
+                    seconds=options.seconds,
+                    connections=options.connections,
+                    auth=auth,
+                    body=body,
+                )
             out.write(
                 f"{'endpoint':<28}{'rps':>9}{'p50 ms':>10}{'p99 ms':>10}{'ratio':>9}{'failed':>8}\n"
             )
@@ -242,6 +260,13 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
             _row(out, "POST /api/v1/reconcile", gate, bare)
             reconcile_queries = queries_per_request("/api/v1/reconcile", body, key, {})
             out.write(f"queries per reconcile: {reconcile_queries}\n")
+            _cpu_rows(
+                out,
+                [
+                    ("bare DRF (validate body)", bare_cpu, bare.requests),
+                    ("POST /api/v1/reconcile", gate_cpu, gate.requests),
+                ],
+            )
 
             # The agents fire together each second: the last of a burst waits for the ones
             # before it, so the bare endpoint's figure under the same burst is the floor.
@@ -268,14 +293,15 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
             )
             requests_file = workdir / "commits.tsv"
             requests_file.write_text("\n".join(requests) + "\n")
-            commits = load.wrk(
-                f"{base}/api/v1/effects",
-                workdir=workdir,
-                seconds=options.seconds * 3,
-                connections=options.connections,
-                auth=auth,
-                requests_file=requests_file,
-            )
+            with cpu_spent(web.pid) as commits_cpu:
+                commits = load.wrk(
+                    f"{base}/api/v1/effects",
+                    workdir=workdir,
+                    seconds=options.seconds * 3,
+                    connections=options.connections,
+                    auth=auth,
+                    requests_file=requests_file,
+                )
             accepted = Effect.objects.count()
             committed = load.LoadResult(
                 requests=accepted,
@@ -289,6 +315,7 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
                 f"  {accepted} effects from {commits.requests} requests "
                 f"(a thread's last request may repeat its key: an idempotent replay)\n"
             )
+            _cpu_rows(out, [("POST /api/v1/effects", commits_cpu, commits.requests)], header=False)
 
             worker_log = workdir / "worker.log"
             worker = [str(BIN / "celery"), "-A", "config", "worker", "-l", "warning", "-c", "2"]

@@ -76,15 +76,25 @@ def test_bench_http_runs_end_to_end(tmp_path):
     )
     out = completed.stdout
     assert completed.returncode == 0, out + completed.stderr
-    lines = {
-        line.split()[0] + " " + line.split()[1]: line
-        for line in out.splitlines()
-        if line.count(" ") > 3
-    }
+    lines: dict[str, str] = {}
+    for line in out.splitlines():
+        if line.count(" ") > 3:  # the throughput table's rows come before the CPU table's
+            lines.setdefault(line.split()[0] + " " + line.split()[1], line)
     for row in ("bare DRF", "POST /api/v1/reconcile", "POST /api/v1/effects"):
         figures = lines[row].split()
         assert float(figures[-5]) > 0, out  # requests per second
         assert figures[-1] == "0", out  # nothing failed
+    # CPU per request of the web workers (SQLite's cost is in theirs: no database column).
+    assert "CPU per request (ms)" in out and "(database: in the web workers)" in out, out
+    cpu_rows = re.findall(
+        r"^(bare DRF \(validate body\)|POST /api/v1/\w+) +([\d.]+) +-$", out, re.M
+    )
+    assert [row for row, _ in cpu_rows] == [
+        "bare DRF (validate body)",
+        "POST /api/v1/reconcile",
+        "POST /api/v1/effects",
+    ], out
+    assert all(float(web_ms) > 0 for _, web_ms in cpu_rows), out
     assert "queries per reconcile: " in out
     for endpoint in ("reconcile", "bare"):
         crowd = re.search(

@@ -1,0 +1,123 @@
+"""CPU the server side spends on a load, per request: the web server's processes, and the
+database's when PostgreSQL runs on this machine.
+
+Throughput on a small machine is bounded by the CPU its processes share, so the CPU one
+request costs each of them is what sizes a deployment (docs/deploy.md) and says where the
+time goes. Read from Linux's /proc (utime + stime); elsewhere, or for a database on another
+machine, the figure is left out rather than guessed. SQLite runs inside the web workers, so
+there its cost is in theirs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import connection
+
+PROC = Path("/proc")
+LOCAL_HOSTS = {"", "localhost", "127.0.0.1", "::1"}
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of one process so far; None when it cannot be read."""
+    try:
+        stat = (PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    # Fields after the command name, which is in parentheses and may hold spaces.
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def process_tree(root: int) -> list[int]:
+    """`root` and every process below it (gunicorn's master and its workers)."""
+    children: dict[int, list[int]] = {}
+    for entry in PROC.glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    tree, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        tree.append(pid)
+        pending.extend(children.get(pid, []))
+    return tree
+
+
+def database_backends() -> list[int] | None:
+    """This machine's PostgreSQL processes serving the benchmark's database, other than this
+    process's own connection; None where their CPU cannot be read here."""
+    if connection.vendor != "postgresql" or not PROC.is_dir():
+        return None
+    host = connection.settings_dict.get("HOST") or ""
+    if host not in LOCAL_HOSTS and not host.startswith("/"):
+        return None  # another machine's process ids mean nothing here
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            " AND pid <> pg_backend_pid()"
+        )
+        pids = [row[0] for row in cursor.fetchall()]
+    readable = [pid for pid in pids if _is_postgres(pid)]
+    return readable if len(readable) == len(pids) else None
+
+
+def _is_postgres(pid: int) -> bool:
+    try:
+        return "postgres" in (PROC / str(pid) / "cmdline").read_text()
+    except OSError:
+        return False
+
+
+def _total(pids: list[int]) -> dict[int, float]:
+    seconds = {pid: cpu_seconds(pid) for pid in pids}
+    return {pid: value for pid, value in seconds.items() if value is not None}
+
+
+@dataclass
+class CpuSpent:
+    """Filled in when the measured block ends: CPU seconds of the web server's processes and
+    of the database's (None: not measurable here)."""
+
+    web: float = 0.0
+    database: float | None = None
+    measured: bool = False
+
+    def per_request_ms(self, requests: int) -> tuple[float, float | None]:
+        if not requests:
+            return 0.0, None
+        database = None if self.database is None else self.database / requests * 1000
+        return self.web / requests * 1000, database
+
+
+@contextmanager
+def cpu_spent(web_root: int) -> Iterator[CpuSpent]:
+    """Measure the CPU the web server (the process tree under `web_root`) and the database's
+    backends serving this database spend inside the block."""
+    spent = CpuSpent()
+    if not PROC.is_dir():
+        yield spent
+        return
+    web_before = _total(process_tree(web_root))
+    backends = database_backends()
+    database_before = None if backends is None else _total(backends)
+    yield spent
+    spent.web = _spent_between(web_before, _total(process_tree(web_root)))
+    backends = database_backends()
+    if database_before is not None and backends is not None:
+        spent.database = _spent_between(database_before, _total(backends))
+    spent.measured = True
+
+
+def _spent_between(before: dict[int, float], after: dict[int, float]) -> float:
+    # A process born inside the block counts whole. One that ended inside it is left out:
+    # the web server's workers live on, and a database connection lives CONN_MAX_AGE (60 s),
+    # longer than a measured block, so at most the last one's share of a block is missed.
+    return sum(max(0.0, seconds - before.get(pid, 0.0)) for pid, seconds in after.items())

@@ -236,23 +236,19 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
             bare_url, gate_url = f"{base}/bench/bare", f"{base}/api/v1/reconcile"
             for url in (bare_url, gate_url):  # warm both workers' imports and caches
                 load.wrk(url, workdir=workdir, seconds=2, connections=2, auth=auth, body=body)
-            with cpu_spent(web.pid) as bare_cpu:
-                bare = load.wrk(
-                    bare_url,
-                    workdir=workdir,
-                    seconds=options.seconds,
-                    connections=options.connections,
-                    body=body,
-                )
-            with cpu_spent(web.pid) as gate_cpu:
-                gate = load.wrk(
-                    gate_url,
-                    workdir=workdir,
-                    seconds=options.seconds,
-                    connections=options.connections,
-                    auth=auth,
-                    body=body,
-                )
+            measured = []
+            for url, credentials in ((bare_url, ""), (gate_url, auth)):
+                with cpu_spent(web.pid) as spent:
+                    result = load.wrk(
+                        url,
+                        workdir=workdir,
+                        seconds=options.seconds,
+                        connections=options.connections,
+                        auth=credentials,
+                        body=body,
+                    )
+                measured.append((result, spent))
+            (bare, bare_cpu), (gate, gate_cpu) = measured
             out.write(
                 f"{'endpoint':<28}{'rps':>9}{'p50 ms':>10}{'p99 ms':>10}{'ratio':>9}{'failed':>8}\n"
             )

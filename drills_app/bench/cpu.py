@@ -117,7 +117,7 @@ def cpu_spent(web_root: int) -> Iterator[CpuSpent]:
 
 
 def _spent_between(before: dict[int, float], after: dict[int, float]) -> float:
-    # A process born inside the block counts whole. One that ended inside it is left out:
-    # the web server's workers live on, and a database connection lives CONN_MAX_AGE (60 s),
-    # longer than a measured block, so at most the last one's share of a block is missed.
+    # A process born inside the block counts whole; one that ended inside it is missed. The
+    # web server's workers live on, and a database connection closes only after CONN_MAX_AGE
+    # (60 s, longer than a measured block), so at most one connection's share is lost.
     return sum(max(0.0, seconds - before.get(pid, 0.0)) for pid, seconds in after.items())

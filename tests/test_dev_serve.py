@@ -17,6 +17,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from drills_app.procfs import descendants
 from tests.reconcile_app.effects.celery_workers import _test_database_url
 
 BASE_DIR = Path(settings.BASE_DIR)
@@ -138,25 +139,6 @@ def private_redis(tmp_path: Path) -> Iterator[str]:
         server.wait(timeout=10)
 
 
-def children_of(pid: int) -> list[int]:
-    """Every process below `pid`, read from /proc."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        below = [child for child, its_parent in parents.items() if its_parent == parent]
-        found += below
-        frontier += below
-    return found
-
-
 def running(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -225,7 +207,7 @@ def test_serves_with_production_settings_and_stops_on_sigterm(private_redis, tmp
         assert status == 200
         assert 'route="/healthz",status="200"' in body
 
-        processes = children_of(serve.pid)
+        processes = descendants(serve.pid)
         commands = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in processes]
         assert sum(b"beat" in command for command in commands) == 1
         assert sum(b"gunicorn" in command for command in commands) == 1 + 2  # master, workers

@@ -10,45 +10,15 @@ there its cost is in theirs.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 from django.db import connection
 
-PROC = Path("/proc")
+from drills_app.procfs import PROC, cpu_seconds, descendants
+
 LOCAL_HOSTS = {"", "localhost", "127.0.0.1", "::1"}
-
-
-def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU seconds of one process so far; None when it cannot be read."""
-    try:
-        stat = (PROC / str(pid) / "stat").read_text()
-    except OSError:
-        return None
-    # Fields after the command name, which is in parentheses and may hold spaces.
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def process_tree(root: int) -> list[int]:
-    """`root` and every process below it (gunicorn's master and its workers)."""
-    children: dict[int, list[int]] = {}
-    for entry in PROC.glob("[0-9]*"):
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
-        children.setdefault(parent, []).append(int(entry.name))
-    tree, pending = [], [root]
-    while pending:
-        pid = pending.pop()
-        tree.append(pid)
-        pending.extend(children.get(pid, []))
-    return tree
 
 
 def database_backends() -> list[int] | None:
@@ -105,11 +75,11 @@ def cpu_spent(web_root: int) -> Iterator[CpuSpent]:
     if not PROC.is_dir():
         yield spent
         return
-    web_before = _total(process_tree(web_root))
+    web_before = _total([web_root, *descendants(web_root)])
     backends = database_backends()
     database_before = None if backends is None else _total(backends)
     yield spent
-    spent.web = _spent_between(web_before, _total(process_tree(web_root)))
+    spent.web = _spent_between(web_before, _total([web_root, *descendants(web_root)]))
     backends = database_backends()
     if database_before is not None and backends is not None:
         spent.database = _spent_between(database_before, _total(backends))

@@ -49,6 +49,9 @@ from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 BIN = Path(sys.executable).parent
 GUNICORN_CONFIG = Path(__file__).resolve().parents[2] / "config" / "gunicorn.py"
 SUBJECT = "bench-account"
+BARE = "bare DRF (validate body)"
+RECONCILE = "POST /api/v1/reconcile"
+EFFECTS = "POST /api/v1/effects"
 
 
 @dataclass(frozen=True)
@@ -252,15 +255,15 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
             out.write(
                 f"{'endpoint':<28}{'rps':>9}{'p50 ms':>10}{'p99 ms':>10}{'ratio':>9}{'failed':>8}\n"
             )
-            _row(out, "bare DRF (validate body)", bare, bare)
-            _row(out, "POST /api/v1/reconcile", gate, bare)
+            _row(out, BARE, bare, bare)
+            _row(out, RECONCILE, gate, bare)
             reconcile_queries = queries_per_request("/api/v1/reconcile", body, key, {})
             out.write(f"queries per reconcile: {reconcile_queries}\n")
             _cpu_rows(
                 out,
                 [
-                    ("bare DRF (validate body)", bare_cpu, bare.requests),
-                    ("POST /api/v1/reconcile", gate_cpu, gate.requests),
+                    (BARE, bare_cpu, bare.requests),
+                    (RECONCILE, gate_cpu, gate.requests),
                 ],
             )
 
@@ -306,12 +309,12 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
                 p99_ms=commits.p99_ms,
                 failed=commits.failed,
             )
-            _row(out, "POST /api/v1/effects", committed, bare)
+            _row(out, EFFECTS, committed, bare)
             out.write(
                 f"  {accepted} effects from {commits.requests} requests "
                 f"(a thread's last request may repeat its key: an idempotent replay)\n"
             )
-            _cpu_rows(out, [("POST /api/v1/effects", commits_cpu, commits.requests)], header=False)
+            _cpu_rows(out, [(EFFECTS, commits_cpu, commits.requests)], header=False)
 
             worker_log = workdir / "worker.log"
             worker = [str(BIN / "celery"), "-A", "config", "worker", "-l", "warning", "-c", "2"]

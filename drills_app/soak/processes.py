@@ -18,6 +18,8 @@ from pathlib import Path
 
 import httpx
 
+from drills_app.procfs import descendants, parent_pids
+
 BIN = Path(sys.executable).parent
 GUNICORN_CONFIG = Path(__file__).resolve().parents[2] / "config" / "gunicorn.py"
 READY_TIMEOUT_SECONDS = 120.0
@@ -184,7 +186,7 @@ class Servers:
 
     def processes(self) -> list[tuple[str, int]]:
         """(label, pid) of every live process of every server: main processes and children."""
-        parents = _parent_pids()
+        parents = parent_pids()
         found: list[tuple[str, int]] = []
         for server in self.servers:
             if not server.alive() or server.pid is None:
@@ -192,7 +194,7 @@ class Servers:
             main = "master" if server.role == "web" else "main"
             found.append((f"{server.role} {main}", server.pid))
             child = "worker" if server.role == "web" else "pool"
-            for pid in _descendants(server.pid, parents):
+            for pid in descendants(server.pid, parents):
                 found.append((f"{server.role} {child}", pid))
         return found
 
@@ -202,43 +204,3 @@ def _signal_group(server: Server, sig: int) -> None:
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(server.process.pid, sig)  # start_new_session: the group id is the pid
-
-
-def _parent_pids() -> dict[int, int]:
-    """pid → parent pid for every process we can see."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # The command name is in parentheses and may hold spaces: split after its end.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        parents[int(entry.name)] = int(fields[1])
-    return parents
-
-
-def _descendants(pid: int, parents: dict[int, int]) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for child, parent in parents.items():
-        children.setdefault(parent, []).append(child)
-    found: list[int] = []
-    pending = list(children.get(pid, []))
-    while pending:
-        current = pending.pop()
-        found.append(current)
-        pending.extend(children.get(current, []))
-    return sorted(found)
-
-
-def rss_kib(pid: int) -> int | None:
-    """Resident set size in KiB (VmRSS), or None once the process is gone."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        return None
-    return None

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import connection
 
 from drills_app.bench.common import free_port
+from drills_app.procfs import rss_kib
 from drills_app.soak import checks
 from drills_app.soak.agents import FIELD, SOURCE, Agent, Owner
 from drills_app.soak.estate import (
@@ -26,7 +27,7 @@ from drills_app.soak.estate import (
     scratch_drop,
     scratch_prepare,
 )
-from drills_app.soak.processes import Servers, rss_kib
+from drills_app.soak.processes import Servers
 from drills_app.soak.traffic import Traffic
 from reconcile_app.models import Effect
 from sandbox_app.models import SandboxEffect, SandboxRecord

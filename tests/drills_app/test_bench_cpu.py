@@ -1,4 +1,5 @@
-"""`bench http`'s CPU accounting (drills_app/bench/cpu.py), read from Linux's /proc."""
+"""`bench http`'s CPU accounting (drills_app/bench/cpu.py) and the /proc readers it shares
+with the soak (drills_app/procfs.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import time
 import pytest
 from django.db import connection
 
+from drills_app import procfs
 from drills_app.bench import cpu
 
-pytestmark = pytest.mark.skipif(not cpu.PROC.is_dir(), reason="reads Linux's /proc")
+pytestmark = pytest.mark.skipif(not procfs.PROC.is_dir(), reason="reads Linux's /proc")
 
 
 def _busy(seconds: float) -> None:
@@ -25,8 +27,8 @@ def _busy(seconds: float) -> None:
 def test_a_process_tree_and_the_cpu_its_members_spend_inside_the_block():
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        tree = cpu.process_tree(os.getpid())
-        assert tree[0] == os.getpid() and child.pid in tree
+        assert child.pid in procfs.descendants(os.getpid())
+        assert procfs.rss_kib(child.pid) is not None
         with cpu.cpu_spent(os.getpid()) as spent:
             _busy(0.3)
         assert spent.measured
@@ -41,7 +43,8 @@ def test_a_process_tree_and_the_cpu_its_members_spend_inside_the_block():
 def test_a_process_that_is_gone_has_no_figure():
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
-    assert cpu.cpu_seconds(child.pid) is None
+    assert procfs.cpu_seconds(child.pid) is None
+    assert procfs.rss_kib(child.pid) is None
 
 
 @pytest.mark.django_db

@@ -28,6 +28,17 @@ class _PreparingCursor(psycopg.Cursor):  # type: ignore[type-arg]
         return super().execute(query, params, **options)
 
 
+class _PreparingRawCursor(psycopg.RawCursor):  # type: ignore[type-arg]
+    """The same, for a statement already written with PostgreSQL's own `$1` placeholders
+    and a sequence of parameters: psycopg sends its text as it is. A statement with `%s`
+    placeholders is split by a regular expression on every execution once it is longer
+    than psycopg's 4 KB cache allows, as the gate's snapshot statement is."""
+
+    def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
+        options.setdefault("prepare", True)
+        return super().execute(query, params, **options)
+
+
 @contextmanager
 def hot_cursor() -> Iterator[CursorWrapper]:
     """For a small read on every reconcile: prepared on PostgreSQL, where parsing and
@@ -42,13 +53,15 @@ def hot_cursor() -> Iterator[CursorWrapper]:
 
 
 @contextmanager
-def prepared_cursor() -> Iterator[CursorWrapper]:
-    """Inside a request or a transaction, like `connection.cursor()` (PostgreSQL only)."""
+def prepared_cursor(*, dollar_placeholders: bool = False) -> Iterator[CursorWrapper]:
+    """Inside a request or a transaction, like `connection.cursor()` (PostgreSQL only).
+    With `dollar_placeholders`, statements are written with `$1`, `$2`… and take a list."""
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     connection.validate_thread_sharing()
+    kind = _PreparingRawCursor if dollar_placeholders else _PreparingCursor
     with connection.wrap_database_errors:
-        raw = _PreparingCursor(connection.connection)
+        raw = kind(connection.connection)
     # The stubs name the wrapper as the argument; Django passes the driver's cursor.
     wrapped = (
         connection.make_debug_cursor(raw)  # type: ignore[arg-type]

@@ -39,6 +39,7 @@ from drills_app.bench.estate import (
     bench_account,
     bench_agent,
     bench_history,
+    bench_past_decisions,
     reconcile_body,
 )
 from reconcile_app.choices import EffectStatus
@@ -64,6 +65,7 @@ class HttpOptions:
     agent_seconds: int = 20
     commits: int = 2000
     history: int = 100  # evidence entries for the reconciled subject
+    past_decisions: int = 2000  # decisions issued on it before the load
 
 
 def _worker_kind(threads: int) -> str:
@@ -210,6 +212,7 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
     principal, key = bench_agent()
     bench_account(SUBJECT)
     bench_history(SUBJECT, options.history)
+    bench_past_decisions(principal, SUBJECT, options.past_decisions)
     body = json.dumps(reconcile_body(SUBJECT))
     auth = f"Bearer {key}"
     with tempfile.TemporaryDirectory(prefix="reconcile-bench-") as scratch:
@@ -234,7 +237,8 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
                 f"bench http: {connection.vendor}, gunicorn {options.web_workers} "
                 f"{_worker_kind(options.web_threads)}, "
                 f"wrk {options.connections} connections x {options.seconds} s "
-                f"(evidence entries for the subject: {options.history})\n"
+                f"(evidence entries for the subject: {options.history}; "
+                f"decisions issued before the load: {options.past_decisions})\n"
             )
             bare_url, gate_url = f"{base}/bench/bare", f"{base}/api/v1/reconcile"
             for url in (bare_url, gate_url):  # warm both workers' imports and caches

@@ -19,6 +19,7 @@ path in services/snapshots.py; both paths build their rows with `snapshot_rows`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from contextlib import nullcontext
 from datetime import date, datetime
@@ -76,15 +77,20 @@ def _insert_from_json(model: type[models.Model], param: str, returning: str = ""
     )
 
 
+# The contradictions the statement returns, column by column, then the snapshot's key and
+# the race check: the SELECT is written from this list, and the rows read back with it
+# (`cursor.description` would build the same names again on every call).
+_SEEN_COLUMNS = [field.column for field in Contradiction._meta.concrete_fields]
+_RESULT_COLUMNS = [*_SEEN_COLUMNS, "snapshot_pk", "raced"]
+
+
 def _statement(*, guarded: bool) -> str:
     snapshot = DecisionSnapshot._meta.db_table
     snapshot_columns = ", ".join(map(_quote, _columns(DecisionSnapshot)))
     contradiction = Contradiction._meta.db_table
     seen_in = Contradiction.seen_in.through._meta.db_table
     node, edge = Node._meta.db_table, Edge._meta.db_table
-    seen_columns = ", ".join(
-        f"seen.{_quote(field.column)}" for field in Contradiction._meta.concrete_fields
-    )
+    seen_columns = ", ".join(f"seen.{_quote(column)}" for column in _SEEN_COLUMNS)
     # The quarantine view the decision used must still be current: FOR SHARE waits for a
     # quarantine being created or lifted to commit, so the snapshot is committed before it
     # or sees it (services/quarantine.epoch_check). A moved epoch inserts nothing at all.
@@ -144,7 +150,21 @@ def _statement(*, guarded: bool) -> str:
     )
 
 
-_STATEMENTS = {guarded: _statement(guarded=guarded) for guarded in (True, False)}
+def _numbered(statement: str) -> tuple[str, list[str]]:
+    """The statement with PostgreSQL's `$n` placeholders, and the parameter names in their
+    order (a name used twice is one parameter): psycopg then sends it as it is, where a
+    statement this long written with `%(name)s` is parsed again on every reconcile."""
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(1) not in names:
+            names.append(match.group(1))
+        return f"${names.index(match.group(1)) + 1}"
+
+    return re.sub(r"%\((\w+)\)s", number, statement), names
+
+
+_STATEMENTS = {guarded: _numbered(_statement(guarded=guarded)) for guarded in (True, False)}
 
 
 def _json(value: Any) -> str:
@@ -193,7 +213,7 @@ def snapshot_statement_send(
         "dst_refs": [edge[3] for edge in edges],
         "relations": [edge[4] for edge in edges],
     }
-    sql = _STATEMENTS[quarantine_epoch is not None]
+    sql, names = _STATEMENTS[quarantine_epoch is not None]
     for _ in range(ATTEMPTS_ON_NODE_RACE):
         if arrived is not None:
             timing = [_timing_row(arrived)]
@@ -203,10 +223,9 @@ def snapshot_statement_send(
             # (a raced node, a snapshot already stored) leaves that transaction usable.
             with (
                 transaction.atomic() if connection.in_atomic_block else nullcontext(),
-                prepared_cursor() as cursor,
+                prepared_cursor(dollar_placeholders=True) as cursor,
             ):
-                cursor.execute(sql, params)
-                columns = [column.name for column in cursor.description]
+                cursor.execute(sql, [params[name] for name in names])
                 found = cursor.fetchall()
         except DatabaseError as exc:
             if getattr(exc.__cause__, "sqlstate", None) != ABORT_SQLSTATE:
@@ -222,10 +241,10 @@ def snapshot_statement_send(
     if not found:
         return None
     snapshot = DecisionSnapshot(**rows.snapshot)
-    snapshot.pk = found[0][columns.index("snapshot_pk")]
+    snapshot.pk = found[0][_RESULT_COLUMNS.index("snapshot_pk")]
     snapshot._state.adding = False
     snapshot._state.db = connection.alias
-    return snapshot, _contradictions(columns, found)
+    return snapshot, _contradictions(_RESULT_COLUMNS, found)
 
 
 def _contradictions(columns: list[str], rows: list[tuple[Any, ...]]) -> list[Contradiction]:

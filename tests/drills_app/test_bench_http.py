@@ -67,6 +67,7 @@ def test_bench_http_runs_end_to_end(tmp_path):
             "--agents=4",
             "--agent-seconds=2",
             "--history=10",
+            "--past-decisions=20",
         ],
         capture_output=True,
         text=True,
@@ -96,6 +97,7 @@ def test_bench_http_runs_end_to_end(tmp_path):
     ], out
     assert all(float(web_ms) > 0 for _, web_ms in cpu_rows), out
     assert "queries per reconcile: " in out
+    assert "decisions issued before the load: 20)" in out, out
     for endpoint in ("reconcile", "bare"):
         crowd = re.search(
             rf"4 agents x 1 request/s for 2 s, {endpoint}: (\d+) requests.*failed (\d+)", out

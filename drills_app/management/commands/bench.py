@@ -58,6 +58,13 @@ class Command(BaseCommand):
             help="http: evidence entries in the reconciled subject's history",
         )
         parser.add_argument(
+            "--past-decisions",
+            type=int,
+            default=2000,
+            help="http: decisions issued on the account before the load (then ANALYZE), as a "
+            "gate in production has behind it",
+        )
+        parser.add_argument(
             "--profile",
             action="store_true",
             help="reconcile: CPU per endpoint call and a cProfile of the calls",
@@ -77,6 +84,7 @@ class Command(BaseCommand):
         web_workers: int,
         web_threads: int,
         history: int,
+        past_decisions: int,
         agents: int,
         agent_seconds: int,
         profile: bool,
@@ -97,6 +105,7 @@ class Command(BaseCommand):
                         seconds=seconds,
                         commits=commits or 2000,
                         history=history,
+                        past_decisions=past_decisions,
                         agents=agents,
                         agent_seconds=agent_seconds,
                     ),

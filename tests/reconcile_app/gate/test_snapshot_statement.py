@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from lineage_app.models import Edge, Node
 from reconcile_app.models import Contradiction, DecisionSnapshot, QuarantineEpoch, StateRead
+from reconcile_app.selectors.contradictions import contradiction_representation
 from reconcile_app.services import snapshot_statement
 from sandbox_app.services import sandbox_record_write
 from tests.factories import EvidenceFactory, SandboxRecordFactory, reconcile_body
@@ -82,7 +83,9 @@ def test_lineage_changing_under_every_attempt_is_a_409_and_writes_nothing(
     account(SUBJECT)
     always_raced = "SELECT reconcile_abort('lineage node raced')"
     monkeypatch.setattr(
-        snapshot_statement, "_STATEMENTS", {True: always_raced, False: always_raced}
+        snapshot_statement,
+        "_STATEMENTS",
+        {True: (always_raced, []), False: (always_raced, [])},
     )
     response = _reconcile(agent)
 
@@ -204,3 +207,33 @@ def test_the_reads_on_every_reconcile_are_prepared_too(estate, agent, now):
     # psycopg sends %s as $1, $2, ... (the owner records' read goes through the same
     # `raw_select.select`; this estate's owners are not the sandbox's)
     assert any(s.startswith(_support_sql(1).split(" WHERE ")[0]) for s in prepared)
+
+
+def test_the_statement_is_sent_with_numbered_placeholders():
+    """psycopg sends a `$n` statement as written; one written with `%(name)s` it splits with
+    a regular expression on every call once longer than its 4 KB cache."""
+    numbered, names = snapshot_statement._numbered(
+        "INSERT INTO t VALUES (%(at)s, %(value)s) RETURNING %(at)s"
+    )
+    assert numbered == "INSERT INTO t VALUES ($1, $2) RETURNING $1"
+    assert names == ["at", "value"]
+    for statement, names in snapshot_statement._STATEMENTS.values():
+        assert "%(" not in statement
+        assert f"${len(names)}" in statement and f"${len(names) + 1}" not in statement
+
+
+@pytest.mark.django_db
+def test_the_contradictions_a_reconcile_saw_come_back_as_stored(estate, agent, now):
+    """The statement's rows are read by the columns its SELECT names, not by
+    `cursor.description`: what the response shows of the contradiction it opened, and of
+    the one it joined the next time, is what the database holds."""
+    _pallet_moved(now)
+    opened = agent.post("/api/v1/reconcile", PICK)
+    joined = agent.post("/api/v1/reconcile", PICK)
+
+    assert opened.status_code == joined.status_code == 201, (opened.content, joined.content)
+    [stored] = Contradiction.objects.select_related("snapshot", "resolved_by")
+    assert stored.last_seen_at > stored.detected_at  # the second reconcile joined it
+    [shown] = joined.json()["contradictions"]
+    # (a snapshot shows the contradictions it saw under its own id)
+    assert shown == contradiction_representation(stored, joined.json()["snapshot_id"])

@@ -18,7 +18,12 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from drills_app.bench.estate import DECISION_CLASS, bench_account, bench_agent
+from drills_app.bench.estate import (
+    DECISION_CLASS,
+    bench_account,
+    bench_agent,
+    bench_past_decisions,
+)
 from lineage_app.bench.measuring import percentiles, timed
 from reconcile_app.reconciliation.types import Claim
 from reconcile_app.security import PrincipalRateThrottle
@@ -44,18 +49,19 @@ def _claims(count: int, subject: str) -> list[Claim]:
     ]
 
 
-def run(out: TextIOBase, repeat: int, *, profile: bool = False) -> None:
+def run(out: TextIOBase, repeat: int, *, profile: bool = False, past_decisions: int = 0) -> None:
     # The endpoint runs its throttle as in production, at a rate these calls cannot reach
     # (`bench http` gives its server RECONCILE_API_RATE the same way).
     unreachable = {**PrincipalRateThrottle.THROTTLE_RATES, "principal": "100000000/min"}
     with patch.object(PrincipalRateThrottle, "THROTTLE_RATES", unreachable):
-        _run(out, repeat, profile=profile)
+        _run(out, repeat, profile=profile, past_decisions=past_decisions)
 
 
-def _run(out: TextIOBase, repeat: int, *, profile: bool) -> None:
+def _run(out: TextIOBase, repeat: int, *, profile: bool, past_decisions: int) -> None:
     principal, key = bench_agent()
     subject = "bench-account"
     bench_account(subject)
+    bench_past_decisions(principal, subject, past_decisions)
 
     def request(claims: int) -> ReconcileRequest:
         return ReconcileRequest(
@@ -70,7 +76,10 @@ def _run(out: TextIOBase, repeat: int, *, profile: bool) -> None:
     for _ in range(5):
         snapshot_issue(principal=principal, request=request(1))
 
-    out.write(f"reconcile benchmark ({connection.vendor}, sandbox sources, {repeat} runs each)\n")
+    out.write(
+        f"reconcile benchmark ({connection.vendor}, sandbox sources, {repeat} runs each, "
+        f"{past_decisions} decisions issued before)\n"
+    )
     out.write(f"{'what':<34}{'p50 ms':>10}{'p95 ms':>10}\n")
     for claims in (1, 10, 100):
         prepared = request(claims)

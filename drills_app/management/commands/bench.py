@@ -61,8 +61,8 @@ class Command(BaseCommand):
             "--past-decisions",
             type=int,
             default=2000,
-            help="http: decisions issued on the account before the load (then ANALYZE), as a "
-            "gate in production has behind it",
+            help="http, reconcile: decisions issued on the account before the load (then "
+            "ANALYZE), as a gate in production has behind it",
         )
         parser.add_argument(
             "--profile",
@@ -113,6 +113,11 @@ class Command(BaseCommand):
             elif target == "lineage":
                 lineage.run(self.stdout, repeat or lineage.DEFAULT_REPEAT, edges=edges)
             elif target == "reconcile":
-                reconcile.run(self.stdout, repeat or DEFAULT_REPEAT, profile=profile)
+                reconcile.run(
+                    self.stdout,
+                    repeat or DEFAULT_REPEAT,
+                    profile=profile,
+                    past_decisions=past_decisions,
+                )
             else:
                 TARGETS[target](self.stdout, repeat or DEFAULT_REPEAT)

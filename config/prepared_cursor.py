@@ -4,8 +4,9 @@ Django's PostgreSQL cursors bind parameters on the client (psycopg's ClientCurso
 server parses and plans every statement it receives. For the few large statements on the
 gate's hot path that is most of the server's work, so they go through a psycopg `Cursor`
 instead, which sends parameters apart and prepares each statement on the connection the
-first time it runs it. Wrapped as Django wraps
-its own cursors, so errors, query logging and query counts are the same.
+first time it runs it (a `RawCursor` for a statement already written with `$n`
+placeholders). Wrapped as Django wraps its own cursors, so errors, query logging and query
+counts are the same.
 """
 
 from __future__ import annotations

@@ -209,19 +209,6 @@ def test_the_reads_on_every_reconcile_are_prepared_too(estate, agent, now):
     assert any(s.startswith(_support_sql(1).split(" WHERE ")[0]) for s in prepared)
 
 
-def test_the_statement_is_sent_with_numbered_placeholders():
-    """psycopg sends a `$n` statement as written; one written with `%(name)s` it splits with
-    a regular expression on every call once longer than its 4 KB cache."""
-    numbered, names = snapshot_statement._numbered(
-        "INSERT INTO t VALUES (%(at)s, %(value)s) RETURNING %(at)s"
-    )
-    assert numbered == "INSERT INTO t VALUES ($1, $2) RETURNING $1"
-    assert names == ["at", "value"]
-    for statement, names in snapshot_statement._STATEMENTS.values():
-        assert "%(" not in statement
-        assert f"${len(names)}" in statement and f"${len(names) + 1}" not in statement
-
-
 @pytest.mark.django_db
 def test_the_contradictions_a_reconcile_saw_come_back_as_stored(estate, agent, now):
     """The statement's rows are read by the columns its SELECT names, not by

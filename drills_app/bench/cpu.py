@@ -75,15 +75,20 @@ def cpu_spent(web_root: int) -> Iterator[CpuSpent]:
     if not PROC.is_dir():
         yield spent
         return
-    web_before = _total([web_root, *descendants(web_root)])
+    web_before = _total(_tree(web_root))
     backends = database_backends()
     database_before = None if backends is None else _total(backends)
     yield spent
-    spent.web = _spent_between(web_before, _total([web_root, *descendants(web_root)]))
+    spent.web = _spent_between(web_before, _total(_tree(web_root)))
     backends = database_backends()
     if database_before is not None and backends is not None:
         spent.database = _spent_between(database_before, _total(backends))
     spent.measured = True
+
+
+def _tree(root: int) -> list[int]:
+    # Read again at the end: a worker gunicorn replaced inside the block is a new process.
+    return [root, *descendants(root)]
 
 
 def _spent_between(before: dict[int, float], after: dict[int, float]) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 from django.db import connection, transaction
@@ -103,22 +104,7 @@ def bench_past_decisions(principal: Principal, subject: str, count: int) -> None
     whole as they grow under the load. PostgreSQL's CPU per reconcile rose 2.8 → 4.0 → 5.3 ms
     over three rounds of 400 (about 3 ms per 1,000 decisions), a cost no production database
     pays; with them it stays at 1.6-2.2 ms."""
-    request = ReconcileRequest(
-        subject=subject,
-        purpose="collections",
-        decision_class=DECISION_CLASS,
-        proposed_action=ACTION,
-        claims=[
-            Claim(  # the claim `reconcile_body` sends
-                subject=subject,
-                field="collections_status",
-                value="hold",
-                written_at=timezone.now() - timedelta(hours=1),
-                memory_class="episodic",
-                derived_from=(f"ev-{subject}-1",),
-            )
-        ],
-    )
+    request = bench_request(subject, bench_claims(subject))  # what `reconcile_body` sends
     for _ in range(count):
         snapshot_issue(principal=principal, request=request)
     if count and connection.vendor == "postgresql":
@@ -126,9 +112,36 @@ def bench_past_decisions(principal: Principal, subject: str, count: int) -> None
             cursor.execute("ANALYZE")
 
 
-def reconcile_body(subject: str, claims: int = 1) -> dict[str, object]:
-    """The request body an agent sends: the proposed release and what its memory says."""
+def bench_request(subject: str, claims: Sequence[Claim] = ()) -> ReconcileRequest:
+    """The release of the account's collections hold, and what the agent's memory says."""
+    return ReconcileRequest(
+        subject=subject,
+        purpose="collections",
+        decision_class=DECISION_CLASS,
+        proposed_action=ACTION,
+        claims=claims,
+    )
+
+
+def bench_claims(subject: str, count: int = 1) -> list[Claim]:
+    """`count` remembered collections statuses of the account, hold and collect in turn."""
     now = timezone.now()
+    return [
+        Claim(
+            subject=subject,
+            field="collections_status",
+            value=("hold", "collect")[index % 2],
+            written_at=now - timedelta(hours=index % 7 + 1),
+            memory_class="episodic",
+            derived_from=(f"ev-{subject}-1",),
+        )
+        for index in range(count)
+    ]
+
+
+def reconcile_body(subject: str, claims: int | Sequence[Claim] = 1) -> dict[str, object]:
+    """`bench_request` as an agent sends it: with `claims` of `bench_claims`, or these."""
+    sent = bench_claims(subject, claims) if isinstance(claims, int) else claims
     return {
         "subject": subject,
         "purpose": "collections",
@@ -136,13 +149,13 @@ def reconcile_body(subject: str, claims: int = 1) -> dict[str, object]:
         "proposed_action": ACTION,
         "claims": [
             {
-                "subject": subject,
-                "field": "collections_status",
-                "value": ("hold", "collect")[index % 2],
-                "written_at": (now - timedelta(hours=index % 7 + 1)).isoformat(),
-                "memory_class": "episodic",
-                "derived_from": [f"ev-{subject}-1"],
+                "subject": claim.subject,
+                "field": claim.field,
+                "value": claim.value,
+                "written_at": claim.written_at.isoformat() if claim.written_at else None,
+                "memory_class": claim.memory_class,
+                "derived_from": list(claim.derived_from),
             }
-            for index in range(claims)
+            for claim in sent
         ],
     }

@@ -41,12 +41,13 @@ from drills_app.bench.estate import (
     bench_agent,
     bench_history,
     bench_past_decisions,
+    bench_request,
     reconcile_body,
 )
 from reconcile_app.choices import EffectStatus
 from reconcile_app.models import Effect
 from reconcile_app.selectors.contracts import contract_current
-from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
+from reconcile_app.services.reconcile import snapshot_issue
 
 BIN = Path(sys.executable).parent
 GUNICORN_CONFIG = Path(__file__).resolve().parents[2] / "config" / "gunicorn.py"
@@ -192,12 +193,7 @@ def pre_issued_commits(
         bench_account(subject, version=1, evidence=evidence)
         snapshot = snapshot_issue(
             principal=principal,  # type: ignore[arg-type]
-            request=ReconcileRequest(
-                subject=subject,
-                purpose="collections",
-                decision_class=DECISION_CLASS,
-                proposed_action=ACTION,
-            ),
+            request=bench_request(subject),
         )
         body = {
             "snapshot_id": snapshot.snapshot_id,
@@ -308,8 +304,7 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
                     auth=auth,
                     requests_file=requests_file,
                 )
-            accepted = Effect.objects.count()
-            concluded, took = _commits_took(commits.seconds)
+            accepted, concluded, took = _commits_took(commits.seconds)
             committed = load.LoadResult(
                 requests=concluded,
                 seconds=took,
@@ -340,20 +335,22 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
         out.write("warning: DEBUG is on; figures include query logging\n")
 
 
-def _commits_took(load_seconds: float) -> tuple[int, float]:
-    """The commits that reached an outcome, and the seconds from the first recorded to the
-    last outcome. wrk runs for its whole duration, but its threads stop once they have sent
-    their share of the pre-issued commits: over wrk's duration, the rate could never exceed
-    commits ÷ duration. (The span starts after the first request's authorisation and ends
-    before the last one's answer: with a handful of commits, wrk's duration is used.)"""
+def _commits_took(load_seconds: float) -> tuple[int, int, float]:
+    """The effects recorded, those that reached an outcome, and the seconds from the first
+    recorded to the last outcome. wrk runs for its whole duration, but its threads stop once
+    they have sent their share of the pre-issued commits: over wrk's duration, the rate could
+    never exceed commits ÷ duration. (The span starts after the first request's authorisation
+    and ends before the last one's answer: with a handful of commits, wrk's duration is
+    used.)"""
     span = Effect.objects.aggregate(
+        recorded=Count("id"),
+        concluded=Count("id", filter=Q(outcome_at__isnull=False)),
         first=Min("created_at"),
         last=Max("outcome_at"),
-        concluded=Count("id", filter=Q(outcome_at__isnull=False)),
     )
     if span["concluded"] < MIN_COMMITS_TIMED:
-        return span["concluded"], load_seconds
-    return span["concluded"], (span["last"] - span["first"]).total_seconds()
+        return span["recorded"], span["concluded"], load_seconds
+    return span["recorded"], span["concluded"], (span["last"] - span["first"]).total_seconds()
 
 
 def _drain(accepted: int, timeout: float = 300.0) -> int:

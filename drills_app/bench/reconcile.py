@@ -19,10 +19,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from drills_app.bench.estate import (
-    DECISION_CLASS,
     bench_account,
     bench_agent,
     bench_past_decisions,
+    bench_request,
+    reconcile_body,
 )
 from lineage_app.bench.measuring import percentiles, timed
 from reconcile_app.reconciliation.types import Claim
@@ -64,13 +65,7 @@ def _run(out: TextIOBase, repeat: int, *, profile: bool, past_decisions: int) ->
     bench_past_decisions(principal, subject, past_decisions)
 
     def request(claims: int) -> ReconcileRequest:
-        return ReconcileRequest(
-            subject=subject,
-            purpose="collections",
-            decision_class=DECISION_CLASS,
-            proposed_action="release_collections_hold",
-            claims=_claims(claims, subject),
-        )
+        return bench_request(subject, _claims(claims, subject))
 
     # Warm caches (contract spec, compiled CEL) so figures show steady state.
     for _ in range(5):
@@ -94,25 +89,7 @@ def _run(out: TextIOBase, repeat: int, *, profile: bool, past_decisions: int) ->
     client = Client()
     auth = {"Authorization": f"Bearer {key}"}
     for claims in (1, 10, 100):
-        body = json.dumps(
-            {
-                "subject": subject,
-                "purpose": "collections",
-                "decision_class": DECISION_CLASS,
-                "proposed_action": "release_collections_hold",
-                "claims": [
-                    {
-                        "subject": c.subject,
-                        "field": c.field,
-                        "value": c.value,
-                        "written_at": c.written_at.isoformat() if c.written_at else None,
-                        "memory_class": c.memory_class,
-                        "derived_from": list(c.derived_from),
-                    }
-                    for c in _claims(claims, subject)
-                ],
-            }
-        )
+        body = json.dumps(reconcile_body(subject, _claims(claims, subject)))
 
         def call(body: str = body) -> None:
             response = client.post(

@@ -77,11 +77,13 @@ def _insert_from_json(model: type[models.Model], param: str, returning: str = ""
     )
 
 
-# The contradictions the statement returns, column by column, then the snapshot's key and
-# the race check: the SELECT is written from this list, and the rows read back with it
-# (`cursor.description` would build the same names again on every call).
-_SEEN_COLUMNS = [field.column for field in Contradiction._meta.concrete_fields]
-_RESULT_COLUMNS = [*_SEEN_COLUMNS, "snapshot_pk", "raced"]
+# Each row the statement returns: a contradiction it saw, one column per field in the
+# model's order (named, not `seen.*`, whose order is the migrations'), then the snapshot's
+# key and the race check. The rows are read by position from this layout, which
+# `cursor.description` would only describe again on every call.
+_SEEN_FIELDS = Contradiction._meta.concrete_fields
+_SNAPSHOT_PK = len(_SEEN_FIELDS)
+_SEEN_ID = next(index for index, field in enumerate(_SEEN_FIELDS) if field.primary_key)
 
 
 def _statement(*, guarded: bool) -> str:
@@ -90,7 +92,7 @@ def _statement(*, guarded: bool) -> str:
     contradiction = Contradiction._meta.db_table
     seen_in = Contradiction.seen_in.through._meta.db_table
     node, edge = Node._meta.db_table, Edge._meta.db_table
-    seen_columns = ", ".join(f"seen.{_quote(column)}" for column in _SEEN_COLUMNS)
+    seen_columns = ", ".join(f"seen.{_quote(field.column)}" for field in _SEEN_FIELDS)
     # The quarantine view the decision used must still be current: FOR SHARE waits for a
     # quarantine being created or lifted to commit, so the snapshot is committed before it
     # or sees it (services/quarantine.epoch_check). A moved epoch inserts nothing at all.
@@ -241,28 +243,25 @@ def snapshot_statement_send(
     if not found:
         return None
     snapshot = DecisionSnapshot(**rows.snapshot)
-    snapshot.pk = found[0][_RESULT_COLUMNS.index("snapshot_pk")]
+    snapshot.pk = found[0][_SNAPSHOT_PK]
     snapshot._state.adding = False
     snapshot._state.db = connection.alias
-    return snapshot, _contradictions(_RESULT_COLUMNS, found)
+    return snapshot, _contradictions(found)
 
 
-def _contradictions(columns: list[str], rows: list[tuple[Any, ...]]) -> list[Contradiction]:
+def _contradictions(rows: list[tuple[Any, ...]]) -> list[Contradiction]:
     """The statement's rows as Contradiction instances, as the ORM would load them (JSON
     columns arrive as text on Django's connections and are decoded by their fields)."""
-    # By name: the table's column order is the migrations' order, not the model's.
-    fields = [(columns.index(field.column), field) for field in Contradiction._meta.concrete_fields]
-    names = [field.attname for _, field in fields]
-    id_index = columns.index("id")
+    names = [field.attname for field in _SEEN_FIELDS]
     contradictions = []
     for row in rows:
-        if row[id_index] is None:
+        if row[_SEEN_ID] is None:
             continue  # the snapshot's own row, when it saw no contradiction
         values = [
-            field.from_db_value(row[index], None, connection)  # type: ignore[arg-type]
-            if isinstance(field, models.JSONField) and row[index] is not None
-            else row[index]
-            for index, field in fields
+            field.from_db_value(value, None, connection)  # type: ignore[arg-type]
+            if isinstance(field, models.JSONField) and value is not None
+            else value
+            for field, value in zip(_SEEN_FIELDS, row, strict=False)
         ]
         contradictions.append(Contradiction.from_db(connection.alias, names, values))
     return contradictions

@@ -2,34 +2,70 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from reconcile_app.choices import DecisionResult, EscalationStatus
-from reconcile_app.models import DecisionSnapshot, Escalation
+from reconcile_app.models import Contradiction, DecisionSnapshot, Escalation
+
+# Where a snapshot just issued carries the rows written with it (services/snapshots.py).
+_ISSUED_RELATIONS = "_issued_relations"
 
 
-def snapshot_approval(snapshot: DecisionSnapshot) -> Escalation | None:
+@dataclass(frozen=True)
+class SnapshotRelations:
+    """What a snapshot's representation and approval read of its relations."""
+
+    contradictions_seen: list[Contradiction]  # by id
+    escalations: list[Escalation]  # the ones it opened, then the one its retry joined
+    tainted_by: list[str]  # correction ids
+
+
+def relations_issued(snapshot: DecisionSnapshot, relations: SnapshotRelations) -> None:
+    """Attach the relations written with a snapshot just issued: representing it then reads
+    nothing, without building the related managers' querysets (a filtered clone each, most
+    of what representing a new snapshot cost)."""
+    snapshot.__dict__[_ISSUED_RELATIONS] = relations
+
+
+def snapshot_relations(snapshot: DecisionSnapshot) -> SnapshotRelations:
+    """The relations attached when the snapshot was issued, else its related managers' (the
+    prefetched rows when the caller prefetched them, as selectors/snapshots.py does)."""
+    issued: SnapshotRelations | None = snapshot.__dict__.get(_ISSUED_RELATIONS)
+    if issued is not None:
+        return issued
+    return SnapshotRelations(
+        contradictions_seen=sorted(snapshot.contradictions_seen.all(), key=lambda row: row.pk),
+        escalations=[*snapshot.escalations.all(), *snapshot.joined_escalations.all()],
+        tainted_by=[taint.correction.correction_id for taint in snapshot.taints.all()],
+    )
+
+
+def snapshot_approval(
+    snapshot: DecisionSnapshot, relations: SnapshotRelations | None = None
+) -> Escalation | None:
     """The escalation the snapshot opened, or the open one its retry joined.
 
     An operator's escalation of an effect also names the effect's snapshot, and a promotion
-    names a memory: those are other questions, never an approval of the snapshot. Uses the
-    prefetched relations when the caller prefetched them (selectors/snapshots.py does).
+    names a memory: those are other questions, never an approval of the snapshot.
     """
-    for escalation in [*snapshot.escalations.all(), *snapshot.joined_escalations.all()]:
+    found = relations if relations is not None else snapshot_relations(snapshot)
+    for escalation in found.escalations:
         if escalation.effect_id is None and escalation.memory_id is None:
             return escalation
     return None
 
 
-def approved_window_start(snapshot: DecisionSnapshot) -> datetime | None:
+def approved_window_start(
+    snapshot: DecisionSnapshot, approval: Escalation | None
+) -> datetime | None:
     """When an approved `escalate` snapshot's commit window opened (None: it authorises
-    nothing)."""
+    nothing); `approval` is the snapshot's (`snapshot_approval`)."""
     if snapshot.content["decision"]["result"] != DecisionResult.ESCALATE:
         return None
-    escalation = snapshot_approval(snapshot)
-    if escalation is None or escalation.status != EscalationStatus.APPROVED:
+    if approval is None or approval.status != EscalationStatus.APPROVED:
         return None
-    return escalation.decided_at
+    return approval.decided_at
 
 
 def commit_deadline(snapshot: DecisionSnapshot, opened_at: datetime) -> datetime:

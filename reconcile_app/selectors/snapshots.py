@@ -8,12 +8,13 @@ from django.db.models import QuerySet
 
 from reconcile_app.canonical import rfc3339
 from reconcile_app.errors import NotFound
-from reconcile_app.models import DecisionSnapshot
+from reconcile_app.models import DecisionSnapshot, Escalation
 from reconcile_app.roles import is_staff_role
 from reconcile_app.selectors.approvals import (
     approved_window_start,
     commit_deadline,
     snapshot_approval,
+    snapshot_relations,
 )
 from reconcile_app.selectors.contradictions import contradiction_representation
 
@@ -46,7 +47,8 @@ def snapshot_get(*, user: Any, snapshot_id: str) -> DecisionSnapshot:
 def snapshot_representation(snapshot: DecisionSnapshot) -> dict[str, Any]:
     """The API shape of a snapshot, built from its stored (hashed) content."""
     content = snapshot.content
-    approval = snapshot_approval(snapshot)
+    relations = snapshot_relations(snapshot)
+    approval = snapshot_approval(snapshot, relations)
     return {
         "snapshot_id": snapshot.snapshot_id,
         "content_hash": snapshot.content_hash,
@@ -67,9 +69,9 @@ def snapshot_representation(snapshot: DecisionSnapshot) -> dict[str, Any]:
         "claims": content["claims"],
         "contradictions": [
             contradiction_representation(row, snapshot.snapshot_id)
-            for row in sorted(snapshot.contradictions_seen.all(), key=lambda row: row.pk)
+            for row in relations.contradictions_seen
         ],
-        "actions": snapshot_actions(snapshot),
+        "actions": snapshot_actions(snapshot, approval),
         "escalation_id": approval.escalation_id if approval is not None else None,
         "contract": {
             "decision_class": content["contract"]["decision_class"],
@@ -79,21 +81,23 @@ def snapshot_representation(snapshot: DecisionSnapshot) -> dict[str, Any]:
         "cutoffs": content["cutoffs"],
         "evidence_manifest": content["evidence_manifest"],
         # Corrections downstream of which this snapshot sits (the snapshot itself is immutable).
-        "tainted_by": [taint.correction.correction_id for taint in snapshot.taints.all()],
+        "tainted_by": relations.tainted_by,
     }
 
 
-def snapshot_actions(snapshot: DecisionSnapshot) -> dict[str, dict[str, Any]]:
+def snapshot_actions(
+    snapshot: DecisionSnapshot, approval: Escalation | None
+) -> dict[str, dict[str, Any]]:
     """How to act on each permitted action: the field it writes, the If-Match to send (the
     version the snapshot read) and the last moment a commit is accepted. An `escalate`
     snapshot has one once its escalation is approved: the proposed action, its window counted
-    from the approval."""
+    from the approval (`approval`: the snapshot's, selectors/approvals.snapshot_approval)."""
     content = snapshot.content
     contract = snapshot.contract
     declared = contract.document.get("actions", {})
     deadline = commit_deadline(snapshot, snapshot.issued_at)
     committable = content["decision"]["permitted_actions"]
-    approved_at = approved_window_start(snapshot)
+    approved_at = approved_window_start(snapshot, approval)
     if approved_at is not None:
         deadline = commit_deadline(snapshot, approved_at)
         committable = [snapshot.proposed_action]

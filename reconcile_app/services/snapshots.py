@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import QuerySet
 
 from config.insert_batch import InsertBatch
 from lineage_app.services.graph import graph_record
@@ -27,6 +26,7 @@ from reconcile_app.models import (
     StateRead,
 )
 from reconcile_app.reconciliation.types import ContractSpec
+from reconcile_app.selectors.approvals import SnapshotRelations, relations_issued
 from reconcile_app.services.conflicts import escalation_conflict_key
 from reconcile_app.services.escalations import escalation_for_snapshot
 from reconcile_app.services.provenance import snapshot_links
@@ -165,24 +165,15 @@ def _fill_relations(
     """What the snapshot's representation reads, as just written (no query needed)."""
     if contract is not None and contract.pk == snapshot.contract_id:
         snapshot.contract = contract
-    opened = (
-        [escalation] if escalation is not None and escalation.snapshot_id == snapshot.pk else []
+    relations_issued(
+        snapshot,
+        SnapshotRelations(
+            contradictions_seen=sorted(seen, key=lambda row: row.pk),
+            # One the snapshot opened, or the open one its retry joined.
+            escalations=[escalation] if escalation is not None else [],
+            tainted_by=[],  # nothing is downstream of a snapshot just issued
+        ),
     )
-    joined = [escalation] if escalation is not None and not opened else []
-    filled = {
-        "contradictions_seen": sorted(seen, key=lambda row: row.pk),
-        "escalations": opened,
-        "joined_escalations": joined,
-        "taints": [],
-    }
-    cache: dict[str, QuerySet[Any]] = {}
-    for name, rows in filled.items():
-        # What prefetch_related would leave: a queryset whose results are already known.
-        queryset = getattr(snapshot, name).all()
-        queryset._result_cache = rows
-        queryset._prefetch_done = True
-        cache[name] = queryset
-    snapshot._prefetched_objects_cache = cache  # type: ignore[attr-defined]
 
 
 def contradictions_record(

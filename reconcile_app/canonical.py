@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -32,26 +33,62 @@ def normalise_numbers(value: Any) -> Any:
     so hashes must not depend on how a number was spelled, or a stored snapshot or ledger
     entry would stop matching its own hash after a round trip.
     """
+    return _normalised(value, [])
+
+
+def _normalised(value: Any, respelled: list[Any]) -> Any:
+    """`normalise_numbers`, noting in `respelled` each value the JSON text will not spell as
+    Python would (an integral float, a time). The common types are told apart by `type`
+    first: this walks every value of every snapshot the gate issues."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return {key: _normalised(item, respelled) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return [_normalised(item, respelled) for item in value]
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         # Through the shortest decimal spelling, as jsonb sees it: 1.2345678901234567e19 is
         # 12345678901234567000 there, not the binary float's 12345678901234567168.
+        respelled.append(value)
         return int(Decimal(repr(value)))
     if isinstance(value, dict):
-        return {key: normalise_numbers(item) for key, item in value.items()}
+        return {key: _normalised(item, respelled) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [normalise_numbers(item) for item in value]
+        return [_normalised(item, respelled) for item in value]
+    if isinstance(value, date):
+        respelled.append(value)  # spelled by `_default`
     return value
 
 
 def canonical_json(value: Any) -> str:
+    return _canonical_dumps(normalise_numbers(value))
+
+
+def _canonical_dumps(normalised: Any) -> str:
     return json.dumps(
-        normalise_numbers(value),
+        normalised,
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
         allow_nan=False,
         default=_default,
     )
+
+
+@dataclass(frozen=True)
+class Canonical:
+    text: str
+    # The text spells the value itself, not only its canonical form: no number was
+    # respelled and no time written by `_default`. It can then be stored as the value's
+    # JSON (keys sorted, which JSON objects and jsonb do not mind) without encoding it again.
+    exact: bool
+
+
+def canonical(value: Any) -> Canonical:
+    respelled: list[Any] = []
+    text = _canonical_dumps(_normalised(value, respelled))
+    return Canonical(text=text, exact=not respelled)
 
 
 def sha256_hex(text: str) -> str:

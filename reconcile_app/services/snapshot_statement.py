@@ -178,6 +178,13 @@ def _json(value: Any) -> str:
     return json.dumps(value, default=_json_default, separators=(",", ":"))
 
 
+def _snapshot_json(row: dict[str, Any], content_json: str | None) -> str:
+    if content_json is None:
+        return _json(row)
+    rest = _json({column: value for column, value in row.items() if column != "content"})
+    return f'{rest[:-1]},"content":{content_json}}}'
+
+
 def _json_default(value: Any) -> str:
     if isinstance(value, datetime | date):
         return value.isoformat()
@@ -187,6 +194,7 @@ def _json_default(value: Any) -> str:
 def snapshot_statement_send(
     rows: SnapshotRows,
     *,
+    content_json: str | None = None,
     links: Sequence[Link],
     labels: dict[str, str],
     issued_at: datetime,
@@ -195,14 +203,16 @@ def snapshot_statement_send(
 ) -> tuple[DecisionSnapshot, list[Contradiction]] | None:
     """Write the snapshot's rows; None (and nothing written) when the quarantine epoch moved
     from `quarantine_epoch`. Returns the snapshot and the contradictions it saw, as stored.
-    A snapshot with the same content already stored raises IntegrityError."""
+    A snapshot with the same content already stored raises IntegrityError. `content_json`,
+    when given, is the content already encoded (its canonical text, when that spells it
+    exactly), sent as it is rather than encoded a second time."""
     named = {node: split_node_id(node) for link in links for node in (link.src, link.dst)}
     nodes = sorted(named.items(), key=lambda item: item[1])
     edges = [(*named[link.src], *named[link.dst], link.relation) for link in links]
     timing: list[dict[str, Any]] = []
     params: dict[str, Any] = {
         "epoch": quarantine_epoch,
-        "snapshot": _json(rows.snapshot),
+        "snapshot": _snapshot_json(rows.snapshot, content_json),
         "reads": _json(rows.reads),
         "verdicts": _json(rows.verdicts),
         "receipt": _json([rows.receipt]),

@@ -11,7 +11,7 @@ from django.db import IntegrityError, connection, transaction
 
 from config.insert_batch import InsertBatch
 from lineage_app.services.graph import graph_record
-from reconcile_app.canonical import content_hash
+from reconcile_app.canonical import canonical, sha256_hex
 from reconcile_app.choices import ContradictionKind, ContradictionStatus, DecisionResult
 from reconcile_app.models import (
     ClaimVerdict,
@@ -54,7 +54,8 @@ def snapshot_persist(
     """Insert the snapshot and everything issued with it; an identical one already stored is
     returned instead. A new snapshot comes back with its relations filled in (contract,
     contradictions, escalation, no taint), so representing it reads nothing more."""
-    digest = content_hash(content)
+    encoded = canonical(content)
+    digest = sha256_hex(encoded.text)
     try:
         return _snapshot_insert(
             principal=principal,
@@ -63,6 +64,8 @@ def snapshot_persist(
             content=content,
             issued_at=issued_at,
             digest=digest,
+            # The hashed text is the content's JSON too, unless it respelled a value.
+            content_json=encoded.text if encoded.exact else None,
             quarantine_epoch=quarantine_epoch,
             contract=contract,
             arrived=arrived,
@@ -83,6 +86,7 @@ def _snapshot_insert(
     content: dict,
     issued_at: datetime,
     digest: str,
+    content_json: str | None,
     quarantine_epoch: int | None,
     contract: Contract | None,
     arrived: float | None = None,
@@ -105,6 +109,7 @@ def _snapshot_insert(
         # One statement, atomic by itself: no BEGIN, no COMMIT, no ORM per row.
         sent = snapshot_statement_send(
             rows,
+            content_json=content_json,
             links=links,
             labels=labels,
             issued_at=issued_at,

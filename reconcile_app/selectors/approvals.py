@@ -49,8 +49,16 @@ def snapshot_approval(
     An operator's escalation of an effect also names the effect's snapshot, and a promotion
     names a memory: those are other questions, never an approval of the snapshot.
     """
-    found = relations if relations is not None else snapshot_relations(snapshot)
-    for escalation in found.escalations:
+    if relations is None:
+        relations = snapshot.__dict__.get(_ISSUED_RELATIONS)
+    # Only the escalations are read otherwise: the effect gate asks this of a snapshot it
+    # loaded without its other relations.
+    escalations = (
+        relations.escalations
+        if relations is not None
+        else [*snapshot.escalations.all(), *snapshot.joined_escalations.all()]
+    )
+    for escalation in escalations:
         if escalation.effect_id is None and escalation.memory_id is None:
             return escalation
     return None

@@ -1,0 +1,58 @@
+"""The driver cursors the gate's hot statements keep per connection (config/prepared_cursor.py):
+new ones after Django reconnects, nothing left holding a closed connection, and times loaded
+as the ORM loads them."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from datetime import UTC
+
+import pytest
+from django.db import connection
+
+from config.prepared_cursor import prepared_cursor
+
+pytestmark = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="prepared cursors are PostgreSQL's"
+)
+
+A_TIME = "2026-01-02T03:04:05.123456+05:00"
+
+
+def _driver_cursor() -> object:
+    with prepared_cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchall()
+        return cursor.cursor
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_keeps_its_cursor_and_a_reconnection_lets_it_go():
+    first = _driver_cursor()
+    assert _driver_cursor() is first  # kept for the next statement
+    closed_connection = weakref.ref(connection.connection)
+
+    connection.close()
+    again = _driver_cursor()
+
+    assert again is not first
+    del first
+    gc.collect()
+    # The closed connection is not held by a cursor kept somewhere (each cursor holds its
+    # connection): a worker reconnecting every CONN_MAX_AGE would otherwise grow without end.
+    assert closed_connection() is None
+
+
+@pytest.mark.django_db
+def test_times_are_loaded_as_the_orm_loads_them():
+    with prepared_cursor() as cursor:
+        cursor.execute("SELECT %s::timestamptz", [A_TIME])
+        [[kept]] = cursor.fetchall()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s::timestamptz", [A_TIME])
+        [[django]] = cursor.fetchall()
+
+    assert kept == django
+    assert kept.tzinfo is django.tzinfo is UTC
+    assert kept.isoformat() == "2026-01-01T22:04:05.123456+00:00"

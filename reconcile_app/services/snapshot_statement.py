@@ -112,7 +112,7 @@ def _statement(*, guarded: bool) -> str:
         f"receipt AS ({_insert_from_json(DecisionReceipt, '%(receipt)s')}), "
         f"timing AS ({_insert_from_json(ReconcileTiming, '%(timing)s')}), "
         # Lineage: nodes are created on first mention (sorted, so concurrent writers take
-        # key locks in one order); the ones already there come from the join.
+        # key locks in one order); the ones already there are looked up (`nodes`).
         # Nodes and links travel as JSON arrays of arrays: one parameter each, cheaper for
         # the driver to send than a text array per column.
         "wanted (kind, ref, label) AS (SELECT item->>0, item->>1, item->>2 "

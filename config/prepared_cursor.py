@@ -101,7 +101,9 @@ _KEPT = "_reconcile_kept_cursors"
 
 # psycopg's own loader (compiled, with psycopg-binary). Django registers a Python subclass
 # of it that replaces each value's tzinfo with the connection's time zone, a few
-# microseconds per timestamp: a fifth of the owner read's time, which returns three.
+# microseconds per timestamp: a fifth of the owner read's time, which returns three. Set on
+# these cursors only: on the connection, Django's `create_cursor` would read the loader's
+# `timezone` attribute, which the compiled class has not (nor can a subclass add it).
 _DRIVER_TIMESTAMPTZ_LOADER: type[psycopg.adapt.Loader] = psycopg.postgres.adapters.get_loader(  # type: ignore[assignment]
     psycopg.postgres.types["timestamptz"].oid, psycopg.pq.Format.TEXT
 )

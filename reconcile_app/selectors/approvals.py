@@ -31,14 +31,23 @@ def relations_issued(snapshot: DecisionSnapshot, relations: SnapshotRelations) -
 def snapshot_relations(snapshot: DecisionSnapshot) -> SnapshotRelations:
     """The relations attached when the snapshot was issued, else its related managers' (the
     prefetched rows when the caller prefetched them, as selectors/snapshots.py does)."""
-    issued: SnapshotRelations | None = snapshot.__dict__.get(_ISSUED_RELATIONS)
+    issued = _issued(snapshot)
     if issued is not None:
         return issued
     return SnapshotRelations(
         contradictions_seen=sorted(snapshot.contradictions_seen.all(), key=lambda row: row.pk),
-        escalations=[*snapshot.escalations.all(), *snapshot.joined_escalations.all()],
+        escalations=_escalations(snapshot),
         tainted_by=[taint.correction.correction_id for taint in snapshot.taints.all()],
     )
+
+
+def _issued(snapshot: DecisionSnapshot) -> SnapshotRelations | None:
+    relations: SnapshotRelations | None = snapshot.__dict__.get(_ISSUED_RELATIONS)
+    return relations
+
+
+def _escalations(snapshot: DecisionSnapshot) -> list[Escalation]:
+    return [*snapshot.escalations.all(), *snapshot.joined_escalations.all()]
 
 
 def snapshot_approval(
@@ -49,16 +58,10 @@ def snapshot_approval(
     An operator's escalation of an effect also names the effect's snapshot, and a promotion
     names a memory: those are other questions, never an approval of the snapshot.
     """
-    if relations is None:
-        relations = snapshot.__dict__.get(_ISSUED_RELATIONS)
+    known = relations or _issued(snapshot)
     # Only the escalations are read otherwise: the effect gate asks this of a snapshot it
     # loaded without its other relations.
-    escalations = (
-        relations.escalations
-        if relations is not None
-        else [*snapshot.escalations.all(), *snapshot.joined_escalations.all()]
-    )
-    for escalation in escalations:
+    for escalation in known.escalations if known is not None else _escalations(snapshot):
         if escalation.effect_id is None and escalation.memory_id is None:
             return escalation
     return None

@@ -13,6 +13,7 @@ from typing import Any
 from rest_framework import serializers
 
 from reconcile_app.api.fields import Identifier, Text, Value
+from reconcile_app.api.kept_fields import FieldsBuiltOnce
 from reconcile_app.choices import (
     Completeness,
     Consistency,
@@ -55,7 +56,9 @@ class ClaimInput(serializers.Serializer):
         return attrs
 
 
-class ReconcileInput(serializers.Serializer):
+# Validated on every call at the gate: its fields are built once per thread, not copied per
+# request (api/kept_fields.py). No docstring: it would become the schema's description.
+class ReconcileInput(FieldsBuiltOnce):
     subject = Identifier()
     purpose = Text(max_length=150)
     decision_class = Identifier(max_length=150)

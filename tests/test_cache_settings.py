@@ -7,6 +7,7 @@ import os
 import secrets
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,38 @@ def test_the_redis_cache_counts_a_window_and_reads_the_previous_in_one_round_tri
     assert redis_cache.count_window("now", "before", 30) == (4, 7)
     assert redis_cache.incr("now") == 5
     redis_cache.delete_many(["now", "before"])
+
+
+def test_the_window_count_keeps_one_connection_per_thread_and_survives_losing_it(redis_cache):
+    assert redis_cache.count_window("kept", "before", 30) == (1, 0)
+    kept = redis_cache._cache._kept
+    connection = kept.connection
+    assert redis_cache.count_window("kept", "before", 30) == (2, 0)
+    assert kept.connection is connection  # the same socket, not one from the pool each time
+
+    elsewhere = {}
+    thread = threading.Thread(
+        target=lambda: elsewhere.update(
+            counts=redis_cache.count_window("kept", "before", 30),
+            connection=redis_cache._cache._kept.connection,
+        )
+    )
+    thread.start()
+    thread.join()
+    assert elsewhere["counts"] == (3, 0)
+    assert elsewhere["connection"] is not connection
+
+    # The server drops the connection: the count still comes back (through the client) and
+    # the kept connection reconnects for the next one. Nothing is counted twice.
+    connection.send_command("CLIENT", "ID")
+    kept_id = connection.read_response()
+    assert redis_cache._cache.get_client("kept").client_kill_filter(_id=kept_id) == 1
+    assert redis_cache.count_window("kept", "before", 30) == (4, 0)
+    assert redis_cache.count_window("kept", "before", 30) == (5, 0)
+    assert kept.connection is connection
+
+    # In a forked child the parent's socket is not used: a connection of its own is taken.
+    kept.pid = -1
+    assert redis_cache.count_window("kept", "before", 30) == (6, 0)
+    assert kept.connection is not connection
+    redis_cache.delete_many(["kept", "before"])

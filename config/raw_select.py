@@ -40,7 +40,7 @@ def select(
     sql: str, params: Sequence[Any], fields: Sequence[models.Field[Any, Any] | None]
 ) -> list[list[Any]]:
     """Rows of `sql`, each column converted as the ORM would for `fields` (None: as read)."""
-    with hot_cursor() as cursor:
+    with hot_cursor(sql) as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     converters = _converters(fields)

@@ -47,7 +47,7 @@ _EPOCHS_SQL = (
 
 def epochs_read() -> Epochs:
     """Both epochs, in one query."""
-    with hot_cursor() as cursor:
+    with hot_cursor(_EPOCHS_SQL) as cursor:
         cursor.execute(_EPOCHS_SQL)
         configuration, quarantine = cursor.fetchone()
     return Epochs(configuration=configuration, quarantine=quarantine)

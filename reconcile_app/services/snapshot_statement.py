@@ -234,7 +234,7 @@ def snapshot_statement_send(
             # (a raced node, a snapshot already stored) leaves that transaction usable.
             with (
                 transaction.atomic() if connection.in_atomic_block else nullcontext(),
-                prepared_cursor(dollar_placeholders=True) as cursor,
+                prepared_cursor(dollar_placeholders=True, statement=sql) as cursor,
             ):
                 cursor.execute(sql, [params[name] for name in names])
                 found = cursor.fetchall()

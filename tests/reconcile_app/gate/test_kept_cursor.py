@@ -56,3 +56,34 @@ def test_times_are_loaded_as_the_orm_loads_them():
     assert kept == django
     assert kept.tzinfo is django.tzinfo is UTC
     assert kept.isoformat() == "2026-01-01T22:04:05.123456+00:00"
+
+
+SQUARE = "SELECT %s::int * %s::int"
+
+
+def _run(statement: str, params: list[int]) -> tuple[object, object, list[tuple[int]]]:
+    with prepared_cursor(statement=statement) as cursor:
+        cursor.execute(statement, params)
+        rows = cursor.fetchall()
+        return cursor.cursor, cursor.cursor._tx, rows
+
+
+@pytest.mark.django_db
+def test_a_statement_keeps_its_own_cursor_and_transformer():
+    cursor, transformer, rows = _run(SQUARE, [3, 3])
+    assert rows == [(9,)]
+    _driver_cursor()  # another statement, on the shared cursor, in between
+    again, transformer_again, rows = _run(SQUARE, [4, 4])
+    assert rows == [(16,)]
+    # The same cursor, whose transformer (loaders and dumpers looked up) psycopg reuses for
+    # the same query; a cursor shared with the statement in between would have made a new one.
+    assert again is cursor
+    assert transformer_again is transformer
+    assert _driver_cursor() is not cursor
+
+
+@pytest.mark.django_db
+def test_past_the_limit_statements_share_one_cursor(monkeypatch):
+    monkeypatch.setattr("config.prepared_cursor.MAX_STATEMENT_CURSORS", 0)
+    shared = _driver_cursor()
+    assert _run("SELECT %s::int + %s::int", [5, 5])[0] is shared

@@ -11,6 +11,7 @@ would empty each other's.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 from pathlib import Path
@@ -42,6 +43,22 @@ def multiproc_dir_reset(directory: Path) -> None:
 
 def on_starting(server: Any) -> None:
     multiproc_dir_reset(Path(os.environ[MULTIPROC_DIR_VARIABLE]))
+
+
+def post_worker_init(worker: Any) -> None:
+    """Import the whole URLconf now (every view, serializer and model), then move what the
+    worker has built so far out of the garbage collector's sight (`gc.freeze`).
+
+    A worker holds some 160,000 objects after start-up, and Python's full collection, which
+    runs every thousand or so requests, walked them all: 109 ms a time in the gate's loop
+    on a noisy 2-core machine (gc callbacks, 2026-12-02), a pause every request queued
+    behind it waits out. Frozen, they are never collected (they live as long as the worker
+    anyway), and the full collection walks only what requests have left behind: 9.6 ms.
+    """
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # noqa: B018 - imported for its side effect
+    gc.freeze()
 
 
 def child_exit(server: Any, worker: Any) -> None:

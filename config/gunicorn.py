@@ -53,7 +53,8 @@ def post_worker_init(worker: Any) -> None:
     runs every thousand or so requests, walked them all: 109 ms a time in the gate's loop
     on a noisy 2-core machine (gc callbacks, 2026-12-02), a pause every request queued
     behind it waits out. Frozen, they are never collected (they live as long as the worker
-    anyway), and the full collection walks only what requests have left behind: 9.6 ms.
+    anyway), and the full collection walks only what requests have left behind (9.6 ms in
+    that loop, where Django's test client leaves signal receivers behind on every call).
     """
     from django.urls import get_resolver
 

@@ -117,7 +117,7 @@ class SharedRedisCacheClient(django_redis.RedisCacheClient):
         client = self.get_client(key, write=True)
         if self._incr_existing is None:
             self._incr_existing = client.register_script(INCR_EXISTING)
-        value = self._incr_existing(keys=[key], args=[delta], client=client)
+        value = self._script_run(client, self._incr_existing, [key], [delta])
         if value is None:
             raise ValueError(f"Key {key!r} not found.")
         return value
@@ -134,10 +134,11 @@ class SharedRedisCacheClient(django_redis.RedisCacheClient):
     def _script_run(self, client: Redis, script: Script, keys: list[Any], args: list[Any]) -> Any:
         """EVALSHA on this thread's own connection, straight to the socket.
 
-        The throttle runs this on every API request. Through `redis.Redis` each command also
-        takes a connection from the pool and gives it back, wraps itself in the retry policy
-        and records metrics: the throttle's share of a reconcile's web CPU fell from 10 % to
-        4 % without them (py-spy on a gunicorn worker under load, 2026-12-02).
+        Every script the cache runs goes this way; the throttle runs one on every API request.
+        Through `redis.Redis` each command also takes a connection from the pool and gives it
+        back, wraps itself in the retry policy and records metrics: the throttle's share of a
+        reconcile's web CPU fell from 10 % to 4 % without them (py-spy on a gunicorn worker
+        under load, 2026-12-02).
 
         On anything but a plain answer (the server not knowing the script yet, a dropped
         connection) the script runs through the client, whose retries apply, and the kept

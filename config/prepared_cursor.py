@@ -43,7 +43,7 @@ class _PreparingRawCursor(psycopg.RawCursor):  # type: ignore[type-arg]
 
 
 @contextmanager
-def hot_cursor(statement: str | None = None) -> Iterator[CursorWrapper]:
+def hot_cursor(statement: str) -> Iterator[CursorWrapper]:
     """For a small read on every reconcile: prepared on PostgreSQL, where parsing and
     planning a client-bound statement cost the server more than running it (0.4-0.7 ms a
     read sent as text, 0.1-0.25 ms prepared, bind included); Django's own cursor on SQLite.

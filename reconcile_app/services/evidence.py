@@ -82,8 +82,11 @@ def evidence_append(
     recorded_by: Principal | None = None,
     evidence_id: str | None = None,
     visible_to: Principal | None = None,
+    generated_by: str | None = None,
 ) -> EvidenceEntry:
-    """Append one entry. `visible_to` scopes the references a caller may derive from."""
+    """Append one entry. `visible_to` scopes the references a caller may derive from;
+    `generated_by` names the effect (its idempotency key) whose receipt, readback or
+    resolution this is, in the entry's lineage."""
     if kind not in EvidenceKind.values:
         raise ValidationFailed(
             f"kind must be one of {', '.join(EvidenceKind.values)}", code="invalid_kind"
@@ -142,6 +145,7 @@ def evidence_append(
             revokes=revokes,
             supersedes=supersedes,
             label=f"{kind} {subject}.{field}",
+            generated_by=generated_by,
         )
     return entry
 

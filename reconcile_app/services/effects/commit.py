@@ -42,7 +42,7 @@ from reconcile_app.services.effects.state import (
     effect_reload,
 )
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.provenance import effect_evidence_lineage, effect_lineage
+from reconcile_app.services.provenance import effect_lineage
 from reconcile_app.services.quarantine import source_check
 from reconcile_app.sources import ApplyOutcome, EffectCommand, adapter_for
 
@@ -330,14 +330,10 @@ def _mark_unknown(effect: Effect, detail: str, *, code: str = "timeout") -> Effe
             observed_at=timezone.now(),
             derived_from=[effect.snapshot.snapshot_id],
             note="request sent; response not received",
+            generated_by=effect.idempotency_key,
         )
         effect_event(
             effect, "timeout", {"code": code, "detail": detail}, evidence_id=entry.evidence_id
-        )
-        effect_evidence_lineage(
-            idempotency_key=effect.idempotency_key,
-            evidence_id=entry.evidence_id,
-            what="request sent; response not received",
         )
         # Read back before the commit: the answer to this request is "unknown", whatever
         # the resolution queued below finds later.

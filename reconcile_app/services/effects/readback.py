@@ -22,7 +22,6 @@ from reconcile_app.services.effects.state import (
     source_held,
 )
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.provenance import effect_evidence_lineage
 from reconcile_app.sources import adapter_for
 
 
@@ -85,6 +84,7 @@ def effect_readback(*, effect_id: int) -> Effect:
                 f"readback of {effect.idempotency_key}: expected {effect.resulting_value!r} at "
                 f"version ≥ {effect.resulting_version}, found {read.value!r} at {read.version}"
             ),
+            generated_by=effect.idempotency_key,
         )
         Effect.objects.filter(pk=effect.pk, status=effect.status).update(
             status=status,
@@ -92,9 +92,6 @@ def effect_readback(*, effect_id: int) -> Effect:
             next_check_at=None,
             last_check_error="",
             last_check_error_at=None,
-        )
-        effect_evidence_lineage(
-            idempotency_key=effect.idempotency_key, evidence_id=entry.evidence_id, what="readback"
         )
         effect_event(
             effect,

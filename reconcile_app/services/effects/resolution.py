@@ -29,7 +29,6 @@ from reconcile_app.services.effects.state import (
     source_held,
 )
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.provenance import effect_evidence_lineage
 from reconcile_app.sources import LookupOutcome, adapter_for
 
 
@@ -66,6 +65,7 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
                 observed_at=target.observed_at or timezone.now(),
                 derived_from=[effect.snapshot.snapshot_id],
                 note="resolution: owner's ledger has no such key; target unchanged",
+                generated_by=effect.idempotency_key,
             )
             Effect.objects.filter(pk=effect.pk, status=EffectStatus.UNKNOWN).update(
                 status=EffectStatus.NOT_EXECUTED,
@@ -76,11 +76,6 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
             )
             effect_event(
                 effect, "resolution", {"outcome": "not_executed"}, evidence_id=entry.evidence_id
-            )
-            effect_evidence_lineage(
-                idempotency_key=effect.idempotency_key,
-                evidence_id=entry.evidence_id,
-                what="resolution: not executed",
             )
         else:
             delay = RESOLUTION_BACKOFF[min(attempt, len(RESOLUTION_BACKOFF) - 1)]
@@ -142,6 +137,7 @@ def effect_resolve_manually(
             observed_at=timezone.now(),
             derived_from=[effect.snapshot.snapshot_id],
             note=f"manual resolution: {reason}",
+            generated_by=idempotency_key,
         )
         accepted = new_status == EffectStatus.ACCEPTED
         now = timezone.now()
@@ -157,11 +153,6 @@ def effect_resolve_manually(
             from reconcile_app.tasks import effect_readback_task
 
             transaction.on_commit(lambda: effect_readback_task.delay(effect.pk))
-        effect_evidence_lineage(
-            idempotency_key=idempotency_key,
-            evidence_id=entry.evidence_id,
-            what=f"manual resolution: {outcome}",
-        )
         effect_event(
             effect,
             "manual_resolution",

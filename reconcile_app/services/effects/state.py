@@ -19,7 +19,6 @@ from django.utils import timezone
 from reconcile_app.choices import EffectStatus, EvidenceKind
 from reconcile_app.models import Effect, EffectEvent
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.services.provenance import effect_evidence_lineage
 
 # Seconds before the sweep re-enqueues a readback that has not concluded.
 READBACK_RECHECK_SECONDS = 60
@@ -121,11 +120,9 @@ def effect_accept(*, effect_id: int, receipt: dict[str, Any], via: str, actor: s
             observed_at=timezone.now(),
             derived_from=[effect.snapshot.snapshot_id],
             note=f"{via}: {effect.action} with key {effect.idempotency_key}",
+            generated_by=effect.idempotency_key,
         )
         effect_event(effect, via, {"receipt": receipt}, evidence_id=entry.evidence_id, actor=actor)
-        effect_evidence_lineage(
-            idempotency_key=effect.idempotency_key, evidence_id=entry.evidence_id, what="receipt"
-        )
         transaction.on_commit(lambda: effect_readback_task.delay(effect.pk))
         effect_reload(effect)
     return effect

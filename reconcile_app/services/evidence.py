@@ -67,6 +67,10 @@ def _ledger_ref(reference: str | None) -> str | None:
     return ref
 
 
+def _generated_evidence_id() -> str:
+    return f"ev-{secrets.token_hex(6)}"
+
+
 def evidence_append(
     *,
     kind: str,
@@ -108,9 +112,13 @@ def evidence_append(
     with transaction.atomic():
         # Serialise appends on the chain head: each entry must chain onto its predecessor.
         head, _ = LedgerHead.objects.select_for_update().get_or_create(pk=1)
-        new_id = evidence_id or f"ev-{secrets.token_hex(6)}"
-        if EvidenceEntry.objects.filter(evidence_id=new_id).exists():
-            raise Conflict(f"evidence {new_id} already exists", code="evidence_id_taken")
+        new_id = evidence_id or _generated_evidence_id()
+        while EvidenceEntry.objects.filter(evidence_id=new_id).exists():
+            if evidence_id is not None:
+                raise Conflict(f"evidence {new_id} already exists", code="evidence_id_taken")
+            # A clash of 48 random bits (one draw in about 28 million once the ledger holds
+            # ten million entries): draw again rather than refuse an id nobody chose.
+            new_id = _generated_evidence_id()
         targets = {
             entry.evidence_id: entry
             for entry in EvidenceEntry.objects.filter(

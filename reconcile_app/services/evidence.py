@@ -8,7 +8,6 @@ append evidence for a source it is allowed to vouch for, never a correction.
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,6 +22,7 @@ from reconcile_app.models import EvidenceEntry, LedgerHead, Principal
 from reconcile_app.selectors.capabilities import may_attest, principal_is_operator
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.evidence_support import evidence_support_note
+from reconcile_app.services.fresh_ids import fresh_id
 from reconcile_app.services.provenance import evidence_lineage
 from reconcile_app.services.references import missing_references, split_reference
 
@@ -67,10 +67,6 @@ def _ledger_ref(reference: str | None) -> str | None:
     return ref
 
 
-def _generated_evidence_id() -> str:
-    return f"ev-{secrets.token_hex(6)}"
-
-
 def evidence_append(
     *,
     kind: str,
@@ -112,13 +108,12 @@ def evidence_append(
     with transaction.atomic():
         # Serialise appends on the chain head: each entry must chain onto its predecessor.
         head, _ = LedgerHead.objects.select_for_update().get_or_create(pk=1)
-        new_id = evidence_id or _generated_evidence_id()
-        while EvidenceEntry.objects.filter(evidence_id=new_id).exists():
-            if evidence_id is not None:
-                raise Conflict(f"evidence {new_id} already exists", code="evidence_id_taken")
-            # A clash of 48 random bits (one draw in about 28 million once the ledger holds
-            # ten million entries): draw again rather than refuse an id nobody chose.
-            new_id = _generated_evidence_id()
+        if not evidence_id:
+            new_id = fresh_id(EvidenceEntry, "evidence_id", "ev-")
+        elif EvidenceEntry.objects.filter(evidence_id=evidence_id).exists():
+            raise Conflict(f"evidence {evidence_id} already exists", code="evidence_id_taken")
+        else:
+            new_id = evidence_id
         targets = {
             entry.evidence_id: entry
             for entry in EvidenceEntry.objects.filter(

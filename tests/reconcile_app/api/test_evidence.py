@@ -65,7 +65,7 @@ def test_caller_chosen_evidence_id_is_kept_and_unique(db, agent, now):
 def test_a_generated_evidence_id_that_clashes_is_drawn_again(db, agent, now, monkeypatch):
     assert agent.post(EVIDENCE, observation(now, evidence_id="ev-000000000001")).status_code == 201
     draws = iter(["000000000001", "000000000002"])
-    monkeypatch.setattr("reconcile_app.services.evidence.secrets.token_hex", lambda n: next(draws))
+    monkeypatch.setattr("reconcile_app.services.fresh_ids.token_hex", lambda n: next(draws))
     response = agent.post(EVIDENCE, observation(now))
     assert response.status_code == 201, response.content
     assert response.json()["evidence_id"] == "ev-000000000002"

@@ -85,6 +85,16 @@ def test_admitted_memory_shows_every_field_and_is_current(ledger, agent, now):
     assert agent.get(f"{MEMORIES}/{body['memory_id']}").json() == body
 
 
+def test_a_generated_memory_id_that_clashes_is_drawn_again(ledger, agent, monkeypatch):
+    assert agent.post(MEMORIES, memory(memory_id="mem-000000000001")).status_code == 201
+    draws = iter(["000000000001", "000000000002"])
+    monkeypatch.setattr("reconcile_app.services.fresh_ids.token_hex", lambda n: next(draws))
+    response = agent.post(MEMORIES, memory())
+    assert response.status_code == 201, response.content
+    assert response.json()["memory_id"] == "mem-000000000002"
+    assert next(draws, None) is None
+
+
 @pytest.mark.parametrize("derived_from", [[], None])
 def test_memory_without_derivation_is_refused(ledger, agent, derived_from):
     body = memory(derived_from=derived_from)

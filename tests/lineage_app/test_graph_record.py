@@ -5,18 +5,10 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from lineage_app.models import Edge, Node
+from lineage_app.models import Node
 from lineage_app.services.graph import Link, graph_record
 from tests.lineage_app.node_race import node_committed_meanwhile
-
-
-def edges() -> set[tuple[str, str, str]]:
-    return {
-        (f"{src_kind}:{src_ref}", f"{dst_kind}:{dst_ref}", relation)
-        for src_kind, src_ref, dst_kind, dst_ref, relation in Edge.objects.values_list(
-            "src__kind", "src__ref", "dst__kind", "dst__ref", "relation"
-        )
-    }
+from tests.lineage_app.recorded_edges import edges
 
 
 @pytest.mark.django_db

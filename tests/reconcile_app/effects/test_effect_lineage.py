@@ -6,9 +6,10 @@ from __future__ import annotations
 from django.db import connection
 
 from lineage_app.choices import Relation
-from lineage_app.models import Edge, Node
+from lineage_app.models import Node
 from reconcile_app.models import EvidenceEntry
 from sandbox_app.services import sandbox_fault_add
+from tests.lineage_app.recorded_edges import edges
 from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
 
 # Statements one first POST /effects runs: the snapshot, the key, the evidence and taint
@@ -22,11 +23,7 @@ COMMIT_STATEMENTS = {"postgresql": 40, "sqlite": 42}
 
 
 def _edges_into(evidence_id: str) -> set[tuple[str, str]]:
-    node = Node.objects.get(kind="evidence", ref=evidence_id)
-    return {
-        (f"{edge.src.kind}:{edge.src.ref}", edge.relation)
-        for edge in Edge.objects.filter(dst=node).select_related("src")
-    }
+    return {(src, relation) for src, dst, relation in edges() if dst == f"evidence:{evidence_id}"}
 
 
 def test_receipt_and_readback_are_generated_by_the_effect_and_derived_from_the_snapshot(

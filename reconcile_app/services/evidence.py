@@ -17,12 +17,12 @@ from django.utils import timezone
 
 from reconcile_app.canonical import content_hash, rfc3339
 from reconcile_app.choices import EvidenceKind
-from reconcile_app.errors import Conflict, DomainError, Forbidden, ValidationFailed
+from reconcile_app.errors import DomainError, Forbidden, ValidationFailed
 from reconcile_app.models import EvidenceEntry, LedgerHead, Principal
 from reconcile_app.selectors.capabilities import may_attest, principal_is_operator
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.evidence_support import evidence_support_note
-from reconcile_app.services.fresh_ids import fresh_id
+from reconcile_app.services.fresh_ids import new_record_id
 from reconcile_app.services.provenance import evidence_lineage
 from reconcile_app.services.references import missing_references, split_reference
 
@@ -108,12 +108,14 @@ def evidence_append(
     with transaction.atomic():
         # Serialise appends on the chain head: each entry must chain onto its predecessor.
         head, _ = LedgerHead.objects.select_for_update().get_or_create(pk=1)
-        if not evidence_id:
-            new_id = fresh_id(EvidenceEntry, "evidence_id", "ev-")
-        elif EvidenceEntry.objects.filter(evidence_id=evidence_id).exists():
-            raise Conflict(f"evidence {evidence_id} already exists", code="evidence_id_taken")
-        else:
-            new_id = evidence_id
+        new_id = new_record_id(
+            EvidenceEntry,
+            "evidence_id",
+            "ev-",
+            evidence_id,
+            noun="evidence",
+            taken_code="evidence_id_taken",
+        )
         targets = {
             entry.evidence_id: entry
             for entry in EvidenceEntry.objects.filter(

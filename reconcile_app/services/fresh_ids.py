@@ -1,10 +1,12 @@
-"""Identifiers the product makes up for records a caller did not name."""
+"""Identifiers of new records: the caller's own when free, else made up by the product."""
 
 from __future__ import annotations
 
 from secrets import token_hex
 
 from django.db import models
+
+from reconcile_app.errors import Conflict
 
 
 def fresh_id(model: type[models.Model], field: str, prefix: str) -> str:
@@ -15,3 +17,22 @@ def fresh_id(model: type[models.Model], field: str, prefix: str) -> str:
         candidate = f"{prefix}{token_hex(6)}"
         if not model._default_manager.filter(**{field: candidate}).exists():
             return candidate
+
+
+def new_record_id(
+    model: type[models.Model],
+    field: str,
+    prefix: str,
+    chosen: str | None,
+    *,
+    noun: str,
+    taken_code: str,
+) -> str:
+    """The id a new record is kept under. A caller's own id (`chosen`) is kept as given or
+    refused with 409 `taken_code` when it is held, since the caller means that record; without
+    one, a fresh id is drawn. Call it inside the transaction that inserts the record."""
+    if not chosen:
+        return fresh_id(model, field, prefix)
+    if model._default_manager.filter(**{field: chosen}).exists():
+        raise Conflict(f"{noun} {chosen} already exists", code=taken_code)
+    return chosen

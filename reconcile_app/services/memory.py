@@ -23,7 +23,7 @@ from reconcile_app.selectors.capabilities import (
 )
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.escalations import fact_candidates_check, fact_key_write_check
-from reconcile_app.services.fresh_ids import fresh_id
+from reconcile_app.services.fresh_ids import new_record_id
 from reconcile_app.services.memory_rules import (
     EXPIRING_KINDS,
     consent_check,
@@ -107,12 +107,14 @@ def memory_admit(
         fact_key_write_check(fact_key)
         fact_candidates_check(derived_from)
         previous = _superseded(supersedes, subject=subject, field=field, fact_key=fact_key)
-        if not memory_id:
-            new_id = fresh_id(MemoryRecord, "memory_id", "mem-")
-        elif MemoryRecord.objects.filter(memory_id=memory_id).exists():
-            raise Conflict(f"memory {memory_id} already exists", code="memory_id_taken")
-        else:
-            new_id = memory_id
+        new_id = new_record_id(
+            MemoryRecord,
+            "memory_id",
+            "mem-",
+            memory_id,
+            noun="memory",
+            taken_code="memory_id_taken",
+        )
         if previous is None and declared.kind == MemoryKind.PREFERENCE:
             previous = _preference_in_force(memory_class, subject=subject, field=field)
         record = MemoryRecord.objects.create(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 import time
+from typing import Self
 
 import pytest
 from django.test.utils import CaptureQueriesContext
@@ -32,7 +33,7 @@ class _CountedAfterASecond(CaptureQueriesContext):
     """The count phase starting more than a second after the estate was made, as it does on
     a loaded machine."""
 
-    def __enter__(self) -> CaptureQueriesContext:
+    def __enter__(self) -> Self:
         time.sleep(1.1)
         return super().__enter__()
 

@@ -6,9 +6,11 @@ asks the owner's effect ledger over HTTP, finds the receipt, and the customer is
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 
 from reconcile_app.models import Effect
 from sandbox_app.models import SandboxEffect, SandboxRecord
@@ -94,3 +96,28 @@ def test_owner_unreachable_before_sending_is_rejected_not_unknown(over_http, htt
     assert (response.status_code, response.json()["code"]) == (503, "owner_unavailable")
     assert Effect.objects.get(idempotency_key="h-3").status == "rejected"
     assert state().version == 42
+
+
+def other_sessions_on_this_database() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_held_timeout_answer_holds_no_database_session(over_http, http_agent):
+    if connection.vendor != "postgresql":
+        pytest.skip("only PostgreSQL lists the sessions held on a database")
+    snapshot = reconcile_through_http(http_agent)
+    sandbox_fault_add(source="case-service", kind="timeout_after_commit", count=1, seconds=5)
+    started = time.monotonic()
+    assert commit(http_agent, snapshot, "h-3").status_code == 202
+    # The live server closes a finished request's connection just after its answer is sent.
+    deadline = time.monotonic() + 1.0
+    while other_sessions_on_this_database() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert other_sessions_on_this_database() == 0
+    assert time.monotonic() - started < 5, "the owner's answer was no longer held"

@@ -17,6 +17,7 @@ from tests.browser.test_console_offline import (  # noqa: F401 (fixtures)
     PASSWORD,
     Traffic,
     browser_page,
+    close_connections_opened_under_playwright,
     console_data,
 )
 
@@ -51,6 +52,7 @@ def new_page(live_server: Any, monkeypatch: Any) -> Iterator[Callable[..., tuple
             yield make
         finally:
             browser.close()
+            close_connections_opened_under_playwright()
 
 
 def sign_in(page: Any, base: str, username: str) -> None:

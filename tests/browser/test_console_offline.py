@@ -42,6 +42,19 @@ SCREENSHOTS = Path(os.environ.get("RECONCILE_SCREENSHOTS", "/tmp"))
 PASSWORD = "correct-horse-battery"
 
 
+def close_connections_opened_under_playwright() -> None:
+    """Close the database connections this thread opened while Playwright ran.
+
+    Playwright's sync API keeps an event loop running in this thread, and Django keeps its
+    connections per thread only when no loop runs: under the loop they are per context.
+    Whatever the fixtures and the test opened meanwhile is not the connection the thread
+    sees afterwards, so nothing would ever close it, and PostgreSQL would refuse to drop
+    the test database at the end of the session ("accessed by other users")."""
+    from django.db import connections
+
+    connections.close_all()
+
+
 class Traffic:
     """Every request the page made: local ones answered, any other host aborted and kept."""
 
@@ -82,6 +95,7 @@ def browser_page(live_server: Any, monkeypatch: Any) -> Iterator[tuple[Any, Traf
         finally:
             context.close()
             browser.close()
+            close_connections_opened_under_playwright()
 
 
 @pytest.fixture

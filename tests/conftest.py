@@ -9,6 +9,8 @@ Each persona has `.client` (a DRF APIClient authenticated with its bearer key),
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -51,6 +53,42 @@ def _allow_test_flush_of_append_only_tables() -> None:
         return ["SET LOCAL reconcile.allow_truncate = 'on'", *statements] if statements else []
 
     DatabaseOperations.sql_flush = sql_flush  # type: ignore[method-assign]
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> Iterator[None]:
+    """The test databases, and at the session's end a check that no test left a session open.
+
+    PostgreSQL cannot drop a database that is in use, and pytest-django says so only in a
+    warning naming whichever test ran last; here the run fails and names the sessions."""
+    yield
+    with django_db_blocker.unblock():
+        left = sessions_left_open(grace_seconds=5.0)
+    if left:
+        listed = "\n".join(
+            f"  pid {pid}, {state}, last query: {query}" for pid, state, query in left
+        )
+        pytest.fail(f"tests left {len(left)} database session(s) open:\n{listed}", pytrace=False)
+
+
+def sessions_left_open(grace_seconds: float) -> list[tuple[int, str, str]]:
+    """Other sessions on this PostgreSQL test database, after waiting for ones still closing
+    (a live server's request thread closes its connection just after answering)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return []
+    deadline = time.monotonic() + grace_seconds
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pid, state, left(query, 160) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            left = cursor.fetchall()
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
 
 
 COLLECTIONS = "collections-contact-release"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -71,24 +71,24 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> Iterator[No
         pytest.fail(f"tests left {len(left)} database session(s) open:\n{listed}", pytrace=False)
 
 
-def sessions_left_open(grace_seconds: float) -> list[tuple[int, str, str]]:
-    """Other sessions on this PostgreSQL test database, after waiting for ones still closing
-    (a live server's request thread closes its connection just after answering)."""
+def sessions_left_open(
+    grace_seconds: float, ignoring: Collection[int] = ()
+) -> list[tuple[int, str, str]]:
+    """Other sessions on this PostgreSQL test database (but those `ignoring` names), after
+    waiting for ones still closing: a live server's request thread closes its connection
+    just after answering."""
     from django.db import connection
+
+    from drills_app.bench.cpu import other_sessions
 
     if connection.vendor != "postgresql":
         return []
     deadline = time.monotonic() + grace_seconds
     while True:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pid, state, left(query, 160) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            )
-            left = cursor.fetchall()
+        left = [session for session in other_sessions() if session[0] not in ignoring]
         if not left or time.monotonic() > deadline:
             return left
-        time.sleep(0.1)
+        time.sleep(0.05)
 
 
 COLLECTIONS = "collections-contact-release"

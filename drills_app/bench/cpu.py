@@ -29,14 +29,20 @@ def database_backends() -> list[int] | None:
     host = connection.settings_dict.get("HOST") or ""
     if host not in LOCAL_HOSTS and not host.startswith("/"):
         return None  # another machine's process ids mean nothing here
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-            " AND pid <> pg_backend_pid()"
-        )
-        pids = [row[0] for row in cursor.fetchall()]
+    pids = [pid for pid, _state, _query in other_sessions()]
     readable = [pid for pid in pids if _is_postgres(pid)]
     return readable if len(readable) == len(pids) else None
+
+
+def other_sessions() -> list[tuple[int, str, str]]:
+    """The other sessions on this PostgreSQL database: process id, state and the start of
+    the last query (the test suite names with them any session a test left open)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid, state, left(query, 160) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchall()
 
 
 def _is_postgres(pid: int) -> bool:

@@ -12,9 +12,11 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
+from drills_app.bench.cpu import other_sessions
 from reconcile_app.models import Effect
 from sandbox_app.models import SandboxEffect, SandboxRecord
 from sandbox_app.services import sandbox_fault_add
+from tests.conftest import sessions_left_open
 from tests.factories import ACCOUNT, SandboxRecordFactory, load_yaml
 from tests.reconcile_app.sources.test_http import TOKEN_ENV, http_files, reconcile_through_http
 
@@ -98,27 +100,14 @@ def test_owner_unreachable_before_sending_is_rejected_not_unknown(over_http, htt
     assert state().version == 42
 
 
-def other_sessions_on_this_database() -> set[int]:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pid FROM pg_stat_activity"
-            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
-        return {pid for (pid,) in cursor.fetchall()}
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_held_timeout_answer_holds_no_database_session(over_http, http_agent):
     if connection.vendor != "postgresql":
         pytest.skip("only PostgreSQL lists the sessions held on a database")
     snapshot = reconcile_through_http(http_agent)
     sandbox_fault_add(source="case-service", kind="timeout_after_commit", count=1, seconds=5)
-    before = other_sessions_on_this_database()
+    before = {pid for pid, _state, _query in other_sessions()}
     started = time.monotonic()
     assert commit(http_agent, snapshot, "h-3").status_code == 202
-    # The live server closes a finished request's connection just after its answer is sent.
-    deadline = time.monotonic() + 1.0
-    while other_sessions_on_this_database() - before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert other_sessions_on_this_database() - before == set()
+    assert sessions_left_open(grace_seconds=1.0, ignoring=before) == []
     assert time.monotonic() - started < 5, "the owner's answer was no longer held"

@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import QuerySet
 from django.http import QueryDict
 from django_filters import FilterSet, MultipleChoiceFilter
@@ -202,7 +203,11 @@ def contradiction_selection(
         if not wanted:
             raise ValidationFailed("no contradiction named", code="nothing_matched")
         _bounded(len(wanted))
-        found = {row.pk: row for row in console_contradiction_rows().filter(pk__in=wanted)}
+        # An id outside the key column's range names no row. Django drops such a value from
+        # an `exact` lookup itself, not from `in`, and SQLite refuses to bind it (a 500).
+        low, high = connection.ops.integer_field_range(Contradiction._meta.pk.get_internal_type())
+        storable = [pk for pk in wanted if low <= pk <= high]
+        found = {row.pk: row for row in console_contradiction_rows().filter(pk__in=storable)}
         missing = [str(pk) for pk in wanted if pk not in found]
         if missing:
             raise ValidationFailed(

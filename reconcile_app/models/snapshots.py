@@ -23,22 +23,22 @@ class DecisionSnapshot(AppendOnlyModel):
     always has the same id and replay can prove it rebuilt the same thing.
     """
 
-    snapshot_id = models.CharField(max_length=80, unique=True)
-    content_hash = models.CharField(max_length=64, unique=True)
+    snapshot_id = models.CharField(max_length=80)
+    content_hash = models.CharField(max_length=64)
     principal = models.ForeignKey(
         "reconcile_app.Principal", on_delete=models.PROTECT, related_name="snapshots"
     )
     contract = models.ForeignKey(
         "reconcile_app.Contract", on_delete=models.PROTECT, related_name="snapshots"
     )
-    subject = models.CharField(max_length=200, db_index=True)
+    subject = models.CharField(max_length=200)
     purpose = models.CharField(max_length=150)
-    decision_class = models.SlugField(max_length=150, db_index=True)
+    decision_class = models.SlugField(max_length=150, db_index=False)
     proposed_action = models.CharField(max_length=150, blank=True, default="")
-    result = models.CharField(max_length=10, choices=DecisionResult.choices, db_index=True)
-    completeness = models.CharField(max_length=12, choices=Completeness.choices, db_index=True)
+    result = models.CharField(max_length=10, choices=DecisionResult.choices)
+    completeness = models.CharField(max_length=12, choices=Completeness.choices)
     policy_version = models.CharField(max_length=100)
-    reducer_version = models.CharField(max_length=150, blank=True, default="", db_index=True)
+    reducer_version = models.CharField(max_length=150, blank=True, default="")
     schema_version = models.CharField(max_length=20)
     valid_time_cutoff = models.DateTimeField()
     recorded_time_cutoff = models.DateTimeField()
@@ -47,6 +47,20 @@ class DecisionSnapshot(AppendOnlyModel):
 
     class Meta:
         ordering = ["-issued_at", "-id"]
+        # Declared here rather than as `unique=True` / `db_index=True` on the fields: on
+        # PostgreSQL those add a second, `varchar_pattern_ops` index per text column for LIKE
+        # prefixes, which nothing asks of these columns, and every reconcile pays to maintain.
+        constraints = [
+            models.UniqueConstraint(fields=["snapshot_id"], name="snapshot_id_unique"),
+            models.UniqueConstraint(fields=["content_hash"], name="snapshot_content_hash_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["subject"], name="snapshot_subject"),
+            models.Index(fields=["decision_class"], name="snapshot_decision_class"),
+            models.Index(fields=["result"], name="snapshot_result"),
+            models.Index(fields=["completeness"], name="snapshot_completeness"),
+            models.Index(fields=["reducer_version"], name="snapshot_reducer_version"),
+        ]
 
     def __str__(self) -> str:
         return self.snapshot_id
@@ -61,7 +75,10 @@ class StateRead(AppendOnlyModel):
 
     snapshot = models.ForeignKey(DecisionSnapshot, on_delete=models.PROTECT, related_name="reads")
     field = models.CharField(max_length=150)
-    source = models.ForeignKey("reconcile_app.Source", on_delete=models.PROTECT, related_name="+")
+    # Indexed by the (source, version) index below, which leads with it.
+    source = models.ForeignKey(
+        "reconcile_app.Source", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     required = models.BooleanField()
     status = models.CharField(max_length=12, choices=ReadStatus.choices)
     value = models.JSONField(null=True)
@@ -103,13 +120,18 @@ class ClaimVerdict(AppendOnlyModel):
     purpose = models.CharField(max_length=150, blank=True, default="")
     derived_from = models.JSONField(default=list)
     note = models.TextField(blank=True, default="")
-    memory_id = models.CharField(max_length=100, blank=True, default="", db_index=True)
-    verdict = models.CharField(max_length=15, choices=Verdict.choices, db_index=True)
+    memory_id = models.CharField(max_length=100, blank=True, default="")
+    verdict = models.CharField(max_length=15, choices=Verdict.choices)
     reason = models.CharField(max_length=300)
     evidence = models.JSONField(default=list)
 
     class Meta:
         ordering = ["snapshot", "index"]
+        # Plain indexes, not `db_index=True`: see DecisionSnapshot.Meta.
+        indexes = [
+            models.Index(fields=["memory_id"], name="claimverdict_memory_id"),
+            models.Index(fields=["verdict"], name="claimverdict_verdict"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.snapshot_id}#{self.index}: {self.verdict}"
@@ -121,7 +143,7 @@ class DecisionReceipt(AppendOnlyModel):
     Insert only; lineage goes snapshot → decision → effect through it.
     """
 
-    decision_id = models.CharField(max_length=80, unique=True)
+    decision_id = models.CharField(max_length=80)
     snapshot = models.OneToOneField(
         DecisionSnapshot, on_delete=models.PROTECT, related_name="decision_receipt"
     )
@@ -131,6 +153,10 @@ class DecisionReceipt(AppendOnlyModel):
     reasons = models.JSONField(default=list)
     policy_version = models.CharField(max_length=100)
     issued_at = models.DateTimeField()
+
+    class Meta:
+        # A constraint, not `unique=True`: see DecisionSnapshot.Meta.
+        constraints = [models.UniqueConstraint(fields=["decision_id"], name="decision_id_unique")]
 
     def __str__(self) -> str:
         return self.decision_id
@@ -148,7 +174,7 @@ class Contradiction(models.Model):
     )
     # The same disagreement seen again by a later snapshot (a retry) while this row is open is
     # not a new row: the snapshot joins `seen_in` and `last_seen_at` moves.
-    signature = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    signature = models.CharField(max_length=64, blank=True, default="")
     seen_in = models.ManyToManyField(
         DecisionSnapshot, blank=True, related_name="contradictions_seen"
     )
@@ -167,7 +193,6 @@ class Contradiction(models.Model):
         max_length=10,
         choices=ContradictionStatus.choices,
         default=ContradictionStatus.OPEN,
-        db_index=True,
     )
     detected_at = models.DateTimeField()
     resolved_at = models.DateTimeField(null=True, blank=True)
@@ -182,6 +207,11 @@ class Contradiction(models.Model):
 
     class Meta:
         ordering = ["-detected_at", "-id"]
+        # Plain indexes, not `db_index=True`: see DecisionSnapshot.Meta.
+        indexes = [
+            models.Index(fields=["signature"], name="contradiction_signature"),
+            models.Index(fields=["status"], name="contradiction_status"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.subject}.{self.field}: {self.state_value!r} vs {self.other_value!r}"

@@ -85,13 +85,16 @@ def test_bulk_load_restores_indexes_and_constraints(generated):
     fresh = Node.objects.create(kind="memory", ref="after-bench", recorded_at=node.recorded_at)
     assert fresh.pk > max(generated.graph)
     with connection.cursor() as cursor:
-        indexed = {
-            name
+        found = {
+            name: info
             for table in (Edge._meta.db_table, Node._meta.db_table)
             for name, info in connection.introspection.get_constraints(cursor, table).items()
-            if info["index"]
         }
-    assert {"lineage_app_dst_id_2ffce3_idx", "lineage_app_edge_src_id_8bea984e"} <= indexed
+    # The edges' (dst, src) index; the unique constraints also index (src, …) and (kind, …).
+    assert found["lineage_app_dst_id_2ffce3_idx"]["index"]
+    assert found["lineage_app_dst_id_2ffce3_idx"]["columns"] == ["dst_id", "src_id"]
+    assert found["edge_unique"]["unique"]
+    assert found["node_kind_ref"]["unique"]
 
 
 def test_cte_descendants_equal_networkx_on_shared_paths(generated):

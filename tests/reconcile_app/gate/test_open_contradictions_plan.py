@@ -30,4 +30,4 @@ def test_the_open_row_is_found_by_its_signature(estate, agent, now):
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN QUERY PLAN " + touch)
         plan = " | ".join(row[-1] for row in cursor.fetchall())
-    assert "USING INDEX reconcile_app_contradiction_signature" in plan, plan
+    assert "USING INDEX contradiction_signature " in plan, plan

@@ -4,7 +4,7 @@ lineage_app 0002): each index is a write per row, so none may repeat what anothe
 from __future__ import annotations
 
 import pytest
-from django.db import connection
+from django.db import connection, models
 
 from lineage_app.models import Edge, Node
 from reconcile_app.models import (
@@ -15,8 +15,15 @@ from reconcile_app.models import (
     StateRead,
 )
 
-WRITTEN_PER_RECONCILE = [DecisionSnapshot, StateRead, ClaimVerdict, DecisionReceipt]
-WRITTEN_PER_RECONCILE += [Contradiction, Node, Edge]
+WRITTEN_PER_RECONCILE: list[type[models.Model]] = [
+    DecisionSnapshot,
+    StateRead,
+    ClaimVerdict,
+    DecisionReceipt,
+    Contradiction,
+    Node,
+    Edge,
+]
 
 
 def _indexes(table: str) -> dict[str, list[str]]:

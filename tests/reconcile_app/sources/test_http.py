@@ -7,12 +7,16 @@ The adapter speaks the owner contract of docs/api.md; the sandbox serves the sam
 from __future__ import annotations
 
 import socket
+import ssl
 from collections.abc import Iterator
 from datetime import timedelta
 
+import httpx
 import pytest
 from django.utils import timezone
+from httpx import create_ssl_context
 
+from reconcile_app.sources.http import _tls_context
 from sandbox_app.services import sandbox_fault_add
 from tests.conftest import make_agent
 from tests.factories import ACCOUNT, SandboxRecordFactory, load_yaml
@@ -240,6 +244,30 @@ def test_well_formed_stub_owner_is_read(db, tmp_path, http_agent, stub_owner):
     field = body["fields"]["collections_status"]
     assert (field["status"], field["value"], field["version"]) == ("ok", "collect", 9)
     assert body["decision"]["result"] == "allow"
+
+
+def test_owner_calls_share_one_trust_store_per_process(
+    db, tmp_path, http_agent, stub_owner, monkeypatch
+):
+    # Loading the CA bundle costs tens of milliseconds of CPU: once per process, not per call.
+    built: list[ssl.SSLContext] = []
+
+    def counted(*args: object, **kwargs: object) -> ssl.SSLContext:
+        built.append(context := create_ssl_context(*args, **kwargs))
+        return context
+
+    monkeypatch.setattr(httpx, "create_ssl_context", counted)
+    _tls_context.cache_clear()
+    load_yaml(tmp_path, http_files(stub_owner.url))
+    stub_owner.body = record()
+    try:
+        for _ in range(3):
+            reconcile_through_http(http_agent)
+    finally:
+        _tls_context.cache_clear()
+
+    assert len(stub_owner.requests) >= 3
+    assert len(built) == 1
 
 
 @pytest.mark.parametrize(

@@ -252,8 +252,8 @@ def test_owner_calls_share_one_trust_store_per_process(
     # Loading the CA bundle costs tens of milliseconds of CPU: once per process, not per call.
     built: list[ssl.SSLContext] = []
 
-    def counted(*args: object, **kwargs: object) -> ssl.SSLContext:
-        built.append(context := create_ssl_context(*args, **kwargs))
+    def counted() -> ssl.SSLContext:
+        built.append(context := create_ssl_context())
         return context
 
     monkeypatch.setattr(httpx, "create_ssl_context", counted)

@@ -35,8 +35,8 @@ def pool_process_garbage_baseline(**kwargs: Any) -> None:
     garbage held meanwhile (1.4 MB a minute in a 14-minute embedded soak, 2026-12-04).
     Frozen, start-up's objects leave the count and every walk; the collection right after
     leaves almost nothing in the oldest generation, so full collections come every hundred
-    young ones or so and walk only what tasks have left behind. The web workers freeze for
-    the same reason (config/gunicorn.py, `post_worker_init`).
+    young ones or so and walk only what tasks have left behind. The web workers freeze too
+    (config/gunicorn.py, `post_worker_init`), for the pauses such walks cost a request.
     """
     gc.freeze()
     gc.collect()

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import os
 import secrets
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from config.cache import cache_settings, cache_url_from_broker
+from tests.fresh_interpreter import fresh_python
 
 VAR = Path("/srv/reconcile/var")
 REDIS = "config.cache.RedisCache"
@@ -78,19 +76,11 @@ def test_settings_read_the_broker_from_the_environment(tmp_path):
         RECONCILE_VAR_DIR=str(tmp_path),
         DJANGO_SETTINGS_MODULE="config.settings",
     )
-    printed = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from django.conf import settings; print(settings.CACHES['default']['LOCATION'])",
-        ],
-        cwd=settings.BASE_DIR,
+    printed = fresh_python(
+        "from django.conf import settings; print(settings.CACHES['default']['LOCATION'])",
         env=env,
-        capture_output=True,
-        text=True,
-        check=True,
     )
-    assert printed.stdout.strip() == "redis://127.0.0.1:6379/6"
+    assert printed.strip() == "redis://127.0.0.1:6379/6"
 
 
 @pytest.fixture

@@ -8,13 +8,9 @@ tasks), so freezing and collecting there leaves this test process alone.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
-from django.conf import settings
+
+from tests.fresh_interpreter import fresh_python_json
 
 POOL_PROCESS = """
 import gc, json, sys, weakref
@@ -57,23 +53,9 @@ print(json.dumps({
 """
 
 
-def pool_process(mode: str) -> dict[str, int]:
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
-    completed = subprocess.run(
-        [sys.executable, "-c", POOL_PROCESS, mode],
-        cwd=settings.BASE_DIR,
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    return json.loads(completed.stdout.strip().splitlines()[-1])
-
-
 @pytest.mark.parametrize("mode", ["plain", "hooked"])
 def test_a_pool_process_frees_the_cycles_its_tasks_dropped(mode):
-    found = pool_process(mode)
+    found = fresh_python_json(POOL_PROCESS, mode)
 
     if mode == "plain":
         # Python's own rule, which the hook exists for: with start-up's objects counted,

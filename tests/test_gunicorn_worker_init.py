@@ -4,12 +4,7 @@ garbage collector's full collections walk only what requests leave behind."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
-from django.conf import settings
+from tests.fresh_interpreter import fresh_python_json
 
 WORKER = """
 import gc, json, runpy, sys
@@ -24,17 +19,7 @@ print(json.dumps({"before": before, "after": after, "tracked": len(gc.get_object
 
 
 def test_a_worker_imports_its_views_and_freezes_what_start_up_built():
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
-    completed = subprocess.run(
-        [sys.executable, "-c", WORKER],
-        cwd=settings.BASE_DIR,
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    found = json.loads(completed.stdout.strip().splitlines()[-1])
+    found = fresh_python_json(WORKER)
     assert found["before"] == {"view": False, "frozen": 0}
     assert found["after"]["view"] is True
     # Start-up leaves well over 100,000 objects; after the freeze a full collection sees

@@ -6,16 +6,14 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import brotli
 import pytest
-from django.conf import settings as django_settings
 from django.core.management import call_command
 
 from config.staticfiles import ReusingCompressor
+from tests.fresh_interpreter import fresh_python
 
 SCRIPT = "const chart = () => 'plotted';\n" * 400
 STYLE = "body { color: #223344; margin: 0 auto; }\n" * 200
@@ -89,17 +87,9 @@ def test_production_settings_choose_the_compressing_storage(tmp_path):
     }
     env.pop("RECONCILE_STATICFILES_STORAGE", None)
     env.pop("RECONCILE_DEBUG", None)
-    printed = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from django.conf import settings; "
-            "print(settings.STORAGES['staticfiles']['BACKEND'], settings.WHITENOISE_USE_FINDERS)",
-        ],
-        cwd=django_settings.BASE_DIR,
+    printed = fresh_python(
+        "from django.conf import settings; "
+        "print(settings.STORAGES['staticfiles']['BACKEND'], settings.WHITENOISE_USE_FINDERS)",
         env=env,
-        capture_output=True,
-        text=True,
-        check=True,
     )
-    assert printed.stdout.split() == ["config.staticfiles.CompressedStaticFilesStorage", "False"]
+    assert printed.split() == ["config.staticfiles.CompressedStaticFilesStorage", "False"]

@@ -1,6 +1,6 @@
 """A Celery pool process collects the garbage its tasks leave in the oldest generation
-(config/celery.py, `pool_process_garbage_baseline`), instead of holding it until start-up's
-objects are outnumbered four to one.
+(config/celery.py, `pool_process_garbage_baseline`), instead of holding it until it
+outnumbers a quarter of start-up's objects.
 
 Each case runs in its own interpreter, loaded as a worker is (Django, the Celery app and its
 tasks), so freezing and collecting there leaves this test process alone.

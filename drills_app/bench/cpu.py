@@ -73,6 +73,17 @@ class CpuSpent:
         return self.web / requests * 1000, database
 
 
+def cpu_sum(spent: list[CpuSpent]) -> CpuSpent:
+    """The CPU of several measured blocks together; the database's only if every block
+    measured it, and measured only if every block was."""
+    databases = [each.database for each in spent if each.database is not None]
+    return CpuSpent(
+        web=sum(each.web for each in spent),
+        database=sum(databases) if len(databases) == len(spent) else None,
+        measured=bool(spent) and all(each.measured for each in spent),
+    )
+
+
 @contextmanager
 def cpu_spent(web_root: int) -> Iterator[CpuSpent]:
     """Measure the CPU the web server (the process tree under `web_root`) and the database's

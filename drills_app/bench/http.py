@@ -2,9 +2,10 @@
 
 Starts gunicorn (the product's WSGI application, 2 sync workers by default) on a scratch
 database of the configured engine, with the bare endpoint of `drills_app.bench.bare` mounted
-beside the API, and drives both with the same load from `wrk`; then 50 agents at one request
-per second each from `hey`; then `POST /effects` with pre-issued snapshots, and the readbacks
-a Celery worker then drains. Prints rps, p50/p99, the ratios and the queries per request.
+beside the API, and drives both with the same load from `wrk`, in alternating rounds
+(`rounds.py`); then 50 agents at one request per second each from `hey`; then `POST /effects`
+with pre-issued snapshots, and the readbacks a Celery worker then drains. Prints rps,
+p50/p99, the ratios and the queries per request.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from drills_app.bench.estate import (
     bench_request,
     reconcile_body,
 )
+from drills_app.bench.rounds import rounds_report, rounds_run
 from reconcile_app.choices import EffectStatus
 from reconcile_app.models import Effect
 from reconcile_app.selectors.contracts import contract_current
@@ -64,6 +66,7 @@ class HttpOptions:
     web_workers: int = 2
     web_threads: int = 1  # above 1: gunicorn's gthread worker, with this many threads each
     seconds: int = 10
+    rounds: int = 3  # bare then reconcile, alternating; the table shows the median round
     connections: int = 8
     agents: int = 50
     agent_seconds: int = 20
@@ -242,31 +245,34 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
             bare_url, gate_url = f"{base}/bench/bare", f"{base}/api/v1/reconcile"
             for url in (bare_url, gate_url):  # warm both workers' imports and caches
                 load.wrk(url, workdir=workdir, seconds=2, connections=2, auth=auth, body=body)
-            measured = []
-            for url, credentials in ((bare_url, ""), (gate_url, auth)):
+
+            def measure(url: str) -> tuple[load.LoadResult, CpuSpent]:
                 with cpu_spent(web.pid) as spent:
                     result = load.wrk(
                         url,
                         workdir=workdir,
                         seconds=options.seconds,
                         connections=options.connections,
-                        auth=credentials,
+                        auth="" if url == bare_url else auth,
                         body=body,
                     )
-                measured.append((result, spent))
-            (bare, bare_cpu), (gate, gate_cpu) = measured
+                return result, spent
+
+            measured = rounds_run(measure, bare=bare_url, gate=gate_url, count=options.rounds)
             out.write(
                 f"{'endpoint':<28}{'rps':>9}{'p50 ms':>10}{'p99 ms':>10}{'ratio':>9}{'failed':>8}\n"
             )
-            _row(out, BARE, bare, bare)
-            _row(out, RECONCILE, gate, bare)
+            median = measured.median
+            _row(out, BARE, median.bare, median.bare)
+            _row(out, RECONCILE, median.gate, median.bare)
+            rounds_report(out, measured, options.seconds)
             reconcile_queries = queries_per_request("/api/v1/reconcile", body, key, {})
             out.write(f"queries per reconcile: {reconcile_queries}\n")
             _cpu_rows(
                 out,
                 [
-                    (BARE, bare_cpu, bare.requests),
-                    (RECONCILE, gate_cpu, gate.requests),
+                    (BARE, measured.bare_cpu, measured.bare_requests),
+                    (RECONCILE, measured.gate_cpu, measured.gate_requests),
                 ],
             )
 
@@ -312,7 +318,7 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
                 p99_ms=commits.p99_ms,
                 failed=commits.failed,
             )
-            _row(out, EFFECTS, committed, bare)
+            _row(out, EFFECTS, committed, median.bare)
             out.write(
                 f"  {accepted} effects from {commits.requests} requests, {concluded} with an "
                 f"outcome in {committed.seconds:.1f} s (the first recorded to the last outcome) "

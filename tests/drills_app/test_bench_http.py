@@ -63,6 +63,7 @@ def test_bench_http_runs_end_to_end(tmp_path):
             "bench",
             "http",
             "--seconds=1",
+            "--rounds=2",
             "--commits=12",
             "--agents=4",
             "--agent-seconds=2",
@@ -97,6 +98,15 @@ def test_bench_http_runs_end_to_end(tmp_path):
     ], out
     assert all(float(web_ms) > 0 for _, web_ms in cpu_rows), out
     assert "queries per reconcile: " in out
+    # Two rounds of bare then reconcile; the table's rows are the median round's.
+    round_ratios = re.findall(
+        r"^  round \d: bare [\d.]+ rps, reconcile [\d.]+ rps, ratio ([\d.]+)$", out, re.M
+    )
+    assert len(round_ratios) == 2, out
+    median = re.search(r"^ratio, median of 2 rounds: ([\d.]+) \(round (\d)", out, re.M)
+    assert median is not None, out
+    assert median.group(1) == min(round_ratios), out  # the lower middle of two
+    assert lines["POST /api/v1/reconcile"].split()[-2] == median.group(1), out
     assert "decisions issued before the load: 20)" in out, out
     for endpoint in ("reconcile", "bare"):
         crowd = re.search(

@@ -4,7 +4,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from drills_app.bench import effects, http, reconcile
 from drills_app.bench.common import scratch_database
@@ -35,6 +35,13 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--seconds", type=int, default=10, help="http: seconds of load per measurement"
+        )
+        parser.add_argument(
+            "--rounds",
+            type=int,
+            default=3,
+            help="http: rounds of the bare endpoint's window then the gate's; the table shows "
+            "the round with the median ratio (default 3)",
         )
         parser.add_argument(
             "--web-workers", type=int, default=2, help="http: gunicorn sync workers"
@@ -81,6 +88,7 @@ class Command(BaseCommand):
         commits: int | None,
         edges: int,
         seconds: int,
+        rounds: int,
         web_workers: int,
         web_threads: int,
         history: int,
@@ -91,6 +99,8 @@ class Command(BaseCommand):
         **options: Any,
     ) -> None:
         # Measure what production runs: with DEBUG on, every query is also logged in memory.
+        if rounds < 1:
+            raise CommandError("--rounds must be at least 1")
         settings.DEBUG = False
         with scratch_database() as where:
             self.stdout.write(f"scratch database: {where} (DEBUG off)")
@@ -103,6 +113,7 @@ class Command(BaseCommand):
                         web_workers=web_workers,
                         web_threads=web_threads,
                         seconds=seconds,
+                        rounds=rounds,
                         commits=commits or 2000,
                         history=history,
                         past_decisions=past_decisions,

@@ -110,6 +110,6 @@ def _tree(root: int) -> list[int]:
 
 def _spent_between(before: dict[int, float], after: dict[int, float]) -> float:
     # A process born inside the block counts whole; one that ended inside it is missed. The
-    # web server's workers live on, and a database connection closes only after CONN_MAX_AGE
-    # (60 s, longer than a measured block), so at most one connection's share is lost.
+    # web server's workers live on, and `bench http`'s server keeps its database connections
+    # open (drills_app/bench/http_settings.py), so none of their backends ends in a block.
     return sum(max(0.0, seconds - before.get(pid, 0.0)) for pid, seconds in after.items())

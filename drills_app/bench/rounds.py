@@ -1,6 +1,6 @@
 """The gate's throughput against the bare endpoint's, in alternating rounds.
 
-One window of each says little on a shared machine: two runs ten minutes apart, same code,
+One window of each says little on a shared machine: two runs 25 minutes apart, same code,
 gave ratios of 0.215 and 0.253, and within one run the gate's three 10-second windows
 answered 388.7, 275.4 and 410.0 requests/s while the bare endpoint's stayed between 1,444
 and 1,538 (2026-12-04). Rounds of bare-then-gate put each pair under the same conditions;

@@ -159,10 +159,9 @@ def queries_per_request(path: str, body: str, key: str, headers: dict[str, str])
 
 
 def _row(out: TextIOBase, label: str, result: load.LoadResult, bare: load.LoadResult) -> None:
-    ratio = result.rps / bare.rps if bare.rps else 0.0
     out.write(
         f"{label:<28}{result.rps:>9.1f}{result.p50_ms:>10.1f}{result.p99_ms:>10.1f}"
-        f"{ratio:>9.3f}{result.failed:>8}\n"
+        f"{result.ratio_to(bare):>9.3f}{result.failed:>8}\n"
     )
 
 

@@ -85,6 +85,10 @@ class LoadResult:
     def rps(self) -> float:
         return self.requests / self.seconds if self.seconds else 0.0
 
+    def ratio_to(self, other: LoadResult) -> float:
+        """This throughput as a share of `other`'s (the bare endpoint's)."""
+        return self.rps / other.rps if other.rps else 0.0
+
 
 def require(program: str) -> str:
     found = shutil.which(program)

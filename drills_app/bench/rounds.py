@@ -22,19 +22,21 @@ Measure = Callable[[str], tuple[LoadResult, CpuSpent]]
 
 @dataclass(frozen=True)
 class Round:
+    """One bare window and the gate window after it, with the CPU each cost."""
+
     bare: LoadResult
     gate: LoadResult
+    bare_cpu: CpuSpent
+    gate_cpu: CpuSpent
 
     @property
     def ratio(self) -> float:
-        return self.gate.rps / self.bare.rps if self.bare.rps else 0.0
+        return self.gate.ratio_to(self.bare)
 
 
 @dataclass(frozen=True)
 class Rounds:
     rounds: list[Round]
-    bare_cpu: CpuSpent  # over every bare window
-    gate_cpu: CpuSpent  # over every gate window
 
     @property
     def median(self) -> Round:
@@ -42,6 +44,14 @@ class Rounds:
         count: a round that was measured, not an average of two)."""
         ordered = sorted(self.rounds, key=lambda measured: measured.ratio)
         return ordered[(len(ordered) - 1) // 2]
+
+    @property
+    def bare_cpu(self) -> CpuSpent:
+        return cpu_sum([measured.bare_cpu for measured in self.rounds])
+
+    @property
+    def gate_cpu(self) -> CpuSpent:
+        return cpu_sum([measured.gate_cpu for measured in self.rounds])
 
     @property
     def bare_requests(self) -> int:
@@ -54,14 +64,12 @@ class Rounds:
 
 def rounds_run(measure: Measure, *, bare: str, gate: str, count: int) -> Rounds:
     """`count` rounds, each the bare endpoint's window then the gate's."""
-    rounds, bare_spent, gate_spent = [], [], []
+    rounds = []
     for _ in range(count):
         bare_result, bare_cpu = measure(bare)
         gate_result, gate_cpu = measure(gate)
-        rounds.append(Round(bare=bare_result, gate=gate_result))
-        bare_spent.append(bare_cpu)
-        gate_spent.append(gate_cpu)
-    return Rounds(rounds=rounds, bare_cpu=cpu_sum(bare_spent), gate_cpu=cpu_sum(gate_spent))
+        rounds.append(Round(bare_result, gate_result, bare_cpu, gate_cpu))
+    return Rounds(rounds)
 
 
 def rounds_report(out: TextIOBase, measured: Rounds, seconds: int) -> None:

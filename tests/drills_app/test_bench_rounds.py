@@ -48,22 +48,16 @@ def test_rounds_alternate_bare_then_gate_and_the_median_round_is_a_measured_one(
 
 def test_with_an_even_count_the_lower_middle_round_is_shown():
     rounds = Rounds(
-        rounds=[
-            Round(bare=_load(1000.0), gate=_load(300.0)),
-            Round(bare=_load(1000.0), gate=_load(200.0)),
-        ],
-        bare_cpu=CpuSpent(),
-        gate_cpu=CpuSpent(),
+        [
+            Round(_load(1000.0), _load(300.0), CpuSpent(), CpuSpent()),
+            Round(_load(1000.0), _load(200.0), CpuSpent(), CpuSpent()),
+        ]
     )
     assert rounds.median is rounds.rounds[1]
 
 
 def test_one_round_prints_no_rounds_report():
-    rounds = Rounds(
-        rounds=[Round(bare=_load(1000.0), gate=_load(300.0))],
-        bare_cpu=CpuSpent(),
-        gate_cpu=CpuSpent(),
-    )
+    rounds = Rounds([Round(_load(1000.0), _load(300.0), CpuSpent(), CpuSpent())])
     report = io.StringIO()
     rounds_report(report, rounds, seconds=10)
     assert report.getvalue() == ""

@@ -98,9 +98,9 @@ class Command(BaseCommand):
         profile: bool,
         **options: Any,
     ) -> None:
-        # Measure what production runs: with DEBUG on, every query is also logged in memory.
         if rounds < 1:
             raise CommandError("--rounds must be at least 1")
+        # Measure what production runs: with DEBUG on, every query is also logged in memory.
         settings.DEBUG = False
         with scratch_database() as where:
             self.stdout.write(f"scratch database: {where} (DEBUG off)")

@@ -43,6 +43,7 @@ def database_settings(
             # writing beside the test, shared-cache memory databases fail with "table is
             # locked" where a WAL file with a busy timeout simply waits.
             "TEST": {"NAME": sqlite_test_path},
+            "CONN_MAX_AGE": CONN_MAX_AGE_SECONDS,  # as a `sqlite://` URL gets it above
         }
     engine = default["ENGINE"]
     options = default.setdefault("OPTIONS", {})
@@ -60,5 +61,4 @@ def database_settings(
     elif engine.endswith("sqlite3"):
         for name, value in SQLITE_OPTIONS.items():
             options.setdefault(name, value)
-        default.setdefault("CONN_MAX_AGE", CONN_MAX_AGE_SECONDS)
     return {"default": default}

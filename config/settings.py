@@ -358,6 +358,11 @@ RECONCILE_METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 # Where escalations go when the owner's system names no owner.
 RECONCILE_FALLBACK_OWNER = env_str("FALLBACK_OWNER", "platform-operations")
 RECONCILE_HTTP_TIMEOUT_SECONDS = float(env_int("HTTP_TIMEOUT_MS", 2000)) / 1000.0
+# How long the `http` adapter keeps an idle connection to an owner for its next call; it must
+# be shorter than the owners' own idle timeout (reconcile_app.sources.owner_client). 0: none.
+RECONCILE_HTTP_KEEPALIVE_SECONDS = float(env_int("HTTP_KEEPALIVE_MS", 1000)) / 1000.0
+if RECONCILE_HTTP_KEEPALIVE_SECONDS < 0:
+    raise ImproperlyConfigured("RECONCILE_HTTP_KEEPALIVE_MS must be 0 or more")
 # Request bodies larger than this are refused with 413 before anything reads them.
 RECONCILE_MAX_BODY_BYTES = env_int("MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = RECONCILE_MAX_BODY_BYTES

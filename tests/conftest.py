@@ -24,6 +24,7 @@ from rest_framework.test import APIClient
 from reconcile_app.models import Principal
 from reconcile_app.services.contracts import contracts_load
 from reconcile_app.services.principals import principal_create, user_create
+from reconcile_app.sources.owner_client import owner_client_reset
 
 ESTATE = Path(__file__).resolve().parent.parent / "reconcile_app" / "demo" / "estate"
 
@@ -132,6 +133,15 @@ def _fresh_cache() -> Any:
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _owner_connections_closed() -> Any:
+    """Each test's owner calls start on no kept connection and leave none open: a kept one
+    would reach into the next test's owner, and keep a live server's thread (and its
+    database session) waiting on it."""
+    yield
+    owner_client_reset()
 
 
 MEMORY_CLASSES = ESTATE / "memory-classes"

@@ -6,7 +6,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from drills_app.bench import effects, http, reconcile
+from drills_app.bench import effects, http, owner, reconcile
 from drills_app.bench.common import scratch_database
 from lineage_app import bench as lineage
 
@@ -15,8 +15,10 @@ TARGETS: dict[str, Callable[..., None]] = {
     "effects": effects.run,
     "lineage": lineage.run,
     "http": http.run,
+    "owner": owner.run,
 }
 DEFAULT_REPEAT = 200
+OWNER_CALLS = 1000
 
 
 class Command(BaseCommand):
@@ -25,7 +27,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("target", choices=sorted(TARGETS))
         parser.add_argument(
-            "--repeat", type=int, help=f"runs per measurement (default {DEFAULT_REPEAT}; lineage 5)"
+            "--repeat",
+            type=int,
+            help=f"runs per measurement (default {DEFAULT_REPEAT}; lineage 5; owner: calls of "
+            f"each kind, default {OWNER_CALLS})",
         )
         parser.add_argument(
             "--commits",
@@ -121,6 +126,8 @@ class Command(BaseCommand):
                         agent_seconds=agent_seconds,
                     ),
                 )
+            elif target == "owner":
+                owner.run(self.stdout, repeat or OWNER_CALLS)
             elif target == "lineage":
                 lineage.run(self.stdout, repeat or lineage.DEFAULT_REPEAT, edges=edges)
             elif target == "reconcile":

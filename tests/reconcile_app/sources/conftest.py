@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+import trustme
 
 
 @dataclass(frozen=True)
@@ -24,22 +26,32 @@ class StubOwner:
 
     POSTs are answered with `post_body` and `post_status` (a receipt, by default empty).
     Every request that arrives is kept in `requests`, so a test can show nothing was sent.
+    It keeps connections alive (HTTP/1.1) as real owners' servers do, counts the ones it
+    accepted in `connections`, adds `extra_headers` to every answer, and with `tls` (a
+    trustme certificate) answers over TLS.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tls: trustme.LeafCert | None = None) -> None:
         self.status = 200
         self.body: object = {}
         self.post_status = 201
         self.post_body: object = {}
+        self.extra_headers: dict[str, str] = {}
         self.requests: list[ReceivedRequest] = []
+        self.connections = 0
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            timeout = 5  # an idle kept connection's thread ends after this
+
             def _answer(self, status: int, body: object) -> None:
                 payload = json.dumps(body).encode() if not isinstance(body, bytes) else body
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
+                for name, value in owner.extra_headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(payload)
 
@@ -65,8 +77,20 @@ class StubOwner:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        class Server(ThreadingHTTPServer):
+            def get_request(self):  # type: ignore[no-untyped-def]
+                accepted = super().get_request()
+                owner.connections += 1
+                return accepted
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        scheme = "http"
+        if tls is not None:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            tls.configure_cert(context)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}/"
         # A short poll: shutdown() waits for it, once per test.
         self.thread = threading.Thread(
             target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True

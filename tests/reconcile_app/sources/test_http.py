@@ -16,7 +16,7 @@ import pytest
 from django.utils import timezone
 from httpx import create_ssl_context
 
-from reconcile_app.sources.http import _tls_context
+from reconcile_app.sources.owner_client import owner_client_reset
 from sandbox_app.services import sandbox_fault_add
 from tests.conftest import make_agent
 from tests.factories import ACCOUNT, SandboxRecordFactory, load_yaml
@@ -257,14 +257,14 @@ def test_owner_calls_share_one_trust_store_per_process(
         return context
 
     monkeypatch.setattr(httpx, "create_ssl_context", counted)
-    _tls_context.cache_clear()
+    owner_client_reset(trust_store=True)
     load_yaml(tmp_path, http_files(stub_owner.url))
     stub_owner.body = record()
     try:
         for _ in range(3):
             reconcile_through_http(http_agent)
     finally:
-        _tls_context.cache_clear()
+        owner_client_reset(trust_store=True)
 
     assert len(stub_owner.requests) >= 3
     assert len(built) == 1

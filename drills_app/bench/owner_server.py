@@ -1,0 +1,94 @@
+"""A minimal owner system for `bench owner`, run in its own process so its CPU is not counted
+as the adapter's: `python -m drills_app.bench.owner_server PORT [PEM]` (PEM: key and
+certificate chain, for TLS).
+
+It speaks just enough of the owner contract (docs/api.md) for the `http` adapter's read and
+commit: every `GET records/{subject}/{field}` answers one fresh record, every `POST effects`
+a receipt that echoes the command. It keeps connections alive (HTTP/1.1) as real owners'
+servers do, and `GET /connections` answers how many it has accepted, so the benchmark can
+show how many connections its calls opened. Standard library only: no Django here.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import sys
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import count
+
+# Longer than any keep-alive a client of this benchmark holds, as a real owner's should be.
+IDLE_TIMEOUT_SECONDS = 30
+
+
+class OwnerServer(ThreadingHTTPServer):
+    daemon_threads = True
+    accepted = count(1)
+    connections = 0
+
+    def get_request(self):  # type: ignore[no-untyped-def]
+        request = super().get_request()
+        self.connections = next(self.accepted)
+        return request
+
+
+class OwnerHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = IDLE_TIMEOUT_SECONDS
+    # Headers and body leave in two writes: with Nagle's algorithm the second waits for the
+    # client's delayed ACK of the first (40 ms), which no real owner's server makes it pay.
+    disable_nagle_algorithm = True
+    server: OwnerServer
+
+    def _answer(self, status: int, body: object) -> None:
+        payload = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_GET(self) -> None:
+        if self.path == "/connections":
+            self._answer(200, {"accepted": self.server.connections})
+            return
+        now = datetime.now(UTC).isoformat()
+        self._answer(
+            200,
+            {
+                "value": "collect",
+                "version": 7,
+                "valid_from": now,
+                "recorded_at": now,
+                "observed_at": now,
+            },
+        )
+
+    def do_POST(self) -> None:
+        command = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        self._answer(
+            201,
+            {
+                "idempotency_key": self.headers.get("Idempotency-Key"),
+                "subject": command.get("subject"),
+                "field": command.get("field"),
+                "version": 8,
+            },
+        )
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def main(argv: list[str]) -> None:
+    server = OwnerServer(("127.0.0.1", int(argv[1])), OwnerHandler)
+    if len(argv) == 3:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(argv[2])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,102 @@
+"""The connections the `http` adapter's owner calls travel on: one client per process.
+
+A client made for each call paid a TCP connect for every read, authority question, commit
+and ledger lookup, and to an `https` owner a TLS handshake as well (`manage.py bench owner`
+measures both ways). The process's one client keeps its connections to each owner open
+between calls (httpx pools them per origin, under a lock, so threads may share it): only the
+first call to an owner, or one after an idle gap, connects.
+
+What a call must not inherit from the calls before it, it does not: the bearer token, the
+timeout and the base URL travel with each request, and the client keeps no cookies, so an
+owner's session can never carry one source's identity into another's calls.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+import threading
+from functools import cache
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+
+import httpx
+from django.conf import settings
+
+
+@cache
+def tls_context() -> ssl.SSLContext:
+    """The trust store every owner call verifies against, built once per process.
+
+    httpx builds one for every client it makes, loading the whole CA bundle: tens of
+    milliseconds of CPU on this project's machines, against a tenth of a millisecond for a
+    client given this one. A context is safe to share between threads. It is what httpx
+    would build (`SSL_CERT_FILE` or `SSL_CERT_DIR` when set, else certifi's bundle), read
+    when the process's client is made.
+    """
+    return httpx.create_ssl_context()
+
+
+def _no_cookies() -> CookieJar:
+    """A jar that refuses every cookie: no domain is allowed to set or receive one."""
+    return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+
+
+def _limits() -> httpx.Limits:
+    """Idle connections are closed after RECONCILE_HTTP_KEEPALIVE_SECONDS, which must be
+    shorter than the owners' own idle timeout: a request sent on a connection the owner is
+    closing at that moment fails, and a commit that fails so is `unknown` until the owner's
+    ledger answers. 0 keeps no connection: every call connects anew."""
+    keepalive = settings.RECONCILE_HTTP_KEEPALIVE_SECONDS
+    if keepalive <= 0:
+        return httpx.Limits(max_keepalive_connections=0, keepalive_expiry=0)
+    return httpx.Limits(keepalive_expiry=keepalive)
+
+
+_lock = threading.Lock()
+_kept: tuple[int, httpx.Client] | None = None
+
+
+def owner_client() -> httpx.Client:
+    """This process's client for owner calls, made at its first call.
+
+    Keyed by process id: a process forked from one that called an owner (a Celery pool
+    process, a gunicorn worker of a preloaded app) makes its own rather than write on its
+    parent's sockets. The parent's client is dropped, not closed: closing it would end the
+    parent's TLS sessions from here.
+    """
+    global _kept
+    kept = _kept
+    if kept is not None and kept[0] == os.getpid():
+        return kept[1]
+    with _lock:
+        if _kept is None or _kept[0] != os.getpid():
+            client = httpx.Client(
+                verify=tls_context(),
+                limits=_limits(),
+                cookies=_no_cookies(),
+                headers={"Accept": "application/json"},
+            )
+            _kept = (os.getpid(), client)
+        return _kept[1]
+
+
+def owner_client_reset(trust_store: bool = False) -> None:
+    """Close this process's client and its connections; the next owner call makes a new one
+    with the settings of that moment, and with `trust_store`, a trust store read anew (after
+    a test or a benchmark changes them)."""
+    global _kept
+    with _lock:
+        kept, _kept = _kept, None
+    if kept is not None and kept[0] == os.getpid():
+        kept[1].close()
+    if trust_store:
+        tls_context.cache_clear()
+
+
+def _forget_after_fork() -> None:
+    # A fork can happen while another thread holds the lock; the child must not inherit it.
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)

@@ -1,0 +1,35 @@
+"""`bench owner`: owner calls through the `http` adapter over HTTP and TLS, with connections
+kept and with a connection per call, against an owner in its own process."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+
+from django.conf import settings
+
+from drills_app.bench import owner
+
+
+def test_the_table_measures_kept_connections_against_one_per_call():
+    configured = settings.RECONCILE_HTTP_KEEPALIVE_SECONDS
+    trust_before = os.environ.get("SSL_CERT_FILE")
+    out = io.StringIO()
+
+    owner.run(out, calls=5)
+
+    text = out.getvalue()
+    rows = re.findall(r"^(https?) +(kept|new per call) +(read|commit) .* (\d+)$", text, re.M)
+    assert [(scheme, kind, call) for scheme, kind, call, _ in rows] == [
+        (scheme, kind, call)
+        for scheme in ("http", "https")
+        for kind in ("kept", "new per call")
+        for call in ("read", "commit")
+    ]
+    # Kept: the warm-up's one connection serves every measured call; else one per call.
+    assert [int(opened) for *_, opened in rows] == [0, 0, 5, 5] * 2
+    assert len(re.findall(r"CPU \d+\.\d+x +wall \d+\.\d+x", text)) == 4
+    # What the benchmark changed to run, it put back.
+    assert configured == settings.RECONCILE_HTTP_KEEPALIVE_SECONDS
+    assert os.environ.get("SSL_CERT_FILE") == trust_before

@@ -1,0 +1,168 @@
+"""The `http` adapter's owner calls share the process's kept connections, and nothing else.
+
+A client per call paid a TCP connect (and to an https owner a TLS handshake) for every read,
+commit and lookup; the process's one client keeps the connection. What must not be shared
+between calls is shown here too: the token, cookies, and a forked child's sockets.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+import trustme
+from django.utils import timezone
+
+from reconcile_app.choices import ReadStatus
+from reconcile_app.models import Source
+from reconcile_app.sources import ApplyOutcome, EffectCommand
+from reconcile_app.sources.http import HttpAdapter
+from reconcile_app.sources.owner_client import owner_client_reset
+from tests.reconcile_app.sources.conftest import StubOwner
+
+TOKEN_ENV = "RECONCILE_SOURCE_TOKEN_CONNECTIONS"
+
+
+def record() -> dict:
+    now = timezone.now().isoformat()
+    return {"value": "collect", "version": 3, "valid_from": now, "recorded_at": now,
+            "observed_at": now}  # fmt: skip
+
+
+def adapter(url: str, **options: object) -> HttpAdapter:
+    return HttpAdapter(Source(name="ledger", adapter="http", base_url=url, options=options))
+
+
+def test_calls_to_an_owner_share_one_kept_connection(stub_owner):
+    stub_owner.body = record()
+    owner = adapter(stub_owner.url)
+
+    results = [owner.read("acct-1", "status") for _ in range(5)]
+
+    assert [r.status for r in results] == [ReadStatus.OK] * 5
+    assert len(stub_owner.requests) == 5
+    assert stub_owner.connections == 1
+
+
+def test_with_keep_alive_off_every_call_connects(stub_owner, settings):
+    settings.RECONCILE_HTTP_KEEPALIVE_SECONDS = 0
+    owner_client_reset()
+    stub_owner.body = record()
+    owner = adapter(stub_owner.url)
+
+    for _ in range(3):
+        assert owner.read("acct-1", "status").status == ReadStatus.OK
+
+    assert stub_owner.connections == 3
+
+
+def test_each_call_carries_its_own_sources_token_on_the_shared_connection(stub_owner, monkeypatch):
+    monkeypatch.setenv(TOKEN_ENV, "first-token")
+    stub_owner.body = record()
+    with_token = adapter(stub_owner.url, auth_token_env=TOKEN_ENV)
+    without_token = adapter(stub_owner.url)
+
+    with_token.read("acct-1", "status")
+    without_token.read("acct-1", "status")
+    monkeypatch.setenv(TOKEN_ENV, "rotated-token")
+    with_token.read("acct-1", "status")
+
+    sent = [r.headers.get("Authorization") for r in stub_owner.requests]
+    assert sent == ["Bearer first-token", None, "Bearer rotated-token"]
+    assert stub_owner.connections == 1
+
+
+def test_an_owners_cookie_is_never_sent_back(stub_owner):
+    # A session cookie set for one source's calls must not identify the next caller.
+    stub_owner.body = record()
+    stub_owner.extra_headers = {"Set-Cookie": "session=first-caller; Path=/"}
+    owner = adapter(stub_owner.url)
+
+    owner.read("acct-1", "status")
+    owner.read("acct-2", "status")
+
+    assert [r.headers.get("Cookie") for r in stub_owner.requests] == [None, None]
+
+
+def test_a_forked_child_connects_for_itself_and_leaves_its_parents_connection_alone(
+    stub_owner,
+):
+    stub_owner.body = record()
+    owner = adapter(stub_owner.url)
+    assert owner.read("acct-1", "status").status == ReadStatus.OK
+
+    child = os.fork()
+    if child == 0:  # the child: one call, then out without pytest's teardown
+        ok = owner.read("acct-2", "status").status == ReadStatus.OK
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(child, 0)
+
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert owner.read("acct-3", "status").status == ReadStatus.OK
+    # The parent's one connection, still in use after the fork, and the child's own.
+    assert stub_owner.connections == 2
+    assert [r.path.rsplit("/", 2)[1] for r in stub_owner.requests] == [
+        "acct-1", "acct-2", "acct-3"
+    ]  # fmt: skip
+
+
+@pytest.fixture
+def certificate_authority() -> trustme.CA:
+    return trustme.CA()
+
+
+@pytest.fixture
+def tls_owner(certificate_authority, tmp_path, monkeypatch) -> Iterator[StubOwner]:
+    """An owner over TLS whose certificate only the trust store in SSL_CERT_FILE vouches for."""
+    owner = StubOwner(tls=certificate_authority.issue_cert("127.0.0.1"))
+    bundle = tmp_path / "owner-ca.pem"
+    certificate_authority.cert_pem.write_to_path(str(bundle))
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    owner_client_reset(trust_store=True)
+    try:
+        yield owner
+    finally:
+        owner.close()
+        owner_client_reset(trust_store=True)
+
+
+def test_an_https_owner_is_verified_and_its_connection_kept(tls_owner):
+    tls_owner.body = record()
+    tls_owner.post_body = {"idempotency_key": "k-1", "subject": "acct-1", "field": "status"}
+    owner = adapter(tls_owner.url)
+
+    read = owner.read("acct-1", "status")
+    applied = owner.apply(
+        EffectCommand(
+            idempotency_key="k-1",
+            subject="acct-1",
+            field="status",
+            action="set",
+            expected_version=3,
+            resulting_value="released",
+        )
+    )
+
+    assert (read.status, read.value) == (ReadStatus.OK, "collect")
+    assert applied.outcome == ApplyOutcome.ACCEPTED
+    assert tls_owner.connections == 1
+
+
+def test_an_https_owner_the_trust_store_does_not_vouch_for_is_unavailable(
+    certificate_authority, monkeypatch
+):
+    owner_system = StubOwner(tls=trustme.CA().issue_cert("127.0.0.1"))  # another CA's
+    bundle_ca = certificate_authority
+    try:
+        with bundle_ca.cert_pem.tempfile() as bundle:
+            monkeypatch.setenv("SSL_CERT_FILE", bundle)
+            owner_client_reset(trust_store=True)
+            read = adapter(owner_system.url).read("acct-1", "status")
+    finally:
+        owner_system.close()
+        owner_client_reset(trust_store=True)
+
+    assert read.status == ReadStatus.UNAVAILABLE
+    assert "CERTIFICATE_VERIFY_FAILED" in read.detail
+    assert owner_system.requests == []

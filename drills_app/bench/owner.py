@@ -66,7 +66,9 @@ class Measured:
 @contextmanager
 def _owner_process(port: int, trust: ssl.SSLContext, pem: Path | None) -> Iterator[Owner]:
     argv = [sys.executable, "-m", "drills_app.bench.owner_server", str(port)]
-    process = subprocess.Popen([*argv, str(pem)] if pem else argv)  # noqa: S603 - our own module
+    process = subprocess.Popen(  # noqa: S603 - our own module, from this virtualenv
+        [*argv, str(pem)] if pem else argv, cwd=settings.BASE_DIR
+    )
     scheme = "https" if pem else "http"
     owner = Owner(scheme, f"{scheme}://127.0.0.1:{port}/", trust)
     try:
@@ -82,7 +84,11 @@ def _owner_process(port: int, trust: ssl.SSLContext, pem: Path | None) -> Iterat
         yield owner
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 @contextmanager

@@ -35,7 +35,7 @@ from reconcile_app.sources import (
     ReadResult,
     SourceAdapter,
 )
-from reconcile_app.sources.owner_client import owner_client
+from reconcile_app.sources.owner_client import owner_request, owner_url
 from reconcile_app.sources.tokens import source_token, token_env_problem
 
 
@@ -111,7 +111,7 @@ class HttpAdapter(SourceAdapter):
     def _call(
         self, method: str, path: str, *, headers: dict[str, str] | None = None, **kwargs: Any
     ) -> httpx.Response:
-        """One request to the owner on the process's kept connections (owner_client), with
+        """One request to the owner on the process's kept connections (owner_request), with
         this source's token, timeout and base URL: nothing of it is kept between calls."""
         options = self.source.options or {}
         sent = dict(headers or {})
@@ -123,9 +123,8 @@ class HttpAdapter(SourceAdapter):
         timeout = (
             float(timeout_ms) / 1000.0 if timeout_ms else settings.RECONCILE_HTTP_TIMEOUT_SECONDS
         )
-        base = self.source.base_url
-        url = (base if base.endswith("/") else base + "/") + path
-        return owner_client().request(method, url, headers=sent, timeout=timeout, **kwargs)
+        url = owner_url(self.source.base_url, path)
+        return owner_request(method, url, headers=sent, timeout=timeout, **kwargs)
 
     def read(self, subject: str, field: str) -> ReadResult:
         if refusal := self._refusal(subject=subject, field=field):

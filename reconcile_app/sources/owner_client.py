@@ -18,6 +18,7 @@ import ssl
 import threading
 from functools import cache
 from http.cookiejar import CookieJar, DefaultCookiePolicy
+from typing import Any
 
 import httpx
 from django.conf import settings
@@ -42,10 +43,11 @@ def _no_cookies() -> CookieJar:
 
 
 def _limits() -> httpx.Limits:
-    """Idle connections are closed after RECONCILE_HTTP_KEEPALIVE_SECONDS, which must be
-    shorter than the owners' own idle timeout: a request sent on a connection the owner is
-    closing at that moment fails, and a commit that fails so is `unknown` until the owner's
-    ledger answers. 0 keeps no connection: every call connects anew."""
+    """A connection idle for RECONCILE_HTTP_KEEPALIVE_SECONDS is not used again (httpx
+    closes it at the process's next owner call). That must be shorter than the owners' own
+    idle timeout: a request sent on a connection the owner is closing at that moment fails,
+    and a commit that fails so is `unknown` until the owner's ledger answers (owner_request
+    asks a GET again). 0 keeps no connection: every call connects anew."""
     keepalive = settings.RECONCILE_HTTP_KEEPALIVE_SECONDS
     if keepalive <= 0:
         return httpx.Limits(max_keepalive_connections=0, keepalive_expiry=0)
@@ -59,10 +61,9 @@ _kept: tuple[int, httpx.Client] | None = None
 def owner_client() -> httpx.Client:
     """This process's client for owner calls, made at its first call.
 
-    Keyed by process id: a process forked from one that called an owner (a Celery pool
-    process, a gunicorn worker of a preloaded app) makes its own rather than write on its
-    parent's sockets. The parent's client is dropped, not closed: closing it would end the
-    parent's TLS sessions from here.
+    A process forked from one that called an owner (a Celery pool process, a gunicorn worker
+    of a preloaded app) makes its own rather than write on its parent's sockets: the fork
+    handler below forgets the parent's, and the process id is checked again here.
     """
     global _kept
     kept = _kept
@@ -93,10 +94,39 @@ def owner_client_reset(trust_store: bool = False) -> None:
         tls_context.cache_clear()
 
 
+def owner_url(base_url: str, path: str) -> httpx.URL:
+    """`path` (relative, already quoted) under a source's `base_url`, joined as httpx joins
+    a client's base URL: the path gains a trailing slash and `path` follows it."""
+    base = httpx.URL(base_url if base_url.endswith("/") else base_url + "/")
+    if not base.raw_path.endswith(b"/"):
+        base = base.copy_with(raw_path=base.raw_path + b"/")
+    return base.copy_with(raw_path=base.raw_path + httpx.URL(path).raw_path)
+
+
+# The owner closed the connection without an answer, or reset it: on a kept connection, most
+# often one it was closing as the request left (timeouts are not among these).
+_DROPPED = (httpx.RemoteProtocolError, httpx.ReadError)
+
+
+def owner_request(method: str, url: httpx.URL, **kwargs: Any) -> httpx.Response:
+    """One request on the process's client. A GET the owner dropped is asked once more, on
+    another connection: it changes nothing, and a kept connection the owner was closing
+    must not fail a read. A POST is never sent twice: its failure is the caller's to judge
+    (for a commit, `unknown` until the owner's ledger answers)."""
+    try:
+        return owner_client().request(method, url, **kwargs)
+    except _DROPPED:
+        if method != "GET":
+            raise
+    return owner_client().request(method, url, **kwargs)
+
+
 def _forget_after_fork() -> None:
     # A fork can happen while another thread holds the lock; the child must not inherit it.
-    global _lock
+    # The parent's client is dropped, not closed: its sockets are the parent's connections.
+    global _lock, _kept
     _lock = threading.Lock()
+    _kept = None
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)

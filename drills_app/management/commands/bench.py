@@ -107,6 +107,9 @@ class Command(BaseCommand):
             raise CommandError("--rounds must be at least 1")
         # Measure what production runs: with DEBUG on, every query is also logged in memory.
         settings.DEBUG = False
+        if target == "owner":  # owner calls only: no database to make
+            owner.run(self.stdout, repeat or OWNER_CALLS)
+            return
         with scratch_database() as where:
             self.stdout.write(f"scratch database: {where} (DEBUG off)")
             if target == "effects":
@@ -126,8 +129,6 @@ class Command(BaseCommand):
                         agent_seconds=agent_seconds,
                     ),
                 )
-            elif target == "owner":
-                owner.run(self.stdout, repeat or OWNER_CALLS)
             elif target == "lineage":
                 lineage.run(self.stdout, repeat or lineage.DEFAULT_REPEAT, edges=edges)
             elif target == "reconcile":

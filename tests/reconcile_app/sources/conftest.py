@@ -27,8 +27,8 @@ class StubOwner:
     POSTs are answered with `post_body` and `post_status` (a receipt, by default empty).
     Every request that arrives is kept in `requests`, so a test can show nothing was sent.
     It keeps connections alive (HTTP/1.1) as real owners' servers do, counts the ones it
-    accepted in `connections`, adds `extra_headers` to every answer, and with `tls` (a
-    trustme certificate) answers over TLS.
+    accepted in `connections`, adds `extra_headers` to every answer, drops the next
+    `drop_next` requests unanswered, and with `tls` (a trustme certificate) answers over TLS.
     """
 
     def __init__(self, tls: trustme.LeafCert | None = None) -> None:
@@ -37,6 +37,7 @@ class StubOwner:
         self.post_status = 201
         self.post_body: object = {}
         self.extra_headers: dict[str, str] = {}
+        self.drop_next = 0  # requests to answer by closing the connection, as a dying owner
         self.requests: list[ReceivedRequest] = []
         self.connections = 0
         owner = self
@@ -66,13 +67,23 @@ class StubOwner:
                     )
                 )
 
+            def _dropped(self) -> bool:
+                """Close the connection without an answer, while `drop_next` says to."""
+                if owner.drop_next <= 0:
+                    return False
+                owner.drop_next -= 1
+                self.close_connection = True
+                return True
+
             def do_GET(self) -> None:
                 self._record()
-                self._answer(owner.status, owner.body)
+                if not self._dropped():
+                    self._answer(owner.status, owner.body)
 
             def do_POST(self) -> None:
                 self._record()
-                self._answer(owner.post_status, owner.post_body)
+                if not self._dropped():
+                    self._answer(owner.post_status, owner.post_body)
 
             def log_message(self, *args: object) -> None:
                 pass

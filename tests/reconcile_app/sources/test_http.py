@@ -263,6 +263,7 @@ def test_owner_calls_share_one_trust_store_per_process(
     try:
         for _ in range(3):
             reconcile_through_http(http_agent)
+            owner_client_reset()  # a new client each time: the store must still be the one
     finally:
         owner_client_reset(trust_store=True)
 

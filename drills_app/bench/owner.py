@@ -32,12 +32,14 @@ from drills_app.bench.common import free_port
 from lineage_app.bench.measuring import percentiles
 from reconcile_app.choices import ReadStatus
 from reconcile_app.models import Source
-from reconcile_app.sources import ApplyOutcome, EffectCommand
+from reconcile_app.sources import ApplyOutcome, EffectCommand, ReadResult, SourceAdapter
 from reconcile_app.sources.http import HttpAdapter
 from reconcile_app.sources.owner_client import owner_client_reset
 
 WARM_UP_CALLS = 20
 KEPT_DEFAULT_SECONDS = 1.0  # when the configured keep-alive is off, the kept rows use this
+DISTANT_MS = 10  # an owner in another zone: its answer takes this long to come
+DISTANT_OWNERS = 3  # a contract whose fields three owners hold
 
 
 @dataclass(frozen=True)
@@ -64,11 +66,13 @@ class Measured:
 
 
 @contextmanager
-def _owner_process(port: int, trust: ssl.SSLContext, pem: Path | None) -> Iterator[Owner]:
+def _owner_process(
+    port: int, trust: ssl.SSLContext, pem: Path | None, latency_ms: int = 0
+) -> Iterator[Owner]:
     argv = [sys.executable, "-m", "drills_app.bench.owner_server", str(port)]
-    process = subprocess.Popen(  # noqa: S603 - our own module, from this virtualenv
-        [*argv, str(pem)] if pem else argv, cwd=settings.BASE_DIR
-    )
+    argv += [str(pem)] if pem else []
+    argv += [f"--latency-ms={latency_ms}"] if latency_ms else []
+    process = subprocess.Popen(argv, cwd=settings.BASE_DIR)  # noqa: S603 - our own module
     scheme = "https" if pem else "http"
     owner = Owner(scheme, f"{scheme}://127.0.0.1:{port}/", trust)
     try:
@@ -91,10 +95,17 @@ def _owner_process(port: int, trust: ssl.SSLContext, pem: Path | None) -> Iterat
             process.wait()
 
 
+@dataclass(frozen=True)
+class Owners:
+    plain: Owner
+    tls: Owner
+    distant: Owner  # over TLS, each read answered DISTANT_MS late
+
+
 @contextmanager
-def owners() -> Iterator[list[Owner]]:
-    """The owner over plain HTTP and over TLS, trusted through SSL_CERT_FILE as a deployment
-    with a private CA would trust its owners."""
+def owners() -> Iterator[Owners]:
+    """The owner over plain HTTP, over TLS, and over TLS at a distance, trusted through
+    SSL_CERT_FILE as a deployment with a private CA would trust its owners."""
     authority = trustme.CA()
     with tempfile.TemporaryDirectory() as folder:
         pem, bundle = Path(folder) / "owner.pem", Path(folder) / "ca.pem"
@@ -108,8 +119,9 @@ def owners() -> Iterator[list[Owner]]:
             with (
                 _owner_process(free_port(), trust, None) as plain,
                 _owner_process(free_port(), trust, pem) as tls,
+                _owner_process(free_port(), trust, pem, DISTANT_MS) as distant,
             ):
-                yield [plain, tls]
+                yield Owners(plain, tls, distant)
         finally:
             if before is None:
                 os.environ.pop("SSL_CERT_FILE", None)
@@ -164,15 +176,47 @@ def measure(owner: Owner, keepalive_seconds: float, calls: int) -> list[Measured
     return measured
 
 
+def reads_of_several_owners(distant: Owner, rounds: int) -> dict[str, tuple[list[float], float]]:
+    """A reconcile's reads of DISTANT_OWNERS owners (three sources on the distant owner), one
+    after another and at once (HttpAdapter.read_batch): wall ms of each round, and this
+    process's CPU ms per round."""
+    adapters = []
+    for number in range(DISTANT_OWNERS):
+        source = Source(name=f"owner-{number}", adapter="http", base_url=f"{distant.url}{number}/")
+        source.options = {"timeout_ms": 5000}
+        adapters.append(HttpAdapter(source))
+    reads: list[tuple[SourceAdapter, str, str]] = [(each, "acct-1", "status") for each in adapters]
+    ways: dict[str, Callable[[], list[ReadResult]]] = {
+        "one after another": lambda: [each.read("acct-1", "status") for each in adapters],
+        "at once": lambda: HttpAdapter.read_batch(reads),
+    }
+    measured = {}
+    for way, action in ways.items():
+        action()  # connected, and the pool's threads started
+        wall_ms = []
+        cpu_before = time.process_time()
+        for _ in range(rounds):
+            started = time.perf_counter()
+            if any(result.status != ReadStatus.OK for result in action()):
+                raise RuntimeError("a read of the distant owner failed")
+            wall_ms.append((time.perf_counter() - started) * 1000)
+        measured[way] = (wall_ms, (time.process_time() - cpu_before) * 1000 / rounds)
+    return measured
+
+
 def run(out: TextIOBase, calls: int) -> None:
     configured = settings.RECONCILE_HTTP_KEEPALIVE_SECONDS
     kept = configured if configured > 0 else KEPT_DEFAULT_SECONDS
     rows: list[Measured] = []
+    rounds = max(1, calls // 10)
     try:
-        with owners() as both:
-            for owner in both:
+        with owners() as each:
+            for owner in (each.plain, each.tls):
                 rows += measure(owner, kept, calls)
                 rows += measure(owner, 0, calls)
+            settings.RECONCILE_HTTP_KEEPALIVE_SECONDS = kept
+            owner_client_reset()
+            several = reads_of_several_owners(each.distant, rounds)
     finally:
         settings.RECONCILE_HTTP_KEEPALIVE_SECONDS = configured
         owner_client_reset()
@@ -199,3 +243,10 @@ def run(out: TextIOBase, calls: int) -> None:
         cpu = kept_row.cpu_ms_per_call / new_row.cpu_ms_per_call
         wall = percentiles(kept_row.wall_ms)[0] / percentiles(new_row.wall_ms)[0]
         out.write(f"  {scheme:<6} {call:<7} CPU {cpu:.2f}x  wall {wall:.2f}x\n")
+    out.write(
+        f"a reconcile's reads of {DISTANT_OWNERS} owners over TLS, each answering "
+        f"{DISTANT_MS} ms late, {rounds} times (connections kept):\n"
+    )
+    for way, (wall_ms, cpu_ms) in several.items():
+        p50, p95 = percentiles(wall_ms)
+        out.write(f"  {way:<18} p50 {p50:7.2f} ms  p95 {p95:7.2f} ms  CPU {cpu_ms:6.3f} ms\n")

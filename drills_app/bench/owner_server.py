@@ -1,6 +1,6 @@
 """A minimal owner system for `bench owner`, run in its own process so its CPU is not counted
-as the adapter's: `python -m drills_app.bench.owner_server PORT [PEM]` (PEM: key and
-certificate chain, for TLS).
+as the adapter's: `python -m drills_app.bench.owner_server PORT [PEM] [--latency-ms N]`
+(PEM: key and certificate chain, for TLS; N: a distant owner's delay before each read).
 
 It speaks just enough of the owner contract (docs/api.md) for the `http` adapter's read and
 commit: every `GET records/{subject}/{field}` answers one fresh record, every `POST effects`
@@ -11,9 +11,11 @@ show how many connections its calls opened. Standard library only: no Django her
 
 from __future__ import annotations
 
+import argparse
 import json
 import ssl
 import sys
+import time
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
@@ -39,6 +41,7 @@ class OwnerHandler(BaseHTTPRequestHandler):
     # Headers and body leave in two writes: with Nagle's algorithm the second waits for the
     # client's delayed ACK of the first (40 ms), which no real owner's server makes it pay.
     disable_nagle_algorithm = True
+    read_latency_seconds = 0.0
     server: OwnerServer
 
     def _answer(self, status: int, body: object) -> None:
@@ -53,6 +56,7 @@ class OwnerHandler(BaseHTTPRequestHandler):
         if self.path == "/connections":
             self._answer(200, {"accepted": self.server.connections})
             return
+        time.sleep(self.read_latency_seconds)
         now = datetime.now(UTC).isoformat()
         self._answer(
             200,
@@ -82,10 +86,18 @@ class OwnerHandler(BaseHTTPRequestHandler):
 
 
 def main(argv: list[str]) -> None:
-    server = OwnerServer(("127.0.0.1", int(argv[1])), OwnerHandler)
-    if len(argv) == 3:
+    parser = argparse.ArgumentParser(prog="owner_server")
+    parser.add_argument("port", type=int)
+    parser.add_argument("pem", nargs="?", help="key and certificate chain: answer over TLS")
+    parser.add_argument(
+        "--latency-ms", type=int, default=0, help="wait before answering a read, as a distant owner"
+    )
+    options = parser.parse_args(argv[1:])
+    OwnerHandler.read_latency_seconds = options.latency_ms / 1000
+    server = OwnerServer(("127.0.0.1", options.port), OwnerHandler)
+    if options.pem:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(argv[2])
+        context.load_cert_chain(options.pem)
         server.socket = context.wrap_socket(server.socket, server_side=True)
     server.serve_forever()
 

@@ -4,7 +4,8 @@ A client made for each call paid a TCP connect for every read, authority questio
 and ledger lookup, and to an `https` owner a TLS handshake as well (`manage.py bench owner`
 measures both ways). The process's one client keeps its connections to each owner open
 between calls (httpx pools them per origin, under a lock, so threads may share it): only the
-first call to an owner, or one after an idle gap, connects.
+first call to an owner, or one after an idle gap, connects. A reconcile's reads of several
+owners leave at once, on the process's few threads for owner calls (owner_calls_at_once).
 
 What a call must not inherit from the calls before it, it does not: the bearer token, the
 timeout and the base URL travel with each request, and the client keeps no cookies, so an
@@ -13,15 +14,20 @@ owner's session can never carry one source's identity into another's calls.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import ssl
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from django.conf import settings
+
+T = TypeVar("T")
 
 
 @cache
@@ -56,6 +62,10 @@ def _limits() -> httpx.Limits:
 
 _lock = threading.Lock()
 _kept: tuple[int, httpx.Client] | None = None
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+# Owner calls one reconcile may have in flight at once: its contract's fields rarely number
+# more, and each thread waits on the network, not the CPU.
+CALLS_AT_ONCE = 8
 
 
 def owner_client() -> httpx.Client:
@@ -94,6 +104,25 @@ def owner_client_reset(trust_store: bool = False) -> None:
         tls_context.cache_clear()
 
 
+def owner_calls_at_once(calls: list[Callable[[], T]]) -> list[T]:
+    """Each call on its own thread of the process's pool, their answers in order: owner
+    calls wait on the network, so a reconcile reading several owners waits for the slowest
+    rather than for the sum. Each call runs in a copy of the caller's context, so its log
+    lines carry the request's id and principal. The first call that raises raises here."""
+    global _pool
+    pool = _pool
+    if pool is None or pool[0] != os.getpid():
+        with _lock:
+            if _pool is None or _pool[0] != os.getpid():
+                _pool = (
+                    os.getpid(),
+                    ThreadPoolExecutor(CALLS_AT_ONCE, thread_name_prefix="owner-call"),
+                )
+            pool = _pool
+    futures = [pool[1].submit(contextvars.copy_context().run, call) for call in calls]
+    return [future.result() for future in futures]
+
+
 def owner_url(base_url: str, path: str) -> httpx.URL:
     """`path` (relative, already quoted) under a source's `base_url`, joined as httpx joins
     a client's base URL: the path gains a trailing slash and `path` follows it."""
@@ -124,9 +153,11 @@ def owner_request(method: str, url: httpx.URL, **kwargs: Any) -> httpx.Response:
 def _forget_after_fork() -> None:
     # A fork can happen while another thread holds the lock; the child must not inherit it.
     # The parent's client is dropped, not closed: its sockets are the parent's connections.
-    global _lock, _kept
+    # The pool's threads did not come with the fork: the child makes its own.
+    global _lock, _kept, _pool
     _lock = threading.Lock()
     _kept = None
+    _pool = None
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)

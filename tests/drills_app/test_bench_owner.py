@@ -30,6 +30,11 @@ def test_the_table_measures_kept_connections_against_one_per_call(settings):
     # Kept: the warm-up's one connection serves every measured call; else one per call.
     assert [int(opened) for *_, opened in rows] == [0, 0, 5, 5] * 2
     assert len(re.findall(r"CPU \d+\.\d+x +wall \d+\.\d+x", text)) == 4
+    # A reconcile's reads of three distant owners, one after another and at once.
+    ways = re.findall(r"^  (one after another|at once) +p50 +(\d+\.\d+) ms", text, re.M)
+    assert [way for way, _ in ways] == ["one after another", "at once"]
+    # Three reads of an owner answering 10 ms late cannot take less than 30 ms in order.
+    assert float(ways[0][1]) >= 30
     # What the benchmark changed to run, it put back.
     assert configured == settings.RECONCILE_HTTP_KEEPALIVE_SECONDS
     assert os.environ.get("SSL_CERT_FILE") == trust_before

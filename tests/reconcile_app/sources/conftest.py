@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import ssl
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -38,6 +38,7 @@ class StubOwner:
         self.post_body: object = {}
         self.extra_headers: dict[str, str] = {}
         self.drop_next = 0  # requests to answer by closing the connection, as a dying owner
+        self.before_answer: Callable[[], object] = lambda: None  # run before each GET's answer
         self.requests: list[ReceivedRequest] = []
         self.connections = 0
         owner = self
@@ -77,6 +78,7 @@ class StubOwner:
 
             def do_GET(self) -> None:
                 self._record()
+                owner.before_answer()
                 if not self._dropped():
                     self._answer(owner.status, owner.body)
 

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
+
 from reconcile_app import policy
 from reconcile_app.canonical import content_hash
 from reconcile_app.choices import Consistency, ContradictionPolicy
@@ -111,6 +113,11 @@ def source_values(parsed: ParsedFile) -> dict[str, Any]:
         raise parsed.fail("`base_url` must be a string", "base_url")
     if adapter == "http" and not base_url.startswith(("http://", "https://")):
         raise parsed.fail("an http source needs an http(s) `base_url`", "base_url")
+    if adapter == "http":
+        try:
+            httpx.URL(base_url)
+        except httpx.InvalidURL as exc:
+            raise parsed.fail(f"`base_url` is not a URL: {exc}", "base_url") from exc
     consistency = require_key(parsed, data, "consistency", str)
     if consistency not in Consistency.values:
         raise parsed.fail(
@@ -134,6 +141,13 @@ def source_values(parsed: ParsedFile) -> dict[str, Any]:
     token_env = data.get("auth_token_env")
     if token_env is not None and (problem := token_env_problem(token_env)):
         raise parsed.fail(problem, "auth_token_env")
+    timeout_ms = data.get("timeout_ms")
+    if timeout_ms is not None and (
+        isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms <= 0
+    ):
+        raise parsed.fail(
+            "`timeout_ms` must be a positive whole number of milliseconds", "timeout_ms"
+        )
     options = {key: data[key] for key in ("auth_token_env", "timeout_ms") if key in data}
     return {
         "name": name,

@@ -17,7 +17,7 @@ from reconcile_app.choices import ReadStatus
 from reconcile_app.models import Source
 from reconcile_app.reconciliation.types import ContractSpec, FieldRead
 from reconcile_app.reducers import fold, reducer_named
-from reconcile_app.sources import ReadResult, SourceAdapter, adapter_for
+from reconcile_app.sources import ReadResult, SourceAdapter, adapter_for, read_failing_closed
 
 logger = logging.getLogger(__name__)
 
@@ -131,13 +131,14 @@ def _read_live(
 def _read_one(
     adapters: dict[str, SourceAdapter], source: Source, subject: str, field: str
 ) -> ReadResult:
-    """One read; an adapter that raises fails closed as `unavailable` instead of crashing."""
+    """One read; an adapter that raises, or cannot be made, fails closed as `unavailable`
+    instead of crashing."""
     try:
         adapter = adapters.get(source.name) or adapters.setdefault(source.name, adapter_for(source))
-        return adapter.read(subject, field)
     except Exception as exc:
-        logger.exception("adapter of %s raised on %s/%s", source.name, subject, field)
+        logger.exception("adapter of %s could not be made for %s/%s", source.name, subject, field)
         return ReadResult.failed(ReadStatus.UNAVAILABLE, f"adapter error: {type(exc).__name__}")
+    return read_failing_closed(adapter, subject, field)
 
 
 def folded_reads(

@@ -9,6 +9,7 @@ or directly as a source file's `adapter:`.
 from __future__ import annotations
 
 import inspect
+import logging
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,6 +23,8 @@ from reconcile_app.choices import ReadStatus
 
 if TYPE_CHECKING:
     from reconcile_app.models import Source
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,15 @@ def _takes_as_of(cls: type[SourceAdapter]) -> bool:
     )
 
 
+def read_failing_closed(adapter: SourceAdapter, subject: str, field: str) -> ReadResult:
+    """`adapter.read`, where an adapter that raises is `unavailable` instead of a crash."""
+    try:
+        return adapter.read(subject, field)
+    except Exception as exc:
+        logger.exception("adapter of %s raised on %s/%s", adapter.source.name, subject, field)
+        return ReadResult.failed(ReadStatus.UNAVAILABLE, f"adapter error: {type(exc).__name__}")
+
+
 def adapter_class_path(adapter: str) -> str:
     registry: dict[str, str] = settings.RECONCILE_ADAPTERS
     return registry.get(adapter, adapter)
@@ -206,4 +218,5 @@ __all__ = [
     "adapter_class",
     "adapter_for",
     "authority_asked",
+    "read_failing_closed",
 ]

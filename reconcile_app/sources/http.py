@@ -35,6 +35,7 @@ from reconcile_app.sources import (
     LookupResult,
     ReadResult,
     SourceAdapter,
+    read_failing_closed,
 )
 from reconcile_app.sources.owner_client import owner_calls_at_once, owner_request, owner_url
 from reconcile_app.sources.tokens import source_token, token_env_problem
@@ -102,6 +103,10 @@ class HttpAdapter(SourceAdapter):
         for name, value in identifiers.items():
             if _unsafe_identifier(value):
                 return _Refusal("invalid_identifier", f"invalid identifier: {name} {_shown(value)}")
+        try:
+            owner_url(self.source.base_url, "")
+        except httpx.InvalidURL as exc:
+            return _Refusal("owner_unavailable", f"{self.source.name}: {exc}; nothing was sent")
         token_env = (self.source.options or {}).get("auth_token_env")
         if token_env and (problem := token_env_problem(token_env)):
             # A row loaded before the prefix existed (or changed): sending it without the
@@ -120,23 +125,31 @@ class HttpAdapter(SourceAdapter):
         token = source_token(token_env) if token_env else None
         if token:
             sent["Authorization"] = f"Bearer {token}"
-        timeout_ms = options.get("timeout_ms")
-        timeout = (
-            float(timeout_ms) / 1000.0 if timeout_ms else settings.RECONCILE_HTTP_TIMEOUT_SECONDS
-        )
         url = owner_url(self.source.base_url, path)
-        return owner_request(method, url, headers=sent, timeout=timeout, **kwargs)
+        return owner_request(method, url, headers=sent, timeout=self._timeout(), **kwargs)
+
+    def _timeout(self) -> float:
+        """The source's `timeout_ms` in seconds, else the deployment's (also for a row that
+        holds no positive number: contract files are refused with one since 2026-12-04)."""
+        timeout_ms = (self.source.options or {}).get("timeout_ms")
+        if isinstance(timeout_ms, int | float) and 0 < timeout_ms < float("inf"):
+            return float(timeout_ms) / 1000.0
+        return float(settings.RECONCILE_HTTP_TIMEOUT_SECONDS)
 
     @classmethod
     def read_batch(cls, reads: list[tuple[SourceAdapter, str, str]]) -> list[ReadResult]:
         """A reconcile's reads of several fields or owners, sent at once (owner_calls_at_once):
-        it waits for the slowest owner, not for the sum of them. A subclass with a `read` of
-        its own is read in order, as by default: this one's touches no database, and a pool
-        thread that opened a connection would keep it."""
-        if cls.read is not HttpAdapter.read:
+        it waits for the slowest owner, not for the sum, and never past twice the longest
+        timeout (a dropped GET is asked twice). Only this class's own adapters: a subclass
+        may touch the database, and a pool thread that opened a connection would keep it."""
+        if not all(type(adapter) is HttpAdapter for adapter, _, _ in reads):
             return super().read_batch(reads)
+        timeouts = [adapter._timeout() for adapter, _, _ in reads if isinstance(adapter, cls)]
+        within = 2 * max(timeouts) + 1
         return owner_calls_at_once(
-            [partial(adapter.read, subject, field) for adapter, subject, field in reads]
+            [partial(read_failing_closed, *read) for read in reads],
+            within=within,
+            late=lambda _: ReadResult.failed(ReadStatus.TIMEOUT, f"no answer in {within:g} s"),
         )
 
     def read(self, subject: str, field: str) -> ReadResult:
@@ -157,7 +170,7 @@ class HttpAdapter(SourceAdapter):
         try:
             body = response.json()
             version = int(body["version"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, OverflowError):  # 1e999 is no version
             return ReadResult.failed(
                 ReadStatus.UNAVAILABLE, f"{self.source.name} sent a malformed record"
             )

@@ -19,7 +19,7 @@ import os
 import ssl
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from functools import cache
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any, TypeVar
@@ -104,11 +104,21 @@ def owner_client_reset(trust_store: bool = False) -> None:
         tls_context.cache_clear()
 
 
-def owner_calls_at_once(calls: list[Callable[[], T]]) -> list[T]:
+def owner_calls_at_once(
+    calls: list[Callable[[], T]], *, within: float, late: Callable[[int], T]
+) -> list[T]:
     """Each call on its own thread of the process's pool, their answers in order: owner
     calls wait on the network, so a reconcile reading several owners waits for the slowest
     rather than for the sum. Each call runs in a copy of the caller's context, so its log
-    lines carry the request's id and principal. The first call that raises raises here."""
+    lines carry the request's id and principal.
+
+    A call still running after `within` seconds is answered by `late(its index)`; it runs
+    on until its own timeouts end it. A call that raised raises here, once all have ended.
+    On one of the pool's own threads the calls run there, in order: a full pool waiting on
+    itself would never finish.
+    """
+    if getattr(_owner_thread, "marked", False):
+        return [call() for call in calls]
     global _pool
     pool = _pool
     if pool is None or pool[0] != os.getpid():
@@ -116,11 +126,21 @@ def owner_calls_at_once(calls: list[Callable[[], T]]) -> list[T]:
             if _pool is None or _pool[0] != os.getpid():
                 _pool = (
                     os.getpid(),
-                    ThreadPoolExecutor(CALLS_AT_ONCE, thread_name_prefix="owner-call"),
+                    ThreadPoolExecutor(
+                        CALLS_AT_ONCE, thread_name_prefix="owner-call", initializer=_mark
+                    ),
                 )
             pool = _pool
     futures = [pool[1].submit(contextvars.copy_context().run, call) for call in calls]
-    return [future.result() for future in futures]
+    done, _ = wait(futures, timeout=within)
+    return [f.result() if f in done else late(i) for i, f in enumerate(futures)]
+
+
+_owner_thread = threading.local()
+
+
+def _mark() -> None:
+    _owner_thread.marked = True
 
 
 def owner_url(base_url: str, path: str) -> httpx.URL:

@@ -72,3 +72,43 @@ def test_the_deployer_sets_the_prefix(db, tmp_path, settings):
     load(tmp_path, "OWNER_TOKENS_CASE_SERVICE")
     with pytest.raises(ContractFileError, match="OWNER_TOKENS_"):
         load(tmp_path, "RECONCILE_SOURCE_TOKEN_CASE_SERVICE")
+
+
+@pytest.mark.parametrize("timeout_ms", ["abc", "0", "-5", "true", "1.5", "[1000]"])
+def test_a_timeout_that_is_no_positive_whole_number_is_refused_at_its_line(
+    db, tmp_path, timeout_ms
+):
+    text = source_file("RECONCILE_SOURCE_TOKEN_OWNER").replace(
+        "consistency:", f"timeout_ms: {timeout_ms}\nconsistency:"
+    )
+
+    with pytest.raises(ContractFileError) as refused:
+        contracts_load(paths=[str(write_yaml(tmp_path, "owner-http.yaml", text))])
+
+    assert refused.value.line == TOKEN_LINE + 1
+    assert "timeout_ms" in refused.value.reason
+    assert not Source.objects.filter(name="owner-http").exists()
+
+
+@pytest.mark.parametrize("base_url", ["'http://[::1/'", "'http://owner:port/'"])
+def test_a_base_url_that_is_no_url_is_refused_at_its_line(db, tmp_path, base_url):
+    text = source_file("RECONCILE_SOURCE_TOKEN_OWNER").replace(
+        "https://owner.example.org/", base_url
+    )
+
+    with pytest.raises(ContractFileError) as refused:
+        contracts_load(paths=[str(write_yaml(tmp_path, "owner-http.yaml", text))])
+
+    assert refused.value.line == 4
+    assert "not a URL" in refused.value.reason
+    assert not Source.objects.filter(name="owner-http").exists()
+
+
+def test_a_whole_positive_timeout_is_kept(db, tmp_path):
+    text = source_file("RECONCILE_SOURCE_TOKEN_OWNER").replace(
+        "consistency:", "timeout_ms: 750\nconsistency:"
+    )
+
+    contracts_load(paths=[str(write_yaml(tmp_path, "owner-http.yaml", text))])
+
+    assert Source.objects.get(name="owner-http").options["timeout_ms"] == 750

@@ -45,7 +45,7 @@ class StubOwner:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-            timeout = 5  # an idle kept connection's thread ends after this
+            timeout = 30  # an idle kept connection's thread ends after this
 
             def _answer(self, status: int, body: object) -> None:
                 payload = json.dumps(body).encode() if not isinstance(body, bytes) else body

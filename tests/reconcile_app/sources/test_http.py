@@ -278,10 +278,19 @@ def test_owner_calls_share_one_trust_store_per_process(
         (200, ["a", "list"]),
         (200, {"value": "collect"}),
         (200, {"value": "collect", "version": "nine"}),
+        (200, b'{"value": "collect", "version": 1e999}'),
         (500, {"detail": "boom"}),
         (404, {"detail": "no such record"}),
     ],
-    ids=["html", "list", "no-version", "bad-version", "server-error", "not-found"],
+    ids=[
+        "html",
+        "list",
+        "no-version",
+        "bad-version",
+        "infinite-version",
+        "server-error",
+        "not-found",
+    ],
 )
 def test_malformed_owner_answers_are_unavailable(
     db, tmp_path, http_agent, stub_owner, status, answer

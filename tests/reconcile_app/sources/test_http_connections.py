@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from typing import ClassVar
 
@@ -166,6 +167,16 @@ def test_the_base_url_is_joined_as_before(stub_owner):
     assert [r.path for r in stub_owner.requests] == ["/owner/api/records/acct-1/status"]
 
 
+def test_a_base_url_that_is_no_url_sends_nothing_and_fails_closed():
+    owner = adapter("http://[::1/")  # passes the file's scheme check, parses as no URL
+
+    read = owner.read("acct-1", "status")
+    applied = owner.apply(command("k-no-url"))
+
+    assert read.status == ReadStatus.UNAVAILABLE and "nothing was sent" in read.detail
+    assert (applied.outcome, applied.code) == (ApplyOutcome.REJECTED, "owner_unavailable")
+
+
 @pytest.fixture
 def certificate_authority() -> trustme.CA:
     return trustme.CA()
@@ -237,7 +248,7 @@ def test_a_reconciles_reads_of_several_owners_are_in_flight_at_once(three_owners
         each.before_answer = everyone_asked.wait
 
     reads = HttpAdapter.read_batch(
-        [(adapter(each.url), "acct-1", "status") for each in three_owners]
+        [(adapter(each.url, timeout_ms=10_000), "acct-1", "status") for each in three_owners]
     )
 
     assert [(r.status, r.value) for r in reads] == [
@@ -245,11 +256,82 @@ def test_a_reconciles_reads_of_several_owners_are_in_flight_at_once(three_owners
     ]  # fmt: skip
 
 
+def test_a_batchs_reads_keep_the_requests_context(monkeypatch):
+    # Their log lines name the request and the principal that made the owner calls.
+    def read(self: HttpAdapter, subject: str, field: str) -> ReadResult:
+        return ReadResult.failed(ReadStatus.UNAVAILABLE, request_id_var.get())
+
+    monkeypatch.setattr(HttpAdapter, "read", read)
+    token = request_id_var.set("req-owner-call")
+    try:
+        reads = HttpAdapter.read_batch([(adapter("http://owner/"), "acct-1", f) for f in "ab"])
+    finally:
+        request_id_var.reset(token)
+
+    assert [r.detail for r in reads] == ["req-owner-call"] * 2
+
+
+def test_a_read_that_raises_fails_closed_alone_and_no_owner_is_asked_twice(monkeypatch):
+    asked: list[str] = []
+
+    def read(self: HttpAdapter, subject: str, field: str) -> ReadResult:
+        asked.append(field)
+        if field == "broken":
+            raise OverflowError("an owner's answer no adapter expected")
+        return ReadResult(status=ReadStatus.OK, value=field, version=1)
+
+    monkeypatch.setattr(HttpAdapter, "read", read)
+    owner = adapter("http://owner/")
+
+    reads = HttpAdapter.read_batch([(owner, "acct-1", f) for f in ("a", "broken", "c")])
+
+    assert [(r.status, r.value) for r in reads] == [
+        (ReadStatus.OK, "a"), (ReadStatus.UNAVAILABLE, None), (ReadStatus.OK, "c")
+    ]  # fmt: skip
+    assert reads[1].detail == "adapter error: OverflowError"
+    assert sorted(asked) == ["a", "broken", "c"]
+
+
+def test_a_batch_waits_no_longer_than_twice_its_longest_timeout(monkeypatch):
+    # A read stuck past its own timeouts (an owner dribbling its answer) is answered late.
+    release = threading.Event()
+
+    def read(self: HttpAdapter, subject: str, field: str) -> ReadResult:
+        if field == "stuck":
+            release.wait(10)
+        return ReadResult(status=ReadStatus.OK, value=field, version=1)
+
+    monkeypatch.setattr(HttpAdapter, "read", read)
+    owner = adapter("http://owner/", timeout_ms=200)  # within 2 x 0.2 + 1 s
+    started = time.monotonic()
+    try:
+        reads = HttpAdapter.read_batch([(owner, "acct-1", "stuck"), (owner, "acct-1", "ok")])
+    finally:
+        release.set()
+
+    assert time.monotonic() - started < 5
+    assert [r.status for r in reads] == [ReadStatus.TIMEOUT, ReadStatus.OK]
+    assert reads[0].detail == "no answer in 1.4 s"
+
+
+def test_owner_calls_made_on_an_owner_thread_run_there_and_never_wait_on_the_pool():
+    def nested() -> list[str]:
+        return owner_calls_at_once(
+            [lambda: threading.current_thread().name], within=5, late=lambda _: "late"
+        )
+
+    (names,) = owner_calls_at_once([nested], within=5, late=lambda _: ["late"])
+
+    assert names[0].startswith("owner-call")
+
+
 def test_a_call_on_an_owner_thread_keeps_the_requests_context():
     # Its log lines name the request and the principal that made the owner call.
     token = request_id_var.set("req-owner-call")
     try:
-        seen = owner_calls_at_once([request_id_var.get, lambda: threading.current_thread().name])
+        seen = owner_calls_at_once(
+            [request_id_var.get, lambda: threading.current_thread().name], within=5, late=str
+        )
     finally:
         request_id_var.reset(token)
 
@@ -266,6 +348,7 @@ class _ReadsItsOwnWay(HttpAdapter):
 
 
 def test_a_subclass_with_its_own_read_is_read_in_order_on_the_callers_thread(stub_owner):
+    _ReadsItsOwnWay.threads.clear()
     stub_owner.body = record()
     source = Source(name="ledger", adapter="http", base_url=stub_owner.url)
 

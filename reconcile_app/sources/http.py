@@ -132,7 +132,11 @@ class HttpAdapter(SourceAdapter):
         """The source's `timeout_ms` in seconds, else the deployment's (also for a row that
         holds no positive number: contract files are refused with one since 2026-12-04)."""
         timeout_ms = (self.source.options or {}).get("timeout_ms")
-        if isinstance(timeout_ms, int | float) and 0 < timeout_ms < float("inf"):
+        if (
+            isinstance(timeout_ms, int | float)
+            and not isinstance(timeout_ms, bool)
+            and 0 < timeout_ms < float("inf")
+        ):
             return float(timeout_ms) / 1000.0
         return float(settings.RECONCILE_HTTP_TIMEOUT_SECONDS)
 

@@ -104,6 +104,13 @@ def owner_client_reset(trust_store: bool = False) -> None:
         tls_context.cache_clear()
 
 
+_owner_thread = threading.local()
+
+
+def _mark() -> None:
+    _owner_thread.marked = True
+
+
 def owner_calls_at_once(
     calls: list[Callable[[], T]], *, within: float, late: Callable[[int], T]
 ) -> list[T]:
@@ -113,7 +120,8 @@ def owner_calls_at_once(
     lines carry the request's id and principal.
 
     A call still running after `within` seconds is answered by `late(its index)`; it runs
-    on until its own timeouts end it. A call that raised raises here, once all have ended.
+    on until its own timeouts end it. A call that raised raises here, once every call has
+    ended or `within` has passed.
     On one of the pool's own threads the calls run there, in order: a full pool waiting on
     itself would never finish.
     """
@@ -134,13 +142,6 @@ def owner_calls_at_once(
     futures = [pool[1].submit(contextvars.copy_context().run, call) for call in calls]
     done, _ = wait(futures, timeout=within)
     return [f.result() if f in done else late(i) for i, f in enumerate(futures)]
-
-
-_owner_thread = threading.local()
-
-
-def _mark() -> None:
-    _owner_thread.marked = True
 
 
 def owner_url(base_url: str, path: str) -> httpx.URL:

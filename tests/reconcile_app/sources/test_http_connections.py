@@ -356,3 +356,12 @@ def test_a_subclass_with_its_own_read_is_read_in_order_on_the_callers_thread(stu
 
     assert [r.status for r in reads] == [ReadStatus.OK] * 2
     assert _ReadsItsOwnWay.threads == [threading.current_thread().name] * 2
+
+
+@pytest.mark.parametrize("junk", ["abc", True, 0, -5, float("nan"), None, [1000]])
+def test_a_row_whose_timeout_is_no_positive_number_falls_back_to_the_deployments(junk, settings):
+    # Rows loaded before source files were checked for it; a call must not raise on it.
+    settings.RECONCILE_HTTP_TIMEOUT_SECONDS = 2.5
+
+    assert adapter("http://owner/", timeout_ms=junk)._timeout() == 2.5
+    assert adapter("http://owner/", timeout_ms=750)._timeout() == 0.75

@@ -244,8 +244,8 @@ def run(out: TextIOBase, calls: int) -> None:
         wall = percentiles(kept_row.wall_ms)[0] / percentiles(new_row.wall_ms)[0]
         out.write(f"  {scheme:<6} {call:<7} CPU {cpu:.2f}x  wall {wall:.2f}x\n")
     out.write(
-        f"a reconcile's reads of {DISTANT_OWNERS} owners over TLS, each answering "
-        f"{DISTANT_MS} ms late, {rounds} times (connections kept):\n"
+        f"a reconcile's reads of {DISTANT_OWNERS} sources on one owner over TLS that answers "
+        f"each read {DISTANT_MS} ms late, {rounds} times (connections kept):\n"
     )
     for way, (wall_ms, cpu_ms) in several.items():
         p50, p95 = percentiles(wall_ms)

@@ -130,6 +130,13 @@ def owners() -> Iterator[Owners]:
             owner_client_reset(trust_store=True)
 
 
+def _adapter(name: str, base_url: str) -> HttpAdapter:
+    """The adapter of a source that is never saved: the benchmark needs no database."""
+    return HttpAdapter(
+        Source(name=name, adapter="http", base_url=base_url, options={"timeout_ms": 5000})
+    )
+
+
 def _calls(adapter: HttpAdapter) -> dict[str, Callable[[int], None]]:
     def read(i: int) -> None:
         result = adapter.read(f"acct-{i}", "status")
@@ -155,9 +162,7 @@ def _calls(adapter: HttpAdapter) -> dict[str, Callable[[int], None]]:
 def measure(owner: Owner, keepalive_seconds: float, calls: int) -> list[Measured]:
     settings.RECONCILE_HTTP_KEEPALIVE_SECONDS = keepalive_seconds
     owner_client_reset()
-    source = Source(name="bench-owner", adapter="http", base_url=owner.url)
-    source.options = {"timeout_ms": 5000}
-    actions = _calls(HttpAdapter(source))
+    actions = _calls(_adapter("bench-owner", owner.url))
     for i in range(WARM_UP_CALLS):
         actions["read"](i)
     measured = []
@@ -180,11 +185,7 @@ def reads_of_several_owners(distant: Owner, rounds: int) -> dict[str, tuple[list
     """A reconcile's reads of DISTANT_OWNERS owners (three sources on the distant owner), one
     after another and at once (HttpAdapter.read_batch): wall ms of each round, and this
     process's CPU ms per round."""
-    adapters = []
-    for number in range(DISTANT_OWNERS):
-        source = Source(name=f"owner-{number}", adapter="http", base_url=f"{distant.url}{number}/")
-        source.options = {"timeout_ms": 5000}
-        adapters.append(HttpAdapter(source))
+    adapters = [_adapter(f"owner-{n}", f"{distant.url}{n}/") for n in range(DISTANT_OWNERS)]
     reads: list[tuple[SourceAdapter, str, str]] = [(each, "acct-1", "status") for each in adapters]
     ways: dict[str, Callable[[], list[ReadResult]]] = {
         "one after another": lambda: [each.read("acct-1", "status") for each in adapters],

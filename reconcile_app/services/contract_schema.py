@@ -20,6 +20,7 @@ from reconcile_app.obligation import OBLIGATION_VALUES, obligation_level
 from reconcile_app.reducers import reducer_named
 from reconcile_app.services.contract_files import ParsedFile
 from reconcile_app.sources import adapter_class
+from reconcile_app.sources.owner_client import owner_base
 from reconcile_app.sources.tokens import token_env_problem
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,149}$")
@@ -111,11 +112,11 @@ def source_values(parsed: ParsedFile) -> dict[str, Any]:
     base_url = data.get("base_url") or ""
     if not isinstance(base_url, str):
         raise parsed.fail("`base_url` must be a string", "base_url")
-    if adapter == "http" and not base_url.startswith(("http://", "https://")):
-        raise parsed.fail("an http source needs an http(s) `base_url`", "base_url")
     if adapter == "http":
+        if not base_url.startswith(("http://", "https://")):
+            raise parsed.fail("an http source needs an http(s) `base_url`", "base_url")
         try:
-            httpx.URL(base_url)
+            owner_base(base_url)  # parsed as the adapter will parse it
         except httpx.InvalidURL as exc:
             raise parsed.fail(f"`base_url` is not a URL: {exc}", "base_url") from exc
     consistency = require_key(parsed, data, "consistency", str)

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import httpx
-from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from reconcile_app.canonical import rfc3339
@@ -37,7 +36,13 @@ from reconcile_app.sources import (
     SourceAdapter,
     read_failing_closed,
 )
-from reconcile_app.sources.owner_client import owner_calls_at_once, owner_request, owner_url
+from reconcile_app.sources.owner_client import (
+    owner_base,
+    owner_calls_at_once,
+    owner_request,
+    owner_timeout,
+    owner_url,
+)
 from reconcile_app.sources.tokens import source_token, token_env_problem
 
 
@@ -104,7 +109,7 @@ class HttpAdapter(SourceAdapter):
             if _unsafe_identifier(value):
                 return _Refusal("invalid_identifier", f"invalid identifier: {name} {_shown(value)}")
         try:
-            owner_url(self.source.base_url, "")
+            self._base  # noqa: B018 - parsed (and kept) here, before anything is sent
         except httpx.InvalidURL as exc:
             return _Refusal("owner_unavailable", f"{self.source.name}: {exc}; nothing was sent")
         token_env = (self.source.options or {}).get("auth_token_env")
@@ -125,20 +130,15 @@ class HttpAdapter(SourceAdapter):
         token = source_token(token_env) if token_env else None
         if token:
             sent["Authorization"] = f"Bearer {token}"
-        url = owner_url(self.source.base_url, path)
-        return owner_request(method, url, headers=sent, timeout=self._timeout(), **kwargs)
+        url = owner_url(self._base, path)
+        timeout = owner_timeout(options.get("timeout_ms"))
+        return owner_request(method, url, headers=sent, timeout=timeout, **kwargs)
 
-    def _timeout(self) -> float:
-        """The source's `timeout_ms` in seconds, else the deployment's (also for a row that
-        holds no positive number: contract files are refused with one since 2026-12-04)."""
-        timeout_ms = (self.source.options or {}).get("timeout_ms")
-        if (
-            isinstance(timeout_ms, int | float)
-            and not isinstance(timeout_ms, bool)
-            and 0 < timeout_ms < float("inf")
-        ):
-            return float(timeout_ms) / 1000.0
-        return float(settings.RECONCILE_HTTP_TIMEOUT_SECONDS)
+    @cached_property
+    def _base(self) -> httpx.URL:
+        """The source's base URL, parsed once per adapter (raises httpx.InvalidURL for a row
+        loaded before source files were checked for one; `_refusal` turns it away)."""
+        return owner_base(self.source.base_url)
 
     @classmethod
     def read_batch(cls, reads: list[tuple[SourceAdapter, str, str]]) -> list[ReadResult]:
@@ -148,8 +148,8 @@ class HttpAdapter(SourceAdapter):
         may touch the database, and a pool thread that opened a connection would keep it."""
         if not all(type(adapter) is HttpAdapter for adapter, _, _ in reads):
             return super().read_batch(reads)
-        timeouts = [adapter._timeout() for adapter, _, _ in reads if isinstance(adapter, cls)]
-        within = 2 * max(timeouts) + 1
+        timeouts = [(adapter.source.options or {}).get("timeout_ms") for adapter, _, _ in reads]
+        within = 2 * max(owner_timeout(timeout_ms) for timeout_ms in timeouts) + 1
         return owner_calls_at_once(
             [partial(read_failing_closed, *read) for read in reads],
             within=within,

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from functools import cache
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import httpx
 from django.conf import settings
@@ -60,48 +60,54 @@ def _limits() -> httpx.Limits:
     return httpx.Limits(keepalive_expiry=keepalive)
 
 
-_lock = threading.Lock()
-_kept: tuple[int, httpx.Client] | None = None
-_pool: tuple[int, ThreadPoolExecutor] | None = None
 # Owner calls one reconcile may have in flight at once: its contract's fields rarely number
 # more, and each thread waits on the network, not the CPU.
 CALLS_AT_ONCE = 8
 
 
-def owner_client() -> httpx.Client:
-    """This process's client for owner calls, made at its first call.
+class _PerProcess(Generic[T]):
+    """One `make()` per process, made at its first use.
 
-    A process forked from one that called an owner (a Celery pool process, a gunicorn worker
-    of a preloaded app) makes its own rather than write on its parent's sockets: the fork
-    handler below forgets the parent's, and the process id is checked again here.
+    A process forked from one that used it (a Celery pool process, a gunicorn worker of a
+    preloaded app) makes its own: a client must not write on its parent's sockets, and a
+    pool's threads do not come with a fork. The fork handler below forgets the parent's, and
+    the process id is checked again at each use.
     """
-    global _kept
-    kept = _kept
-    if kept is not None and kept[0] == os.getpid():
-        return kept[1]
-    with _lock:
-        if _kept is None or _kept[0] != os.getpid():
-            client = httpx.Client(
-                verify=tls_context(),
-                limits=_limits(),
-                cookies=_no_cookies(),
-                headers={"Accept": "application/json"},
-            )
-            _kept = (os.getpid(), client)
-        return _kept[1]
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._lock = threading.Lock()
+        self._kept: tuple[int, T] | None = None
+
+    def get(self) -> T:
+        kept = self._kept
+        if kept is not None and kept[0] == os.getpid():
+            return kept[1]
+        with self._lock:
+            if self._kept is None or self._kept[0] != os.getpid():
+                self._kept = (os.getpid(), self._make())
+            return self._kept[1]
+
+    def forget(self) -> T | None:
+        """Drop this process's one (made again at the next use) and hand it over, or None."""
+        with self._lock:
+            kept, self._kept = self._kept, None
+        return kept[1] if kept is not None and kept[0] == os.getpid() else None
+
+    def forget_in_child(self) -> None:
+        # A fork can happen while another thread holds the lock: the child must not inherit
+        # it. The parent's object is dropped, not closed: its sockets are the parent's.
+        self._lock = threading.Lock()
+        self._kept = None
 
 
-def owner_client_reset(trust_store: bool = False) -> None:
-    """Close this process's client and its connections; the next owner call makes a new one
-    with the settings of that moment, and with `trust_store`, a trust store read anew (after
-    a test or a benchmark changes them)."""
-    global _kept
-    with _lock:
-        kept, _kept = _kept, None
-    if kept is not None and kept[0] == os.getpid():
-        kept[1].close()
-    if trust_store:
-        tls_context.cache_clear()
+def _new_client() -> httpx.Client:
+    return httpx.Client(
+        verify=tls_context(),
+        limits=_limits(),
+        cookies=_no_cookies(),
+        headers={"Accept": "application/json"},
+    )
 
 
 _owner_thread = threading.local()
@@ -109,6 +115,27 @@ _owner_thread = threading.local()
 
 def _mark() -> None:
     _owner_thread.marked = True
+
+
+_client: _PerProcess[httpx.Client] = _PerProcess(_new_client)
+_pool: _PerProcess[ThreadPoolExecutor] = _PerProcess(
+    lambda: ThreadPoolExecutor(CALLS_AT_ONCE, thread_name_prefix="owner-call", initializer=_mark)
+)
+
+
+def owner_client() -> httpx.Client:
+    """This process's client for owner calls, made at its first call."""
+    return _client.get()
+
+
+def owner_client_reset(trust_store: bool = False) -> None:
+    """Close this process's client and its connections; the next owner call makes a new one
+    with the settings of that moment, and with `trust_store`, a trust store read anew (after
+    a test or a benchmark changes them)."""
+    if (client := _client.forget()) is not None:
+        client.close()
+    if trust_store:
+        tls_context.cache_clear()
 
 
 def owner_calls_at_once(
@@ -121,35 +148,40 @@ def owner_calls_at_once(
 
     A call still running after `within` seconds is answered by `late(its index)`; it runs
     on until its own timeouts end it. A call that raised raises here, once every call has
-    ended or `within` has passed.
-    On one of the pool's own threads the calls run there, in order: a full pool waiting on
-    itself would never finish.
+    ended or `within` has passed. On one of the pool's own threads the calls run there, in
+    order: a full pool waiting on itself would never finish.
     """
     if getattr(_owner_thread, "marked", False):
         return [call() for call in calls]
-    global _pool
-    pool = _pool
-    if pool is None or pool[0] != os.getpid():
-        with _lock:
-            if _pool is None or _pool[0] != os.getpid():
-                _pool = (
-                    os.getpid(),
-                    ThreadPoolExecutor(
-                        CALLS_AT_ONCE, thread_name_prefix="owner-call", initializer=_mark
-                    ),
-                )
-            pool = _pool
-    futures = [pool[1].submit(contextvars.copy_context().run, call) for call in calls]
+    pool = _pool.get()
+    futures = [pool.submit(contextvars.copy_context().run, call) for call in calls]
     done, _ = wait(futures, timeout=within)
     return [f.result() if f in done else late(i) for i, f in enumerate(futures)]
 
 
-def owner_url(base_url: str, path: str) -> httpx.URL:
-    """`path` (relative, already quoted) under a source's `base_url`, joined as httpx joins
-    a client's base URL: the path gains a trailing slash and `path` follows it."""
+def owner_timeout(timeout_ms: object) -> float:
+    """A source's `timeout_ms` in seconds, else the deployment's RECONCILE_HTTP_TIMEOUT_MS
+    (also for a row that holds no positive number: source files are refused with one)."""
+    if (
+        isinstance(timeout_ms, int | float)
+        and not isinstance(timeout_ms, bool)
+        and 0 < timeout_ms < float("inf")
+    ):
+        return float(timeout_ms) / 1000.0
+    return float(settings.RECONCILE_HTTP_TIMEOUT_SECONDS)
+
+
+def owner_base(base_url: str) -> httpx.URL:
+    """A source's `base_url` as the directory its paths go under, as httpx made a client's
+    base URL: its path ends with a slash. Raises httpx.InvalidURL for one that is no URL."""
     base = httpx.URL(base_url if base_url.endswith("/") else base_url + "/")
-    if not base.raw_path.endswith(b"/"):
-        base = base.copy_with(raw_path=base.raw_path + b"/")
+    if base.raw_path.endswith(b"/"):
+        return base
+    return base.copy_with(raw_path=base.raw_path + b"/")
+
+
+def owner_url(base: httpx.URL, path: str) -> httpx.URL:
+    """`path` (relative, already quoted) under `base` (owner_base), as httpx joined them."""
     return base.copy_with(raw_path=base.raw_path + httpx.URL(path).raw_path)
 
 
@@ -172,13 +204,8 @@ def owner_request(method: str, url: httpx.URL, **kwargs: Any) -> httpx.Response:
 
 
 def _forget_after_fork() -> None:
-    # A fork can happen while another thread holds the lock; the child must not inherit it.
-    # The parent's client is dropped, not closed: its sockets are the parent's connections.
-    # The pool's threads did not come with the fork: the child makes its own.
-    global _lock, _kept, _pool
-    _lock = threading.Lock()
-    _kept = None
-    _pool = None
+    _client.forget_in_child()
+    _pool.forget_in_child()
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)

@@ -23,7 +23,11 @@ from reconcile_app.choices import ReadStatus
 from reconcile_app.models import Source
 from reconcile_app.sources import ApplyOutcome, EffectCommand, ReadResult
 from reconcile_app.sources.http import HttpAdapter
-from reconcile_app.sources.owner_client import owner_calls_at_once, owner_client_reset
+from reconcile_app.sources.owner_client import (
+    owner_calls_at_once,
+    owner_client_reset,
+    owner_timeout,
+)
 from tests.reconcile_app.sources.conftest import StubOwner
 
 TOKEN_ENV = "RECONCILE_SOURCE_TOKEN_CONNECTIONS"
@@ -363,5 +367,5 @@ def test_a_row_whose_timeout_is_no_positive_number_falls_back_to_the_deployments
     # Rows loaded before source files were checked for it; a call must not raise on it.
     settings.RECONCILE_HTTP_TIMEOUT_SECONDS = 2.5
 
-    assert adapter("http://owner/", timeout_ms=junk)._timeout() == 2.5
-    assert adapter("http://owner/", timeout_ms=750)._timeout() == 0.75
+    assert owner_timeout(junk) == 2.5
+    assert owner_timeout(750) == 0.75

@@ -1,9 +1,9 @@
 """Write lineage: nodes and PROV edges, inside the caller's transaction.
 
 Callers pass plain `kind:ref` ids; nodes are created on first mention. Three statements per
-call however many edges: insert missing nodes, read their ids, insert missing edges; two on
-PostgreSQL, where inserting the nodes also answers their ids. A caller with an `InsertBatch`
-sends the edges with its own inserts.
+call however many edges: insert missing nodes, read their ids, insert missing edges; one on
+PostgreSQL, where inserting the nodes also answers their ids and the edges join them in the
+same statement. A caller with an `InsertBatch` sends the edges with its own inserts.
 """
 
 from __future__ import annotations
@@ -56,6 +56,9 @@ def graph_record(
     labels = labels or {}
     wanted = {node for link in links for node in (link.src, link.dst)}
     pairs = {node: split_node_id(node) for node in wanted}
+    if connection.vendor == "postgresql" and batch is None:
+        _graph_write(pairs, links, labels, at)
+        return
     if connection.vendor == "postgresql":
         ids = _nodes_ensure_returning_ids(pairs, labels, at)
     else:
@@ -80,7 +83,7 @@ def graph_record(
 # Inserted nodes come back from RETURNING; the ones already there from the join, which reads
 # the statement's snapshot. A node another transaction committed while this statement waited
 # on its unique key is in neither (its row is newer than the snapshot), so it is read again.
-_NODES_ENSURE = """
+_NODES_ADDED = """
 WITH wanted (kind, ref, label) AS (
     SELECT * FROM unnest(%s::varchar[], %s::varchar[], %s::varchar[])
 ), added AS (
@@ -88,30 +91,91 @@ WITH wanted (kind, ref, label) AS (
     SELECT kind, ref, label, %s FROM wanted ORDER BY kind, ref
     ON CONFLICT (kind, ref) DO NOTHING
     RETURNING id, kind, ref
-)
+)"""
+_NODES_FOUND = """
 SELECT id, kind, ref FROM added
 UNION ALL
 SELECT node.id, node.kind, node.ref
 FROM lineage_app_node AS node JOIN wanted USING (kind, ref)
 """
+_NODES_ENSURE = _NODES_ADDED + _NODES_FOUND
+# The same, with the edges inserted from the nodes the statement found. An edge to a node
+# another transaction committed meanwhile finds no id here; the writer inserts the edges
+# again once it has read every id (edges are insert-only: one already there is skipped).
+_GRAPH_WRITE = (
+    _NODES_ADDED  # noqa: S608  # nosec B608 - constant text, every value a parameter
+    + f", nodes AS ({_NODES_FOUND})"
+    + """, links (src_kind, src_ref, dst_kind, dst_ref, relation) AS (
+    SELECT * FROM unnest(
+        %s::varchar[], %s::varchar[], %s::varchar[], %s::varchar[], %s::varchar[]
+    )
+), edges AS (
+    INSERT INTO lineage_app_edge (src_id, dst_id, relation, recorded_at)
+    SELECT src.id, dst.id, links.relation, %s FROM links
+    JOIN nodes AS src ON src.kind = links.src_kind AND src.ref = links.src_ref
+    JOIN nodes AS dst ON dst.kind = links.dst_kind AND dst.ref = links.dst_ref
+    ON CONFLICT DO NOTHING
+)
+SELECT id, kind, ref FROM nodes
+"""
+)
+
+
+def _node_params(
+    pairs: dict[str, tuple[str, str]], labels: dict[str, str], at: datetime
+) -> list[object]:
+    """`_NODES_ADDED`'s parameters: kinds, refs and labels sorted by key, so concurrent
+    writers take the key locks in one order; then the time."""
+    nodes = sorted(pairs.items(), key=lambda item: item[1])
+    return [
+        [kind for _, (kind, _) in nodes],
+        [ref for _, (_, ref) in nodes],
+        [labels.get(node, "")[:300] for node, _ in nodes],
+        at,
+    ]
+
+
+def _graph_write(
+    pairs: dict[str, tuple[str, str]],
+    links: list[Link],
+    labels: dict[str, str],
+    at: datetime,
+) -> None:
+    """Nodes and edges in one statement (PostgreSQL only)."""
+    ends = [(*pairs[link.src], *pairs[link.dst], link.relation) for link in links]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _GRAPH_WRITE,
+            [
+                *_node_params(pairs, labels, at),
+                *([end[column] for end in ends] for column in range(5)),
+                at,
+            ],
+        )
+        found = {f"{kind}:{ref}" for _pk, kind, ref in cursor.fetchall()}
+    if len(found) < len(pairs):
+        ids = node_ids(pairs)
+        Edge.objects.bulk_create(
+            [
+                Edge(
+                    src_id=ids[link.src],
+                    dst_id=ids[link.dst],
+                    relation=link.relation,
+                    recorded_at=at,
+                )
+                for link in links
+            ],
+            ignore_conflicts=True,
+        )
 
 
 def _nodes_ensure_returning_ids(
     pairs: dict[str, tuple[str, str]], labels: dict[str, str], at: datetime
 ) -> dict[str, int]:
     """Insert the missing nodes and map every wanted `kind:ref` to its row id, in one
-    statement (PostgreSQL only; sorted, so concurrent writers take key locks in one order)."""
-    nodes = sorted(pairs.items(), key=lambda item: item[1])
+    statement (PostgreSQL only)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            _NODES_ENSURE,
-            [
-                [kind for _, (kind, _) in nodes],
-                [ref for _, (_, ref) in nodes],
-                [labels.get(node, "")[:300] for node, _ in nodes],
-                at,
-            ],
-        )
+        cursor.execute(_NODES_ENSURE, _node_params(pairs, labels, at))
         ids = {f"{kind}:{ref}": pk for pk, kind, ref in cursor.fetchall()}
     missing = [node for node in pairs if node not in ids]
     if missing:

@@ -83,10 +83,13 @@ def evidence_append(
     evidence_id: str | None = None,
     visible_to: Principal | None = None,
     generated_by: str | None = None,
+    derived_from_held: bool = False,
 ) -> EvidenceEntry:
     """Append one entry. `visible_to` scopes the references a caller may derive from;
     `generated_by` names the effect (its idempotency key) whose receipt, readback or
-    resolution this is, in the entry's lineage."""
+    resolution this is, in the entry's lineage. `derived_from_held`: the caller read every
+    row `derived_from` names (an effect's own snapshot, which is never deleted), so they are
+    not looked up again."""
     if kind not in EvidenceKind.values:
         raise ValidationFailed(
             f"kind must be one of {', '.join(EvidenceKind.values)}", code="invalid_kind"
@@ -98,7 +101,10 @@ def evidence_append(
         )
     revokes, supersedes = (_ledger_ref(ref) for ref in (revokes, supersedes))
     missing = missing_references(
-        [*derived_from, *(ref for ref in (revokes, supersedes) if ref is not None)],
+        [
+            *(() if derived_from_held else derived_from),
+            *(ref for ref in (revokes, supersedes) if ref is not None),
+        ],
         visible_to=visible_to,
     )
     if missing:

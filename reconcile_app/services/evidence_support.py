@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from reconcile_app.canonical import canonical_json
@@ -20,10 +20,6 @@ def value_key(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
-def _order(entry: EvidenceEntry) -> tuple[Any, str]:
-    return (entry.observed_at, entry.evidence_id)
-
-
 def evidence_support_note(entry: EvidenceEntry) -> None:
     """Account for a new entry: it may be the latest stating its value, and it may withdraw
     the latest stating another."""
@@ -31,25 +27,46 @@ def evidence_support_note(entry: EvidenceEntry) -> None:
         entry.kind, entry.value, revokes=entry.revokes_id is not None
     )
     if asserts:
-        row = (
-            EvidenceSupport.objects.select_related("entry")
-            .filter(subject=entry.subject, field=entry.field, value_key=value_key(asserted))
-            .first()
-        )
-        if row is None:
-            EvidenceSupport.objects.create(
-                subject=entry.subject,
-                field=entry.field,
-                value_key=value_key(asserted),
-                entry=entry,
-                changed_at=entry.recorded_at,
-            )
-        elif row.entry is None or _order(entry) > _order(row.entry):
-            row.entry, row.changed_at = entry, entry.recorded_at
-            row.save(update_fields=["entry", "changed_at"])
+        _latest_note(entry, value_key(asserted))
     for withdrawn in (entry.revokes, entry.supersedes):
         if withdrawn is not None:
             _withdraw(withdrawn, by=entry)
+
+
+# The row for the entry's value is made, or moved to the entry unless the one it holds was
+# observed later (ties: the greater evidence id), in one statement: the append is on every
+# commit's and readback's path. An entry the row names that is gone counts as none.
+_LATEST_NOTE = f"""
+INSERT INTO {EvidenceSupport._meta.db_table} AS support
+    (subject, field, value_key, entry_id, changed_at)
+VALUES (%s, %s, %s, %s, %s)
+ON CONFLICT (subject, field, value_key) DO UPDATE
+SET entry_id = excluded.entry_id, changed_at = excluded.changed_at
+WHERE NOT EXISTS (
+    SELECT 1 FROM {EvidenceEntry._meta.db_table} AS held
+    WHERE held.id = support.entry_id
+    AND (held.observed_at > %s OR (held.observed_at = %s AND held.evidence_id >= %s))
+)
+"""  # noqa: S608  # nosec B608 - the models' own table names
+
+
+def _latest_note(entry: EvidenceEntry, key: str) -> None:
+    adapt = connection.ops.adapt_datetimefield_value
+    observed_at = adapt(entry.observed_at)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _LATEST_NOTE,
+            [
+                entry.subject,
+                entry.field,
+                key,
+                entry.pk,
+                adapt(entry.recorded_at),
+                observed_at,
+                observed_at,
+                entry.evidence_id,
+            ],
+        )
 
 
 def _withdraw(target: EvidenceEntry, *, by: EvidenceEntry) -> None:

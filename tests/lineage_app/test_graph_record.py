@@ -44,3 +44,26 @@ def test_a_node_another_transaction_commits_meanwhile_still_gets_its_edge():
 
     assert edges() == {("source:case@9", "read:s9/status", "wasAttributedTo")}
     assert Node.objects.get(kind="source", ref="case@9").label == "other"
+
+
+@pytest.mark.django_db
+def test_nodes_and_edges_are_one_statement_on_postgresql(django_assert_num_queries):
+    """The edges join the nodes the same statement inserted or found: a write of the graph
+    is one round trip however many nodes are new."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite inserts the nodes, reads their ids, then inserts the edges")
+    graph_record([Link("evidence:e1", "snapshot:s1", "used")])
+
+    with django_assert_num_queries(1):
+        graph_record(
+            [
+                Link("evidence:e1", "snapshot:s2", "used"),
+                Link("source:case@7", "snapshot:s2", "wasAttributedTo"),
+            ]
+        )
+
+    assert edges() == {
+        ("evidence:e1", "snapshot:s1", "used"),
+        ("evidence:e1", "snapshot:s2", "used"),
+        ("source:case@7", "snapshot:s2", "wasAttributedTo"),
+    }

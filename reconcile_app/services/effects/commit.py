@@ -329,6 +329,7 @@ def _mark_unknown(effect: Effect, detail: str, *, code: str = "timeout") -> Effe
             source=effect.source.name,
             observed_at=timezone.now(),
             derived_from=[effect.snapshot.snapshot_id],
+            derived_from_held=True,
             note="request sent; response not received",
             generated_by=effect.idempotency_key,
         )

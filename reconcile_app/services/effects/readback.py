@@ -80,6 +80,7 @@ def effect_readback(*, effect_id: int) -> Effect:
             source=effect.source.name,
             observed_at=read.observed_at or timezone.now(),
             derived_from=[effect.snapshot.snapshot_id],
+            derived_from_held=True,
             note=(
                 f"readback of {effect.idempotency_key}: expected {effect.resulting_value!r} at "
                 f"version ≥ {effect.resulting_version}, found {read.value!r} at {read.version}"

@@ -64,6 +64,7 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
                 source=effect.source.name,
                 observed_at=target.observed_at or timezone.now(),
                 derived_from=[effect.snapshot.snapshot_id],
+                derived_from_held=True,
                 note="resolution: owner's ledger has no such key; target unchanged",
                 generated_by=effect.idempotency_key,
             )
@@ -136,6 +137,7 @@ def effect_resolve_manually(
             source=f"operator:{getattr(actor, 'username', 'unknown')}",
             observed_at=timezone.now(),
             derived_from=[effect.snapshot.snapshot_id],
+            derived_from_held=True,
             note=f"manual resolution: {reason}",
             generated_by=idempotency_key,
         )

@@ -119,6 +119,7 @@ def effect_accept(*, effect_id: int, receipt: dict[str, Any], via: str, actor: s
             source=effect.source.name,
             observed_at=timezone.now(),
             derived_from=[effect.snapshot.snapshot_id],
+            derived_from_held=True,
             note=f"{via}: {effect.action} with key {effect.idempotency_key}",
             generated_by=effect.idempotency_key,
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import connection
 from django.utils import timezone
@@ -123,7 +124,7 @@ SELECT id, kind, ref FROM nodes
 
 def _node_params(
     pairs: dict[str, tuple[str, str]], labels: dict[str, str], at: datetime
-) -> list[object]:
+) -> list[Any]:
     """`_NODES_ADDED`'s parameters: kinds, refs and labels sorted by key, so concurrent
     writers take the key locks in one order; then the time."""
     nodes = sorted(pairs.items(), key=lambda item: item[1])

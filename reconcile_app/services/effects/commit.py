@@ -288,7 +288,9 @@ def _send(effect: Effect) -> Effect:
         )
     )
     if result.outcome == ApplyOutcome.ACCEPTED:
-        return effect_accept(effect_id=effect.pk, receipt=result.receipt or {}, via="receipt")
+        return effect_accept(
+            effect_id=effect.pk, receipt=result.receipt or {}, via="receipt", known=effect
+        )
     if result.outcome == ApplyOutcome.REJECTED:
         return _reject(effect, result.code, result.expected, result.found, result.detail)
     return _mark_unknown(effect, result.detail, code=result.code or "timeout")

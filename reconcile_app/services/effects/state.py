@@ -38,15 +38,20 @@ OWNER_RETRY_AFTER_SECONDS = RESOLUTION_BACKOFF[1]
 IN_FLIGHT_RETRY_AFTER_SECONDS = 2
 
 
-def effect_locked(effect_id: int) -> Effect:
+def effect_locked(effect_id: int, *, known: Effect | None = None) -> Effect:
     """The effect row, locked for the rest of the transaction (PostgreSQL; SQLite's
-    IMMEDIATE transactions serialise writers anyway)."""
-    return (
-        Effect.objects.select_for_update(of=("self",))
-        # Everything the effect's representation names, joined here rather than read one
-        # by one after the transaction (the rows are not locked: `of` is the effect alone).
-        .select_related("source", "snapshot", "decision", "principal", "escalation")
-        .get(pk=effect_id)
+    IMMEDIATE transactions serialise writers anyway). `known`: the caller's copy of the
+    effect, whose related rows are kept rather than joined again."""
+    locking = Effect.objects.select_for_update(of=("self",))
+    if known is not None:
+        # Compiling the five joins cost more CPU than the rest of the lock.
+        effect = locking.get(pk=effect_id)
+        _related_keep(effect, _related_loaded(known))
+        return effect
+    # Everything the effect's representation names, joined here rather than read one by one
+    # after the transaction (the rows are not locked: `of` is the effect alone).
+    return locking.select_related("source", "snapshot", "decision", "principal", "escalation").get(
+        pk=effect_id
     )
 
 
@@ -54,12 +59,22 @@ def effect_reload(effect: Effect) -> None:
     """`refresh_from_db`, keeping the related rows already loaded whose keys did not change
     (a refresh forgets every one of them, and representing the effect would read each
     again)."""
-    loaded = {
+    loaded = _related_loaded(effect)
+    effect.refresh_from_db()
+    _related_keep(effect, loaded)
+
+
+def _related_loaded(effect: Effect) -> dict[models.ForeignKey[Any, Any], models.Model | None]:
+    return {
         field: field.get_cached_value(effect)
         for field in Effect._meta.concrete_fields
         if isinstance(field, models.ForeignKey) and field.is_cached(effect)
     }
-    effect.refresh_from_db()
+
+
+def _related_keep(
+    effect: Effect, loaded: dict[models.ForeignKey[Any, Any], models.Model | None]
+) -> None:
     for field, related in loaded.items():
         if related is not None and getattr(effect, field.attname) == related.pk:
             field.set_cached_value(effect, related)
@@ -92,12 +107,20 @@ def source_held(source: str) -> bool:
     return source in quarantines_active().sources
 
 
-def effect_accept(*, effect_id: int, receipt: dict[str, Any], via: str, actor: str = "") -> Effect:
-    """sent|unknown → accepted, with the receipt as evidence; then a readback is queued."""
+def effect_accept(
+    *,
+    effect_id: int,
+    receipt: dict[str, Any],
+    via: str,
+    actor: str = "",
+    known: Effect | None = None,
+) -> Effect:
+    """sent|unknown → accepted, with the receipt as evidence; then a readback is queued.
+    `known`: the caller's copy of the effect (see `effect_locked`)."""
     from reconcile_app.tasks import effect_readback_task
 
     with transaction.atomic():
-        effect = effect_locked(effect_id)
+        effect = effect_locked(effect_id, known=known)
         moved = Effect.objects.filter(
             pk=effect.pk, status__in=[EffectStatus.SENT, EffectStatus.UNKNOWN]
         ).update(

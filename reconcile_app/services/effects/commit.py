@@ -39,6 +39,7 @@ from reconcile_app.services.effects.state import (
     RETRYABLE_REJECTIONS,
     effect_accept,
     effect_event,
+    effect_mark_sent,
     effect_reload,
 )
 from reconcile_app.services.evidence import evidence_append
@@ -271,12 +272,7 @@ def _send_again(effect: Effect, *, principal: Principal, target: ActionTarget) -
 
 
 def _send(effect: Effect) -> Effect:
-    now = timezone.now()
-    with transaction.atomic():
-        Effect.objects.filter(pk=effect.pk, status=EffectStatus.RECORDED).update(
-            status=EffectStatus.SENT, sent_at=now
-        )
-        effect_event(effect, "sent")
+    effect_mark_sent(effect)
     result = adapter_for(effect.source).apply(
         EffectCommand(
             idempotency_key=effect.idempotency_key,

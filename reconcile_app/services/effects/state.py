@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from django.db import models, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from reconcile_app.choices import EffectStatus, EvidenceKind
@@ -87,6 +87,31 @@ def effect_event(
     EffectEvent.objects.create(
         effect=effect, at=timezone.now(), kind=kind, detail=detail or {}, **extra
     )
+
+
+# recorded → sent and its event as one statement on PostgreSQL (a data-modifying CTE runs
+# once, read or not): no BEGIN and COMMIT around two statements on every commit's path.
+_MARK_SENT = (
+    f"WITH moved AS (UPDATE {Effect._meta.db_table} SET status = %s, sent_at = %s "  # noqa: S608  # nosec B608 - the models' own table names
+    "WHERE id = %s AND status = %s) "
+    f"INSERT INTO {EffectEvent._meta.db_table} (effect_id, at, kind, detail, evidence_id, actor) "
+    "VALUES (%s, %s, %s, %s::jsonb, '', '')"
+)
+
+
+def effect_mark_sent(effect: Effect) -> None:
+    """recorded → sent, just before the command leaves for the owner."""
+    now = timezone.now()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            moved: list[Any] = [EffectStatus.SENT, now, effect.pk, EffectStatus.RECORDED]
+            cursor.execute(_MARK_SENT, [*moved, effect.pk, now, "sent", "{}"])
+        return
+    with transaction.atomic():
+        Effect.objects.filter(pk=effect.pk, status=EffectStatus.RECORDED).update(
+            status=EffectStatus.SENT, sent_at=now
+        )
+        effect_event(effect, "sent")
 
 
 def effect_check_failed(effect_id: int, why: str) -> None:

@@ -13,13 +13,15 @@ from tests.lineage_app.recorded_edges import edges
 from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
 
 # Statements one first POST /effects runs: the snapshot, the key, the evidence and taint
-# checks; recorded (insert, event, lineage); sent (update, event); the owner's sandbox (its
-# fault list and write); accepted (lock, update, the ledger entry with its head, support and
-# lineage, the event, the reload); the representation's compensation. A write of the graph
-# is one statement on PostgreSQL (three on SQLite: the nodes, their ids, the edges), the
-# support row one upsert, and the receipt's snapshot, read with the effect, is not looked up
-# again: before those, a commit ran 40 statements on PostgreSQL and 42 on SQLite.
-COMMIT_STATEMENTS = {"postgresql": 36, "sqlite": 40}
+# checks; recorded (insert, event, lineage); sent (update and event); the owner's sandbox
+# (its fault list and write); accepted (lock, update, the ledger entry with its head,
+# support and lineage, the event, the reload); the representation's compensation. Inside
+# the test's transaction each atomic block adds its savepoint and release. On PostgreSQL a
+# write of the graph is one statement (three on SQLite: the nodes, their ids, the edges) and
+# the move to sent one statement with its event, outside any transaction; the support row
+# is one upsert, and the receipt's snapshot, read with the effect, is not looked up again.
+# Before those, a commit ran 40 statements on PostgreSQL and 42 on SQLite.
+COMMIT_STATEMENTS = {"postgresql": 33, "sqlite": 40}
 
 
 def _edges_into(evidence_id: str) -> set[tuple[str, str]]:

@@ -7,28 +7,30 @@ append evidence for a source it is allowed to vouch for, never a correction.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from reconcile_app.canonical import content_hash, rfc3339
 from reconcile_app.choices import EvidenceKind
-from reconcile_app.errors import DomainError, Forbidden, ValidationFailed
+from reconcile_app.errors import Conflict, DomainError, Forbidden, ValidationFailed
 from reconcile_app.models import EvidenceEntry, LedgerHead, Principal
 from reconcile_app.selectors.capabilities import may_attest, principal_is_operator
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.evidence_support import evidence_support_note
-from reconcile_app.services.fresh_ids import new_record_id
+from reconcile_app.services.fresh_ids import fresh_candidate, new_record_id
 from reconcile_app.services.provenance import evidence_lineage
 from reconcile_app.services.references import missing_references, split_reference
 
 # How far ahead of the server's clock an observation may claim to be (clock skew).
 FUTURE_TOLERANCE = timedelta(seconds=300)
 
+EVIDENCE_PREFIX = "ev-"
 EVIDENCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
 
 
@@ -114,41 +116,35 @@ def evidence_append(
     with transaction.atomic():
         # Serialise appends on the chain head: each entry must chain onto its predecessor.
         head, _ = LedgerHead.objects.select_for_update().get_or_create(pk=1)
-        new_id = new_record_id(
-            EvidenceEntry,
-            "evidence_id",
-            "ev-",
-            evidence_id,
-            noun="evidence",
-            taken_code="evidence_id_taken",
-        )
         targets = {
             entry.evidence_id: entry
             for entry in EvidenceEntry.objects.filter(
                 evidence_id__in=[ref for ref in (revokes, supersedes) if ref]
             )
         }
-        entry = EvidenceEntry(
-            seq=head.seq + 1,
-            evidence_id=new_id,
-            kind=kind,
-            subject=subject,
-            field=field,
-            value=value,
-            source=source,
-            observed_at=observed_at,
-            recorded_at=timezone.now(),
-            revokes=targets.get(revokes) if revokes else None,
-            supersedes=targets.get(supersedes) if supersedes else None,
-            derived_from=list(derived_from),
-            note=note,
-            recorded_by=recorded_by,
-            prev_hash=head.hash,
-        )
-        entry.hash = content_hash(entry_hash_content(entry))
-        entry.save(force_insert=True)
-        head.seq, head.hash = entry.seq, entry.hash
-        head.save(update_fields=["seq", "hash"])
+
+        def entry_named(new_id: str) -> EvidenceEntry:
+            entry = EvidenceEntry(
+                seq=head.seq + 1,
+                evidence_id=new_id,
+                kind=kind,
+                subject=subject,
+                field=field,
+                value=value,
+                source=source,
+                observed_at=observed_at,
+                recorded_at=timezone.now(),
+                revokes=targets.get(revokes) if revokes else None,
+                supersedes=targets.get(supersedes) if supersedes else None,
+                derived_from=list(derived_from),
+                note=note,
+                recorded_by=recorded_by,
+                prev_hash=head.hash,
+            )
+            entry.hash = content_hash(entry_hash_content(entry))
+            return entry
+
+        entry = _chained(head, entry_named, chosen=evidence_id)
         evidence_support_note(entry)
         evidence_lineage(
             evidence_id=entry.evidence_id,
@@ -159,6 +155,76 @@ def evidence_append(
             generated_by=generated_by,
         )
     return entry
+
+
+def _chained(
+    head: LedgerHead, entry_named: Callable[[str], EvidenceEntry], *, chosen: str | None
+) -> EvidenceEntry:
+    """Insert the entry (under the caller's id, or a fresh one) and move the locked `head`
+    onto it. On PostgreSQL one statement does both, and an id already held writes nothing and
+    draws again (the id is in the hash: the entry is made anew); elsewhere the id is looked
+    up first, then the entry and the head are written."""
+    if connection.vendor != "postgresql":
+        entry = entry_named(
+            new_record_id(
+                EvidenceEntry,
+                "evidence_id",
+                EVIDENCE_PREFIX,
+                chosen,
+                noun="evidence",
+                taken_code="evidence_id_taken",
+            )
+        )
+        entry.save(force_insert=True)
+        head.seq, head.hash = entry.seq, entry.hash
+        head.save(update_fields=["seq", "hash"])
+        return entry
+    while True:
+        entry = entry_named(chosen or fresh_candidate(EVIDENCE_PREFIX))
+        if _inserted_onto_head(entry):
+            head.seq, head.hash = entry.seq, entry.hash
+            return entry
+        if chosen:
+            raise Conflict(f"evidence {chosen} already exists", code="evidence_id_taken")
+
+
+@functools.cache
+def _insert_onto_head_sql() -> str:
+    """INSERT the entry unless its evidence id is held, and only then move the head: one
+    statement, whose row is the new entry's key (none when the id was held)."""
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(entry_field.column) for entry_field in _ENTRY_FIELDS)
+    values = ", ".join(["%s"] * len(_ENTRY_FIELDS))
+    return (
+        f"WITH entry AS (INSERT INTO {quote(EvidenceEntry._meta.db_table)} ({columns}) "  # noqa: S608  # nosec B608 - the model's own names
+        f"VALUES ({values}) ON CONFLICT (evidence_id) DO NOTHING RETURNING id) "
+        f"UPDATE {quote(LedgerHead._meta.db_table)} SET seq = %s, hash = %s "
+        "WHERE id = 1 AND EXISTS (SELECT 1 FROM entry) RETURNING (SELECT id FROM entry)"
+    )
+
+
+_ENTRY_FIELDS = tuple(
+    entry_field
+    for entry_field in EvidenceEntry._meta.concrete_fields
+    if not isinstance(entry_field, models.AutoField)
+)
+
+
+def _inserted_onto_head(entry: EvidenceEntry) -> bool:
+    # Each value prepared by its field as `save` prepares it, so what is stored is the same.
+    values = [
+        entry_field.get_db_prep_save(entry_field.pre_save(entry, True), connection)
+        for entry_field in _ENTRY_FIELDS
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_onto_head_sql(), [*values, entry.seq, entry.hash])
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    entry.pk = row[0]
+    entry._state.adding = False
+    entry._state.db = connection.alias
+    return True
 
 
 def evidence_attest(

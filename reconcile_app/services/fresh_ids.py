@@ -9,12 +9,17 @@ from django.db import models
 from reconcile_app.errors import Conflict
 
 
+def fresh_candidate(prefix: str) -> str:
+    """`prefix` and 48 random bits: a new id, until the table is asked whether it is held."""
+    return f"{prefix}{token_hex(6)}"
+
+
 def fresh_id(model: type[models.Model], field: str, prefix: str) -> str:
     """`prefix` and 48 random bits, not yet held in `model.field`. A clash (one draw in about
     28 million once ten million records are held) draws again: an id nobody chose is never
     refused as taken."""
     while True:
-        candidate = f"{prefix}{token_hex(6)}"
+        candidate = fresh_candidate(prefix)
         if not model._default_manager.filter(**{field: candidate}).exists():
             return candidate
 

@@ -14,6 +14,7 @@ from reconcile_app.canonical import content_hash
 from reconcile_app.errors import ValidationFailed
 from reconcile_app.models import EvidenceEntry
 from reconcile_app.services.evidence import entry_hash_content, evidence_append
+from reconcile_app.services.ledger_check import ledger_verify
 from tests.factories import ACCOUNT, EvidenceFactory, reconcile_body, seed_collectible
 
 EVIDENCE = "/api/v1/evidence"
@@ -70,6 +71,18 @@ def test_a_generated_evidence_id_that_clashes_is_drawn_again(db, agent, now, mon
     assert response.status_code == 201, response.content
     assert response.json()["evidence_id"] == "ev-000000000002"
     assert next(draws, None) is None
+    # The id is in the hash: the entry chained on is the one made with the second draw.
+    assert response.json()["seq"] == 2
+    assert ledger_verify().problems == []
+
+
+def test_a_caller_chosen_id_that_is_held_moves_nothing(db, agent, now):
+    first = agent.post(EVIDENCE, observation(now, evidence_id="ev-held")).json()
+    assert agent.post(EVIDENCE, observation(now, evidence_id="ev-held")).status_code == 409
+
+    following = agent.post(EVIDENCE, observation(now)).json()
+    assert (following["seq"], following["prev_hash"]) == (first["seq"] + 1, first["hash"])
+    assert ledger_verify().problems == []
 
 
 def test_list_filters_by_subject_field_and_recorded_before(db, auditor, now):

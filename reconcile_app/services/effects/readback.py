@@ -68,7 +68,7 @@ def effect_readback(*, effect_id: int) -> Effect:
         and read.version >= effect.resulting_version
     )
     with transaction.atomic():
-        effect = effect_locked(effect_id)
+        effect = effect_locked(effect_id, known=effect)
         if effect.status not in READBACK_STATUSES:
             return effect
         status = EffectStatus.VERIFIED if reached else EffectStatus.POSTCONDITION_FAILED

@@ -7,7 +7,8 @@ from django.db import connection
 
 from lineage_app.choices import Relation
 from lineage_app.models import Node
-from reconcile_app.models import EvidenceEntry
+from reconcile_app.models import Effect, EvidenceEntry
+from reconcile_app.services.effects import effect_readback
 from sandbox_app.services import sandbox_fault_add
 from tests.lineage_app.recorded_edges import edges
 from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
@@ -72,3 +73,23 @@ def test_a_commit_runs_a_fixed_number_of_statements(
     ):
         response = commit(agent, snapshot, "release_collections_hold", "released", "lin-3")
     assert response.status_code == 201, response.content
+
+
+# Statements one readback runs: the effect with its source and snapshot, the attempt's count,
+# the owner's sandbox read; then the lock (without joining again what the first read holds),
+# the ledger entry with its head, support and lineage, the move, the event, the reload. The
+# same savings as a commit's took it from 23 on PostgreSQL and 24 on SQLite.
+READBACK_STATEMENTS = {"postgresql": 18, "sqlite": 22}
+
+
+def test_a_readback_runs_a_fixed_number_of_statements(
+    collectible, agent, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    snapshot = reconcile(agent)
+    with django_capture_on_commit_callbacks(execute=False):
+        response = commit(agent, snapshot, "release_collections_hold", "released", "lin-4")
+    assert response.status_code == 201, response.content
+    effect = Effect.objects.get(idempotency_key="lin-4")
+
+    with django_assert_num_queries(READBACK_STATEMENTS[connection.vendor]):
+        assert effect_readback(effect_id=effect.pk).status == "verified"

@@ -3,7 +3,9 @@
 Callers pass plain `kind:ref` ids; nodes are created on first mention. Three statements per
 call however many edges: insert missing nodes, read their ids, insert missing edges; one on
 PostgreSQL, where inserting the nodes also answers their ids and the edges join them in the
-same statement. A caller with an `InsertBatch` sends the edges with its own inserts.
+same statement (two more when a node another transaction committed meanwhile must be read
+again). A caller with an `InsertBatch` sends the edges with its own inserts (on PostgreSQL
+the nodes are then one statement of their own).
 """
 
 from __future__ import annotations

@@ -181,7 +181,7 @@ def _chained(
         return entry
     while True:
         entry = entry_named(chosen or fresh_candidate(EVIDENCE_PREFIX))
-        if _inserted_onto_head(entry):
+        if _inserted_onto_head(entry, head):
             head.seq, head.hash = entry.seq, entry.hash
             return entry
         if chosen:
@@ -199,7 +199,7 @@ def _insert_onto_head_sql() -> str:
         f"WITH entry AS (INSERT INTO {quote(EvidenceEntry._meta.db_table)} ({columns}) "  # noqa: S608  # nosec B608 - the model's own names
         f"VALUES ({values}) ON CONFLICT (evidence_id) DO NOTHING RETURNING id) "
         f"UPDATE {quote(LedgerHead._meta.db_table)} SET seq = %s, hash = %s "
-        "WHERE id = 1 AND EXISTS (SELECT 1 FROM entry) RETURNING (SELECT id FROM entry)"
+        "WHERE id = %s AND EXISTS (SELECT 1 FROM entry) RETURNING (SELECT id FROM entry)"
     )
 
 
@@ -210,14 +210,14 @@ _ENTRY_FIELDS = tuple(
 )
 
 
-def _inserted_onto_head(entry: EvidenceEntry) -> bool:
+def _inserted_onto_head(entry: EvidenceEntry, head: LedgerHead) -> bool:
     # Each value prepared by its field as `save` prepares it, so what is stored is the same.
     values = [
         entry_field.get_db_prep_save(entry_field.pre_save(entry, True), connection)
         for entry_field in _ENTRY_FIELDS
     ]
     with connection.cursor() as cursor:
-        cursor.execute(_insert_onto_head_sql(), [*values, entry.seq, entry.hash])
+        cursor.execute(_insert_onto_head_sql(), [*values, entry.seq, entry.hash, head.pk])
         row = cursor.fetchone()
     if row is None:
         return False

@@ -35,19 +35,30 @@ def evidence_support_note(entry: EvidenceEntry) -> None:
 
 # The row for the entry's value is made, or moved to the entry unless the one it holds was
 # observed later (ties: the greater evidence id), in one statement: the append is on every
-# commit's and readback's path. An entry the row names that is gone counts as none.
-_LATEST_NOTE = f"""
-INSERT INTO {EvidenceSupport._meta.db_table} AS support
+# commit's and readback's path. An entry the row names that is gone counts as none. Ids are
+# compared in code-point order, as the ledger's readers and `evidence_support_rebuild` order
+# them in Python: PostgreSQL's database collation (en_US, say) would put "ev-a" before
+# "ev-B"; SQLite compares text that way already.
+_LATEST_NOTE = """
+INSERT INTO {support} AS support
     (subject, field, value_key, entry_id, changed_at)
 VALUES (%s, %s, %s, %s, %s)
 ON CONFLICT (subject, field, value_key) DO UPDATE
 SET entry_id = excluded.entry_id, changed_at = excluded.changed_at
 WHERE NOT EXISTS (
-    SELECT 1 FROM {EvidenceEntry._meta.db_table} AS held
+    SELECT 1 FROM {entry} AS held
     WHERE held.id = support.entry_id
-    AND (held.observed_at > %s OR (held.observed_at = %s AND held.evidence_id >= %s))
+    AND (held.observed_at > %s OR (held.observed_at = %s AND held.evidence_id{collate} >= %s))
 )
-"""  # noqa: S608  # nosec B608 - the models' own table names
+"""
+_LATEST_NOTE_SQL = {
+    vendor: _LATEST_NOTE.format(
+        support=EvidenceSupport._meta.db_table,
+        entry=EvidenceEntry._meta.db_table,
+        collate=collate,
+    )
+    for vendor, collate in (("postgresql", ' COLLATE "C"'), ("sqlite", ""))
+}
 
 
 def _latest_note(entry: EvidenceEntry, key: str) -> None:
@@ -55,7 +66,7 @@ def _latest_note(entry: EvidenceEntry, key: str) -> None:
     observed_at = adapt(entry.observed_at)
     with connection.cursor() as cursor:
         cursor.execute(
-            _LATEST_NOTE,
+            _LATEST_NOTE_SQL[connection.vendor],
             [
                 entry.subject,
                 entry.field,

@@ -38,21 +38,24 @@ OWNER_RETRY_AFTER_SECONDS = RESOLUTION_BACKOFF[1]
 IN_FLIGHT_RETRY_AFTER_SECONDS = 2
 
 
+# Everything the effect's representation names.
+REPRESENTED = ("source", "snapshot", "decision", "principal", "escalation")
+
+
 def effect_locked(effect_id: int, *, known: Effect | None = None) -> Effect:
     """The effect row, locked for the rest of the transaction (PostgreSQL; SQLite's
-    IMMEDIATE transactions serialise writers anyway). `known`: the caller's copy of the
-    effect, whose related rows are kept rather than joined again."""
+    IMMEDIATE transactions serialise writers anyway), with the rows its representation names
+    joined (not locked: `of` is the effect alone) rather than read one by one after the
+    transaction. `known`: the caller's copy of the effect, whose related rows are kept rather
+    than joined again (compiling five joins cost more CPU than the rest of the lock)."""
+    held = _related_loaded(known) if known is not None else {}
+    held_names = {field.name for field, related in held.items() if related is not None}
+    joined = [name for name in REPRESENTED if name not in held_names]
     locking = Effect.objects.select_for_update(of=("self",))
-    if known is not None:
-        # Compiling the five joins cost more CPU than the rest of the lock.
-        effect = locking.get(pk=effect_id)
-        _related_keep(effect, _related_loaded(known))
-        return effect
-    # Everything the effect's representation names, joined here rather than read one by one
-    # after the transaction (the rows are not locked: `of` is the effect alone).
-    return locking.select_related("source", "snapshot", "decision", "principal", "escalation").get(
-        pk=effect_id
-    )
+    # Not `select_related()` with no names: that would follow every foreign key.
+    effect = (locking.select_related(*joined) if joined else locking).get(pk=effect_id)
+    _related_keep(effect, held)
+    return effect
 
 
 def effect_reload(effect: Effect) -> None:
@@ -104,8 +107,8 @@ def effect_mark_sent(effect: Effect) -> None:
     now = timezone.now()
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            moved: list[Any] = [EffectStatus.SENT, now, effect.pk, EffectStatus.RECORDED]
-            cursor.execute(_MARK_SENT, [*moved, effect.pk, now, "sent", "{}"])
+            update: list[Any] = [EffectStatus.SENT, now, effect.pk, EffectStatus.RECORDED]
+            cursor.execute(_MARK_SENT, [*update, effect.pk, now, "sent", "{}"])
         return
     with transaction.atomic():
         Effect.objects.filter(pk=effect.pk, status=EffectStatus.RECORDED).update(

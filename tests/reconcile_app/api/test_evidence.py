@@ -6,14 +6,18 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from reconcile_app.canonical import content_hash
 from reconcile_app.errors import ValidationFailed
-from reconcile_app.models import EvidenceEntry
-from reconcile_app.services.evidence import entry_hash_content, evidence_append
+from reconcile_app.models import EvidenceEntry, LedgerHead
+from reconcile_app.services.evidence import (
+    _inserted_onto_head,
+    entry_hash_content,
+    evidence_append,
+)
 from reconcile_app.services.ledger_check import ledger_verify
 from tests.factories import ACCOUNT, EvidenceFactory, reconcile_body, seed_collectible
 
@@ -76,13 +80,42 @@ def test_a_generated_evidence_id_that_clashes_is_drawn_again(db, agent, now, mon
     assert ledger_verify().problems == []
 
 
-def test_a_caller_chosen_id_that_is_held_moves_nothing(db, agent, now):
+def test_after_a_refused_id_the_next_entry_chains_onto_the_last(db, agent, now):
     first = agent.post(EVIDENCE, observation(now, evidence_id="ev-held")).json()
     assert agent.post(EVIDENCE, observation(now, evidence_id="ev-held")).status_code == 409
 
     following = agent.post(EVIDENCE, observation(now)).json()
     assert (following["seq"], following["prev_hash"]) == (first["seq"] + 1, first["hash"])
     assert ledger_verify().problems == []
+
+
+def test_an_entry_under_a_held_id_writes_nothing_and_leaves_the_head(db, agent, now):
+    """PostgreSQL's one statement moves the head only when the entry went in."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite asks whether the id is held before it writes")
+    held = agent.post(EVIDENCE, observation(now, evidence_id="ev-held")).json()
+    with transaction.atomic():
+        head = LedgerHead.objects.select_for_update().get(pk=1)
+        entry = EvidenceEntry(
+            seq=head.seq + 1,
+            evidence_id="ev-held",
+            kind="observation",
+            subject=ACCOUNT,
+            field="collections_status",
+            value="collect",
+            source="case-ledger",
+            observed_at=now,
+            recorded_at=timezone.now(),
+            derived_from=[],
+            prev_hash=head.hash,
+        )
+        entry.hash = content_hash(entry_hash_content(entry))
+
+        assert _inserted_onto_head(entry, head) is False
+
+    head.refresh_from_db()
+    assert (head.seq, head.hash) == (held["seq"], held["hash"])
+    assert EvidenceEntry.objects.count() == 1
 
 
 def test_list_filters_by_subject_field_and_recorded_before(db, auditor, now):

@@ -9,11 +9,12 @@ import itertools
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconcile_app.models import DecisionSnapshot
+from reconcile_app.models import DecisionSnapshot, EvidenceEntry
 from reconcile_app.reconciliation import engine
 from reconcile_app.reconciliation.support import latest_per_value
 from reconcile_app.selectors.ledger import evidence_as_of, evidence_latest
@@ -126,6 +127,41 @@ def test_the_index_reads_values_and_times_as_the_ledger_does(db):
 
 def _key(view):
     return (view.field, view.evidence_id)
+
+
+def test_a_tie_goes_to_the_greater_id_in_code_point_order_whatever_the_collation(db):
+    """Two entries stating one value at one time: the index keeps the greater evidence id as
+    Python orders ids ("ev-a" after "ev-B"), as the ledger's readers and a rebuild do, even on
+    a database whose collation orders them the other way (ICU's, made the column's here for
+    the test's transaction)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite compares text by code point, as Python does")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"ALTER TABLE {EvidenceEntry._meta.db_table} "
+            'ALTER COLUMN evidence_id TYPE varchar(100) COLLATE "und-x-icu"'
+        )
+    observed = timezone.now() - timedelta(minutes=5)
+    for evidence_id in ("ev-a-tie", "ev-B-tie"):
+        evidence_append(
+            kind="observation",
+            subject="acct-tie",
+            field=FIELD,
+            value="hold",
+            source="case-ledger",
+            observed_at=observed,
+            evidence_id=evidence_id,
+        )
+    later = timezone.now() + timedelta(seconds=1)
+
+    from_index = evidence_latest(subject="acct-tie", fields={FIELD}, recorded_by=later)
+    from_ledger = latest_per_value(
+        evidence_as_of(subject="acct-tie", fields={FIELD}, recorded_by=later)
+    )
+
+    assert [view.evidence_id for view in from_ledger] == ["ev-a-tie"]
+    assert from_index is not None
+    assert [view.evidence_id for view in from_index] == ["ev-a-tie"]
 
 
 def test_a_cut_off_before_the_latest_change_reads_the_ledger(db):

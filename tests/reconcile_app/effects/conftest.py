@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from reconcile_app.models import Effect
 from reconcile_app.services.evidence import evidence_append
 from sandbox_app.services import sandbox_record_write
 from tests.conftest import COLLECTIONS, ago
@@ -65,3 +66,13 @@ def commit(
         HTTP_IDEMPOTENCY_KEY=key,
         HTTP_IF_MATCH=f'"{version}"',
     )
+
+
+def released(persona, capture_on_commit_callbacks, key: str):
+    """A fresh snapshot acted on (the hold released under `key`), its readback left queued:
+    the accepted Effect."""
+    snapshot = reconcile(persona)
+    with capture_on_commit_callbacks(execute=False):
+        response = commit(persona, snapshot, "release_collections_hold", "released", key)
+    assert response.status_code == 201, response.content
+    return Effect.objects.get(idempotency_key=key)

@@ -7,11 +7,11 @@ from django.db import connection
 
 from lineage_app.choices import Relation
 from lineage_app.models import Node
-from reconcile_app.models import Effect, EvidenceEntry
+from reconcile_app.models import EvidenceEntry
 from reconcile_app.services.effects import effect_readback
 from sandbox_app.services import sandbox_fault_add
 from tests.lineage_app.recorded_edges import edges
-from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
+from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile, released
 
 # Statements one first POST /effects runs: the snapshot, the key, the evidence and taint
 # checks; recorded (insert, event, lineage); sent (update and event); the owner's sandbox
@@ -85,11 +85,7 @@ READBACK_STATEMENTS = {"postgresql": 18, "sqlite": 22}
 def test_a_readback_runs_a_fixed_number_of_statements(
     collectible, agent, django_assert_num_queries, django_capture_on_commit_callbacks
 ):
-    snapshot = reconcile(agent)
-    with django_capture_on_commit_callbacks(execute=False):
-        response = commit(agent, snapshot, "release_collections_hold", "released", "lin-4")
-    assert response.status_code == 201, response.content
-    effect = Effect.objects.get(idempotency_key="lin-4")
+    effect = released(agent, django_capture_on_commit_callbacks, "lin-4")
 
     with django_assert_num_queries(READBACK_STATEMENTS[connection.vendor]):
         assert effect_readback(effect_id=effect.pk).status == "verified"

@@ -6,7 +6,7 @@ from django.db import transaction
 
 from reconcile_app.models import Effect
 from reconcile_app.services.effects.state import REPRESENTED, effect_locked
-from tests.reconcile_app.effects.conftest import commit, reconcile
+from tests.reconcile_app.effects.conftest import released
 
 
 def _represented(effect):
@@ -19,19 +19,11 @@ def _represented(effect):
     )
 
 
-def _committed(agent, django_capture_on_commit_callbacks, key):
-    snapshot = reconcile(agent)
-    with django_capture_on_commit_callbacks(execute=False):
-        response = commit(agent, snapshot, "release_collections_hold", "released", key)
-    assert response.status_code == 201, response.content
-    return Effect.objects.get(idempotency_key=key)
-
-
 def test_the_rows_the_caller_holds_are_kept_not_joined(
     collectible, agent, django_assert_num_queries, django_capture_on_commit_callbacks
 ):
     known = Effect.objects.select_related(*REPRESENTED).get(
-        pk=_committed(agent, django_capture_on_commit_callbacks, "lock-1").pk
+        pk=released(agent, django_capture_on_commit_callbacks, "lock-1").pk
     )
     with transaction.atomic():
         with django_assert_num_queries(1):
@@ -44,7 +36,7 @@ def test_the_rows_the_caller_holds_are_kept_not_joined(
 def test_the_rows_the_caller_does_not_hold_are_joined(
     collectible, agent, django_assert_num_queries, django_capture_on_commit_callbacks
 ):
-    effect = _committed(agent, django_capture_on_commit_callbacks, "lock-2")
+    effect = released(agent, django_capture_on_commit_callbacks, "lock-2")
     known = Effect.objects.select_related("snapshot").get(pk=effect.pk)
     with transaction.atomic():
         with django_assert_num_queries(1):

@@ -81,7 +81,7 @@ class InsertBatch:
 def _insert_sql(insert: _Insert) -> tuple[str, tuple[Any, ...]]:
     """The one INSERT `bulk_create` would send for these rows (no RETURNING)."""
     _prepare_for_bulk_create(insert)
-    fields = _inserted_fields(insert.model)
+    fields = inserted_fields(insert.model)
     query = InsertQuery(
         insert.model, on_conflict=OnConflict.IGNORE if insert.ignore_conflicts else None
     )
@@ -97,7 +97,9 @@ def _prepare_for_bulk_create(insert: _Insert) -> None:
 
 
 @cache
-def _inserted_fields(model: type[models.Model]) -> tuple[models.Field, ...]:
+def inserted_fields(model: type[models.Model]) -> tuple[models.Field, ...]:
+    """The columns an insert of `model` names: every concrete field but the key and
+    generated ones."""
     fields = tuple(
         model_field
         for model_field in model._meta.concrete_fields
@@ -123,7 +125,7 @@ def _plain_insert_sql(
     """`INSERT … VALUES (%s, …), …` for `rows` rows (the vendor keys the cache: its quoting
     and its IGNORE clause differ)."""
     quote = connection.ops.quote_name
-    fields = _inserted_fields(model)
+    fields = inserted_fields(model)
     on_conflict = OnConflict.IGNORE if ignore_conflicts else None
     row = f"({', '.join(['%s'] * len(fields))})"
     return (
@@ -137,18 +139,23 @@ def _plain_inserts(insert: _Insert) -> list[tuple[str, list[Any]]]:
     """The INSERTs for these rows, as many as the database's parameter limit needs, with
     each value prepared by its field as `bulk_create` prepares it."""
     _prepare_for_bulk_create(insert)
-    fields = _inserted_fields(insert.model)
+    fields = inserted_fields(insert.model)
     per_statement = connection.ops.bulk_batch_size(fields, insert.rows) or len(insert.rows)
     statements = []
     for start in range(0, len(insert.rows), per_statement):
         chunk = insert.rows[start : start + per_statement]
-        params = [
-            model_field.get_db_prep_save(model_field.pre_save(row, True), connection)
-            for row in chunk
-            for model_field in fields
-        ]
+        params = [value for row in chunk for value in prepared_values(row, fields)]
         sql = _plain_insert_sql(
             insert.model, insert.ignore_conflicts, len(chunk), connection.vendor
         )
         statements.append((sql, params))
     return statements
+
+
+def prepared_values(row: models.Model, fields: tuple[models.Field, ...]) -> list[Any]:
+    """`row`'s values for `fields`, each prepared by its field as `save` and `bulk_create`
+    prepare it, so what a hand-written insert stores is what the ORM would."""
+    return [
+        model_field.get_db_prep_save(model_field.pre_save(row, True), connection)
+        for model_field in fields
+    ]

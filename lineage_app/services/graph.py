@@ -73,10 +73,7 @@ def graph_record(
             ignore_conflicts=True,
         )
         ids = node_ids(wanted)
-    edges = [
-        Edge(src_id=ids[link.src], dst_id=ids[link.dst], relation=link.relation, recorded_at=at)
-        for link in links
-    ]
+    edges = _edges(links, ids, at)
     if batch is not None:
         batch.add(Edge, edges, ignore_conflicts=True)
     else:
@@ -157,19 +154,14 @@ def _graph_write(
         )
         found = {f"{kind}:{ref}" for _pk, kind, ref in cursor.fetchall()}
     if len(found) < len(pairs):
-        ids = node_ids(pairs)
-        Edge.objects.bulk_create(
-            [
-                Edge(
-                    src_id=ids[link.src],
-                    dst_id=ids[link.dst],
-                    relation=link.relation,
-                    recorded_at=at,
-                )
-                for link in links
-            ],
-            ignore_conflicts=True,
-        )
+        Edge.objects.bulk_create(_edges(links, node_ids(pairs), at), ignore_conflicts=True)
+
+
+def _edges(links: list[Link], ids: dict[str, int], at: datetime) -> list[Edge]:
+    return [
+        Edge(src_id=ids[link.src], dst_id=ids[link.dst], relation=link.relation, recorded_at=at)
+        for link in links
+    ]
 
 
 def _nodes_ensure_returning_ids(

@@ -13,9 +13,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection, models, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
+from config.insert_batch import inserted_fields, prepared_values
 from reconcile_app.canonical import content_hash, rfc3339
 from reconcile_app.choices import EvidenceKind
 from reconcile_app.errors import Conflict, DomainError, Forbidden, ValidationFailed
@@ -193,8 +194,9 @@ def _insert_onto_head_sql() -> str:
     """INSERT the entry unless its evidence id is held, and only then move the head: one
     statement, whose row is the new entry's key (none when the id was held)."""
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(entry_field.column) for entry_field in _ENTRY_FIELDS)
-    values = ", ".join(["%s"] * len(_ENTRY_FIELDS))
+    fields = inserted_fields(EvidenceEntry)
+    columns = ", ".join(quote(entry_field.column) for entry_field in fields)
+    values = ", ".join(["%s"] * len(fields))
     return (
         f"WITH entry AS (INSERT INTO {quote(EvidenceEntry._meta.db_table)} ({columns}) "  # noqa: S608  # nosec B608 - the model's own names
         f"VALUES ({values}) ON CONFLICT (evidence_id) DO NOTHING RETURNING id) "
@@ -203,19 +205,8 @@ def _insert_onto_head_sql() -> str:
     )
 
 
-_ENTRY_FIELDS = tuple(
-    entry_field
-    for entry_field in EvidenceEntry._meta.concrete_fields
-    if not isinstance(entry_field, models.AutoField)
-)
-
-
 def _inserted_onto_head(entry: EvidenceEntry, head: LedgerHead) -> bool:
-    # Each value prepared by its field as `save` prepares it, so what is stored is the same.
-    values = [
-        entry_field.get_db_prep_save(entry_field.pre_save(entry, True), connection)
-        for entry_field in _ENTRY_FIELDS
-    ]
+    values = prepared_values(entry, inserted_fields(EvidenceEntry))
     with connection.cursor() as cursor:
         cursor.execute(_insert_onto_head_sql(), [*values, entry.seq, entry.hash, head.pk])
         row = cursor.fetchone()

@@ -1,9 +1,9 @@
 """Reads from the owners of a contract's fields, through their adapters.
 
-Live sources are read field by field; event-sourced ones have their events fetched and
-folded with the contract's reducer (replay folds the events recorded by the cut-off with the
-same version). Failures become read statuses, never exceptions: a required field that is not
-`ok` fails the decision closed.
+Live sources are read field by field; event-sourced ones have their events fetched, together
+with the live reads, and folded with the contract's reducer (replay folds the events recorded
+by the cut-off with the same version). Failures become read statuses, never exceptions: a
+required field that is not `ok` fails the decision closed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,16 @@ from reconcile_app.choices import ReadStatus
 from reconcile_app.models import Source
 from reconcile_app.reconciliation.types import ContractSpec, FieldRead
 from reconcile_app.reducers import fold, reducer_named
-from reconcile_app.sources import ReadResult, SourceAdapter, adapter_for, read_failing_closed
+from reconcile_app.sources import (
+    EventsAsked,
+    EventsResult,
+    ReadAsked,
+    ReadResult,
+    SourceAdapter,
+    adapter_for,
+    events_failing_closed,
+    read_failing_closed,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -31,29 +40,24 @@ def read_fields(
 ) -> list[FieldRead]:
     """Read every contract field from its owner. Adapters turn failures into statuses.
 
-    A quarantined source is not asked at all: its fields are `quarantined`.
+    A quarantined source is not asked at all: its fields are `quarantined`. Live fields are
+    read and event-sourced sources' events fetched together, by adapter class
+    (`SourceAdapter.answer_together`: every `http` owner's call in flight at once).
     """
-    reads: list[FieldRead] = []
-    adapters: dict[str, SourceAdapter] = {}
+    asked = [f for f in spec.fields if f.source not in quarantined]
+    reducer = reducer_named(spec.reducer) if spec.reducer else None
+    event_sourced = sorted({f.source for f in asked if sources[f.source].mode == "event_sourced"})
+    live = [(f.name, sources[f.source]) for f in asked if f.source not in event_sourced]
+    events_at = timezone.now()  # the events recorded by then: replay folds the same ones
+    answered, delivered = _owners_answers(
+        subject, live, [sources[name] for name in event_sourced] if reducer else [], events_at
+    )
     folded: dict[str, FieldRead] = {}
-    for source_name in {
-        f.source
-        for f in spec.fields
-        if sources[f.source].mode == "event_sourced" and f.source not in quarantined
-    }:
-        source = sources[source_name]
-        adapter = adapters.setdefault(source.name, adapter_for(source))
-        names = [f.name for f in spec.fields if f.source == source_name]
-        for read in folded_reads(
-            spec=spec, source=source, adapter=adapter, subject=subject, fields=names
-        ):
+    for name in event_sourced:
+        names = [f.name for f in spec.fields if f.source == name]
+        for read in _folded(spec, sources[name], names, delivered.get(name), events_at):
             folded[read.field] = read
-    live = [
-        (field_spec.name, sources[field_spec.source])
-        for field_spec in spec.fields
-        if field_spec.name not in folded and field_spec.source not in quarantined
-    ]
-    answered = _read_live(adapters, subject, live)
+    reads: list[FieldRead] = []
     for field_spec in spec.fields:
         if field_spec.name in folded:
             reads.append(folded[field_spec.name])
@@ -95,50 +99,54 @@ def read_fields(
     return reads
 
 
-def _read_live(
-    adapters: dict[str, SourceAdapter], subject: str, live: list[tuple[str, Source]]
-) -> dict[str, ReadResult]:
-    """Every live field's read, batched by adapter class (the sandbox answers all of its
-    sources' reads in two queries). A batch that raises is read again field by field, so
-    one failing owner fails only its own fields."""
+def _owners_answers(
+    subject: str, live: list[tuple[str, Source]], event_sourced: list[Source], events_at: datetime
+) -> tuple[dict[str, ReadResult], dict[str, EventsResult]]:
+    """Every live field's read and every event-sourced source's events, asked together by
+    adapter class (the sandbox answers all of its sources' reads in two queries; `http`
+    owners' calls are all in flight at once). A class whose batch raises is asked again one
+    by one, so one failing owner fails only its own fields."""
     answered: dict[str, ReadResult] = {}
-    by_class: dict[type[SourceAdapter], list[tuple[str, Source, SourceAdapter]]] = {}
+    delivered: dict[str, EventsResult] = {}
+    adapters: dict[str, SourceAdapter] = {}
+    by_class: dict[type[SourceAdapter], tuple[list[str], list[ReadAsked], list[EventsAsked]]] = {}
     for field, source in live:
-        try:
-            adapter = adapters.get(source.name) or adapters.setdefault(
-                source.name, adapter_for(source)
-            )
-        except Exception:
-            answered[field] = _read_one(adapters, source, subject, field)  # fails closed
+        if isinstance(adapter := _adapter(adapters, source), str):
+            answered[field] = ReadResult.failed(ReadStatus.UNAVAILABLE, adapter)
             continue
-        by_class.setdefault(type(adapter), []).append((field, source, adapter))
-    for adapter_class, batch in by_class.items():
-        results: list[ReadResult] | None = None
-        if len(batch) > 1:
-            try:
-                results = adapter_class.read_batch(
-                    [(adapter, subject, field) for field, _, adapter in batch]
-                )
-            except Exception:
-                logger.exception("batched read by %s raised; reading field by field", adapter_class)
-        if results is None:
-            results = [_read_one(adapters, source, subject, field) for field, source, _ in batch]
-        for (field, _, _), result in zip(batch, results, strict=True):
-            answered[field] = result
-    return answered
+        fields, reads, _ = by_class.setdefault(type(adapter), ([], [], []))
+        fields.append(field)
+        reads.append((adapter, subject, field))
+    for source in event_sourced:
+        if isinstance(adapter := _adapter(adapters, source), str):
+            delivered[source.name] = EventsResult(status=ReadStatus.UNAVAILABLE, detail=adapter)
+            continue
+        by_class.setdefault(type(adapter), ([], [], []))[2].append((adapter, subject, events_at))
+    for adapter_class, (fields, reads, fetches) in by_class.items():
+        try:
+            read, fetched = adapter_class.answer_together(reads, fetches)
+        except Exception:
+            logger.exception("owners asked together by %s raised; asking one by one", adapter_class)
+            read = [read_failing_closed(*asked) for asked in reads]
+            fetched = [events_failing_closed(*asked) for asked in fetches]
+        answered.update(zip(fields, read, strict=True))
+        delivered.update(
+            (adapter.source.name, result)
+            for (adapter, _, _), result in zip(fetches, fetched, strict=True)
+        )
+    return answered, delivered
 
 
-def _read_one(
-    adapters: dict[str, SourceAdapter], source: Source, subject: str, field: str
-) -> ReadResult:
-    """One read; an adapter that raises, or cannot be made, fails closed as `unavailable`
-    instead of crashing."""
+def _adapter(adapters: dict[str, SourceAdapter], source: Source) -> SourceAdapter | str:
+    """The source's adapter, made once per reconcile, or why it could not be made (its
+    fields then fail closed as `unavailable` instead of crashing the reconcile)."""
+    if (adapter := adapters.get(source.name)) is not None:
+        return adapter
     try:
-        adapter = adapters.get(source.name) or adapters.setdefault(source.name, adapter_for(source))
+        return adapters.setdefault(source.name, adapter_for(source))
     except Exception as exc:
-        logger.exception("adapter of %s could not be made for %s/%s", source.name, subject, field)
-        return ReadResult.failed(ReadStatus.UNAVAILABLE, f"adapter error: {type(exc).__name__}")
-    return read_failing_closed(adapter, subject, field)
+        logger.exception("adapter of %s could not be made", source.name)
+        return f"adapter error: {type(exc).__name__}"
 
 
 def folded_reads(
@@ -151,10 +159,29 @@ def folded_reads(
     recorded_before: datetime | None = None,
     valid_by: datetime | None = None,
 ) -> list[FieldRead]:
-    reducer = reducer_named(spec.reducer) if spec.reducer else None
+    """One event-sourced source's fields: its events recorded by `recorded_before` (else
+    now), folded with the contract's reducer; with `valid_by`, only the events valid by then
+    (replay)."""
     # The read is "the events recorded by read_at": stored with the snapshot, it lets replay
     # fold exactly the same events.
     read_at = recorded_before or timezone.now()
+    delivered = None
+    if spec.reducer and reducer_named(spec.reducer):
+        delivered = events_failing_closed(adapter, subject, read_at)
+    return _folded(spec, source, fields, delivered, read_at, valid_by)
+
+
+def _folded(
+    spec: ContractSpec,
+    source: Source,
+    fields: list[str],
+    delivered: EventsResult | None,
+    read_at: datetime,
+    valid_by: datetime | None = None,
+) -> list[FieldRead]:
+    """The fields folded from the events `delivered` (None: not fetched, as there is no
+    reducer to fold them with), or every field failed with the reason."""
+    reducer = reducer_named(spec.reducer) if spec.reducer else None
 
     def failed(status: str, detail: str) -> list[FieldRead]:
         return [
@@ -174,12 +201,8 @@ def folded_reads(
             for name in fields
         ]
 
-    if reducer is None:
+    if reducer is None or delivered is None:
         return failed(ReadStatus.UNAVAILABLE, f"no reducer {spec.reducer or '(none)'} to fold")
-    try:
-        delivered = adapter.events(subject, recorded_before=read_at)
-    except Exception as exc:
-        return failed(ReadStatus.UNAVAILABLE, f"adapter error: {type(exc).__name__}")
     if delivered.status != ReadStatus.OK:
         return failed(delivered.status, delivered.detail)
     events = delivered.events

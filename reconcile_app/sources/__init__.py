@@ -129,6 +129,22 @@ class SourceAdapter(ABC):
         each is its own `read`."""
         return [adapter.read(subject, field) for adapter, subject, field in reads]
 
+    @classmethod
+    def answer_together(
+        cls, reads: list[ReadAsked], events: list[EventsAsked]
+    ) -> tuple[list[ReadResult], list[EventsResult]]:
+        """A reconcile's reads, (adapter, subject, field) each, and event fetches, (adapter,
+        subject, recorded_before) each, of adapters of this class: their answers in order.
+        Failures are statuses; a raise here makes the caller ask each one again alone.
+        By default the reads go through `read_batch` (a single one through `read`) and the
+        fetches one after another; an adapter whose calls can all be in flight at once
+        overrides this (the `http` one)."""
+        if len(reads) > 1:
+            read = cls.read_batch(reads)
+        else:
+            read = [read_failing_closed(*asked) for asked in reads]
+        return read, [events_failing_closed(*asked) for asked in events]
+
     @abstractmethod
     def authority(self, fact_key: str, as_of: datetime | None = None) -> AuthorityResult:
         """Ask the owner who owns `fact_key` and what its source revision is: now, or with
@@ -184,6 +200,24 @@ def _takes_as_of(cls: type[SourceAdapter]) -> bool:
     )
 
 
+# What a reconcile asks owners: a field's read, or a subject's events recorded by a time.
+ReadAsked = tuple[SourceAdapter, str, str]
+EventsAsked = tuple[SourceAdapter, str, datetime]
+
+
+def events_failing_closed(
+    adapter: SourceAdapter, subject: str, recorded_before: datetime
+) -> EventsResult:
+    """`adapter.events`, where an adapter that raises is `unavailable` instead of a crash."""
+    try:
+        return adapter.events(subject, recorded_before=recorded_before)
+    except Exception as exc:
+        logger.exception("adapter of %s raised fetching events of %s", adapter.source.name, subject)
+        return EventsResult(
+            status=ReadStatus.UNAVAILABLE, detail=f"adapter error: {type(exc).__name__}"
+        )
+
+
 def read_failing_closed(adapter: SourceAdapter, subject: str, field: str) -> ReadResult:
     """`adapter.read`, where an adapter that raises is `unavailable` instead of a crash."""
     try:
@@ -218,5 +252,6 @@ __all__ = [
     "adapter_class",
     "adapter_for",
     "authority_asked",
+    "events_failing_closed",
     "read_failing_closed",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cached_property, partial
+from functools import cached_property
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -29,16 +29,17 @@ from reconcile_app.sources import (
     ApplyResult,
     AuthorityResult,
     EffectCommand,
+    EventsAsked,
     EventsResult,
     LookupOutcome,
     LookupResult,
+    ReadAsked,
     ReadResult,
     SourceAdapter,
-    read_failing_closed,
 )
 from reconcile_app.sources.owner_client import (
+    owner_asks_at_once,
     owner_base,
-    owner_calls_at_once,
     owner_request,
     owner_timeout,
     owner_url,
@@ -141,20 +142,22 @@ class HttpAdapter(SourceAdapter):
         return owner_base(self.source.base_url)
 
     @classmethod
-    def read_batch(cls, reads: list[tuple[SourceAdapter, str, str]]) -> list[ReadResult]:
-        """A reconcile's reads of several fields or owners, sent at once (owner_calls_at_once):
-        it waits for the slowest owner, not for the sum, and never past twice the longest
-        timeout (a dropped GET is asked twice). Only this class's own adapters: a subclass
-        may touch the database, and a pool thread that opened a connection would keep it."""
+    def read_batch(cls, reads: list[ReadAsked]) -> list[ReadResult]:
         if not all(type(adapter) is HttpAdapter for adapter, _, _ in reads):
             return super().read_batch(reads)
-        timeouts = [(adapter.source.options or {}).get("timeout_ms") for adapter, _, _ in reads]
-        within = 2 * max(owner_timeout(timeout_ms) for timeout_ms in timeouts) + 1
-        return owner_calls_at_once(
-            [partial(read_failing_closed, *read) for read in reads],
-            within=within,
-            late=lambda _: ReadResult.failed(ReadStatus.TIMEOUT, f"no answer in {within:g} s"),
-        )
+        return cls.answer_together(reads, [])[0]
+
+    @classmethod
+    def answer_together(
+        cls, reads: list[ReadAsked], events: list[EventsAsked]
+    ) -> tuple[list[ReadResult], list[EventsResult]]:
+        """A reconcile's reads and event fetches of several fields or owners, all in flight at
+        once (owner_asks_at_once). Only this class's own adapters: a subclass may touch the
+        database, and a pool thread that opened a connection would keep it."""
+        asked = [adapter for adapter, _, _ in (*reads, *events)]
+        if len(asked) < 2 or not all(type(adapter) is HttpAdapter for adapter in asked):
+            return super().answer_together(reads, events)
+        return owner_asks_at_once(reads, events)
 
     def read(self, subject: str, field: str) -> ReadResult:
         if refusal := self._refusal(subject=subject, field=field):

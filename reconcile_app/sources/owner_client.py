@@ -4,8 +4,9 @@ A client made for each call paid a TCP connect for every read, authority questio
 and ledger lookup, and to an `https` owner a TLS handshake as well (`manage.py bench owner`
 measures both ways). The process's one client keeps its connections to each owner open
 between calls (httpx pools them per origin, under a lock, so threads may share it): only the
-first call to an owner, or one after an idle gap, connects. A reconcile's reads of several
-owners leave at once, on the process's few threads for owner calls (owner_calls_at_once).
+first call to an owner, or one after an idle gap, connects. A reconcile's reads and event
+fetches of several owners leave at once, on the process's few threads for owner calls
+(owner_asks_at_once).
 
 What a call must not inherit from the calls before it, it does not: the bearer token, the
 timeout and the base URL travel with each request, and the client keeps no cookies, so an
@@ -20,12 +21,22 @@ import ssl
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from functools import cache
+from functools import cache, partial
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import httpx
 from django.conf import settings
+
+from reconcile_app.choices import ReadStatus
+from reconcile_app.sources import (
+    EventsAsked,
+    EventsResult,
+    ReadAsked,
+    ReadResult,
+    events_failing_closed,
+    read_failing_closed,
+)
 
 T = TypeVar("T")
 
@@ -157,6 +168,33 @@ def owner_calls_at_once(
     futures = [pool.submit(contextvars.copy_context().run, call) for call in calls]
     done, _ = wait(futures, timeout=within)
     return [f.result() if f in done else late(i) for i, f in enumerate(futures)]
+
+
+def owner_asks_at_once(
+    reads: list[ReadAsked], events: list[EventsAsked]
+) -> tuple[list[ReadResult], list[EventsResult]]:
+    """Reads and event fetches of `http` owners, every one in flight at once
+    (owner_calls_at_once): a reconcile waits for the slowest owner, not for the sum, and
+    never past twice the longest timeout (a dropped GET is asked twice)."""
+    asked = [adapter for adapter, _, _ in (*reads, *events)]
+    within = 2 * max(owner_timeout((a.source.options or {}).get("timeout_ms")) for a in asked) + 1
+    late = f"no answer in {within:g} s"
+    answers = owner_calls_at_once(
+        [
+            *(partial(read_failing_closed, *read) for read in reads),
+            *(partial(events_failing_closed, *fetch) for fetch in events),
+        ],
+        within=within,
+        late=lambda index: (
+            ReadResult.failed(ReadStatus.TIMEOUT, late)
+            if index < len(reads)
+            else EventsResult(status=ReadStatus.TIMEOUT, detail=late)
+        ),
+    )
+    return (
+        cast(list[ReadResult], answers[: len(reads)]),
+        cast(list[EventsResult], answers[len(reads) :]),
+    )
 
 
 def owner_timeout(timeout_ms: object) -> float:

@@ -1,6 +1,7 @@
 """A minimal owner system for `bench owner`, run in its own process so its CPU is not counted
 as the adapter's: `python -m drills_app.bench.owner_server PORT [PEM] [--latency-ms N]`
-(PEM: key and certificate chain, for TLS; N: a distant owner's delay before each read).
+(PEM: key and certificate chain, for TLS; N: a distant owner's delay before each read or
+fetch of events).
 
 It speaks just enough of the owner contract (docs/api.md) for the `http` adapter's read and
 commit: every `GET records/{subject}/{field}` answers one fresh record, every `POST effects`
@@ -58,6 +59,11 @@ class OwnerHandler(BaseHTTPRequestHandler):
             return
         time.sleep(self.read_latency_seconds)
         now = datetime.now(UTC).isoformat()
+        if "/events?" in self.path:  # an event-sourced source's events: one, a missed payment
+            event = {"event_id": "e1", "seq": 1, "type": "PaymentMissed", "subject": "acct-1",
+                     "valid_from": now, "recorded_at": now}  # fmt: skip
+            self._answer(200, {"events": [event], "observed_at": now})
+            return
         self._answer(
             200,
             {

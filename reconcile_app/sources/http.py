@@ -5,8 +5,7 @@
 (and, for an owner that keeps authority history, `?as_of=`: believed only when it echoes it).
 Authentication, when the owner needs it, is a bearer token read from the environment
 variable the source file names in `auth_token_env` (secrets never live in contract files),
-and only from a variable under RECONCILE_SOURCE_TOKEN_ENV_PREFIX
-(reconcile_app.sources.tokens).
+and only from one under RECONCILE_SOURCE_TOKEN_ENV_PREFIX (reconcile_app.sources.tokens).
 """
 
 from __future__ import annotations
@@ -151,13 +150,12 @@ class HttpAdapter(SourceAdapter):
     def answer_together(
         cls, reads: list[ReadAsked], events: list[EventsAsked]
     ) -> tuple[list[ReadResult], list[EventsResult]]:
-        """A reconcile's reads and event fetches of several fields or owners, all in flight at
-        once (owner_asks_at_once). Only this class's own adapters: a subclass may touch the
-        database, and a pool thread that opened a connection would keep it."""
+        """All in flight at once (owner_asks_at_once), for this class's own adapters only: a
+        subclass may touch the database, and a pool thread would keep its connection."""
         asked = [adapter for adapter, _, _ in (*reads, *events)]
-        if len(asked) < 2 or not all(type(adapter) is HttpAdapter for adapter in asked):
-            return super().answer_together(reads, events)
-        return owner_asks_at_once(reads, events)
+        if len(asked) > 1 and all(type(adapter) is HttpAdapter for adapter in asked):
+            return owner_asks_at_once(reads, events)
+        return super().answer_together(reads, events)
 
     def read(self, subject: str, field: str) -> ReadResult:
         if refusal := self._refusal(subject=subject, field=field):

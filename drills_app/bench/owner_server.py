@@ -3,11 +3,12 @@ as the adapter's: `python -m drills_app.bench.owner_server PORT [PEM] [--latency
 (PEM: key and certificate chain, for TLS; N: a distant owner's delay before each read or
 fetch of events).
 
-It speaks just enough of the owner contract (docs/api.md) for the `http` adapter's read and
-commit: every `GET records/{subject}/{field}` answers one fresh record, every `POST effects`
-a receipt that echoes the command. It keeps connections alive (HTTP/1.1) as real owners'
-servers do, and `GET /connections` answers how many it has accepted, so the benchmark can
-show how many connections its calls opened. Standard library only: no Django here.
+It speaks just enough of the owner contract (docs/api.md) for the `http` adapter's read,
+events and commit: every `GET records/{subject}/{field}` answers one fresh record, every
+`GET events?…` one event, every `POST effects` a receipt that echoes the command. It keeps
+connections alive (HTTP/1.1) as real owners' servers do, and `GET /connections` answers how
+many it has accepted, so the benchmark can show how many connections its calls opened.
+Standard library only: no Django here.
 """
 
 from __future__ import annotations

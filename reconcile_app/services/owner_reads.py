@@ -125,15 +125,23 @@ def _owners_answers(
     for adapter_class, (fields, reads, fetches) in by_class.items():
         try:
             read, fetched = adapter_class.answer_together(reads, fetches)
+            # Inside the try: a batch that answers the wrong number of asks is a failed batch.
+            class_answered = dict(zip(fields, read, strict=True))
+            class_delivered = {
+                adapter.source.name: result
+                for (adapter, _, _), result in zip(fetches, fetched, strict=True)
+            }
         except Exception:
             logger.exception("owners asked together by %s raised; asking one by one", adapter_class)
-            read = [read_failing_closed(*asked) for asked in reads]
-            fetched = [events_failing_closed(*asked) for asked in fetches]
-        answered.update(zip(fields, read, strict=True))
-        delivered.update(
-            (adapter.source.name, result)
-            for (adapter, _, _), result in zip(fetches, fetched, strict=True)
-        )
+            class_answered = {
+                field: read_failing_closed(*asked)
+                for field, asked in zip(fields, reads, strict=True)
+            }
+            class_delivered = {
+                asked[0].source.name: events_failing_closed(*asked) for asked in fetches
+            }
+        answered.update(class_answered)
+        delivered.update(class_delivered)
     return answered, delivered
 
 
@@ -153,7 +161,6 @@ def folded_reads(
     *,
     spec: ContractSpec,
     source: Source,
-    adapter: SourceAdapter,
     subject: str,
     fields: list[str],
     recorded_before: datetime | None = None,
@@ -161,13 +168,16 @@ def folded_reads(
 ) -> list[FieldRead]:
     """One event-sourced source's fields: its events recorded by `recorded_before` (else
     now), folded with the contract's reducer; with `valid_by`, only the events valid by then
-    (replay)."""
+    (replay). A source whose adapter cannot be made fails its fields as `unavailable`."""
     # The read is "the events recorded by read_at": stored with the snapshot, it lets replay
     # fold exactly the same events.
     read_at = recorded_before or timezone.now()
     delivered = None
     if spec.reducer and reducer_named(spec.reducer):
-        delivered = events_failing_closed(adapter, subject, read_at)
+        if isinstance(adapter := _adapter({}, source), str):
+            delivered = EventsResult(status=ReadStatus.UNAVAILABLE, detail=adapter)
+        else:
+            delivered = events_failing_closed(adapter, subject, read_at)
     return _folded(spec, source, fields, delivered, read_at, valid_by)
 
 

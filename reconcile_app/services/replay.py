@@ -30,7 +30,6 @@ from reconcile_app.reconciliation.types import (
 from reconcile_app.selectors.contracts import contract_spec
 from reconcile_app.selectors.ledger import evidence_as_of
 from reconcile_app.services.owner_reads import folded_reads
-from reconcile_app.sources import adapter_for
 
 MODES = ("as_recorded", "corrected")
 
@@ -113,7 +112,6 @@ def refold_event_sourced(
         refolded = folded_reads(
             spec=spec,
             source=source,
-            adapter=adapter_for(source),
             subject=subject,
             fields=fields,
             recorded_before=timezone.now() if corrected else stored.read_at,

@@ -89,7 +89,6 @@ def test_gates_read_no_owner_and_leave_nothing_behind(
 ):
     # The demo estate with its first batch of live snapshots, event-sourced ones included.
     demo_estate_load()
-    monkeypatch.setattr(replay, "adapter_for", _no_owner)
     monkeypatch.setattr(replay, "folded_reads", _no_owner)
     monkeypatch.setattr(owner_reads, "adapter_for", _no_owner)
     monkeypatch.setattr(owner_reads, "read_fields", _no_owner)

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from reconcile_app.demo.estate_loader import demo_estate_load
-from reconcile_app.models import DecisionSnapshot
-from reconcile_app.services import replay
+from reconcile_app.models import DecisionSnapshot, Principal, Source
+from reconcile_app.services import owner_reads, replay
+from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 
 
 class OwnerAsked(Exception):
@@ -29,7 +30,7 @@ def folded_snapshot(db: None) -> DecisionSnapshot:
 def test_replay_without_refold_asks_no_owner_and_is_exact(
     folded_snapshot: DecisionSnapshot, monkeypatch: pytest.MonkeyPatch
 ):
-    monkeypatch.setattr(replay, "adapter_for", _owner)
+    monkeypatch.setattr(replay, "folded_reads", _owner)
 
     result = replay.snapshot_replay(snapshot=folded_snapshot, mode="as_recorded", refold=False)
 
@@ -40,7 +41,48 @@ def test_replay_folds_the_owners_events_again_by_default(
     folded_snapshot: DecisionSnapshot, monkeypatch: pytest.MonkeyPatch
 ):
     assert replay.snapshot_replay(snapshot=folded_snapshot, mode="as_recorded").exact
-    monkeypatch.setattr(replay, "adapter_for", _owner)
+    monkeypatch.setattr(owner_reads, "events_failing_closed", _owner)
 
     with pytest.raises(OwnerAsked):
         replay.snapshot_replay(snapshot=folded_snapshot, mode="as_recorded")
+
+
+def test_a_snapshot_whose_owner_adapter_could_not_be_made_replays_exactly(
+    folded_snapshot: DecisionSnapshot,
+):
+    # The hardship ledger's adapter names a class that is gone: the reconcile failed its
+    # fields closed, and replaying that snapshot must neither raise nor differ.
+    ledger = folded_snapshot.content["fields"]["hardship_active"]["source"]
+    Source.objects.filter(name=ledger).update(adapter="reconcile_app.sources.NoSuchAdapter")
+    binding = folded_snapshot.content["binding"]
+    snapshot = snapshot_issue(
+        principal=Principal.objects.get(name=binding["principal"]),
+        request=ReconcileRequest(
+            subject=binding["subject"],
+            purpose=binding["purpose"],
+            decision_class=binding["decision_class"],
+            proposed_action=binding["proposed_action"],
+        ),
+    )
+    fields = snapshot.content["fields"]
+    assert {(read["status"], read["detail"]) for read in fields.values()} == {
+        ("unavailable", "adapter error: ImportError")
+    }
+
+    result = replay.snapshot_replay(snapshot=snapshot, mode="as_recorded")
+
+    assert result.exact, result.differences
+
+
+def test_replay_of_an_owner_whose_adapter_is_gone_now_reports_it(
+    folded_snapshot: DecisionSnapshot,
+):
+    ledger = folded_snapshot.content["fields"]["hardship_active"]["source"]
+    Source.objects.filter(name=ledger).update(adapter="reconcile_app.sources.NoSuchAdapter")
+
+    result = replay.snapshot_replay(snapshot=folded_snapshot, mode="as_recorded")
+
+    assert not result.exact
+    changed = {d["path"]: d["replayed"] for d in result.differences}
+    assert changed["fields.hardship_active.status"] == "unavailable"
+    assert changed["decision.result"] == "refuse"

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.utils import timezone
@@ -129,6 +131,64 @@ def test_http_owners_reads_and_event_fetches_are_in_flight_at_once(owners):
     assert all("recorded_before=" in owner.requests[0].path for owner in owners[:2])
 
 
+def test_a_folded_read_is_as_of_the_moment_its_events_were_asked_for(owners):
+    owners[0].body = events("PaymentMissed")
+    sources = {"ledger": source("ledger", owners[0].url, "event_sourced")}
+
+    (read,) = read_fields(spec=spec(("missed_payments", "ledger")), subject=SUBJECT,
+                          sources=sources)  # fmt: skip
+
+    # Replay folds "the events recorded by read_at": the moment sent must be that one.
+    asked = parse_qs(urlsplit(owners[0].requests[0].path).query)["recorded_before"]
+    assert asked == [read.read_at.isoformat()]
+
+
+@pytest.mark.parametrize("reducer", ["", "no-such-reducer@1"])
+def test_an_event_sourced_owner_is_not_asked_without_a_reducer_to_fold_with(owners, reducer):
+    sources = {"ledger": source("ledger", owners[0].url, "event_sourced")}
+
+    (read,) = read_fields(
+        spec=replace(spec(("missed_payments", "ledger")), reducer=reducer),
+        subject=SUBJECT,
+        sources=sources,
+    )
+
+    assert (read.status, read.detail) == (
+        ReadStatus.UNAVAILABLE, f"no reducer {reducer or '(none)'} to fold"
+    )  # fmt: skip
+    assert owners[0].requests == []
+
+
+class HttpOwnerWithItsOwnQueries(HttpAdapter):
+    """A deployer's subclass may touch the database: its calls stay on the caller's thread
+    (a pool thread would open, and keep, a connection of its own)."""
+
+    threads: ClassVar[set[str]] = set()
+
+    def read(self, subject: str, field: str) -> ReadResult:
+        self.threads.add(threading.current_thread().name)
+        return ReadResult(status=ReadStatus.OK, value=field, version=1)
+
+    def events(
+        self, subject: str, after: int | None = None, recorded_before: datetime | None = None
+    ) -> EventsResult:
+        self.threads.add(threading.current_thread().name)
+        return EventsResult(status=ReadStatus.OK)
+
+
+def test_a_subclass_of_the_http_adapter_is_asked_on_the_callers_thread():
+    HttpOwnerWithItsOwnQueries.threads.clear()
+    owner = HttpOwnerWithItsOwnQueries(source("ledger", "http://unused/", "event_sourced"))
+
+    read, fetched = HttpOwnerWithItsOwnQueries.answer_together(
+        [(owner, SUBJECT, "a"), (owner, SUBJECT, "b")], [(owner, SUBJECT, timezone.now())]
+    )
+
+    assert [r.value for r in read] == ["a", "b"]
+    assert [f.status for f in fetched] == [ReadStatus.OK]
+    assert HttpOwnerWithItsOwnQueries.threads == {threading.current_thread().name}
+
+
 def test_a_reconcile_reads_its_event_sourced_and_live_http_owners_at_once(owners):
     ledger, collections = owners[0], owners[1]
     ledger.body = events("PaymentMissed", "PaymentMissed")
@@ -202,9 +262,20 @@ class AnswersAloneOnly(SourceAdapter):
 AnswersAloneOnly.__abstractmethods__ = frozenset()
 
 
-def test_a_class_whose_batch_raises_is_asked_one_call_at_a_time():
+class AnswersTooFew(AnswersAloneOnly):
+    """An owner whose batch loses an answer: it must not shift answers onto other fields."""
+
+    @classmethod
+    def answer_together(
+        cls, reads: list[ReadAsked], events: list[EventsAsked]
+    ) -> tuple[list[ReadResult], list[EventsResult]]:
+        return [], []
+
+
+@pytest.mark.parametrize("batch", ["AnswersAloneOnly", "AnswersTooFew"])
+def test_a_class_whose_batch_fails_is_asked_one_call_at_a_time(batch):
     AnswersAloneOnly.asked.clear()
-    path = f"{HERE}.AnswersAloneOnly"
+    path = f"{HERE}.{batch}"
     sources = {
         "ledger": source("ledger", "http://unused/", "event_sourced", path),
         "collections": source("collections", "http://unused/", adapter=path),

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from reconcile_app.canonical import content_hash, same_value
+from reconcile_app.choices import ReadStatus
 from reconcile_app.errors import ValidationFailed
 from reconcile_app.models import DecisionSnapshot, Source
 from reconcile_app.reconciliation import engine
@@ -109,6 +110,8 @@ def refold_event_sourced(
     for source in sources.values():
         fields = [name for name, owner in names.items() if owner == source.name]
         stored = by_field[fields[0]]
+        if stored.status == ReadStatus.QUARANTINED:
+            continue  # the reconcile did not ask a quarantined owner: nothing was folded
         refolded = folded_reads(
             spec=spec,
             source=source,

@@ -142,7 +142,7 @@ class HttpAdapter(SourceAdapter):
 
     @classmethod
     def read_batch(cls, reads: list[ReadAsked]) -> list[ReadResult]:
-        if not all(type(adapter) is HttpAdapter for adapter, _, _ in reads):
+        if len(reads) < 2 or not all(type(adapter) is HttpAdapter for adapter, _, _ in reads):
             return super().read_batch(reads)
         return owner_asks_at_once(reads, [])[0]  # directly: never back through the base class
 

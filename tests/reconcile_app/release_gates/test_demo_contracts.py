@@ -80,8 +80,12 @@ def test_a_draft_version_is_gated_like_any_other(estate: None):
     assert set(statuses(results).values()) == {"passed", "not_required"}
 
 
+class OwnerAsked(BaseException):
+    """Not an Exception: the owner reads turn those into `unavailable` fields."""
+
+
 def _no_owner(*args: Any, **kwargs: Any) -> Any:
-    raise AssertionError("a release gate asked an owner system")
+    raise OwnerAsked("a release gate asked an owner system")
 
 
 def test_gates_read_no_owner_and_leave_nothing_behind(

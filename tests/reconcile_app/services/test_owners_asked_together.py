@@ -263,13 +263,14 @@ AnswersAloneOnly.__abstractmethods__ = frozenset()
 
 
 class AnswersTooFew(AnswersAloneOnly):
-    """An owner whose batch loses an answer: it must not shift answers onto other fields."""
+    """An owner whose batch loses a read's answer (its fetches all answered): no field may
+    be left without one, nor take another's."""
 
     @classmethod
     def answer_together(
         cls, reads: list[ReadAsked], events: list[EventsAsked]
     ) -> tuple[list[ReadResult], list[EventsResult]]:
-        return [], []
+        return [], [EventsResult(status=ReadStatus.OK) for _ in events]
 
 
 @pytest.mark.parametrize("batch", ["AnswersAloneOnly", "AnswersTooFew"])
@@ -315,3 +316,18 @@ def test_an_event_fetch_stuck_past_its_timeouts_is_answered_late(monkeypatch):
 
     assert [r.status for r in read_answers] == [ReadStatus.OK]
     assert [(f.status, f.detail) for f in fetched] == [(ReadStatus.TIMEOUT, "no answer in 1.4 s")]
+
+
+def test_the_http_adapters_batch_of_none_or_one_read_stays_on_the_callers_thread(monkeypatch):
+    threads: list[str] = []
+
+    def read(self: HttpAdapter, subject: str, field: str) -> ReadResult:
+        threads.append(threading.current_thread().name)
+        return ReadResult(status=ReadStatus.OK, value=field, version=1)
+
+    monkeypatch.setattr(HttpAdapter, "read", read)
+    owner = HttpAdapter(source("collections", "http://unused/"))
+
+    assert HttpAdapter.read_batch([]) == []
+    assert [r.value for r in HttpAdapter.read_batch([(owner, SUBJECT, "status")])] == ["status"]
+    assert threads == [threading.current_thread().name]

@@ -108,11 +108,29 @@ def test_bench_http_runs_end_to_end(tmp_path):
     assert median.group(1) == min(round_ratios), out  # the lower middle of two
     assert lines["POST /api/v1/reconcile"].split()[-2] == median.group(1), out
     assert "decisions issued before the load: 20)" in out, out
+    crowd_requests = {}
     for endpoint in ("reconcile", "bare"):
         crowd = re.search(
             rf"4 agents x 1 request/s for 2 s, {endpoint}: (\d+) requests.*failed (\d+)", out
         )
         assert crowd is not None, out
         assert int(crowd.group(1)) > 0 and crowd.group(2) == "0", out
+        crowd_requests[endpoint] = crowd.group(1)
+    # The server's own figures for each load: its requests, mean and bucket bounds.
+    served = re.findall(
+        r"^(bare DRF \(validate body\)|POST /api/v1/\w+|  server side) +(\d+) +([\d.]+) +"
+        r"([\d.]+|inf) +([\d.]+|inf)$",
+        out,
+        re.M,
+    )
+    assert [row for row, *_ in served] == [
+        "bare DRF (validate body)",
+        "POST /api/v1/reconcile",
+        "  server side",  # the agents on the gate
+        "  server side",  # the agents on the bare endpoint
+        "POST /api/v1/effects",
+    ], out
+    assert all(int(count) > 0 and float(mean) > 0 for _, count, mean, _, _ in served), out
+    assert int(served[2][1]) == int(crowd_requests["reconcile"]), out
     concluded, accepted = map(int, re.search(r"readbacks: (\d+) of (\d+) concluded", out).groups())
     assert concluded == accepted > 0, out  # every accepted effect read back

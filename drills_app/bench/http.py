@@ -347,8 +347,8 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
             )
             _cpu_rows(out, [(EFFECTS, commits_cpu, commits.requests)], header=False)
             out.write(SERVER_TIME_HEADER)
-            served = server_histogram(histograms, routes[EFFECTS]).since(earlier)
-            out.write(server_time_row(EFFECTS, served))
+            commits_served = server_histogram(histograms, routes[EFFECTS]).since(earlier)
+            out.write(server_time_row(EFFECTS, commits_served))
 
             worker_log = workdir / "worker.log"
             worker = [str(BIN / "celery"), "-A", "config", "worker", "-l", "warning", "-c", "2"]

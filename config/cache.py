@@ -7,7 +7,8 @@
   tasks. So every host that shares the broker shares throttles and lockouts without another
   variable to set.
 - else (the embedded filesystem broker, or another broker): a file cache under the var
-  directory, which only processes on one host share.
+  directory, which only processes on one host share (`config/file_cache.py`: its counters
+  change under a lock, as Redis's do atomically).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 REDIS_SCHEMES = ("redis", "rediss")
+FILE_CACHE_MAX_ENTRIES = 10_000
 REDIS_DATABASES = 16
 
 
@@ -58,8 +60,10 @@ def cache_settings(*, cache_url: str, broker_url: str, var_dir: Path) -> dict[st
         }
     return {
         "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "BACKEND": "config.file_cache.FileCache",
             "LOCATION": str(var_dir / "cache"),
+            # Django's 300 would cull live lockout counters once 300 sign-in names had failed.
+            "OPTIONS": {"MAX_ENTRIES": FILE_CACHE_MAX_ENTRIES},
         }
     }
 

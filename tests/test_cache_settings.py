@@ -54,7 +54,7 @@ def test_an_explicit_cache_url_wins():
 def test_without_redis_the_cache_is_a_directory_on_this_host(broker_url):
     assert cache_url_from_broker(broker_url) == ""
     assert location(broker_url=broker_url) == (
-        "django.core.cache.backends.filebased.FileBasedCache",
+        "config.file_cache.FileCache",
         str(VAR / "cache"),
     )
 

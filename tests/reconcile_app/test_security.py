@@ -95,7 +95,7 @@ def throttle_at(request, monkeypatch, settings, tmp_path):
     from config.cache import cache_url_from_broker
 
     if request.param == "file":
-        backend = {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache"}
+        backend = {"BACKEND": "config.file_cache.FileCache"}
         settings.CACHES = {"default": {**backend, "LOCATION": str(tmp_path)}}
     elif request.param == "redis":
         if not REDIS_BROKER.startswith("redis"):
@@ -181,7 +181,7 @@ def test_a_refusal_keeps_a_long_windows_count_on_the_file_cache(settings, tmp_pa
 
     from django.core.cache import cache
 
-    backend = {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache"}
+    backend = {"BACKEND": "config.file_cache.FileCache"}
     settings.CACHES = {"default": {**backend, "LOCATION": str(tmp_path)}}
     clock = Clock(3600.0 * 10)
     monkeypatch.setattr(PrincipalRateThrottle, "rate", "3/hour", raising=False)

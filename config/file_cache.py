@@ -5,20 +5,21 @@ nothing held between the two: two gunicorn workers counting at once both read 5 
 write 6. Two processes sending 500 requests each through the API throttle's counter kept 548
 of the 1,000 counts (2026-12-04), so on the embedded default an agent got about twice its
 rate, and a sign-in or an API key about twice its failures before the lockout. Redis counts
-atomically (`config/cache.py`); here every change to a counter (`add`, `incr` and so `decr`,
-`touch`, and the throttle's `count_window`) reads and writes under an exclusive lock on one of
-256 lock files chosen by the key, so processes on this host take turns per key, and every
-read (`get`, `has_key`) takes the same lock.
+atomically (`config/cache.py`); here every read and write of an entry (`get`, `set`, `add`,
+`incr` and so `decr`, `touch`, `delete`, and the throttle's `count_window`) holds an
+exclusive lock on one of 256 lock files chosen by the key, so processes on this host take
+turns per key.
 
-A counter is rewritten in place, under its lock: Django writes a new file and renames it
+An entry is rewritten in place, under its lock: Django writes a new file and renames it
 over the old, and on this machine's ext4 the rename alone took 160 µs, a third of the
-throttle's whole step. A counter keeps its expiry when it changes, as Redis's INCR does
-(Django's reset it to the cache's default).
+throttle's whole step. A file left half written (its process killed) reads as missing. A
+counter keeps its expiry when it changes, as Redis's INCR does (Django's reset it to the
+cache's default).
 
 The directory is culled only when it holds `MAX_ENTRIES` files, expired ones first (Django
 deletes a random third, live or not): a lockout's counter must not vanish because someone
-filled the cache with sign-ins under other names. A counter's first write culls, not every
-change (Django lists the directory on every `set`).
+filled the cache with sign-ins under other names. Only an entry's first write culls, not
+every change (Django lists the directory on every `set`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.filebased import FileBasedCache
@@ -49,7 +50,6 @@ class FileCache(FileBasedCache):
         def _delete(self, fname: str) -> bool: ...
         def _createdir(self) -> None: ...
         def _list_cache_files(self) -> list[str]: ...
-        def _is_expired(self, f: BinaryIO) -> bool: ...
 
     @contextmanager
     def _counter_lock(self, fname: str) -> Iterator[None]:
@@ -58,12 +58,14 @@ class FileCache(FileBasedCache):
         for a stripe it holds, and two processes on each other's."""
         stripe = os.path.basename(fname)[:2]  # the key's md5: 256 lock files at most
         path = os.path.join(self._dir, LOCKS, f"{stripe}.lock")
+        flags = os.O_RDWR | os.O_CREAT
         try:
-            lock_file = open(path, "ab")  # noqa: SIM115 - closed below, after the lock
-        except FileNotFoundError:
+            descriptor = os.open(path, flags, 0o600)  # no other user may hold our locks
+        except FileNotFoundError:  # the first lock, or the directory was removed meanwhile
+            self._createdir()  # as Django makes it: 0o700
             os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            lock_file = open(path, "ab")  # noqa: SIM115
-        with lock_file:
+            descriptor = os.open(path, flags, 0o600)
+        with os.fdopen(descriptor, "r+b") as lock_file:
             locks.lock(lock_file, locks.LOCK_EX)
             try:
                 yield
@@ -75,12 +77,14 @@ class FileCache(FileBasedCache):
         try:
             with open(fname, "rb") as file:
                 # Our own files, read as Django's file cache reads them.
-                expiry = pickle.load(file)  # noqa: S301
+                expiry = pickle.load(file)  # noqa: S301  # nosec B301
                 if expiry is None or expiry >= time.time():
-                    return pickle.loads(zlib.decompress(file.read())), expiry  # noqa: S301
-        except (FileNotFoundError, EOFError):
+                    return pickle.loads(zlib.decompress(file.read())), expiry  # noqa: S301  # nosec B301
+        except FileNotFoundError:
             return None
-        self._delete(fname)  # expired: gone, as Django's get leaves it
+        except (EOFError, pickle.UnpicklingError, zlib.error, ValueError, TypeError):
+            pass  # half written by a process killed meanwhile: as good as missing
+        self._delete(fname)  # expired or unreadable: gone, as Django's get leaves it
         return None
 
     def _write(self, fname: str, value: Any, expiry: float | None) -> None:
@@ -96,10 +100,25 @@ class FileCache(FileBasedCache):
             self._createdir()
             descriptor = os.open(fname, flags, 0o600)
         try:
-            os.pwrite(descriptor, content, 0)
+            written = 0
+            while written < len(content):
+                written += os.pwrite(descriptor, content[written:], written)
             os.ftruncate(descriptor, len(content))
         finally:
             os.close(descriptor)
+
+    def set(
+        self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None
+    ) -> None:
+        fname = self._key_to_file(key, version)
+        self._cull_before_adding(fname)
+        with self._counter_lock(fname):
+            self._write(fname, value, self.get_backend_timeout(timeout))
+
+    def delete(self, key: Any, version: int | None = None) -> bool:
+        fname = self._key_to_file(key, version)
+        with self._counter_lock(fname):
+            return bool(self._delete(fname))
 
     def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
         fname = self._key_to_file(key, version)
@@ -125,7 +144,8 @@ class FileCache(FileBasedCache):
             self.clear()
             return
         for fname in random.sample(live, len(live) // self._cull_frequency):
-            self._delete(fname)
+            with self._counter_lock(fname):
+                self._delete(fname)
 
     def _cull_before_adding(self, fname: str) -> None:
         """Make room before a new entry's first write (not on every change of a counter), and
@@ -135,11 +155,8 @@ class FileCache(FileBasedCache):
 
     def _expired_deleted(self, fname: str) -> bool:
         with self._counter_lock(fname):
-            try:
-                with open(fname, "rb") as file:
-                    return self._is_expired(file)  # deletes the file when it has expired
-            except (FileNotFoundError, pickle.UnpicklingError):
-                return False
+            # Reading deletes an expired or unreadable entry.
+            return os.path.exists(fname) and self._current(fname) is None
 
     def add(
         self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None

@@ -153,8 +153,9 @@ def _counter_increment(cache: BaseCache, key: str, *, lifetime: int) -> int:
         if cache.add(key, 1, lifetime):
             return 1
         count = int(cache.incr(key))  # another process started it first
-    # The file cache's incr resets the expiry to the cache's default (Redis keeps it): a
-    # window longer than that default would lose its count while still being read.
+    # Django's own file cache's incr resets the expiry to the cache's default (Redis and
+    # config.file_cache keep it): a window longer than that default would lose its count
+    # while still being read.
     if lifetime > (cache.default_timeout or 0):
         cache.touch(key, lifetime)
     return count
@@ -203,11 +204,13 @@ def failure_record(kind: str, ident: str) -> int:
     try:
         count = int(cache.incr(key))
     except ValueError:
-        cache.set(key, 1, FAILURE_WINDOW_SECONDS)
-        return 1
-    # Backends disagree on what incr does to the expiry (Redis keeps it, the file cache resets
-    # it to the cache's 5-minute default): set it explicitly, so the window, and the
-    # Retry-After derived from it, is the same on every deployment.
+        # `add`, not `set`: of two first failures at once, one starts the count and the
+        # other adds to it (with `set` both wrote 1).
+        if cache.add(key, 1, FAILURE_WINDOW_SECONDS):
+            return 1
+        count = int(cache.incr(key))
+    # The window runs from the latest failure (incr keeps the first one's expiry), so the
+    # Retry-After derived from it is the same on every deployment.
     cache.touch(key, FAILURE_WINDOW_SECONDS)
     return count
 

@@ -201,14 +201,9 @@ def failure_count(kind: str, ident: str) -> int:
 def failure_record(kind: str, ident: str) -> int:
     """Count one failure; the count lives FAILURE_WINDOW_SECONDS after the latest failure."""
     key = failures_key(kind, ident)
-    try:
-        count = int(cache.incr(key))
-    except ValueError:
-        # `add`, not `set`: of two first failures at once, one starts the count and the
-        # other adds to it (with `set` both wrote 1).
-        if cache.add(key, 1, FAILURE_WINDOW_SECONDS):
-            return 1
-        count = int(cache.incr(key))
+    # Started with `add`: of two first failures at once, one starts the count and the other
+    # adds to it (a `set` here made both write 1).
+    count = _counter_increment(cache, key, lifetime=FAILURE_WINDOW_SECONDS)
     # The window runs from the latest failure (incr keeps the first one's expiry), so the
     # Retry-After derived from it is the same on every deployment.
     cache.touch(key, FAILURE_WINDOW_SECONDS)

@@ -131,6 +131,7 @@ def test_bench_http_runs_end_to_end(tmp_path):
         "POST /api/v1/effects",
     ], out
     assert all(int(count) > 0 and float(mean) > 0 for _, count, mean, _, _ in served), out
-    assert int(served[2][1]) == int(crowd_requests["reconcile"]), out
+    # hey stops counting at its deadline; the server finishes what was in flight then.
+    assert int(served[2][1]) >= int(crowd_requests["reconcile"]), out
     concluded, accepted = map(int, re.search(r"readbacks: (\d+) of (\d+) concluded", out).groups())
     assert concluded == accepted > 0, out  # every accepted effect read back

@@ -52,7 +52,7 @@ class FileCache(FileBasedCache):
         def _list_cache_files(self) -> list[str]: ...
 
     @contextmanager
-    def _counter_lock(self, fname: str) -> Iterator[None]:
+    def _entry_lock(self, fname: str) -> Iterator[None]:
         """Held while one process reads or rewrites the entry in `fname`. Never take another
         inside it (a culling does): flock is per open file, so a process would wait on itself
         for a stripe it holds, and two processes on each other's."""
@@ -112,23 +112,23 @@ class FileCache(FileBasedCache):
     ) -> None:
         fname = self._key_to_file(key, version)
         self._cull_before_adding(fname)
-        with self._counter_lock(fname):
+        with self._entry_lock(fname):
             self._write(fname, value, self.get_backend_timeout(timeout))
 
     def delete(self, key: Any, version: int | None = None) -> bool:
         fname = self._key_to_file(key, version)
-        with self._counter_lock(fname):
+        with self._entry_lock(fname):
             return bool(self._delete(fname))
 
     def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
         fname = self._key_to_file(key, version)
-        with self._counter_lock(fname):
+        with self._entry_lock(fname):
             current = self._current(fname)
         return default if current is None else current[0]
 
     def has_key(self, key: Any, version: int | None = None) -> bool:
         fname = self._key_to_file(key, version)
-        with self._counter_lock(fname):
+        with self._entry_lock(fname):
             return self._current(fname) is not None
 
     def _cull(self) -> None:
@@ -144,17 +144,17 @@ class FileCache(FileBasedCache):
             self.clear()
             return
         for fname in random.sample(live, len(live) // self._cull_frequency):
-            with self._counter_lock(fname):
+            with self._entry_lock(fname):
                 self._delete(fname)
 
     def _cull_before_adding(self, fname: str) -> None:
         """Make room before a new entry's first write (not on every change of a counter), and
-        before its lock is taken (see `_counter_lock`)."""
+        before its lock is taken (see `_entry_lock`)."""
         if not os.path.exists(fname):
             self._cull()
 
     def _expired_deleted(self, fname: str) -> bool:
-        with self._counter_lock(fname):
+        with self._entry_lock(fname):
             # Reading deletes an expired or unreadable entry.
             return os.path.exists(fname) and self._current(fname) is None
 
@@ -163,7 +163,7 @@ class FileCache(FileBasedCache):
     ) -> bool:
         fname = self._key_to_file(key, version)
         self._cull_before_adding(fname)
-        with self._counter_lock(fname):
+        with self._entry_lock(fname):
             if self._current(fname) is not None:
                 return False
             self._write(fname, value, self.get_backend_timeout(timeout))
@@ -171,7 +171,7 @@ class FileCache(FileBasedCache):
 
     def incr(self, key: Any, delta: int = 1, version: int | None = None) -> Any:
         fname = self._key_to_file(key, version)
-        with self._counter_lock(fname):
+        with self._entry_lock(fname):
             current = self._current(fname)
             if current is None:
                 raise ValueError(f"Key '{key}' not found.")
@@ -181,7 +181,7 @@ class FileCache(FileBasedCache):
 
     def touch(self, key: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
         fname = self._key_to_file(key, version)
-        with self._counter_lock(fname):
+        with self._entry_lock(fname):
             current = self._current(fname)
             if current is None:
                 return False
@@ -193,7 +193,7 @@ class FileCache(FileBasedCache):
         counter `previous` (0 when missing): the throttle's step, as `RedisCache` has it."""
         fname = self._key_to_file(current)
         self._cull_before_adding(fname)
-        with self._counter_lock(fname):
+        with self._entry_lock(fname):
             counted = self._current(fname)
             expiry: float | None
             if counted is None:

@@ -46,7 +46,7 @@ from drills_app.bench.estate import (
     reconcile_body,
 )
 from drills_app.bench.rounds import rounds_report, rounds_run
-from drills_app.bench.server_time import SERVER_TIME_HEADER, server_histogram, server_time_row
+from drills_app.bench.server_time import SERVER_TIME_HEADER, server_served, server_time_row
 from reconcile_app.choices import EffectStatus
 from reconcile_app.models import Effect
 from reconcile_app.selectors.contracts import contract_current
@@ -259,17 +259,12 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
                 return result, spent
 
             histograms = workdir / "prometheus"  # config/gunicorn.py: under the var dir
-            routes = {
-                BARE: "/bench/bare",
-                RECONCILE: "/api/v1/reconcile",
-                EFFECTS: "/api/v1/effects",
-            }
-            before = {label: server_histogram(histograms, route) for label, route in routes.items()}
-            measured = rounds_run(measure, bare=bare_url, gate=gate_url, count=options.rounds)
-            served = {
-                label: server_histogram(histograms, routes[label]).since(before[label])
-                for label in (BARE, RECONCILE)
-            }
+            routes = {bare_url: "/bench/bare", gate_url: "/api/v1/reconcile"}
+            with (
+                server_served(histograms, routes[bare_url]) as bare_served,
+                server_served(histograms, routes[gate_url]) as gate_served,
+            ):
+                measured = rounds_run(measure, bare=bare_url, gate=gate_url, count=options.rounds)
             out.write(
                 f"{'endpoint':<28}{'rps':>9}{'p50 ms':>10}{'p99 ms':>10}{'ratio':>9}{'failed':>8}\n"
             )
@@ -287,31 +282,27 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
                 ],
             )
             out.write(SERVER_TIME_HEADER)
-            out.write("".join(server_time_row(label, served[label]) for label in served))
+            out.write(server_time_row(BARE, bare_served.histogram))
+            out.write(server_time_row(RECONCILE, gate_served.histogram))
 
             # The agents fire together each second: the last of a burst waits for the ones
             # before it, so the bare endpoint's figure under the same burst is the floor.
             for label, url in (("reconcile", gate_url), ("bare", bare_url)):
-                route = routes[RECONCILE if url == gate_url else BARE]
-                earlier = server_histogram(histograms, route)
-                crowd = load.agents(
-                    url,
-                    workdir=workdir,
-                    body=body,
-                    auth=auth,
-                    agents=options.agents,
-                    seconds=options.agent_seconds,
-                )
+                with server_served(histograms, routes[url]) as crowd_served:
+                    crowd = load.agents(
+                        url,
+                        workdir=workdir,
+                        body=body,
+                        auth=auth,
+                        agents=options.agents,
+                        seconds=options.agent_seconds,
+                    )
                 out.write(
                     f"{options.agents} agents x 1 request/s for {options.agent_seconds} s, "
                     f"{label}: {crowd.requests} requests, p50 {crowd.p50_ms:.1f} ms, "
                     f"p99 {crowd.p99_ms:.1f} ms, failed {crowd.failed}\n"
                 )
-                out.write(
-                    server_time_row(
-                        "  server side", server_histogram(histograms, route).since(earlier)
-                    )
-                )
+                out.write(server_time_row("  server side", crowd_served.histogram))
 
             started = time.perf_counter()
             window = contract_current(decision_class=DECISION_CLASS).commit_window_seconds
@@ -321,8 +312,10 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
             )
             requests_file = workdir / "commits.tsv"
             requests_file.write_text("\n".join(requests) + "\n")
-            earlier = server_histogram(histograms, routes[EFFECTS])
-            with cpu_spent(web.pid) as commits_cpu:
+            with (
+                cpu_spent(web.pid) as commits_cpu,
+                server_served(histograms, "/api/v1/effects") as commits_served,
+            ):
                 commits = load.wrk(
                     f"{base}/api/v1/effects",
                     workdir=workdir,
@@ -347,8 +340,7 @@ def run(out: TextIOBase, options: HttpOptions) -> None:
             )
             _cpu_rows(out, [(EFFECTS, commits_cpu, commits.requests)], header=False)
             out.write(SERVER_TIME_HEADER)
-            commits_served = server_histogram(histograms, routes[EFFECTS]).since(earlier)
-            out.write(server_time_row(EFFECTS, commits_served))
+            out.write(server_time_row(EFFECTS, commits_served.histogram))
 
             worker_log = workdir / "worker.log"
             worker = [str(BIN / "celery"), "-A", "config", "worker", "-l", "warning", "-c", "2"]

@@ -17,7 +17,9 @@ bucket that holds it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from prometheus_client.multiprocess import MultiProcessCollector
@@ -78,6 +80,23 @@ def server_histogram(directory: Path, route: str, method: str = "POST") -> Histo
                 elif sample.name.endswith("_sum"):
                     seconds += sample.value
     return Histogram(tuple(sorted(buckets.items())), count, seconds)
+
+
+@dataclass
+class Served:
+    """Filled in when the measured block ends (as `cpu.CpuSpent` is): the route's requests
+    in it, from the server's own histogram."""
+
+    histogram: Histogram = field(default_factory=lambda: Histogram((), 0.0, 0.0))
+
+
+@contextmanager
+def server_served(directory: Path, route: str, method: str = "POST") -> Iterator[Served]:
+    """What the server measured for `route` while the block ran."""
+    before = server_histogram(directory, route, method)
+    served = Served()
+    yield served
+    served.histogram = server_histogram(directory, route, method).since(before)
 
 
 def server_time_row(label: str, histogram: Histogram) -> str:

@@ -29,7 +29,7 @@ import pickle
 import random
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -170,23 +170,31 @@ class FileCache(FileBasedCache):
             return True
 
     def incr(self, key: Any, delta: int = 1, version: int | None = None) -> Any:
-        fname = self._key_to_file(key, version)
-        with self._entry_lock(fname):
-            current = self._current(fname)
-            if current is None:
-                raise ValueError(f"Key '{key}' not found.")
-            value = current[0] + delta
-            self._write(fname, value, current[1])
-            return value
+        changed = self._changed(key, version, lambda value, expiry: (value + delta, expiry))
+        if changed is None:
+            raise ValueError(f"Key '{key}' not found.")
+        return changed[0]
 
     def touch(self, key: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
+        expiry = self.get_backend_timeout(timeout)
+        return self._changed(key, version, lambda value, _: (value, expiry)) is not None
+
+    def _changed(
+        self,
+        key: Any,
+        version: int | None,
+        change: Callable[[Any, float | None], tuple[Any, float | None]],
+    ) -> tuple[Any, float | None] | None:
+        """The entry's value and expiry after `change`, written under its lock; None when
+        there is no entry to change."""
         fname = self._key_to_file(key, version)
         with self._entry_lock(fname):
             current = self._current(fname)
             if current is None:
-                return False
-            self._write(fname, current[0], self.get_backend_timeout(timeout))
-            return True
+                return None
+            changed = change(*current)
+            self._write(fname, *changed)
+            return changed
 
     def count_window(self, current: str, previous: str, lifetime: int) -> tuple[int, int]:
         """Counter `current` plus one (a new one lives `lifetime` seconds) and the value of

@@ -91,6 +91,12 @@ class FieldReadOutput(serializers.Serializer):
         required=False,
         help_text="event-sourced fields: what the reducer computed the value from",
     )
+    mode = serializers.ChoiceField(
+        choices=[("live", "live"), ("event_sourced", "event_sourced")],
+        required=False,
+        help_text="how the field was read: `live` from its owner, or `event_sourced` (folded "
+        "from the owner's events); absent from snapshots issued before content schema 3",
+    )
 
 
 class ReasonOutput(serializers.Serializer):

@@ -35,8 +35,11 @@ from reconcile_app.reconciliation.types import (
 
 # 2: a field's or claim's support is the latest unwithdrawn entry stating the value, not
 # every entry that ever stated it (a reconcile then reads an index, flat in history).
+# 3: each field says how it was read (`mode`), so replay folds again exactly the events the
+# reconcile folded, whatever the source's mode is by then.
 # Replay rebuilds a snapshot with the version it was issued under.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+SCHEMAS_WITHOUT_READ_MODE = frozenset({"1", "2"})
 
 
 def classify(
@@ -229,7 +232,11 @@ def evaluate(
         "decision": decision,
         "fields": {
             spec.name: _field_content(
-                reads[spec.name], spec.required, spec.max_age_seconds, field_support[spec.name]
+                reads[spec.name],
+                spec.required,
+                spec.max_age_seconds,
+                field_support[spec.name],
+                with_mode=schema_version not in SCHEMAS_WITHOUT_READ_MODE,
             )
             for spec in contract.fields
         },
@@ -247,7 +254,7 @@ def evaluate(
 
 
 def _field_content(
-    read: FieldRead, required: bool, max_age_seconds: int, support: list[str]
+    read: FieldRead, required: bool, max_age_seconds: int, support: list[str], *, with_mode: bool
 ) -> dict[str, Any]:
     presented = read.status in (ReadStatus.OK, ReadStatus.STALE)
     return {
@@ -267,4 +274,5 @@ def _field_content(
         "evidence": support,
         "detail": read.detail,
         "inputs": read.inputs,
+        **({"mode": read.mode} if with_mode else {}),
     }

@@ -64,6 +64,9 @@ class FieldRead:
     detail: str = ""
     # For derived fields: the inputs the reducer computed the value from.
     inputs: dict[str, Any] | None = None
+    # How the field was read: `live` from the owner, or `event_sourced` (folded from the
+    # owner's events). The source's mode may change later; replay goes by this.
+    mode: str = "live"
 
 
 @dataclass(frozen=True)

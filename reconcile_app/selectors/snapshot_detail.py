@@ -60,6 +60,8 @@ class FieldRow:
     detail: str
     # Age of the value at the decision's valid-time cut-off; None when nothing was observed.
     age_seconds: float | None
+    # How it was read (`live` or `event_sourced`); "" on snapshots before content schema 3.
+    mode: str = ""
 
     @property
     def fresh(self) -> bool | None:
@@ -132,6 +134,7 @@ def field_rows(content: dict[str, Any], valid_time: datetime | None) -> list[Fie
                 evidence=list(item.get("evidence", [])),
                 detail=item.get("detail", ""),
                 age_seconds=age,
+                mode=item.get("mode", ""),
             )
         )
     return rows

@@ -77,6 +77,7 @@ def read_fields(
                     recorded_at=None,
                     read_at=timezone.now(),
                     detail=f"{source.name} is quarantined",
+                    mode=source.mode,
                 )
             )
             continue
@@ -207,6 +208,7 @@ def _folded(
                 recorded_at=None,
                 read_at=read_at,
                 detail=detail,
+                mode="event_sourced",
             )
             for name in fields
         ]
@@ -236,6 +238,7 @@ def _folded(
             read_at=read_at,
             detail=f"folded {len(folded.applied)} events with {reducer.label}",
             inputs=folded.inputs.get(name),
+            mode="event_sourced",
         )
         for name in fields
     ]

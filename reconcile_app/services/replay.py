@@ -21,6 +21,7 @@ from reconcile_app.choices import ReadStatus
 from reconcile_app.errors import ValidationFailed
 from reconcile_app.models import DecisionSnapshot, Source
 from reconcile_app.reconciliation import engine
+from reconcile_app.reconciliation.engine import SCHEMAS_WITHOUT_READ_MODE
 from reconcile_app.reconciliation.types import (
     NOT_PROPOSED,
     Binding,
@@ -66,6 +67,8 @@ def recorded_reads(content: dict[str, Any]) -> list[FieldRead]:
             read_at=_time(read["read_at"]),  # type: ignore[arg-type]
             detail=read["detail"],
             inputs=read.get("inputs"),
+            # Snapshots before schema 3 do not say (replay then goes by the source's mode).
+            mode=read.get("mode", "live"),
         )
         for name, read in content["fields"].items()
     ]
@@ -88,6 +91,11 @@ def recorded_claims(content: dict[str, Any]) -> list[Claim]:
     ]
 
 
+# A source's events never reached the reconcile: it was quarantined (not asked), it answered
+# nothing (unavailable, timed out) or there was no reducer to fold them with (unavailable).
+NOTHING_FOLDED = frozenset({ReadStatus.QUARANTINED, ReadStatus.UNAVAILABLE, ReadStatus.TIMEOUT})
+
+
 def refold_event_sourced(
     *,
     spec: ContractSpec,
@@ -95,23 +103,29 @@ def refold_event_sourced(
     reads: list[FieldRead],
     corrected: bool,
     valid_time: datetime,
+    modes_recorded: bool,
 ) -> list[FieldRead]:
     """Event-sourced fields are rebuilt from the owner's event log, not taken on trust.
 
     As recorded: the events recorded by each read's own read time. Corrected: every event
     recorded until now that describes a moment up to the valid-time cut-off (late arrivals).
+    The sources refolded are those whose events the reconcile folded: by each read's recorded
+    `mode` (`modes_recorded`, content schema 3), else by the source's mode now. A source
+    whose events never reached the reconcile keeps its reads as recorded: there is nothing
+    the decision rested on to fold again.
     """
     by_field = {read.field: read for read in reads}
     names = {spec_field.name: spec_field.source for spec_field in spec.fields}
-    sources = {
-        source.name: source
-        for source in Source.objects.filter(name__in=set(names.values()), mode="event_sourced")
-    }
-    for source in sources.values():
+    if modes_recorded:
+        folded_then = {read.source for read in reads if read.mode == "event_sourced"}
+        found = Source.objects.filter(name__in=folded_then)
+    else:
+        found = Source.objects.filter(name__in=set(names.values()), mode="event_sourced")
+    for source in found:
         fields = [name for name, owner in names.items() if owner == source.name]
         stored = by_field[fields[0]]
-        if stored.status == ReadStatus.QUARANTINED:
-            continue  # the reconcile did not ask a quarantined owner: nothing was folded
+        if stored.status in NOTHING_FOLDED:
+            continue
         refolded = folded_reads(
             spec=spec,
             source=source,
@@ -152,6 +166,7 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
     valid_time = _time(original["cutoffs"]["valid_time"])
     recorded_time = _time(original["cutoffs"]["recorded_time"])
     assert valid_time is not None and recorded_time is not None
+    schema_version = original.get("schema_version", "1")
     claims = recorded_claims(original)
     fields = {spec_field.name for spec_field in spec.fields} | {
         claim.field for claim in claims if claim.subject == binding.subject
@@ -173,6 +188,7 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
             reads=reads,
             corrected=mode == "corrected",
             valid_time=valid_time,
+            modes_recorded=schema_version not in SCHEMAS_WITHOUT_READ_MODE,
         )
     outcome = engine.evaluate(
         contract=spec,
@@ -185,7 +201,7 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
         capable_actions=frozenset(binding_content.get("capabilities", [])),
         valid_time=valid_time,
         recorded_time=recorded_time,
-        schema_version=original.get("schema_version", "1"),
+        schema_version=schema_version,
     )
     replayed_hash = content_hash(outcome.content)
     return ReplayResult(

@@ -6,6 +6,11 @@ import pytest
 
 from tests.reconcile_app.api.test_recall import recalled, remember
 from tests.reconcile_app.effects.conftest import collectible  # noqa: F401
+from tests.reconcile_app.reducers.test_hardship import (  # noqa: F401 (fixtures)
+    ledger,
+    letters_agent,
+)
+from tests.reconcile_app.reducers.test_hardship import reconcile as reconcile_letter
 
 # session, user, the user's groups, the snapshot, its contradiction rows, its audit timeline.
 DETAIL_QUERIES = 6
@@ -44,6 +49,20 @@ def test_detail_shows_each_field_read_with_freshness(operator_browser, make_snap
     assert '<span class="badge badge-red" title="complaints-service has no record' in page
     for evidence_id in read["evidence"]:
         assert evidence_id in page
+
+
+def test_detail_says_which_fields_were_folded_from_events(
+    operator_browser, make_snapshot, ledger, letters_agent
+):
+    ledger("acct-1", "PaymentMissed")
+    folded = reconcile_letter(letters_agent, "acct-1")["snapshot_id"]
+    live = make_snapshot().snapshot_id
+
+    page = operator_browser.get(f"/snapshots/{folded}/").content.decode()
+    assert page.count("folded from its events") == 3  # the three hardship-ledger fields
+    assert (
+        "folded from its events" not in operator_browser.get(f"/snapshots/{live}/").content.decode()
+    )
 
 
 def test_detail_shows_evidence_manifest_with_hash_prefix(operator_browser, make_snapshot):

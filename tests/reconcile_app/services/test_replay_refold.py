@@ -1,17 +1,21 @@
 """Replay without refolding: event-sourced reads taken as recorded, no owner asked (what the
-release gates use); by default replay still folds the owner's event log again."""
+release gates use); by default replay folds again the events the reconcile folded, and only
+those: not a source read live then (whatever its mode now), not one that delivered nothing."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
 
 from reconcile_app.demo.estate_loader import demo_estate_load
 from reconcile_app.models import DecisionSnapshot, Principal, Source
-from reconcile_app.services import owner_reads, replay
+from reconcile_app.reconciliation import engine
+from reconcile_app.services import owner_reads, reconcile, replay
 from reconcile_app.services.quarantine import quarantine_apply, quarantine_create
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
+from sandbox_app.services import sandbox_fault_add
 
 
 class OwnerAsked(Exception):
@@ -110,3 +114,72 @@ def test_a_snapshot_taken_while_its_event_sourced_owner_was_quarantined_replays_
         result = replay.snapshot_replay(snapshot=snapshot, mode=mode)
 
         assert result.exact, (mode, result.differences)
+
+
+def _ledger(snapshot: DecisionSnapshot) -> str:
+    return snapshot.content["fields"]["hardship_active"]["source"]
+
+
+def test_each_field_says_how_it_was_read(folded_snapshot: DecisionSnapshot):
+    snapshot = issued_again(folded_snapshot)
+
+    assert snapshot.content["schema_version"] == "3"
+    assert {read["mode"] for read in snapshot.content["fields"].values()} == {"event_sourced"}
+
+
+def test_a_snapshot_taken_while_its_event_sourced_owner_was_down_replays_exactly(
+    folded_snapshot: DecisionSnapshot,
+):
+    # The reconcile got no events then: replay must not fold into it the events there are now.
+    sandbox_fault_add(source=_ledger(folded_snapshot), kind="unavailable", count=1)
+    snapshot = issued_again(folded_snapshot)
+    assert {read["status"] for read in snapshot.content["fields"].values()} == {"unavailable"}
+
+    for mode in ("as_recorded", "corrected"):
+        result = replay.snapshot_replay(snapshot=snapshot, mode=mode)
+
+        assert result.exact, (mode, result.differences)
+
+
+def test_a_source_read_live_then_is_not_folded_now_that_it_is_event_sourced(
+    folded_snapshot: DecisionSnapshot,
+):
+    ledger = _ledger(folded_snapshot)
+    Source.objects.filter(name=ledger).update(mode="live")
+    snapshot = issued_again(folded_snapshot)
+    assert {read["mode"] for read in snapshot.content["fields"].values()} == {"live"}
+    Source.objects.filter(name=ledger).update(mode="event_sourced")
+
+    result = replay.snapshot_replay(snapshot=snapshot, mode="as_recorded")
+
+    assert result.exact, result.differences
+
+
+def test_a_source_folded_then_is_folded_again_now_that_it_is_read_live(
+    folded_snapshot: DecisionSnapshot, monkeypatch: pytest.MonkeyPatch
+):
+    snapshot = issued_again(folded_snapshot)
+    Source.objects.filter(name=_ledger(snapshot)).update(mode="live")
+
+    assert replay.snapshot_replay(snapshot=snapshot, mode="as_recorded").exact
+    monkeypatch.setattr(owner_reads, "events_failing_closed", _owner)
+    with pytest.raises(OwnerAsked):
+        replay.snapshot_replay(snapshot=snapshot, mode="as_recorded")
+
+
+def test_a_snapshot_issued_under_schema_2_replays_exactly_and_folds_by_the_sources_mode(
+    folded_snapshot: DecisionSnapshot, monkeypatch: pytest.MonkeyPatch
+):
+    # Before reads said how they were read: replay folds the sources that are event-sourced.
+    monkeypatch.setattr(
+        reconcile.engine, "evaluate", functools.partial(engine.evaluate, schema_version="2")
+    )
+    snapshot = issued_again(folded_snapshot)
+    monkeypatch.undo()
+    assert snapshot.content["schema_version"] == "2"
+    assert not any("mode" in read for read in snapshot.content["fields"].values())
+
+    assert replay.snapshot_replay(snapshot=snapshot, mode="as_recorded").exact
+    monkeypatch.setattr(owner_reads, "events_failing_closed", _owner)
+    with pytest.raises(OwnerAsked):
+        replay.snapshot_replay(snapshot=snapshot, mode="as_recorded")

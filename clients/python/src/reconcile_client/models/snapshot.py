@@ -73,6 +73,8 @@ class FieldRead:
     consistency: str
     evidence: tuple[str, ...]
     detail: str
+    # `live`, or `event_sourced` (folded from the owner's events); "" on older snapshots.
+    mode: str = ""
 
     @classmethod
     def from_json(cls, data: Json) -> FieldRead:
@@ -90,6 +92,7 @@ class FieldRead:
             consistency=data.get("consistency", ""),
             evidence=strs(data.get("evidence")),
             detail=data.get("detail", ""),
+            mode=data.get("mode", ""),
         )
 
 

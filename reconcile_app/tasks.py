@@ -6,6 +6,7 @@ Tasks are named `<service>_task`: the task is the queued form of the service it 
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 from django.db import OperationalError
 
 from reconcile_app.services.effects import (
@@ -15,6 +16,13 @@ from reconcile_app.services.effects import (
     effects_sweep,
 )
 from reconcile_app.services.memory import fact_today, memories_expire
+
+# Tasks that ask an owner: limits of their own (config/settings.py says why), the hard one
+# 30 s after the soft one as the default's is.
+OWNER_TASK_LIMITS = {
+    "soft_time_limit": settings.RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT,
+    "time_limit": settings.RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT + 30,
+}
 
 
 @shared_task(
@@ -36,6 +44,7 @@ def memories_expire_task() -> int:
     retry_backoff_max=300,
     retry_jitter=True,
     max_retries=12,
+    **OWNER_TASK_LIMITS,
 )
 def effect_readback_task(effect_id: int) -> str:
     """Read the target back and record verified / postcondition_failed. Safe to repeat."""
@@ -48,6 +57,7 @@ def effect_readback_task(effect_id: int) -> str:
     retry_backoff=2,
     retry_backoff_max=300,
     max_retries=5,
+    **OWNER_TASK_LIMITS,
 )
 def effect_resolve_task(effect_id: int) -> str:
     """Ask the owner's ledger about an unknown outcome. Safe to repeat; never re-sends."""

@@ -26,7 +26,9 @@ def identifier_problem(value: str) -> str | None:
         return "may not be '.' or '..'"
     if "/" in value or "\\" in value:
         return "may not contain '/' or '\\'"
-    if any(ch.isspace() or not ch.isprintable() for ch in value):
+    # Every whitespace character but the space is unprintable to Python (a separator or a
+    # control character): two scans in C where a loop per character cost ~1 µs an identifier.
+    if " " in value or not value.isprintable():
         return "may not contain whitespace or control characters"
     return None
 

@@ -6,9 +6,11 @@ Each refusal is a problem+json with a stable code, and nothing is written.
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
+from reconcile_app.limits import identifier_problem
 from reconcile_app.models import (
     AuditEvent,
     Correction,
@@ -131,6 +133,22 @@ def test_a_value_of_exactly_64_kib_is_accepted(estate, agent, now):
 
 
 # --- Identifiers ------------------------------------------------------------------------------
+
+
+def test_no_whitespace_or_unprintable_character_makes_an_identifier():
+    refused = [
+        code
+        for code in range(sys.maxunicode + 1)
+        if identifier_problem(f"a{chr(code)}b")
+        == "may not contain whitespace or control characters"
+    ]
+    expected = [
+        code
+        for code in range(sys.maxunicode + 1)
+        if chr(code).isspace() or not chr(code).isprintable()
+    ]
+    assert refused == expected
+    assert 0x20 in refused and 0x3000 in refused and 0xA0 in refused  # space, ideographic, NBSP
 
 
 @pytest.mark.parametrize(

@@ -318,11 +318,8 @@ CELERY_TASK_QUEUES = [Queue(name, Exchange(name), routing_key=name) for name in 
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = TASK_ROUTES
 CELERY_TASK_SOFT_TIME_LIMIT = 540
-# Readbacks and resolutions ask an owner a question or two, each within its timeout
-# (RECONCILE_HTTP_TIMEOUT_MS): seconds, not minutes; one cut short is queued again by the
-# sweep. Their own, shorter limit also bounds a worker's memory: on Redis each finished task's
-# cancelled timer stays in kombu's timer heap until it would have fired, so the heap holds the
-# readback rate times this many seconds of them (docs/deploy.md, "Workers").
+# Readbacks and resolutions take seconds (an owner call or two); their own limit bounds the
+# timers a worker keeps on Redis (docs/deploy.md, "Workers, per queue").
 RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT = env_int("OWNER_TASK_SOFT_TIME_LIMIT", 120)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)
 # Workers log through LOGGING above (JSON lines with the task's request id), not Celery's own.

@@ -318,8 +318,7 @@ CELERY_TASK_QUEUES = [Queue(name, Exchange(name), routing_key=name) for name in 
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = TASK_ROUTES
 CELERY_TASK_SOFT_TIME_LIMIT = 540
-# Readbacks and resolutions take seconds (an owner call or two); their own limit bounds the
-# timers a worker keeps on Redis (docs/deploy.md, "Workers, per queue").
+# Readbacks' and resolutions' own limit: it bounds a worker's timers (docs/deploy.md, Workers)
 RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT = env_int("OWNER_TASK_SOFT_TIME_LIMIT", 120)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)
 # Workers log through LOGGING above (JSON lines with the task's request id), not Celery's own.

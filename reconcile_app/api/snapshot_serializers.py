@@ -94,8 +94,9 @@ class FieldReadOutput(serializers.Serializer):
     mode = serializers.ChoiceField(
         choices=[("live", "live"), ("event_sourced", "event_sourced")],
         required=False,
-        help_text="how the field was read: `live` from its owner, or `event_sourced` (folded "
-        "from the owner's events); absent from snapshots issued before content schema 3",
+        help_text="how the field's source was read when the snapshot was issued: `live` (asked "
+        "for the current value) or `event_sourced` (the owner's events folded by the reducer); "
+        "absent from snapshots issued before content schema 3",
     )
 
 

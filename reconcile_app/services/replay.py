@@ -9,8 +9,10 @@ by the valid-time cut-off, and reports what changed. Neither ever reads an owner
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import islice
 from typing import Any
 
 from django.utils import timezone
@@ -111,8 +113,9 @@ def refold_event_sourced(
     recorded until now that describes a moment up to the valid-time cut-off (late arrivals).
     The sources refolded are those whose events the reconcile folded: by each read's recorded
     `mode` (`modes_recorded`, content schema 3), else by the source's mode now. A source
-    whose events never reached the reconcile keeps its reads as recorded: there is nothing
-    the decision rested on to fold again.
+    whose events never reached the reconcile (quarantined, unavailable, timed out) keeps its
+    reads as recorded in both modes: no events of it fed the decision, so there are none to
+    correct, and a decision refused in an owner's outage stays refused under `corrected`.
     """
     by_field = {read.field: read for read in reads}
     names = {spec_field.name: spec_field.source for spec_field in spec.fields}
@@ -136,9 +139,13 @@ def refold_event_sourced(
         )
         for read in refolded:
             original = by_field[read.field]
-            # When the owner vouched for the events is part of what was recorded.
+            # When the owner vouched for the events, and the consistency it offered then, are
+            # part of what was recorded (the source's row may say otherwise today).
             by_field[read.field] = replace(
-                read, observed_at=original.observed_at, read_at=original.read_at
+                read,
+                observed_at=original.observed_at,
+                read_at=original.read_at,
+                consistency=original.consistency,
             )
     return [by_field[read.field] for read in reads]
 
@@ -251,4 +258,22 @@ def content_differences(before: dict[str, Any], after: dict[str, Any]) -> list[d
         [item["evidence_id"] for item in before["evidence_manifest"]],
         [item["evidence_id"] for item in after["evidence_manifest"]],
     )
-    return found
+    # A replay that is not exact must never say "nothing changed": name what did.
+    return found or list(islice(_changed_paths(before, after), MAX_CHANGED_PATHS))
+
+
+MAX_CHANGED_PATHS = 20
+
+
+def _changed_paths(before: Any, after: Any, path: str = "") -> Iterator[dict[str, Any]]:
+    """Every leaf of the content that differs, by its path (`fields.x.detail`, `claims[0]`)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(before.keys() | after.keys()):
+            yield from _changed_paths(
+                before.get(key), after.get(key), f"{path}.{key}" if path else key
+            )
+    elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        for index, (old, new) in enumerate(zip(before, after, strict=True)):
+            yield from _changed_paths(old, new, f"{path}[{index}]")
+    elif not same_value(before, after):
+        yield {"path": path, "recorded": before, "replayed": after}

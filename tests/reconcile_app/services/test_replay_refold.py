@@ -4,6 +4,7 @@ those: not a source read live then (whatever its mode now), not one that deliver
 
 from __future__ import annotations
 
+import copy
 import functools
 from typing import Any
 
@@ -15,7 +16,7 @@ from reconcile_app.reconciliation import engine
 from reconcile_app.services import owner_reads, reconcile, replay
 from reconcile_app.services.quarantine import quarantine_apply, quarantine_create
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
-from sandbox_app.services import sandbox_fault_add
+from sandbox_app.services import sandbox_fault_add, sandbox_record_write
 
 
 class OwnerAsked(Exception):
@@ -145,10 +146,27 @@ def test_a_source_read_live_then_is_not_folded_now_that_it_is_event_sourced(
     folded_snapshot: DecisionSnapshot,
 ):
     ledger = _ledger(folded_snapshot)
+    subject = folded_snapshot.subject
+    # Records the owner answers live reads from, unlike the events folded: replay folding
+    # them would change every field.
+    for field, value in folded_snapshot.content["fields"].items():
+        sandbox_record_write(source=ledger, subject=subject, field=field, value=value["value"])
     Source.objects.filter(name=ledger).update(mode="live")
     snapshot = issued_again(folded_snapshot)
-    assert {read["mode"] for read in snapshot.content["fields"].values()} == {"live"}
+    fields = snapshot.content["fields"].values()
+    assert {(read["mode"], read["status"]) for read in fields} == {("live", "ok")}
     Source.objects.filter(name=ledger).update(mode="event_sourced")
+
+    result = replay.snapshot_replay(snapshot=snapshot, mode="as_recorded")
+
+    assert result.exact, result.differences
+
+
+def test_a_source_whose_consistency_changed_since_replays_as_it_was_read(
+    folded_snapshot: DecisionSnapshot,
+):
+    snapshot = issued_again(folded_snapshot)
+    Source.objects.filter(name=_ledger(snapshot)).update(consistency="eventual")
 
     result = replay.snapshot_replay(snapshot=snapshot, mode="as_recorded")
 
@@ -183,3 +201,20 @@ def test_a_snapshot_issued_under_schema_2_replays_exactly_and_folds_by_the_sourc
     monkeypatch.setattr(owner_reads, "events_failing_closed", _owner)
     with pytest.raises(OwnerAsked):
         replay.snapshot_replay(snapshot=snapshot, mode="as_recorded")
+
+
+def test_an_inexact_replay_names_what_changed_beyond_the_summary(
+    folded_snapshot: DecisionSnapshot,
+):
+    before = folded_snapshot.content
+    after = copy.deepcopy(before)
+    after["fields"]["hardship_active"]["consistency"] = "eventual"
+
+    assert replay.content_differences(before, before) == []
+    assert replay.content_differences(before, after) == [
+        {
+            "path": "fields.hardship_active.consistency",
+            "recorded": before["fields"]["hardship_active"]["consistency"],
+            "replayed": "eventual",
+        }
+    ]

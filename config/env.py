@@ -31,14 +31,17 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{PREFIX}{name} must be a boolean (1/0, true/false), got {raw!r}")
 
 
-def env_int(name: str, default: int) -> int:
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     raw = os.environ.get(PREFIX + name)
     if raw is None or raw.strip() == "":
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError as exc:
         raise ImproperlyConfigured(f"{PREFIX}{name} must be an integer, got {raw!r}") from exc
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{PREFIX}{name} must be at least {minimum}, got {value}")
+    return value
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

@@ -319,7 +319,7 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = TASK_ROUTES
 CELERY_TASK_SOFT_TIME_LIMIT = 540
 # Readbacks' and resolutions' own limit: it bounds a worker's timers (docs/deploy.md, Workers)
-RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT = env_int("OWNER_TASK_SOFT_TIME_LIMIT", 120)
+RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT = env_int("OWNER_TASK_SOFT_TIME_LIMIT", 120, minimum=1)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)
 # Workers log through LOGGING above (JSON lines with the task's request id), not Celery's own.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

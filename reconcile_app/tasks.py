@@ -17,8 +17,8 @@ from reconcile_app.services.effects import (
 )
 from reconcile_app.services.memory import fact_today, memories_expire
 
-# Tasks that ask an owner: limits of their own (config/settings.py says why), the hard one
-# 30 s after the soft one as the default's is.
+# Tasks that ask an owner: limits of their own (docs/deploy.md, "Workers, per queue"). The hard
+# one leaves 30 s for the task to end cleanly after the soft one.
 OWNER_TASK_LIMITS = {
     "soft_time_limit": settings.RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT,
     "time_limit": settings.RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT + 30,

@@ -48,18 +48,22 @@ def effects_sweep(
                 )
     due = Effect.objects.filter(
         status__in=[EffectStatus.ACCEPTED, EffectStatus.UNKNOWN], next_check_at__lte=now
-    ).values_list("pk", "status", "readback_attempts")
+    ).values_list("pk", "status", "readback_attempts", "resolution_attempts")
     counts = {"sent_to_unknown": len(stuck_sent), "readbacks": 0, "resolutions": 0}
-    for effect_id, status, attempts in list(due):
-        if status == EffectStatus.ACCEPTED:
-            backoff = min(grace_seconds * 2 ** min(attempts, 6), 3600)
-            Effect.objects.filter(pk=effect_id, status=status).update(
-                next_check_at=now + timedelta(seconds=backoff)
-            )
+    for effect_id, status, readbacks, resolutions in list(due):
+        readback = status == EffectStatus.ACCEPTED
+        # A resolution schedules its own next check when it ends; this one holds when it never
+        # does (its task lost, or cut short at its time limit), so a stuck resolution is not
+        # queued again on every sweep.
+        attempts = readbacks if readback else resolutions
+        backoff = min(grace_seconds * 2 ** min(attempts, 6), 3600)
+        Effect.objects.filter(pk=effect_id, status=status).update(
+            next_check_at=now + timedelta(seconds=backoff)
+        )
+        if readback:
             effect_readback_task.delay(effect_id)
             counts["readbacks"] += 1
         else:
-            # effect_resolve_unknown schedules its own next check.
             effect_resolve_task.delay(effect_id)
             counts["resolutions"] += 1
     return counts

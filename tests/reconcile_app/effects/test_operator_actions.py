@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import pytest
 
 from reconcile_app.models import AuditEvent, Effect, EvidenceEntry
@@ -83,6 +85,22 @@ def test_sweep_re_enqueues_lost_work(
         counts = effects_sweep(now=timezone.now() + timedelta(seconds=1))
     assert counts["resolutions"] == 1
     assert Effect.objects.get(idempotency_key=unknown_effect).status == "verified"
+
+
+def test_sweep_queues_a_resolution_that_never_ends_once_per_backoff(unknown_effect):
+    # Its task lost or cut short at its time limit: nothing it would write is written.
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    Effect.objects.filter(idempotency_key=unknown_effect).update(next_check_at=now)
+    with patch("reconcile_app.tasks.effect_resolve_task.delay") as queued:
+        first = effects_sweep(now=now + timedelta(seconds=1))
+        again = effects_sweep(now=now + timedelta(seconds=31))  # the next sweep
+        later = effects_sweep(now=now + timedelta(seconds=62))  # past the 60 s backoff
+    assert (first["resolutions"], again["resolutions"], later["resolutions"]) == (1, 0, 1)
+    assert queued.call_count == 2
 
 
 def test_sweep_marks_a_sender_lost_mid_request_unknown(collectible, agent):

@@ -5,12 +5,17 @@ Tasks are named `<service>_task`: the task is the queued form of the service it 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import OperationalError
 
 from reconcile_app.services.effects import (
     OwnerUnavailable,
+    effect_check_failed,
     effect_readback,
     effect_resolve_unknown,
     effects_sweep,
@@ -48,7 +53,8 @@ def memories_expire_task() -> int:
 )
 def effect_readback_task(effect_id: int) -> str:
     """Read the target back and record verified / postcondition_failed. Safe to repeat."""
-    return effect_readback(effect_id=effect_id).status
+    with _noted_if_cut_short(effect_id, "readback"):
+        return effect_readback(effect_id=effect_id).status
 
 
 @shared_task(
@@ -61,7 +67,19 @@ def effect_readback_task(effect_id: int) -> str:
 )
 def effect_resolve_task(effect_id: int) -> str:
     """Ask the owner's ledger about an unknown outcome. Safe to repeat; never re-sends."""
-    return effect_resolve_unknown(effect_id=effect_id).status
+    with _noted_if_cut_short(effect_id, "resolution"):
+        return effect_resolve_unknown(effect_id=effect_id).status
+
+
+@contextmanager
+def _noted_if_cut_short(effect_id: int, check: str) -> Iterator[None]:
+    """A check cut short at its time limit writes nothing of its own: say so on the effect
+    (its page shows the last check's error) before the task fails. The sweep asks again."""
+    try:
+        yield
+    except SoftTimeLimitExceeded:
+        effect_check_failed(effect_id, f"{check} cut short at its time limit; the sweep asks again")
+        raise
 
 
 @shared_task(acks_late=True)

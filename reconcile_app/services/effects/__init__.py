@@ -26,6 +26,7 @@ from reconcile_app.services.effects.state import (
     RESOLUTION_BACKOFF,
     RETRYABLE_REJECTIONS,
     effect_accept,
+    effect_check_failed,
 )
 from reconcile_app.services.effects.sweep import effects_sweep
 
@@ -41,6 +42,7 @@ __all__ = [
     "check_idempotency_key",
     "compensation_live",
     "effect_accept",
+    "effect_check_failed",
     "effect_commit",
     "effect_compensate",
     "effect_fingerprint",

@@ -72,9 +72,18 @@ def test_a_readback_past_its_limit_is_cut_short_then_verified(
             workers,
         )
         assert "effect_readback_task" in worker.log()
+        wait_for(
+            lambda: Effect.objects.get(pk=effect.pk).last_check_error != "",
+            10,
+            "the cut-short readback to say so on the effect",
+            workers,
+        )
         effect.refresh_from_db()
         assert effect.status == EffectStatus.ACCEPTED  # not lost, not falsely verified
         assert effect.verified_at is None
+        assert effect.last_check_error == (
+            "readback cut short at its time limit; the sweep asks again"
+        )
 
         sandbox_faults_clear(source="case-service")
         effects_sweep(now=timezone.now() + timedelta(seconds=61))

@@ -20,7 +20,7 @@ from reconcile_app.obligation import OBLIGATION_VALUES, obligation_level
 from reconcile_app.reducers import reducer_named
 from reconcile_app.services.contract_files import ParsedFile
 from reconcile_app.sources import adapter_class
-from reconcile_app.sources.owner_client import owner_base
+from reconcile_app.sources.owner_client import owner_base, owner_timeout_ms_most
 from reconcile_app.sources.tokens import token_env_problem
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,149}$")
@@ -148,6 +148,12 @@ def source_values(parsed: ParsedFile) -> dict[str, Any]:
     ):
         raise parsed.fail(
             "`timeout_ms` must be a positive whole number of milliseconds", "timeout_ms"
+        )
+    if timeout_ms is not None and timeout_ms > (most := owner_timeout_ms_most()):
+        raise parsed.fail(
+            f"`timeout_ms` may be at most {most}: readbacks and resolutions ask the owner up to "
+            "four times within RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT",
+            "timeout_ms",
         )
     options = {key: data[key] for key in ("auth_token_env", "timeout_ms") if key in data}
     return {

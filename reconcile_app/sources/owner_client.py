@@ -197,6 +197,13 @@ def owner_asks_at_once(
     )
 
 
+def owner_timeout_ms_most() -> int:
+    """The longest timeout a source may set. A resolution asks its owner up to four times (the
+    ledger, then the target; a dropped GET is asked twice), and the readback and resolution
+    tasks are cut short at RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT: a fifth of it is left over."""
+    return settings.RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT * 1000 // 5
+
+
 def owner_timeout(timeout_ms: object) -> float:
     """A source's `timeout_ms` in seconds, else the deployment's RECONCILE_HTTP_TIMEOUT_MS
     (also for a row that holds no positive number: source files are refused with one)."""

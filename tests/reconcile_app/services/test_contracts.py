@@ -104,6 +104,26 @@ def test_a_base_url_that_is_no_url_is_refused_at_its_line(db, tmp_path, base_url
     assert not Source.objects.filter(name="owner-http").exists()
 
 
+def test_a_timeout_longer_than_the_owner_tasks_can_wait_is_refused(db, tmp_path, settings):
+    settings.RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT = 120
+    written = {}
+    for timeout_ms in (24_000, 24_001):
+        text = source_file("RECONCILE_SOURCE_TOKEN_OWNER").replace(
+            "consistency:", f"timeout_ms: {timeout_ms}\nconsistency:"
+        )
+        written[timeout_ms] = str(write_yaml(tmp_path, f"owner-{timeout_ms}.yaml", text))
+
+    contracts_load(paths=[written[24_000]])
+    assert Source.objects.get(name="owner-http").options["timeout_ms"] == 24_000
+    with pytest.raises(ContractFileError) as refused:
+        contracts_load(paths=[written[24_001]])
+
+    assert refused.value.line == TOKEN_LINE + 1
+    assert "at most 24000" in refused.value.reason
+    assert "RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT" in refused.value.reason
+    assert Source.objects.get(name="owner-http").options["timeout_ms"] == 24_000
+
+
 def test_a_whole_positive_timeout_is_kept(db, tmp_path):
     text = source_file("RECONCILE_SOURCE_TOKEN_OWNER").replace(
         "consistency:", "timeout_ms: 750\nconsistency:"

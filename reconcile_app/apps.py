@@ -12,6 +12,7 @@ class ReconcileAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from reconcile_app import checks  # noqa: F401 - registers the system checks
         from reconcile_app.api import schema  # noqa: F401 - registers the OpenAPI auth scheme
         from reconcile_app.lineage_registration import register_with_lineage
 

@@ -137,6 +137,7 @@ def evaluate(
         for read in raw_reads
     }
     contradictions = source_contradictions(binding.subject, reads, evidence)
+    with_mode = schema_version not in SCHEMAS_WITHOUT_READ_MODE
     decision = decide(contract, binding, reads, evidence, contradictions, capable_actions)
 
     verdicts: list[dict[str, Any]] = []
@@ -236,7 +237,7 @@ def evaluate(
                 spec.required,
                 spec.max_age_seconds,
                 field_support[spec.name],
-                with_mode=schema_version not in SCHEMAS_WITHOUT_READ_MODE,
+                with_mode=with_mode,
             )
             for spec in contract.fields
         },

@@ -258,22 +258,31 @@ def content_differences(before: dict[str, Any], after: dict[str, Any]) -> list[d
         [item["evidence_id"] for item in before["evidence_manifest"]],
         [item["evidence_id"] for item in after["evidence_manifest"]],
     )
+    if found:
+        return found
     # A replay that is not exact must never say "nothing changed": name what did.
-    return found or list(islice(_changed_paths(before, after), MAX_CHANGED_PATHS))
+    return [
+        {"path": path, "recorded": old, "replayed": new}
+        for path, old, new in islice(changed_paths(before, after), MAX_CHANGED_PATHS)
+    ]
 
 
 MAX_CHANGED_PATHS = 20
+MISSING = "(missing)"
 
 
-def _changed_paths(before: Any, after: Any, path: str = "") -> Iterator[dict[str, Any]]:
-    """Every leaf of the content that differs, by its path (`fields.x.detail`, `claims[0]`)."""
+def changed_paths(before: Any, after: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """Every place two snapshot contents differ, in key order: its path (`fields.x.detail`,
+    `claims[0]`) and both values (`MISSING` for a key one of them lacks)."""
     if isinstance(before, dict) and isinstance(after, dict):
         for key in sorted(before.keys() | after.keys()):
-            yield from _changed_paths(
-                before.get(key), after.get(key), f"{path}.{key}" if path else key
-            )
+            where = f"{path}.{key}" if path else str(key)
+            if key not in before or key not in after:
+                yield where, before.get(key, MISSING), after.get(key, MISSING)
+            else:
+                yield from changed_paths(before[key], after[key], where)
     elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
         for index, (old, new) in enumerate(zip(before, after, strict=True)):
-            yield from _changed_paths(old, new, f"{path}[{index}]")
+            yield from changed_paths(old, new, f"{path}[{index}]")
     elif not same_value(before, after):
-        yield {"path": path, "recorded": before, "replayed": after}
+        yield path, before, after

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from lineage_app.selectors.blast import blast_radius
-from reconcile_app.canonical import same_value
 from reconcile_app.choices import CorrectionStatus
 from reconcile_app.models import DecisionReceipt, DecisionSnapshot, SnapshotTaint
 from reconcile_app.selectors.lineage import evidence_roots
@@ -35,7 +34,7 @@ from reconcile_app.services.release_gates.scratch import (
     traced_field,
 )
 from reconcile_app.services.release_gates.world import World
-from reconcile_app.services.replay import ReplayResult, snapshot_replay
+from reconcile_app.services.replay import ReplayResult, changed_paths, snapshot_replay
 
 
 @dataclass(frozen=True)
@@ -48,26 +47,6 @@ class Drill:
     trace_error: Exception | None = None  # the correction step raised (after the replay)
 
 
-def first_difference(before: Any, after: Any, path: str = "") -> tuple[str, Any, Any] | None:
-    """The first path where two snapshot contents differ, with both values."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        for key in sorted(set(before) | set(after)):
-            where = f"{path}.{key}" if path else str(key)
-            if key not in before or key not in after:
-                return where, before.get(key, "(missing)"), after.get(key, "(missing)")
-            found = first_difference(before[key], after[key], where)
-            if found:
-                return found
-        return None
-    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        for index, (old, new) in enumerate(zip(before, after, strict=True)):
-            found = first_difference(old, new, f"{path}[{index}]")
-            if found:
-                return found
-        return None
-    return None if same_value(before, after) else (path, before, after)
-
-
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 120 else f"{text[:117]}..."
@@ -75,7 +54,7 @@ def _short(value: Any) -> str:
 
 def mismatch(snapshot: DecisionSnapshot, result: ReplayResult) -> str:
     """Where a replay departed from the recorded content, in words."""
-    found = first_difference(snapshot.content, result.content)
+    found = next(changed_paths(snapshot.content, result.content), None)
     if found is None:
         return f"its hash differs ({result.original_hash[:12]} != {result.replayed_hash[:12]})"
     path, recorded, replayed = found

@@ -8,6 +8,7 @@ cannot be the whole of a snapshot, a ledger entry or an owner write.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from reconcile_app.canonical import canonical_json
@@ -41,6 +42,34 @@ def identifier_check(value: Any, name: str) -> str:
     if problem is not None:
         raise ValidationFailed(f"{name} {problem}", code="invalid_identifier", name=name)
     return value
+
+
+# What a store cannot keep as sent: NUL (PostgreSQL's text and jsonb refuse it) and a lone
+# UTF-16 surrogate, which Python's JSON decoder makes from "\ud800" but no UTF-8 can spell.
+_UNSTORABLE_CHARACTER = re.compile("[\x00\ud800-\udfff]")
+
+
+def json_unstorable(value: Any) -> str | None:
+    """Why a decoded JSON value cannot be stored faithfully (a string or key holding NUL or a
+    lone surrogate), or None when it can. Deep nesting raises RecursionError."""
+    if isinstance(value, str):
+        found = _UNSTORABLE_CHARACTER.search(value)
+        if found is None:
+            return None
+        if found.group() == "\x00":
+            return "JSON strings may not contain the NUL character (\\u0000)"
+        return "JSON strings may not contain a lone surrogate (\\ud800-\\udfff): it is no text"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            problem = json_unstorable(key) or json_unstorable(item)
+            if problem is not None:
+                return problem
+    elif isinstance(value, list):
+        for item in value:
+            problem = json_unstorable(item)
+            if problem is not None:
+                return problem
+    return None
 
 
 class ValueTooLarge(DomainError):

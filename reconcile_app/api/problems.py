@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -59,6 +60,17 @@ def _detail_text(detail: Any) -> str:
     return str(detail)
 
 
+# DRF's default details for a method or a media type are templates ('Method "{method}" not
+# allowed.'): a title names the kind of problem, so the placeholder and its quotes go.
+_TEMPLATE_PLACEHOLDER = re.compile(r'\s*"\{\w+\}"')
+
+
+def _title(exc: exceptions.APIException) -> str:
+    if exc.status_code == 400:
+        return "Invalid request"
+    return _TEMPLATE_PLACEHOLDER.sub("", str(exc.default_detail)).rstrip(".")
+
+
 def _raised_code(exc: exceptions.APIException) -> str:
     """The code an APIException was raised with (`default_code`, or `code=`), else "error"."""
     codes = exc.get_codes()
@@ -89,11 +101,10 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         extra["errors"] = exc.detail
     if getattr(exc, "problem_code", None):
         code = exc.problem_code  # type: ignore[attr-defined]
-    title = "Invalid request" if exc.status_code == 400 else str(exc.default_detail).rstrip(".")
     response = problem_response(
         status_code=exc.status_code,
         code=code,
-        title=title,
+        title=_title(exc),
         detail=_detail_text(exc.detail),
         **extra,
     )

@@ -3,9 +3,12 @@ inputs several areas use."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
+
+from reconcile_app.limits import json_unstorable
 
 
 def dress_filter_form(form: forms.Form, *, datalists: dict[str, str] | None = None) -> None:
@@ -55,3 +58,21 @@ def dress_datetime_filters(form: forms.Form, *names: str) -> None:
         widget.input_type = "datetime-local"  # type: ignore[attr-defined]
         widget.attrs.pop("placeholder", None)
         widget.attrs["step"] = "1"
+
+
+class NotStorableJSON(ValueError):
+    """Typed JSON that decodes but cannot be stored: the message says why."""
+
+
+def json_typed(text: str) -> Any:
+    """The JSON value an operator typed. ValueError when it is no JSON, too deeply nested, or
+    holds what no store keeps (NUL, a lone surrogate: `NotStorableJSON`), so a form refuses
+    it with its own message rather than failing at the write."""
+    try:
+        value = json.loads(text)
+        problem = json_unstorable(value)
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+    if problem is not None:
+        raise NotStorableJSON(problem)
+    return value

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
+
+from reconcile_app.console.forms.common import NotStorableJSON, json_typed
 
 
 class EffectResolveForm(forms.Form):
@@ -35,6 +36,8 @@ class EffectCompensateForm(forms.Form):
     def clean_resulting_value(self) -> Any:
         text = self.cleaned_data["resulting_value"]
         try:
-            return json.loads(text)
+            return json_typed(text)
+        except NotStorableJSON as exc:
+            raise forms.ValidationError(f"The value cannot be stored: {exc}") from exc
         except ValueError:
             return text

@@ -6,10 +6,11 @@ stay in the service, whose refusals the page shows beside the form.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
+
+from reconcile_app.console.forms.common import NotStorableJSON, json_typed
 
 
 class CorrectionForm(forms.Form):
@@ -27,7 +28,9 @@ class CorrectionForm(forms.Form):
         if not raw:
             return None
         try:
-            return {"value": json.loads(raw)}
+            return {"value": json_typed(raw)}
+        except NotStorableJSON as exc:
+            raise forms.ValidationError(f"The replacement cannot be stored: {exc}") from exc
         except ValueError as exc:
             raise forms.ValidationError(
                 'The replacement must be a JSON value: "hold", 42, true, null or {"a": 1}.'

@@ -64,3 +64,18 @@ def test_drf_exceptions_keep_the_codes_the_api_documents():
     ):
         response = problem_exception_handler(exc, {})
         assert response is not None and response.data["code"] == code, exc
+
+
+def test_titles_name_the_kind_of_problem_not_drfs_template():
+    for exc, title in (
+        (exceptions.MethodNotAllowed("DELETE"), "Method not allowed"),
+        (exceptions.UnsupportedMediaType("text/plain"), "Unsupported media type in request"),
+        (exceptions.NotAcceptable(), "Could not satisfy the request Accept header"),
+        (exceptions.Throttled(wait=3), "Request was throttled"),
+    ):
+        response = problem_exception_handler(exc, {})
+        assert response is not None and response.data["title"] == title, exc
+        assert "{" not in response.data["title"]
+    # The instance stays in the detail.
+    response = problem_exception_handler(exceptions.MethodNotAllowed("DELETE"), {})
+    assert response is not None and "DELETE" in response.data["detail"]

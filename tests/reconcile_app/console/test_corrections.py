@@ -139,7 +139,12 @@ def test_a_replacement_value_supersedes(chain, operator_browser):
     [
         ({"reason": ""}, "A correction needs a reason."),
         ({"reason": "typo", "replacement": "hold"}, "The replacement must be a JSON value"),
+        # JSON that decodes to what no store keeps: a 500 at the write, once.
+        ({"reason": "typo", "replacement": '"\\ud800"'}, "lone surrogate"),
+        ({"reason": "typo", "replacement": '{"a": "x\\u0000"}'}, "NUL character"),
+        ({"reason": "typo", "replacement": "[" * 5000 + "]" * 5000}, "must be a JSON value"),
     ],
+    ids=["no-reason", "not-json", "surrogate", "nul", "nested"],
 )
 def test_invalid_input_is_shown_beside_the_form_with_the_draft_kept(
     chain, operator_browser, data, message
@@ -148,7 +153,7 @@ def test_invalid_input_is_shown_beside_the_form_with_the_draft_kept(
     assert response.status_code == 400
     page = response.content.decode()
     assert message in page and 'role="alert"' in page
-    if data.get("replacement"):
+    if data.get("replacement") == "hold":
         assert 'value="hold"' in page
     assert not Correction.objects.exists()
 

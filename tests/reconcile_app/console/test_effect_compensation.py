@@ -131,6 +131,20 @@ def test_a_missing_reason_is_refused_inline(operator_browser, verified):
     assert not Effect.objects.filter(compensates=verified).exists()
 
 
+def test_a_value_no_store_keeps_is_refused_inline(operator_browser, verified):
+    """`"\\ud800"` decodes to a lone surrogate, which failed at the write with a 500."""
+    response = operator_browser.post(
+        "/effects/v-1/compensate/",
+        {**FORM, "resulting_value": '"\\ud800"'},
+        HTTP_REFERER=FROM_THE_PAGE,
+    )
+    assert response.status_code == 303 and response["Location"] == "/effects/v-1/"
+    page = operator_browser.get("/effects/v-1/").content.decode()
+    error = page[page.index('id="compensate-error"') :]
+    assert "lone surrogate" in error[:400]
+    assert not Effect.objects.filter(compensates=verified).exists()
+
+
 def test_compensation_enforces_csrf(operator, verified):
     client = signed_in(operator, enforce_csrf_checks=True)
     assert client.post("/effects/v-1/compensate/", FORM).status_code == 403

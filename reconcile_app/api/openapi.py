@@ -42,11 +42,6 @@ TAGS: dict[str, str] = {
     "sandbox": "The built-in sandbox owner system (operators, demos and drills).",
 }
 
-# An identifier (docs/api.md "Input limits"): 1-200 characters, no '/', '\\', whitespace or
-# control characters, never '.' or '..'. The server is the judge (Python's notion of
-# "printable" is wider than a pattern can say); the pattern catches the common mistakes.
-IDENTIFIER_PATTERN = r"^(?!\.\.?$)[^/\\\s\x00-\x1f\x7f]+$"
-
 
 def identifier_path(name: str, description: str = "") -> OpenApiParameter:
     """A path part that names one thing (a subject, a field, a key...)."""
@@ -58,19 +53,23 @@ def identifier_path(name: str, description: str = "") -> OpenApiParameter:
     )
 
 
+# An Idempotency-Key is an identifier (docs/api.md "Input limits") in visible ASCII, as it is
+# sent on to owners in a header: 1-200 characters, no '/', '\' or space, never '.' or '..'.
+IDEMPOTENCY_KEY_PATTERN = r"^(?!\.\.?$)[\x21-\x2e\x30-\x5b\x5d-\x7e]+$"
+
 IDEMPOTENCY_KEY = OpenApiParameter(
     "Idempotency-Key",
     {
         "type": "string",
         "minLength": 1,
         "maxLength": MAX_IDENTIFIER_LENGTH,
-        "pattern": IDENTIFIER_PATTERN,
+        "pattern": IDEMPOTENCY_KEY_PATTERN,
     },
     OpenApiParameter.HEADER,
     required=True,
     description="Names this command for good: a retry with the same key and request is "
-    "answered from the record, never executed twice. An identifier: 1-200 characters, no "
-    "'/', '\\', whitespace or control characters (else 400 `invalid_identifier`).",
+    "answered from the record, never executed twice. An identifier in visible ASCII: 1-200 "
+    "characters, no '/', '\\' or space (else 400 `invalid_identifier`).",
 )
 IF_MATCH = OpenApiParameter(
     "If-Match",
@@ -79,7 +78,7 @@ IF_MATCH = OpenApiParameter(
     required=True,
     description='The version the command is made against, quoted: `"42"` (a snapshot gives '
     "it ready in `actions[name].if_match`). Missing: 428 `precondition_required`; not a "
-    "quoted version: 400 `invalid_if_match`.",
+    "quoted version (ASCII digits): 400 `invalid_if_match`.",
 )
 
 

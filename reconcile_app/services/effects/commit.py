@@ -13,6 +13,7 @@ useless for good; an agent that keeps its key across retries, as it should, coul
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -54,6 +55,11 @@ class CommitResult:
     replayed: bool
 
 
+# A version in If-Match: ASCII digits, quoted as the ETag was (a bare number and a weak
+# validator are taken too). int() alone also took "1_0" as 10, " 1" and other scripts' digits.
+_IF_MATCH_VERSION = re.compile(r'(?:W/)?("?)([0-9]{1,18})\1')
+
+
 def parse_if_match(raw: str | None) -> int:
     if raw is None or not raw.strip():
         raise DomainError(
@@ -62,22 +68,28 @@ def parse_if_match(raw: str | None) -> int:
             status=428,
             title="Precondition required",
         )
-    text = raw.strip()
-    if text.startswith("W/"):
-        text = text[2:]
-    text = text.strip('"')
-    try:
-        return int(text)
-    except ValueError as exc:
+    found = _IF_MATCH_VERSION.fullmatch(raw.strip())
+    if found is None:
         raise ValidationFailed(
             'If-Match must be a quoted version, e.g. "42"', code="invalid_if_match"
-        ) from exc
+        )
+    return int(found.group(2))
 
 
 def check_idempotency_key(raw: str | None) -> str:
     if raw is None or not raw.strip():
         raise ValidationFailed("Idempotency-Key header is required", code="idempotency_key_missing")
-    return identifier_check(raw.strip(), "Idempotency-Key")
+    key = identifier_check(raw.strip(), "Idempotency-Key")
+    # The key travels on in an HTTP header to the owner, and headers are bytes: a server
+    # reads non-ASCII ones as Latin-1 (UTF-8 "café" arrived as "cafÃ©", stored so, and could
+    # not be found under its own name), and an HTTP client refuses to send them.
+    if not key.isascii():
+        raise ValidationFailed(
+            "Idempotency-Key must be ASCII: it is sent on to the owner in an HTTP header",
+            code="invalid_identifier",
+            name="Idempotency-Key",
+        )
+    return key
 
 
 def effect_fingerprint(

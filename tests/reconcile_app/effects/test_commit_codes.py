@@ -45,6 +45,45 @@ def test_missing_if_match_is_428(allowed, agent):
     assert (response.status_code, response.json()["code"]) == (428, "precondition_required")
 
 
+def _commit_with(agent, snapshot, *, key: str = "k-h", if_match: str = '"42"'):
+    return agent.post(
+        "/api/v1/effects",
+        {
+            "snapshot_id": snapshot["snapshot_id"],
+            "action": "release_collections_hold",
+            "resulting_value": "released",
+        },
+        HTTP_IDEMPOTENCY_KEY=key,
+        HTTP_IF_MATCH=if_match,
+    )
+
+
+@pytest.mark.parametrize(
+    "if_match",
+    ['"4_2"', '" 42"', '"+42"', '"-42"', '"\u0664\u0662"', '"42', '"1' + "0" * 18 + '"', "*"],
+    ids=["underscore", "space", "plus", "minus", "other-digits", "one-quote", "19-digits", "star"],
+)
+def test_an_if_match_that_is_no_version_is_400(allowed, agent, if_match):
+    """int() alone took "4_2" as 42 and " 42" as 42: only ASCII digits are a version."""
+    response = _commit_with(agent, allowed, if_match=if_match)
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_if_match")
+    assert not Effect.objects.exists()
+
+
+@pytest.mark.parametrize("if_match", ['"42"', 'W/"42"', "42"])
+def test_a_version_quoted_as_an_etag_or_bare_is_taken(allowed, agent, if_match):
+    assert _commit_with(agent, allowed, if_match=if_match).status_code == 201
+
+
+def test_a_non_ascii_idempotency_key_is_400(allowed, agent):
+    """UTF-8 "café-1" reaches Django as Latin-1 "cafÃ©-1": stored so, it could not be found
+    under its own name, and the http adapter cannot send it on to an owner."""
+    utf8_read_as_latin1 = "café-1".encode().decode("latin-1")
+    response = _commit_with(agent, allowed, key=utf8_read_as_latin1)
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_identifier")
+    assert not Effect.objects.exists()
+
+
 def test_if_match_other_than_the_version_read_is_412(allowed, agent):
     response = commit(agent, allowed, "release_collections_hold", "released", "k-2", version=41)
     assert (response.status_code, response.json()["code"]) == (412, "snapshot_version_mismatch")

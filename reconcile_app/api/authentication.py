@@ -17,17 +17,23 @@ from reconcile_app.security import (
 from reconcile_app.services.principals import api_key_authenticate
 
 
+def bearer_credentials(request: Request) -> str | None:
+    """What `Authorization: Bearer <credentials>` presents, stripped ("" when nothing); None
+    without a bearer header. The scheme's name is case-insensitive (RFC 9110, 11.1)."""
+    header = authentication.get_authorization_header(request).decode("latin-1")
+    scheme, _, credentials = header.partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return credentials.strip()
+
+
 class BearerKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
-        header = authentication.get_authorization_header(request).decode("latin-1")
-        if not header:
+        key = bearer_credentials(request)
+        if key is None:
             return None
-        keyword, _, key = header.partition(" ")
-        if keyword != self.keyword:
-            return None
-        key = key.strip()
         if not key:
             raise exceptions.AuthenticationFailed("empty bearer key")
         # The key is checked before any failure count: many agents share one address behind

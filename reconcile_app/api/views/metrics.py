@@ -25,7 +25,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.env import env_str
-from reconcile_app.api.authentication import BearerKeyAuthentication
+from reconcile_app.api.authentication import BearerKeyAuthentication, bearer_credentials
 from reconcile_app.api.metrics_serializers import OperationalMetricsOutput
 from reconcile_app.api.openapi import api_operation, query_int
 from reconcile_app.api.permissions import PeopleOnly
@@ -49,11 +49,10 @@ class MetricsTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
         token = metrics_token()
-        header = authentication.get_authorization_header(request).decode("latin-1")
-        keyword, _, presented = header.partition(" ")
-        if not token or keyword != "Bearer" or not presented.strip():
+        presented = bearer_credentials(request)
+        if not token or not presented:
             return None
-        if not hmac.compare_digest(presented.strip().encode(), token.encode()):
+        if not hmac.compare_digest(presented.encode(), token.encode()):
             return None
         return AnonymousUser(), MetricsScrape()
 

@@ -108,6 +108,14 @@ def test_bad_bearer_key_is_401_problem(estate, header):
     assert_problem(client.get("/api/v1/snapshots"), 401)
 
 
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER"])
+def test_the_scheme_name_is_case_insensitive(estate, agent, scheme):
+    """RFC 9110 11.1: clients that write "bearer" were answered 401 not_authenticated."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"{scheme} {agent.key}")
+    assert client.get("/api/v1/snapshots").status_code == 200
+
+
 def test_revoked_key_of_a_real_principal_fails(estate, agent):
     key = agent.principal.keys.get()
     key.revoked_at = key.created_at

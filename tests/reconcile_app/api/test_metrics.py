@@ -248,6 +248,9 @@ def test_metrics_token_lets_a_scraper_in_without_an_account(db, settings):
     )
     assert scrape(APIClient(), HTTP_AUTHORIZATION="Bearer scrape-me-wrong").status_code == 401
     assert scrape(APIClient()).status_code == 401
+    # The scheme's name is case-insensitive (RFC 9110 11.1), as for keys.
+    lower = "bearer scrape-me-0123456789abcdef"
+    assert scrape(APIClient(), HTTP_AUTHORIZATION=lower).status_code == 200
 
 
 def test_without_a_configured_token_only_people_get_in(db, settings, agent, auditor):

@@ -67,7 +67,9 @@ class SandboxAdapter(SourceAdapter):
         # The sandbox keeps its authority history, so an as_of question has an answer.
         try:
             found = sandbox_authority_read(source=self.source.name, fact_key=fact_key, as_of=as_of)
-        except (SandboxUnavailable, NotFound, ValidationFailed) as exc:
+        except NotFound as exc:  # the owner's answer: none is registered (by then)
+            return AuthorityResult.unregistered(exc.detail, as_of=as_of)
+        except (SandboxUnavailable, ValidationFailed) as exc:
             return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=exc.detail, as_of=as_of)
         return AuthorityResult(
             status=ReadStatus.OK,

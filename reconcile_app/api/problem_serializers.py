@@ -67,7 +67,15 @@ class FactAuthorityOutput(serializers.Serializer):
     history_kept = serializers.BooleanField(
         required=False, help_text="`as_of` answers: false when the owner keeps no history"
     )
-    detail = serializers.CharField(required=False)
+    registered = serializers.BooleanField(
+        required=False,
+        help_text="false, present only when the owner answered that it registers no authority "
+        "for the key (by `as_of`): 503 `current_authority_unavailable` without Retry-After, as "
+        "asking again will not change it",
+    )
+    detail = serializers.CharField(
+        required=False, help_text="the owner's own account, when it gave no usable authority"
+    )
 
 
 @extend_schema_serializer(component_name="FactProblem")

@@ -49,8 +49,9 @@ class AuthorityResult:
     """The owner's own answer to "who owns this fact key, at which revision".
 
     `as_of` is the recorded time the answer is about (None: now). `no_history` says the
-    owner keeps no authority history, so an `as_of` question cannot be answered at all (as
-    opposed to "none was registered then", or the owner being down).
+    owner keeps no authority history, so an `as_of` question cannot be answered at all;
+    `none_registered` says the owner answered that it registers no authority for the key (by
+    `as_of`). Neither is the owner being down, which a retry may change.
     """
 
     status: str  # ok | unavailable | timeout
@@ -59,6 +60,13 @@ class AuthorityResult:
     detail: str = ""
     as_of: datetime | None = None
     no_history: bool = False
+    none_registered: bool = False
+
+    @classmethod
+    def unregistered(cls, detail: str, as_of: datetime | None = None) -> AuthorityResult:
+        """The owner's answer that no authority is registered for the key (by `as_of`):
+        no usable authority, like an owner that is down, but an answer a retry won't change."""
+        return cls(status=ReadStatus.UNAVAILABLE, detail=detail, as_of=as_of, none_registered=True)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import httpx
-from django.utils.dateparse import parse_datetime
 
 from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import ReadStatus
@@ -36,6 +35,7 @@ from reconcile_app.sources import (
     ReadResult,
     SourceAdapter,
 )
+from reconcile_app.sources.owner_answers import authority_answer, owner_time, shown
 from reconcile_app.sources.owner_client import (
     owner_asks_at_once,
     owner_base,
@@ -44,28 +44,6 @@ from reconcile_app.sources.owner_client import (
     owner_url,
 )
 from reconcile_app.sources.tokens import source_token, token_env_problem
-
-
-def _time(raw: Any) -> datetime | None:
-    """An owner's timestamp, or None if it is missing, malformed or has no timezone.
-
-    None is safe: a read with no trustworthy observed_at is judged stale (fails closed).
-    """
-    if not isinstance(raw, str):
-        return None
-    try:
-        parsed = parse_datetime(raw)
-    except ValueError:
-        return None
-    if parsed is None or parsed.tzinfo is None:
-        return None
-    return parsed
-
-
-def _shown(value: object) -> str:
-    """An identifier or an owner's value in a detail: quoted, escaped and kept short."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _unsafe_identifier(value: object) -> bool:
@@ -84,14 +62,10 @@ def _receipt_mismatch(receipt: dict[str, Any], command: EffectCommand) -> str | 
     for key in ("idempotency_key", "subject", "field"):
         asked = getattr(command, key)
         if key not in receipt:
-            return f"the receipt has no {key} (asked {_shown(asked)})"
+            return f"the receipt has no {key} (asked {shown(asked)})"
         if receipt[key] != asked:
-            return f"the receipt's {key} is {_shown(receipt[key])}, asked {_shown(asked)}"
+            return f"the receipt's {key} is {shown(receipt[key])}, asked {shown(asked)}"
     return None
-
-
-# How an owner without authority history answers the `as_of` form of `GET authority/{key}`.
-HISTORY_REFUSED = (400, 404, 405, 501)
 
 
 @dataclass(frozen=True)
@@ -107,7 +81,7 @@ class HttpAdapter(SourceAdapter):
         """Why no request may go to the owner at all, or None: checked before any I/O."""
         for name, value in identifiers.items():
             if _unsafe_identifier(value):
-                return _Refusal("invalid_identifier", f"invalid identifier: {name} {_shown(value)}")
+                return _Refusal("invalid_identifier", f"invalid identifier: {name} {shown(value)}")
         try:
             self._base  # noqa: B018 - parsed (and kept) here, before anything is sent
         except httpx.InvalidURL as exc:
@@ -183,9 +157,9 @@ class HttpAdapter(SourceAdapter):
             status=ReadStatus.OK,
             value=body.get("value"),
             version=version,
-            valid_from=_time(body.get("valid_from")),
-            recorded_at=_time(body.get("recorded_at")),
-            observed_at=_time(body.get("observed_at")),
+            valid_from=owner_time(body.get("valid_from")),
+            recorded_at=owner_time(body.get("recorded_at")),
+            observed_at=owner_time(body.get("observed_at")),
         )
 
     def authority(self, fact_key: str, as_of: datetime | None = None) -> AuthorityResult:
@@ -202,61 +176,9 @@ class HttpAdapter(SourceAdapter):
             return AuthorityResult(status=ReadStatus.TIMEOUT, detail=str(exc), as_of=as_of)
         except httpx.HTTPError as exc:
             return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=str(exc), as_of=as_of)
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if as_of is not None and (
-            history := self._authority_history_problem(fact_key, as_of, response, body)
-        ):
-            return history
-        if response.status_code != 200:
-            return AuthorityResult(
-                status=ReadStatus.UNAVAILABLE,
-                detail=f"{self.source.name} answered {response.status_code} for {fact_key}",
-                as_of=as_of,
-            )
-        if not isinstance(body, dict):
-            return AuthorityResult(
-                status=ReadStatus.UNAVAILABLE, detail="malformed answer", as_of=as_of
-            )
-        owner, revision = body.get("owner"), body.get("source_revision")
-        return AuthorityResult(
-            status=ReadStatus.OK,
-            owner=owner if isinstance(owner, str) else "",
-            source_revision=revision if isinstance(revision, str) else "",
-            as_of=as_of,
+        return authority_answer(
+            self.source.name, fact_key, as_of, response, self.authority_history_missing
         )
-
-    def _authority_history_problem(
-        self, fact_key: str, as_of: datetime, response: httpx.Response, body: Any
-    ) -> AuthorityResult | None:
-        """Why an answer to an `as_of` question is not the owner's history, or None.
-
-        An owner without history either refuses the form (400, 404, 405, 501) or ignores the
-        query string and answers with today's authority: only an answer that echoes the time
-        asked is history. A 404 that echoes it means "none was registered then".
-        """
-        echoed = _time(body.get("as_of")) if isinstance(body, dict) else None
-        if echoed is None:
-            if response.status_code in (200, *HISTORY_REFUSED):
-                return self.authority_history_missing(fact_key, as_of)
-            return None
-        if echoed != as_of:
-            return AuthorityResult(
-                status=ReadStatus.UNAVAILABLE,
-                detail=f"{self.source.name} answered for {_shown(body.get('as_of'))}, "
-                f"asked {rfc3339(as_of)}",
-                as_of=as_of,
-            )
-        if response.status_code == 404:
-            return AuthorityResult(
-                status=ReadStatus.UNAVAILABLE,
-                detail=f"{self.source.name} registered no authority for {fact_key} "
-                f"by {rfc3339(as_of)}",
-                as_of=as_of,
-            )
-        return None
 
     def apply(self, command: EffectCommand) -> ApplyResult:
         refusal = self._refusal(
@@ -352,7 +274,7 @@ class HttpAdapter(SourceAdapter):
             return LookupResult(
                 outcome=LookupOutcome.UNAVAILABLE,
                 detail=f"receipt does not match: its idempotency_key is "
-                f"{_shown(receipt.get('idempotency_key'))}, asked {_shown(idempotency_key)}",
+                f"{shown(receipt.get('idempotency_key'))}, asked {shown(idempotency_key)}",
             )
         return LookupResult(outcome=LookupOutcome.FOUND, receipt=receipt)
 
@@ -387,8 +309,8 @@ class HttpAdapter(SourceAdapter):
                     subject=str(item["subject"]),
                     field=str(item.get("field") or ""),
                     value=item.get("value"),
-                    valid_from=_time(item["valid_from"]),  # type: ignore[arg-type]
-                    recorded_at=_time(item["recorded_at"]),  # type: ignore[arg-type]
+                    valid_from=owner_time(item["valid_from"]),  # type: ignore[arg-type]
+                    recorded_at=owner_time(item["recorded_at"]),  # type: ignore[arg-type]
                 )
                 for item in items
             ]
@@ -396,5 +318,5 @@ class HttpAdapter(SourceAdapter):
             return EventsResult(status=ReadStatus.UNAVAILABLE, detail="malformed events")
         if any(event.valid_from is None or event.recorded_at is None for event in events):
             return EventsResult(status=ReadStatus.UNAVAILABLE, detail="events without times")
-        observed = _time(body.get("observed_at")) if isinstance(body, dict) else None
+        observed = owner_time(body.get("observed_at")) if isinstance(body, dict) else None
         return EventsResult(status=ReadStatus.OK, events=events, observed_at=observed)

@@ -61,6 +61,7 @@ DETAILS = {
     "match it): an operator must declare one",
     facts.MEMORY_CLASS_QUARANTINED: "current records of this key are in a quarantined class",
 }
+UNREGISTERED_DETAIL = "the owner's system of record registers no authority for this key"
 
 
 class FactCurrentView(APIView):
@@ -174,8 +175,10 @@ def _authority(found: AuthorityResult | None, source: str | None) -> dict[str, A
     }
     if found.as_of is not None:
         shown.update(as_of=rfc3339(found.as_of), history_kept=not found.no_history)
-        if found.detail:
-            shown["detail"] = found.detail
+    if found.none_registered:
+        shown["registered"] = False  # the owner's answer, where a retry changes nothing
+    if found.detail and (found.as_of is not None or found.none_registered):
+        shown["detail"] = found.detail
     return shown
 
 
@@ -212,11 +215,12 @@ def _fact_response(
             }
         )
     status_code, title = FACT_STATUS[selection.code]
+    unregistered = selection.code == facts.AUTHORITY_UNAVAILABLE and _unregistered(authority)
     response = problem_response(
         status_code=status_code,
         code=selection.code,
         title=title,
-        detail=DETAILS[selection.code],
+        detail=UNREGISTERED_DETAIL if unregistered else DETAILS[selection.code],
         fact_key=fact_key,
         candidates=selection.candidates,
         escalation_id=escalation_id,
@@ -231,13 +235,18 @@ def _fact_response(
 
 
 def _owner_unreachable(authority: dict[str, Any] | None) -> bool:
-    """The owner did not answer (rather than answered with no owner, or keeps no history,
-    which a retry does not change)."""
+    """The owner did not answer (rather than answered with no owner, answered that it
+    registers none, or keeps no history: a retry changes none of those)."""
     return (
         authority is not None
         and authority["status"] != ReadStatus.OK
         and authority.get("history_kept", True)
+        and not _unregistered(authority)
     )
+
+
+def _unregistered(authority: dict[str, Any] | None) -> bool:
+    return authority is not None and authority.get("registered") is False
 
 
 ESCALATION = identifier_path("escalation_id")

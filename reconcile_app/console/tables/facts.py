@@ -11,6 +11,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from reconcile_app.console.tables.common import TABLE_TEMPLATE
 from reconcile_app.selectors.facts import FactSelection
+from reconcile_app.sources import AuthorityResult
 from reconcile_app.templatetags.reconcile_tags import (
     EMPTY,
     badge,
@@ -97,6 +98,13 @@ class FactTable(tables.Table):
         )
 
 
+def _authority_state(authority: AuthorityResult | None) -> str:
+    if authority is None:
+        return "unavailable"
+    # The owner answered: it registers nobody for the key (not an outage).
+    return "none registered" if authority.none_registered else authority.status
+
+
 def authority_text(found: FactSelection) -> SafeString:
     """The owner's answer: owner@revision from its source, or why it could not be asked."""
     authority = found.authority
@@ -106,7 +114,7 @@ def authority_text(found: FactSelection) -> SafeString:
         return format_html(
             '{} <span class="muted">{}</span>',
             badge(
-                authority.status if authority else "unavailable",
+                _authority_state(authority),
                 title=authority.detail if authority else "",
             ),
             found.authority_source,

@@ -104,6 +104,13 @@ def test_owner_missing_and_unavailable_authority_are_codes(auditor_browser, regi
     assert not Escalation.objects.exists()
 
 
+def test_a_key_the_owner_registers_nobody_for_says_so(auditor_browser, registry, agent):
+    """The owner's answer, not an outage: the row says "none registered", not "unavailable"."""
+    remember(agent, "baseline.unregistered", "un-1", "ckpt-1", "registry@r18")
+    shown = row(auditor_browser.get("/facts/").content.decode(), "baseline.unregistered")
+    assert "none registered" in shown and "registers no authority" in shown
+
+
 def test_search_narrows_the_keys(auditor_browser, settled, escalation):
     page = auditor_browser.get("/facts/?fact_key=reading").content.decode()
     assert fact_rows(page) == [settled]

@@ -126,6 +126,20 @@ def test_a_registry_naming_no_owner_gives_no_time_to_retry(registry, agent):
     assert "Retry-After" not in response
 
 
+def test_a_registry_that_registers_no_authority_gives_no_time_to_retry(registry, agent):
+    # The owner answered 404 `authority_not_found`: an answer, not an outage. It was taken
+    # for one, with Retry-After and "could not be asked".
+    remember(agent, "baseline.unregistered", "un-v1", "ckpt-0001", "registry@r1")
+    response = current(agent, "baseline.unregistered")
+    body = response.json()
+    assert (response.status_code, body["code"]) == (503, "current_authority_unavailable")
+    assert "Retry-After" not in response
+    assert body["detail"] == "the owner's system of record registers no authority for this key"
+    assert body["authority"]["registered"] is False
+    assert "registers no authority for baseline.unregistered" in body["authority"]["detail"]
+    assert body["candidates"] == ["un-v1"]
+
+
 def test_bad_date_is_a_clear_400(seed_records, agent):
     response = current(agent, seed_records, on="30/09/2026")
     assert response.status_code == 400

@@ -95,8 +95,40 @@ def test_before_any_authority_the_sandbox_had_none_which_is_not_missing_history(
     first, _ = handover()
     answer = adapter_for(sandbox_registry).authority(KEY, as_of=first - timedelta(seconds=1))
     assert answer.status == ReadStatus.UNAVAILABLE
-    assert not answer.no_history
+    assert not answer.no_history and answer.none_registered
     assert "registered no authority" in answer.detail
+
+
+def test_a_key_the_owner_registers_no_authority_for_is_its_answer_not_an_outage(
+    sandbox_registry, agent
+):
+    """The sandbox's 404 `authority_not_found` over HTTP: asking again will not change it, so
+    the fact's 503 carries no Retry-After (it did, as for an owner that was down)."""
+    answer = adapter_for(sandbox_registry).authority("quota.cluster-z")
+    assert (answer.status, answer.none_registered) == (ReadStatus.UNAVAILABLE, True)
+    response = agent.get("/api/v1/facts/quota.cluster-z/current")
+    assert (response.status_code, response.json()["code"]) == (
+        503,
+        "current_authority_unavailable",
+    )
+    assert "Retry-After" not in response
+    assert response.json()["authority"]["registered"] is False
+
+
+@pytest.mark.parametrize(
+    ("status", "answer"),
+    [(404, {"detail": "no such route"}), (404, b"<html>not found</html>"), (503, {"code": "x"})],
+    ids=["404-without-the-code", "404-html", "503"],
+)
+def test_any_other_failure_is_still_an_outage_to_retry(
+    db, tmp_path, stub_owner, agent, status, answer
+):
+    load_registry(tmp_path, stub_owner.url)
+    stub_owner.status, stub_owner.body = status, answer
+    response = agent.get(f"/api/v1/facts/{KEY}/current")
+    assert response.status_code == 503
+    assert "registered" not in response.json()["authority"]
+    assert int(response["Retry-After"]) > 0
 
 
 def test_facts_as_of_through_an_http_owner(sandbox_registry, agent):

@@ -1,0 +1,119 @@
+"""Reading what an owner answered over HTTP (the owner contract of docs/api.md): its
+timestamps, and its answer to `GET authority/{fact_key}`, now or `?as_of=`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import httpx
+from django.utils.dateparse import parse_datetime
+
+from reconcile_app.canonical import rfc3339
+from reconcile_app.choices import ReadStatus
+from reconcile_app.sources import AuthorityResult
+
+# How an owner without authority history answers the `as_of` form of `GET authority/{key}`.
+HISTORY_REFUSED = (400, 404, 405, 501)
+
+
+def owner_time(raw: Any) -> datetime | None:
+    """An owner's timestamp, or None if it is missing, malformed or has no timezone.
+
+    None is safe: a read with no trustworthy observed_at is judged stale (fails closed).
+    """
+    if not isinstance(raw, str):
+        return None
+    try:
+        parsed = parse_datetime(raw)
+    except ValueError:
+        return None
+    if parsed is None or parsed.tzinfo is None:
+        return None
+    return parsed
+
+
+def shown(value: object) -> str:
+    """An identifier or an owner's value in a detail: quoted, escaped and kept short."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def authority_answer(
+    source: str,
+    fact_key: str,
+    as_of: datetime | None,
+    response: httpx.Response,
+    history_missing: Callable[[str, datetime], AuthorityResult],
+) -> AuthorityResult:
+    """The owner's answer to `GET authority/{fact_key}` (`?as_of=` when `as_of` is given).
+
+    A 404 `authority_not_found` is an answer, "none is registered": unlike an owner that is
+    down, asking again will not change it, so the fact's 503 carries no Retry-After.
+    """
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if as_of is not None and (
+        history := _history_problem(source, fact_key, as_of, response, body, history_missing)
+    ):
+        return history
+    if response.status_code == 404 and _code(body) == "authority_not_found":
+        return AuthorityResult.unregistered(
+            f"{source} registers no authority for {fact_key}", as_of=as_of
+        )
+    if response.status_code != 200:
+        return AuthorityResult(
+            status=ReadStatus.UNAVAILABLE,
+            detail=f"{source} answered {response.status_code} for {fact_key}",
+            as_of=as_of,
+        )
+    if not isinstance(body, dict):
+        return AuthorityResult(
+            status=ReadStatus.UNAVAILABLE, detail="malformed answer", as_of=as_of
+        )
+    owner, revision = body.get("owner"), body.get("source_revision")
+    return AuthorityResult(
+        status=ReadStatus.OK,
+        owner=owner if isinstance(owner, str) else "",
+        source_revision=revision if isinstance(revision, str) else "",
+        as_of=as_of,
+    )
+
+
+def _code(body: Any) -> Any:
+    return body.get("code") if isinstance(body, dict) else None
+
+
+def _history_problem(
+    source: str,
+    fact_key: str,
+    as_of: datetime,
+    response: httpx.Response,
+    body: Any,
+    history_missing: Callable[[str, datetime], AuthorityResult],
+) -> AuthorityResult | None:
+    """Why an answer to an `as_of` question is not the owner's history, or None.
+
+    An owner without history either refuses the form (400, 404, 405, 501) or ignores the
+    query string and answers with today's authority: only an answer that echoes the time
+    asked is history. A 404 that echoes it means "none was registered then".
+    """
+    echoed = owner_time(body.get("as_of")) if isinstance(body, dict) else None
+    if echoed is None:
+        if response.status_code in (200, *HISTORY_REFUSED):
+            return history_missing(fact_key, as_of)
+        return None
+    if echoed != as_of:
+        return AuthorityResult(
+            status=ReadStatus.UNAVAILABLE,
+            detail=f"{source} answered for {shown(body.get('as_of'))}, asked {rfc3339(as_of)}",
+            as_of=as_of,
+        )
+    if response.status_code == 404:
+        return AuthorityResult.unregistered(
+            f"{source} registered no authority for {fact_key} by {rfc3339(as_of)}", as_of=as_of
+        )
+    return None

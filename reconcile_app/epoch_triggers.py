@@ -23,6 +23,9 @@ CONFIGURATION_TABLES: dict[str, list[str] | None] = {
     "reconcile_app_capability": None,
     "reconcile_app_apikey": ["principal_id", "prefix", "key_hash", "revoked_at"],
     "auth_user": ["is_active"],
+    # A person's roles are their groups (roles.py): the copy of a key's user that the gate
+    # keeps must not hold roles taken away.
+    "auth_user_groups": None,
 }
 QUARANTINE_TABLES: dict[str, list[str] | None] = {
     "reconcile_app_quarantine": ["scope", "target", "status"]

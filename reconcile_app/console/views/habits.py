@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -20,8 +21,13 @@ GOTO_MISSING_TEMPLATE = "reconcile_app/goto_missing.html"
 TOKENS_TEMPLATE = "reconcile_app/tokens.html"
 TOKENS_REGION_TEMPLATE = "reconcile_app/partials/tokens_region.html"
 MAX_QUERY_LENGTH = 200
-# A new token waits here between the create (POST) and the one page read that shows it.
-NEW_TOKEN_SESSION_KEY = "console_new_token"
+# A new token waits between the create (POST) and the one page read that shows it in a
+# signed cookie of the person's own browser, never in the server's session store: a
+# credential is kept only as its hash at rest (a session row held it until the session
+# expired when the redirect was not followed).
+NEW_TOKEN_COOKIE = "console_new_token"
+NEW_TOKEN_COOKIE_SECONDS = 60
+NEW_TOKEN_COOKIE_PATH = "/tokens/"
 
 
 class GotoView(StaffRequiredMixin, View):
@@ -64,25 +70,51 @@ class TokensView(StaffRequiredMixin, View):
     """ "Your API tokens": the person's own keys, and a new one (shown once).
 
     htmx swaps the new token into the page in answer to its POST. A plain form POST is
-    answered 303 to `/tokens/`, the token kept in the session for that one GET: a reload
-    reads the page afresh and neither re-posts (a second token) nor shows the token again.
+    answered 303 to `/tokens/`, the token kept for that one GET in a signed, HttpOnly cookie
+    of a minute's life (NEW_TOKEN_COOKIE): a reload reads the page afresh and neither
+    re-posts (a second token) nor shows the token again.
     """
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        waiting = request.session.pop(NEW_TOKEN_SESSION_KEY, None) or {}
-        return tokens_page(
-            request, new_token=waiting.get("token", ""), notice=waiting.get("notice", "")
+        # Signed with the person's id: a cookie planted by anyone else is not shown.
+        token: str = (
+            request.get_signed_cookie(
+                NEW_TOKEN_COOKIE,
+                default="",
+                salt=_cookie_salt(request),
+                max_age=NEW_TOKEN_COOKIE_SECONDS,
+            )
+            or ""
         )
+        # rk_<prefix>_<secret>: the notice names the prefix, as the list does.
+        notice = f"Token {token.split('_')[1]} created." if token.count("_") >= 2 else ""
+        response = tokens_page(request, new_token=token if notice else "", notice=notice)
+        if NEW_TOKEN_COOKIE in request.COOKIES:
+            response.delete_cookie(NEW_TOKEN_COOKIE, path=NEW_TOKEN_COOKIE_PATH)
+        return response
 
     def post(self, request: HttpRequest) -> HttpResponse:
         key, token = token_create(user=request.user, request_id=request_id_of(request))
         notice = f"Token {key.prefix} created."
         if is_htmx(request):
             return tokens_page(request, status=201, new_token=token, notice=notice)
-        request.session[NEW_TOKEN_SESSION_KEY] = {"token": token, "notice": notice}
         response = redirect("console-tokens")
         response.status_code = 303  # "see other": the browser GETs the page, never re-posts
+        response.set_signed_cookie(
+            NEW_TOKEN_COOKIE,
+            token,
+            salt=_cookie_salt(request),
+            max_age=NEW_TOKEN_COOKIE_SECONDS,
+            path=NEW_TOKEN_COOKIE_PATH,
+            secure=settings.SESSION_COOKIE_SECURE,
+            httponly=True,
+            samesite="Strict",
+        )
         return response
+
+
+def _cookie_salt(request: HttpRequest) -> str:
+    return f"console-new-token:{request.user.pk}"
 
 
 class TokenRevokeView(StaffRequiredMixin, View):

@@ -4,9 +4,12 @@ the audit timelines on evidence, correction and fact pages."""
 from __future__ import annotations
 
 import pytest
+from django.contrib.sessions.models import Session
 from django.test import Client
 
+from reconcile_app.console.views.habits import NEW_TOKEN_COOKIE
 from reconcile_app.models import ApiKey, AuditEvent
+from tests.conftest import make_person
 from tests.reconcile_app.console.conftest import signed_in
 from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
     FACT_KEY,
@@ -126,6 +129,26 @@ def test_reloading_the_page_after_a_create_issues_no_second_token(operator, oper
     assert 'id="new-token-value"' not in reload.content.decode()
     assert ApiKey.objects.filter(principal=operator.principal).count() == before + 1
     assert AuditEvent.objects.filter(action="token.create").count() == 1
+
+
+def test_a_new_token_never_rests_in_the_servers_session_store(operator, operator_browser):
+    """Between the create and its one showing the token waits in a signed cookie of the
+    person's own browser: a session row once held it until the session expired."""
+    response = operator_browser.post("/tokens/")  # the redirect is not followed
+    cookie = response.cookies[NEW_TOKEN_COOKIE]
+    assert cookie["httponly"] and cookie["samesite"] == "Strict"
+    assert (cookie["path"], cookie["max-age"]) == ("/tokens/", 60)
+    token = operator_browser.get("/tokens/").content.decode()
+    token = shown_token(token)
+    for session in Session.objects.all():
+        assert token not in str(session.get_decoded())
+        assert token.split("_")[2] not in session.session_data
+    # Shown, the cookie is deleted; a cookie planted by another person is not shown.
+    assert operator_browser.cookies[NEW_TOKEN_COOKIE].value == ""
+    other = make_person("oona-operator", "operator")
+    stranger = signed_in(other)
+    stranger.cookies[NEW_TOKEN_COOKIE] = cookie.value
+    assert 'id="new-token-value"' not in stranger.get("/tokens/").content.decode()
 
 
 def test_htmx_swaps_the_new_token_in_a_response_no_cache_keeps(operator, operator_browser):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from reconcile_app.epochs import epochs_read
@@ -103,6 +104,17 @@ def test_a_source_change_moves_only_the_configuration_epoch(db, estate):
     after = epochs_read()
     assert after.configuration != before.configuration
     assert after.quarantine == before.quarantine
+
+
+def test_a_change_of_a_persons_roles_moves_the_configuration_epoch(db, operator, reviewer):
+    """Roles are groups: the user behind a cached key kept roles taken away from it until
+    some other configuration changed."""
+    before = epochs_read()
+    operator.user.groups.clear()
+    removed = epochs_read()
+    assert removed.configuration != before.configuration
+    reviewer.user.groups.add(*Group.objects.filter(name="operator"))
+    assert epochs_read().configuration != removed.configuration
 
 
 def test_using_a_key_does_not_move_the_epoch(agent):

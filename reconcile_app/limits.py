@@ -44,20 +44,20 @@ def identifier_check(value: Any, name: str) -> str:
     return value
 
 
-# What a store cannot keep as sent: NUL (PostgreSQL's text and jsonb refuse it) and a lone
-# UTF-16 surrogate, which Python's JSON decoder makes from "\ud800" but no UTF-8 can spell.
-_UNSTORABLE_CHARACTER = re.compile("[\x00\ud800-\udfff]")
+# A lone UTF-16 surrogate: Python's JSON decoder makes one from "\ud800", but no UTF-8 can
+# spell it, so no encoder, renderer or database driver takes it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def json_unstorable(value: Any) -> str | None:
     """Why a decoded JSON value cannot be stored faithfully (a string or key holding NUL or a
     lone surrogate), or None when it can. Deep nesting raises RecursionError."""
     if isinstance(value, str):
-        found = _UNSTORABLE_CHARACTER.search(value)
-        if found is None:
-            return None
-        if found.group() == "\x00":
+        # NUL: PostgreSQL's text and jsonb refuse it.
+        if "\x00" in value:
             return "JSON strings may not contain the NUL character (\\u0000)"
+        if value.isascii() or _SURROGATE.search(value) is None:
+            return None
         return "JSON strings may not contain a lone surrogate (\\ud800-\\udfff): it is no text"
     if isinstance(value, dict):
         for key, item in value.items():

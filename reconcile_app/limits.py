@@ -51,7 +51,14 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def json_unstorable(value: Any) -> str | None:
     """Why a decoded JSON value cannot be stored faithfully (a string or key holding NUL or a
-    lone surrogate), or None when it can. Deep nesting raises RecursionError."""
+    lone surrogate, or nesting too deep to walk), or None when it can."""
+    try:
+        return _unstorable(value)
+    except RecursionError:
+        return "JSON nested too deeply"
+
+
+def _unstorable(value: Any) -> str | None:
     if isinstance(value, str):
         # NUL: PostgreSQL's text and jsonb refuse it.
         if "\x00" in value:
@@ -61,12 +68,12 @@ def json_unstorable(value: Any) -> str | None:
         return "JSON strings may not contain a lone surrogate (\\ud800-\\udfff): it is no text"
     if isinstance(value, dict):
         for key, item in value.items():
-            problem = json_unstorable(key) or json_unstorable(item)
+            problem = _unstorable(key) or _unstorable(item)
             if problem is not None:
                 return problem
     elif isinstance(value, list):
         for item in value:
-            problem = json_unstorable(item)
+            problem = _unstorable(item)
             if problem is not None:
                 return problem
     return None

@@ -22,10 +22,6 @@ class SafeJSONParser(JSONParser):
             data = super().parse(stream, media_type, parser_context)
         except RecursionError as exc:
             raise ParseError("JSON parse error - nested too deeply") from exc
-        try:
-            problem = json_unstorable(data)
-        except RecursionError as exc:
-            raise ParseError("JSON parse error - nested too deeply") from exc
-        if problem is not None:
+        if (problem := json_unstorable(data)) is not None:
             raise ParseError(problem)
         return data

@@ -70,9 +70,8 @@ def json_typed(text: str) -> Any:
     it with its own message rather than failing at the write."""
     try:
         value = json.loads(text)
-        problem = json_unstorable(value)
     except RecursionError as exc:
         raise ValueError("nested too deeply") from exc
-    if problem is not None:
+    if (problem := json_unstorable(value)) is not None:
         raise NotStorableJSON(problem)
     return value

@@ -56,15 +56,23 @@ def reconcile(persona, action: str = "release_collections_hold") -> dict[str, An
 
 
 def commit(
-    persona, snapshot: dict[str, Any], action: str, value: Any, key: str, version: int | None = None
+    persona,
+    snapshot: dict[str, Any],
+    action: str,
+    value: Any,
+    key: str,
+    version: int | None = None,
+    if_match: str | None = None,
 ):
+    """POST effects; If-Match is the snapshot's read version quoted, `version` quoted, or
+    `if_match` exactly as given."""
     if version is None:
         version = snapshot["fields"]["collections_status"]["version"]
     return persona.post(
         "/api/v1/effects",
         {"snapshot_id": snapshot["snapshot_id"], "action": action, "resulting_value": value},
         HTTP_IDEMPOTENCY_KEY=key,
-        HTTP_IF_MATCH=f'"{version}"',
+        HTTP_IF_MATCH=f'"{version}"' if if_match is None else if_match,
     )
 
 

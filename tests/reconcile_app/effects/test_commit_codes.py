@@ -46,16 +46,7 @@ def test_missing_if_match_is_428(allowed, agent):
 
 
 def _commit_with(agent, snapshot, *, key: str = "k-h", if_match: str = '"42"'):
-    return agent.post(
-        "/api/v1/effects",
-        {
-            "snapshot_id": snapshot["snapshot_id"],
-            "action": "release_collections_hold",
-            "resulting_value": "released",
-        },
-        HTTP_IDEMPOTENCY_KEY=key,
-        HTTP_IF_MATCH=if_match,
-    )
+    return commit(agent, snapshot, "release_collections_hold", "released", key, if_match=if_match)
 
 
 @pytest.mark.parametrize(

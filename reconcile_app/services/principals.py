@@ -42,11 +42,18 @@ def api_key_issue(*, principal: Principal) -> str:
 _KEYS_BY_PREFIX: EpochCache[ApiKey | None] = EpochCache("configuration")
 
 
-def api_key_authenticate(raw_key: str) -> Principal | None:
+def api_key_prefix(raw_key: str) -> str | None:
+    """The prefix a key is listed by (`rk_<prefix>_<secret>`), or None for no key's shape."""
     parts = raw_key.split("_", 2)
     if len(parts) != 3 or parts[0] != KEY_PREFIX:
         return None
-    prefix = parts[1]
+    return parts[1]
+
+
+def api_key_authenticate(raw_key: str) -> Principal | None:
+    prefix = api_key_prefix(raw_key)
+    if prefix is None:
+        return None
     key = _KEYS_BY_PREFIX.get(
         prefix,
         lambda: (

@@ -15,6 +15,7 @@ from reconcile_app.errors import DomainError
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.goto import KINDS, goto_resolve
 from reconcile_app.selectors.principals import tokens_of
+from reconcile_app.services.principals import api_key_prefix
 from reconcile_app.services.tokens import token_create, token_revoke
 
 GOTO_MISSING_TEMPLATE = "reconcile_app/goto_missing.html"
@@ -86,9 +87,9 @@ class TokensView(StaffRequiredMixin, View):
             )
             or ""
         )
-        # rk_<prefix>_<secret>: the notice names the prefix, as the list does.
-        notice = f"Token {token.split('_')[1]} created." if token.count("_") >= 2 else ""
-        response = tokens_page(request, new_token=token if notice else "", notice=notice)
+        prefix = api_key_prefix(token)  # the notice names it, as the list does
+        notice = f"Token {prefix} created." if prefix else ""
+        response = tokens_page(request, new_token=token if prefix else "", notice=notice)
         if NEW_TOKEN_COOKIE in request.COOKIES:
             response.delete_cookie(NEW_TOKEN_COOKIE, path=NEW_TOKEN_COOKIE_PATH)
         return response

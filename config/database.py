@@ -20,6 +20,10 @@ SQLITE_OPTIONS: dict[str, Any] = {
     "timeout": 20,
     "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
 }
+# A new PostgreSQL connection gives up after this long (libpq's `connect_timeout`, unless
+# DATABASE_URL sets its own): without it, a server that accepts the connection and never
+# answers holds the request, or `/readyz`'s check, for good.
+POSTGRESQL_CONNECT_TIMEOUT_SECONDS = 5
 # Connections are kept for a minute rather than opened per request. On PostgreSQL that saves
 # a connection's start-up; on SQLite it saves more than it sounds: a new connection reads the
 # whole schema again, and Django registers its SQL functions and runs the PRAGMAs on each.
@@ -51,6 +55,7 @@ def database_settings(
         # JIT compiles any query the planner thinks expensive; recursive CTEs are always
         # estimated huge, so lineage queries paid 15-150 ms of compilation for nothing.
         options.setdefault("options", "-c jit=off")
+        options.setdefault("connect_timeout", POSTGRESQL_CONNECT_TIMEOUT_SECONDS)
         # Django's own cursors bind on the client and never prepare; the gate's snapshot
         # statement and its reads are bound by the server (config/prepared_cursor.py) and
         # prepared when the connection allows it. Django leaves `prepare_threshold` at None

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from config.database import CONN_MAX_AGE_SECONDS, database_settings
+import threading
+
+from django.db.utils import ConnectionHandler, OperationalError
+
+from config.database import (
+    CONN_MAX_AGE_SECONDS,
+    POSTGRESQL_CONNECT_TIMEOUT_SECONDS,
+    database_settings,
+)
+from tests.silent_server import silent_listener
 
 URL = "postgres://reconcile@db.internal:5432/reconcile"
 
@@ -36,4 +45,45 @@ def test_sqlite_keeps_its_connections_however_it_is_named(tmp_path):
             "CONN_MAX_AGE"
         ]
         == CONN_MAX_AGE_SECONDS
+    )
+
+
+def test_a_postgresql_server_that_never_answers_fails_the_connection_in_seconds(
+    django_db_blocker,
+):
+    # Without a connect timeout, libpq waits for the server's first word for ever: a request
+    # (or /readyz's database check) held for good by a server that accepted and went quiet.
+    with silent_listener() as port:
+        configured = database_settings(
+            database_url=f"postgres://reconcile@127.0.0.1:{port}/reconcile",
+            sqlite_path="",
+            sqlite_test_path="",
+        )
+        handler = ConnectionHandler(configured)
+        outcome: list[BaseException] = []
+
+        def connect() -> None:
+            try:
+                handler["default"].ensure_connection()
+            except BaseException as exc:  # the outcome, whatever it is, is what we look at
+                outcome.append(exc)
+            finally:
+                handler.close_all()
+
+        attempt = threading.Thread(target=connect, daemon=True)
+        with django_db_blocker.unblock():  # this one connection, to no test database
+            attempt.start()
+            attempt.join(POSTGRESQL_CONNECT_TIMEOUT_SECONDS + 10)
+
+        assert not attempt.is_alive(), "the connection attempt is still waiting"
+        assert [type(exc) for exc in outcome] == [OperationalError]
+
+
+def test_a_database_url_may_set_its_own_connect_timeout():
+    url = f"{URL}?connect_timeout=12"
+    assert (
+        database_settings(database_url=url, sqlite_path="", sqlite_test_path="")["default"][
+            "OPTIONS"
+        ]["connect_timeout"]
+        == 12
     )

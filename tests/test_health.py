@@ -3,6 +3,8 @@ beyond "ok" / "unavailable", and readiness that fails when a dependency does."""
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Iterator
 from types import SimpleNamespace
@@ -15,6 +17,7 @@ from kombu import Connection
 from config import health, heartbeat
 from config.celery import app
 from config.heartbeat import WorkerHeartbeat
+from tests.silent_server import silent_listener
 
 CHECKS = {"database", "cache", "broker", "worker"}
 
@@ -59,7 +62,11 @@ def test_an_unreachable_broker_or_database_is_unavailable_and_says_no_more(
     anonymous, db, worker_alive, monkeypatch
 ):
     # Nothing listens on port 1: whichever broker the suite runs on, this one is unreachable.
-    monkeypatch.setattr(app, "connection_for_write", lambda: Connection("redis://127.0.0.1:1/0"))
+    monkeypatch.setattr(
+        app,
+        "connection_for_write",
+        lambda **options: Connection("redis://127.0.0.1:1/0", **options),
+    )
 
     def broken() -> bool:
         raise RuntimeError("could not connect to server at 10.0.0.7: password for reconcile")
@@ -77,9 +84,22 @@ def test_an_unreachable_broker_or_database_is_unavailable_and_says_no_more(
     assert b"10.0.0.7" not in response.content and b"password" not in response.content
 
 
-def test_only_get(anonymous, db):
+def test_only_get_and_head(anonymous, db, worker_alive):
     assert anonymous.post("/healthz").status_code == 405
     assert anonymous.post("/readyz").status_code == 405
+    # Some load balancers probe with HEAD.
+    assert anonymous.head("/healthz").status_code == 200
+    assert anonymous.head("/readyz").status_code == 200
+
+
+def test_unready_is_one_warning_naming_the_failing_checks_not_a_server_error(anonymous, db, caplog):
+    cache.delete(heartbeat.HEARTBEAT_KEY)
+    with caplog.at_level(logging.INFO):
+        assert anonymous.get("/readyz").status_code == 503
+
+    said = [(r.name, r.levelname, r.getMessage()) for r in caplog.records]
+    assert ("config.health", "WARNING", "not ready: worker unavailable") in said
+    assert not [entry for entry in said if entry[1] == "ERROR"], said
 
 
 def test_a_worker_records_its_heartbeat_on_start_and_on_its_timer(db):
@@ -98,3 +118,75 @@ def test_a_worker_records_its_heartbeat_on_start_and_on_its_timer(db):
         (heartbeat.HEARTBEAT_EVERY_SECONDS, heartbeat.worker_heartbeat_record, ("celery@box",))
     ]
     assert WorkerHeartbeat in app.steps["worker"]
+
+
+@pytest.fixture
+def short_deadline(monkeypatch) -> float:
+    monkeypatch.setattr(health, "READY_DEADLINE_SECONDS", 0.5)
+    return 0.5
+
+
+def _until_no_check_runs(within_seconds: float) -> set[str]:
+    until = time.monotonic() + within_seconds
+    while health.checks_running() and time.monotonic() < until:
+        time.sleep(0.05)
+    return health.checks_running()
+
+
+def test_a_check_that_never_ends_costs_readyz_its_deadline_and_one_thread(
+    anonymous, db, worker_alive, short_deadline, monkeypatch
+):
+    release, calls = threading.Event(), []
+
+    def hung() -> bool:
+        calls.append(1)
+        return release.wait(30)
+
+    monkeypatch.setitem(health.CHECKS, "broker", hung)
+    try:
+        started = time.monotonic()
+        first = anonymous.get("/readyz")
+        second = anonymous.get("/readyz")
+        took = time.monotonic() - started
+
+        for response in (first, second):
+            assert response.status_code == 503
+            assert response.json()["checks"] == {
+                **dict.fromkeys(CHECKS, "ok"),
+                "broker": "unavailable",
+            }
+        # The first probe waited out its deadline; the second saw the same check still
+        # running, counted it unavailable and started no other.
+        assert took < 2 * short_deadline + 1.0
+        assert len(calls) == 1 and health.checks_running() == {"broker"}
+    finally:
+        release.set()
+    assert _until_no_check_runs(5) == set()
+    assert anonymous.get("/readyz").json()["checks"]["broker"] == "ok"
+
+
+def test_a_broker_and_cache_that_accept_and_never_answer_are_unavailable_in_time(
+    anonymous, db, short_deadline, monkeypatch, settings
+):
+    with silent_listener() as port:
+        hung_redis = f"redis://127.0.0.1:{port}"
+        monkeypatch.setattr(
+            app, "connection_for_write", lambda **options: Connection(f"{hung_redis}/0", **options)
+        )
+        settings.CACHES = {
+            "default": {"BACKEND": "config.cache.RedisCache", "LOCATION": f"{hung_redis}/1"}
+        }
+        started = time.monotonic()
+        response = anonymous.get("/readyz")
+
+        assert time.monotonic() - started < short_deadline + 1.0
+        assert response.status_code == 503
+        assert response.json()["checks"] == {
+            "database": "ok",
+            "cache": "unavailable",
+            "broker": "unavailable",
+            "worker": "unavailable",
+        }
+        # Their own socket timeouts end the threads while the server still says nothing:
+        # a hung dependency does not keep threads for good.
+        assert _until_no_check_runs(20) == set()

@@ -13,6 +13,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
+from config.any_host import PLAIN_HTTP_PATHS
 from config.cache import cache_settings
 from config.database import database_settings
 from config.env import env_bool, env_int, env_list, env_str
@@ -60,6 +61,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Outermost, so a request's time on /metrics covers every middleware below.
     "config.http_metrics.RequestMetricsMiddleware",
+    "config.any_host.AnyHostMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "reconcile_app.request_id.RequestIdMiddleware",
     "reconcile_app.api.middleware.BodyLimitMiddleware",
@@ -159,8 +161,8 @@ if PRODUCTION:
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     SECURE_SSL_REDIRECT = env_bool("SSL_REDIRECT", True)
-    # A load balancer probes over plain HTTP inside the network.
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+    # Probes and the metrics scrape come over plain HTTP inside the network.
+    SECURE_REDIRECT_EXEMPT = PLAIN_HTTP_PATHS
     SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_bool("HSTS_PRELOAD", True)
@@ -334,14 +336,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "reconcile_app.tasks.bulk_jobs_sweep_task",
         "schedule": float(env_int("SWEEP_EFFECTS_EVERY_SECONDS", 30)),
     },
-    "sweep-lost-work": {
-        "task": "reconcile_app.tasks.lost_work_sweep_task",
-        "schedule": 60.0,
-    },
-    "expire-quarantines": {
-        "task": "reconcile_app.tasks.quarantines_expire_task",
-        "schedule": 60.0,
-    },
+    "sweep-lost-work": {"task": "reconcile_app.tasks.lost_work_sweep_task", "schedule": 60.0},
+    "expire-quarantines": {"task": "reconcile_app.tasks.quarantines_expire_task", "schedule": 60.0},
     "expire-memories": {
         "task": "reconcile_app.tasks.memories_expire_task",
         "schedule": float(env_int("EXPIRE_MEMORIES_EVERY_SECONDS", 900)),

@@ -179,6 +179,8 @@ def test_serves_with_production_settings_and_stops_on_sigterm(private_redis, tmp
         RECONCILE_SECRET_KEY=SECRET,
         RECONCILE_VAR_DIR=str(tmp_path / "var"),
         RECONCILE_SSL_REDIRECT="0",
+        # The public name only, as docs/deploy.md has it: serve still probes 127.0.0.1.
+        RECONCILE_ALLOWED_HOSTS="reconcile.example.org",
         RECONCILE_METRICS_TOKEN="serve-test-scrape-token",
         # Copies only: compressing plotly.js is test_staticfiles's business, not this one's.
         RECONCILE_STATICFILES_STORAGE="django.contrib.staticfiles.storage.StaticFilesStorage",
@@ -201,8 +203,12 @@ def test_serves_with_production_settings_and_stops_on_sigterm(private_redis, tmp
         # it ready: database, cache, broker and worker all answer.
         wait_until(lambda: get(f"{url}/readyz")[0] == 200, 30, "ready", serve, output)
         # Production settings: cookies are for HTTPS only (RECONCILE_SECURE_COOKIES).
-        with urllib.request.urlopen(f"{url}/accounts/login/", timeout=5) as login:
+        public = urllib.request.Request(
+            f"{url}/accounts/login/", headers={"Host": "reconcile.example.org"}
+        )
+        with urllib.request.urlopen(public, timeout=5) as login:
             assert "; Secure" in login.headers["Set-Cookie"]
+        assert get(f"{url}/accounts/login/")[0] == 400  # by its address: not a public name
         status, body = get(f"{url}/metrics", Authorization="Bearer serve-test-scrape-token")
         assert status == 200
         assert 'route="/healthz",status="200"' in body

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import gc
 import os
-from contextvars import Token
+from contextvars import ContextVar, Token
 from typing import Any
 
 from celery import Celery
 from celery.signals import before_task_publish, task_postrun, task_prerun, worker_process_init
 
 from config.heartbeat import WorkerHeartbeat
-from config.logs import request_id_var
+from config.logs import principal_var, request_id_var
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -42,32 +42,42 @@ def pool_process_garbage_baseline(**kwargs: Any) -> None:
     gc.collect()
 
 
-REQUEST_ID_HEADER = "request_id"
+# A task logs under the request that queued it: its id and who asked (config/logs.py). Each
+# travels in the message's headers under the name of its log field.
+CARRIED: tuple[ContextVar[str], ...] = (request_id_var, principal_var)
+REQUEST_ID_HEADER = request_id_var.name
 
 
 @before_task_publish.connect
 def request_id_to_message(headers: dict[str, Any] | None = None, **kwargs: Any) -> None:
-    """The request (or task) that queues a task hands its id on in the message."""
-    request_id = request_id_var.get()
-    if headers is not None and request_id:
-        headers.setdefault(REQUEST_ID_HEADER, request_id)
+    """The request (or task) that queues a task hands its id and principal on in the message."""
+    if headers is None:
+        return
+    for variable in CARRIED:
+        if value := variable.get():
+            headers.setdefault(variable.name, value)
 
 
-# Restored after each task, so an eager task inside a request leaves the request's id.
-_previous_ids: dict[str, Token[str]] = {}
+# Restored after each task, so an eager task inside a request leaves the request's own.
+_previous: dict[str, list[Token[str]]] = {}
 
 
 @task_prerun.connect
 def request_id_from_message(task_id: str = "", task: Any = None, **kwargs: Any) -> None:
-    """A task logs under the id of the request that queued it (an eager task under the
-    request it runs in; else its own task id)."""
+    """A task logs under the id and principal of the request that queued it (an eager task
+    under the request it runs in; else its own task id and no principal)."""
     request = getattr(task, "request", None)
-    carried = request.get(REQUEST_ID_HEADER) if request is not None else None
-    _previous_ids[task_id] = request_id_var.set(carried or request_id_var.get() or task_id)
+
+    def carried(variable: ContextVar[str]) -> str:
+        return (request.get(variable.name) if request is not None else None) or ""
+
+    _previous[task_id] = [
+        request_id_var.set(carried(request_id_var) or request_id_var.get() or task_id),
+        principal_var.set(carried(principal_var) or principal_var.get()),
+    ]
 
 
 @task_postrun.connect
 def request_id_restore(task_id: str = "", **kwargs: Any) -> None:
-    token = _previous_ids.pop(task_id, None)
-    if token is not None:
-        request_id_var.reset(token)
+    for token in reversed(_previous.pop(task_id, [])):
+        token.var.reset(token)

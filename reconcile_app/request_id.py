@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from config.logs import principal_var, request_id_var
 
 HEADER = "HTTP_X_REQUEST_ID"
-_SAFE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_SAFE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 class RequestIdMiddleware:
@@ -21,7 +21,7 @@ class RequestIdMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.META.get(HEADER, "")
         # Accept a caller's id only if it is harmless to log; otherwise mint one.
-        request_id = incoming if _SAFE.match(incoming) else uuid.uuid4().hex
+        request_id = incoming if _SAFE.fullmatch(incoming) else uuid.uuid4().hex
         request.request_id = request_id  # type: ignore[attr-defined]
         # Log lines of this request carry its id (config/logs.py). Set, not reset: Django
         # logs a 4xx/5xx after the middleware has returned, and the next request on this

@@ -95,6 +95,15 @@ def test_a_request_logs_under_its_id_and_its_agent(agent, estate, written):
     assert (entry["request_id"], entry["principal"]) == ("req-log-1", "collections-agent")
 
 
+@pytest.mark.parametrize("sent", ["req-1\n", "req 1", "x" * 65, "", "réq-1"])
+def test_a_request_id_unsafe_to_log_is_replaced_by_a_minted_one(agent, estate, sent):
+    # A trailing newline passed the old `^...$` (which `$` allows before a final newline): a
+    # forged line in any text log that echoes the id.
+    response = agent.client.get("/api/v1/snapshots/snap_missing", HTTP_X_REQUEST_ID=sent)
+    assert response["X-Request-ID"] != sent
+    assert len(response["X-Request-ID"]) == 32 and response["X-Request-ID"].isalnum()
+
+
 def test_a_person_is_named_on_the_console(operator, written, db):
     from django.test import Client
 
@@ -107,17 +116,19 @@ def test_a_person_is_named_on_the_console(operator, written, db):
     assert emitted(written, "django.request")[-1]["request_id"] not in ("", "req-log-2")
 
 
-@pytest.mark.parametrize("carried", ["req-queued", None])
+@pytest.mark.parametrize("carried", [("req-queued", "collections-agent"), None])
 def test_a_task_logs_under_the_request_that_queued_it(carried):
     headers: dict = {}
-    token = request_id_var.set("req-queued")
+    tokens = request_id_var.set("req-queued"), principal_var.set("collections-agent")
     request_id_to_message(headers=headers)
-    request_id_var.reset(token)
-    assert headers == {"request_id": "req-queued"}
+    request_id_var.reset(tokens[0])
+    principal_var.reset(tokens[1])
+    assert headers == {"request_id": "req-queued", "principal": "collections-agent"}
 
-    message = {"request_id": carried} if carried else {}
+    message = dict(zip(("request_id", "principal"), carried, strict=True)) if carried else {}
     task = SimpleNamespace(request=SimpleNamespace(get=message.get, id="task-7"))
     request_id_from_message(task_id="task-7", task=task)
-    assert request_id_var.get() == (carried or "task-7")
+    # Carried: the request's; else the task's own id and no one.
+    assert (request_id_var.get(), principal_var.get()) == (carried or ("task-7", ""))
     request_id_restore(task_id="task-7")
-    assert request_id_var.get() == ""
+    assert (request_id_var.get(), principal_var.get()) == ("", "")

@@ -302,7 +302,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
 else:
     # Keep task_time_limit below the visibility timeout, or Redis redelivers running tasks.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    # kombu reads Redis without a timeout unless told: a broker that accepts and never answers
+    # would hold a request's publish for good (with the default 3 retries: 20 s at most).
+    BROKER_SOCKET_TIMEOUTS = dict.fromkeys(("socket_timeout", "socket_connect_timeout"), 5)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, **BROKER_SOCKET_TIMEOUTS}
 # Nothing reads a task's return value (every outcome is a row of the domain: an effect's
 # status, a run's report), so none is stored.
 CELERY_TASK_IGNORE_RESULT = True

@@ -19,6 +19,7 @@ from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
 from reconcile_app.canonical import rfc3339
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
+from reconcile_app.services.enqueue import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -130,7 +131,7 @@ def drill_run_enqueue(*, kind: str, parameters: dict[str, Any], started_by: Any 
             object_ref=str(run.pk),
             after={"kind": kind, "parameters": parameters},
         )
-        transaction.on_commit(lambda: execute_drill_run.delay(run.pk))
+        enqueue_on_commit(execute_drill_run, run.pk, swept=False)
     return run
 
 

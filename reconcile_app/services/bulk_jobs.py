@@ -19,7 +19,6 @@ import logging
 import secrets
 import time
 from datetime import timedelta
-from functools import partial
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -54,6 +53,7 @@ from reconcile_app.services.effects import (
     effect_resolve_unknown,
 )
 from reconcile_app.services.effects.state import source_held
+from reconcile_app.services.enqueue import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -186,7 +186,7 @@ def bulk_job_create(
         from reconcile_app.tasks import bulk_job_run_task
 
         job_id = job.job_id
-        transaction.on_commit(lambda: bulk_job_run_task.delay(job_id))
+        enqueue_on_commit(bulk_job_run_task, job_id)
     return job
 
 
@@ -208,7 +208,7 @@ def bulk_job_run(*, job_id: str, budget_seconds: float = RUN_BUDGET_SECONDS) -> 
         if index and time.monotonic() - started > budget_seconds:
             from reconcile_app.tasks import bulk_job_run_task
 
-            transaction.on_commit(lambda: bulk_job_run_task.delay(job_id))
+            enqueue_on_commit(bulk_job_run_task, job_id)
             job.refresh_from_db()
             return job
         if job.kind == BulkJobKind.CONTRADICTIONS:
@@ -248,7 +248,7 @@ def bulk_jobs_sweep(*, now: Any = None, stale_seconds: int = BULK_JOB_STALE_SECO
             ).update(heartbeat_at=now, requeues=F("requeues") + 1)
             if moved:
                 logger.warning("bulk job %s quiet since %s: queued again", job_id, heartbeat_at)
-                transaction.on_commit(partial(bulk_job_run_task.delay, job_id))
+                enqueue_on_commit(bulk_job_run_task, job_id)
                 requeued += 1
     return requeued
 

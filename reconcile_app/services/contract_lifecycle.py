@@ -22,6 +22,7 @@ from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
 from reconcile_app.models import Contract, ContractActivation
 from reconcile_app.roles import has_role
 from reconcile_app.services.audit import audit_record
+from reconcile_app.services.enqueue import enqueue_on_commit
 from reconcile_app.services.release_gates import release_gates_run
 
 RELEASE_GATE_FAILED = "release_gate_failed"
@@ -56,7 +57,7 @@ def contract_activation_request(
         from reconcile_app.tasks import contract_activation_task
 
         activation_id = activation.activation_id
-        transaction.on_commit(lambda: contract_activation_task.delay(activation_id))
+        enqueue_on_commit(contract_activation_task, activation_id)
     return activation
 
 

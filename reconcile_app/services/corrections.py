@@ -15,6 +15,7 @@ from reconcile_app.errors import Conflict, NotFound, ValidationFailed
 from reconcile_app.models import Correction, DecisionSnapshot, EvidenceEntry, SnapshotTaint
 from reconcile_app.selectors.lineage import evidence_roots
 from reconcile_app.services.audit import audit_record
+from reconcile_app.services.enqueue import enqueue_on_commit
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.principals import principal_for_user
 
@@ -73,7 +74,7 @@ def correction_create(
         if size <= INLINE_LIMIT:
             correction_complete(correction_id=correction.correction_id)
         else:
-            transaction.on_commit(lambda: correction_complete_task.delay(correction.correction_id))
+            enqueue_on_commit(correction_complete_task, correction.correction_id)
     correction.refresh_from_db()
     return correction
 

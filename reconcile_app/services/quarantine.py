@@ -29,6 +29,7 @@ from reconcile_app.models import (
 )
 from reconcile_app.selectors.lineage import memory_class_roots, memory_roots
 from reconcile_app.services.audit import audit_record
+from reconcile_app.services.enqueue import enqueue_on_commit
 
 ACTIVE = (QuarantineStatus.APPLYING, QuarantineStatus.APPLIED)
 MEMORY_CLASS = re.compile(r"^[-a-zA-Z0-9_]{1,100}$")
@@ -194,7 +195,7 @@ def quarantine_create(
             request_id=request_id,
             after={"scope": scope, "target": target, "status": quarantine.status},
         )
-        transaction.on_commit(lambda: quarantine_apply_task.delay(quarantine.quarantine_id))
+        enqueue_on_commit(quarantine_apply_task, quarantine.quarantine_id)
     return quarantine
 
 

@@ -43,6 +43,7 @@ from reconcile_app.services.effects.state import (
     effect_mark_sent,
     effect_reload,
 )
+from reconcile_app.services.enqueue import enqueue_on_commit
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.provenance import effect_lineage
 from reconcile_app.services.quarantine import source_check
@@ -349,7 +350,7 @@ def _mark_unknown(effect: Effect, detail: str, *, code: str = "timeout") -> Effe
         # Read back before the commit: the answer to this request is "unknown", whatever
         # the resolution queued below finds later.
         effect_reload(effect)
-        transaction.on_commit(lambda: effect_resolve_task.delay(effect.pk))
+        enqueue_on_commit(effect_resolve_task, effect.pk)
     return effect
 
 

@@ -28,6 +28,7 @@ from reconcile_app.services.effects.state import (
     effect_locked,
     source_held,
 )
+from reconcile_app.services.enqueue import enqueue_on_commit
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.sources import LookupOutcome, adapter_for
 
@@ -154,7 +155,7 @@ def effect_resolve_manually(
         if accepted:
             from reconcile_app.tasks import effect_readback_task
 
-            transaction.on_commit(lambda: effect_readback_task.delay(effect.pk))
+            enqueue_on_commit(effect_readback_task, effect.pk)
         effect_event(
             effect,
             "manual_resolution",
@@ -207,5 +208,5 @@ def effect_request_check(*, idempotency_key: str, actor: Any, request_id: str = 
             before={"status": effect.status},
             after={"status": effect.status, "queued": check},
         )
-        transaction.on_commit(lambda: task.delay(effect.pk))
+        enqueue_on_commit(task, effect.pk)
     return effect

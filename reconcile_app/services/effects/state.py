@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from reconcile_app.choices import EffectStatus, EvidenceKind
 from reconcile_app.models import Effect, EffectEvent
+from reconcile_app.services.enqueue import enqueue_on_commit
 from reconcile_app.services.evidence import evidence_append
 
 # Seconds before the sweep re-enqueues a readback that has not concluded.
@@ -175,6 +176,6 @@ def effect_accept(
             generated_by=effect.idempotency_key,
         )
         effect_event(effect, via, {"receipt": receipt}, evidence_id=entry.evidence_id, actor=actor)
-        transaction.on_commit(lambda: effect_readback_task.delay(effect.pk))
+        enqueue_on_commit(effect_readback_task, effect.pk)
         effect_reload(effect)
     return effect

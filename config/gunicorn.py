@@ -17,6 +17,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from config import gunicorn_errors
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 MULTIPROC_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -32,6 +34,10 @@ access_log_format = (
     '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" %(M)sms '
     "request_id=%({x-request-id}o)s"
 )
+
+
+# Requests gunicorn itself refuses are answered in problem+json, not its HTML page.
+gunicorn_errors.install()
 
 
 def multiproc_dir_reset(directory: Path) -> None:

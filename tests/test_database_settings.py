@@ -11,7 +11,7 @@ from config.database import (
     POSTGRESQL_CONNECT_TIMEOUT_SECONDS,
     database_settings,
 )
-from tests.silent_server import silent_listener
+from tests.listeners import silent_listener
 
 URL = "postgres://reconcile@db.internal:5432/reconcile"
 

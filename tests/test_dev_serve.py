@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import connection
 
 from drills_app.procfs import descendants
+from tests.listeners import free_port
 from tests.reconcile_app.effects.celery_workers import _test_database_url
 
 BASE_DIR = Path(settings.BASE_DIR)
@@ -97,12 +98,6 @@ def test_bad_options_are_refused_before_anything_starts(args, message):
 
 
 # --- a real start and stop ----------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

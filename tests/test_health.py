@@ -17,7 +17,7 @@ from kombu import Connection
 from config import health, heartbeat
 from config.celery import app
 from config.heartbeat import WorkerHeartbeat
-from tests.silent_server import silent_listener
+from tests.listeners import silent_listener
 
 CHECKS = {"database", "cache", "broker", "worker"}
 

@@ -20,8 +20,8 @@ from reconcile_app.choices import EffectStatus
 from reconcile_app.models import Effect
 from reconcile_app.services.effects import effects_sweep
 from tests.fresh_interpreter import fresh_python
+from tests.listeners import silent_listener
 from tests.reconcile_app.effects.conftest import commit, reconcile
-from tests.silent_server import silent_listener
 
 
 @pytest.fixture

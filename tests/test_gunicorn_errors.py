@@ -1,0 +1,96 @@
+"""Requests gunicorn refuses before the application sees them are answered in problem+json
+with a stable code, never gunicorn's HTML page (config/gunicorn_errors.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from tests.listeners import free_port
+
+BASE_DIR = Path(settings.BASE_DIR)
+GUNICORN = str(Path(sys.executable).parent / "gunicorn")
+
+
+@pytest.fixture(scope="module")
+def gunicorn(tmp_path_factory) -> Iterator[int]:
+    """The product's gunicorn, as `./dev serve` starts it, with one worker."""
+    port = free_port()
+    env = {**os.environ, "RECONCILE_VAR_DIR": str(tmp_path_factory.mktemp("var"))}
+    command = [GUNICORN, "-c", "config/gunicorn.py", "config.wsgi", "--workers", "1"]
+    server = subprocess.Popen(
+        [*command, "--bind", f"127.0.0.1:{port}"],
+        cwd=BASE_DIR,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and server.poll() is None:
+            if _answer(port, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"):
+                break
+            time.sleep(0.2)
+        yield port
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _answer(port: int, raw: bytes) -> bytes:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            conn.sendall(raw)
+            received = b""
+            while chunk := conn.recv(65536):
+                received += chunk
+            return received
+    except OSError:
+        return b""
+
+
+def _problem(answer: bytes) -> tuple[int, str, dict]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers["Content-Type"], json.loads(body)
+
+
+@pytest.mark.parametrize(
+    ("raw", "status", "code"),
+    [
+        (
+            b"GET /api/v1/" + b"a" * 5000 + b" HTTP/1.1\r\nHost: localhost\r\n\r\n",
+            414,
+            "request_line_too_long",
+        ),
+        (
+            b"GET /api/v1/snapshots HTTP/1.1\r\nHost: localhost\r\nNo colon here\r\n\r\n",
+            400,
+            "malformed_request",
+        ),
+        (
+            b"GET /api/v1/snapshots HTTP/1.1\r\nHost: localhost\r\n"
+            + b"".join(b"X-H%d: v\r\n" % n for n in range(120))
+            + b"\r\n",
+            431,
+            "request_headers_too_large",
+        ),
+    ],
+)
+def test_a_request_gunicorn_refuses_is_answered_in_problem_json(gunicorn, raw, status, code):
+    answer = _answer(gunicorn, raw)
+    assert b"<html" not in answer.lower()
+    found_status, content_type, problem = _problem(answer)
+    assert (found_status, content_type) == (status, "application/problem+json")
+    assert problem["code"] == code and problem["status"] == status
+    assert problem["type"].endswith(f"/problems/{code}") and problem["detail"]

@@ -3,6 +3,8 @@ every other path keeps ALLOWED_HOSTS and the redirect to HTTPS (config/any_host.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from django.core.cache import cache
 from django.test import Client
@@ -17,7 +19,7 @@ DIRECT_HOSTS = ["10.0.3.7:8000", "web1.internal:8000", "127.0.0.1:8000", "[fd00:
 
 
 @pytest.fixture
-def production_http(settings) -> Client:
+def production_http(settings) -> Iterator[Client]:
     """Production's host check and HTTPS redirect, as settings.py sets them."""
     settings.ALLOWED_HOSTS = [PUBLIC_NAME]
     settings.SECURE_SSL_REDIRECT = True

@@ -10,12 +10,14 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
+from redis.exceptions import RedisError
 
 from reconcile_app.api.problems import problem_json_response
 
 logger = logging.getLogger(__name__)
-# A locked SQLite database or a failed-over PostgreSQL is usually back within seconds.
-DATABASE_RETRY_AFTER_SECONDS = 5
+# A locked SQLite database or a failed-over PostgreSQL is usually back within seconds, as is
+# a restarted Redis.
+DATABASE_RETRY_AFTER_SECONDS = CACHE_RETRY_AFTER_SECONDS = 5
 
 
 class BodyLimitMiddleware:
@@ -110,6 +112,21 @@ class ApiProblemMiddleware:
             )
             # Nothing was written, so the same request may simply be sent again.
             response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+            return response
+        # The shared cache (Redis with services) holds the rate limits and the key-failure
+        # lockouts, which authentication and the throttle consult before any handler runs.
+        # Unreachable, it is an outage like the database's, not a fault in the request; and
+        # requests are refused rather than let through unthrottled and unlocked.
+        if isinstance(exception, RedisError):
+            logger.exception("cache error on %s", request.path)
+            response = problem_json_response(
+                status_code=503,
+                code="cache_unavailable",
+                title="Service unavailable",
+                detail="the shared cache (rate limits, lockouts) could not be reached; "
+                "nothing was written",
+            )
+            response["Retry-After"] = str(CACHE_RETRY_AFTER_SECONDS)
             return response
         logger.exception("unhandled error on %s", request.path)
         return problem_json_response(

@@ -32,13 +32,13 @@ class BearerKeyScheme(OpenApiAuthenticationExtension):
 PROBLEM_MEDIA = "application/problem+json"
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 # Codes any operation can answer, whatever it does: no or bad credentials, a body over the
-# size limit (decided on Content-Length, for any method), the rate limit, a database that
-# cannot be reached.
+# size limit (decided on Content-Length, for any method), the rate limit, a database or a
+# shared cache that cannot be reached.
 COMMON_CODES: dict[str, list[str]] = {
     "401": ["authentication_failed", "not_authenticated"],
     "413": ["payload_too_large"],
     "429": ["throttled"],
-    "503": ["database_unavailable"],
+    "503": ["cache_unavailable", "database_unavailable"],
 }
 # ... and those of an operation that takes a JSON body, or parameters (a filter that cannot
 # be applied, a NUL character in a path or query string).
@@ -60,6 +60,7 @@ RETRY_AFTER_CODES = {
     "current_authority_unavailable": "the owner did not answer (none when it answered "
     "without an owner, or keeps no history: a retry would not change that)",
     "database_unavailable": "nothing was written",
+    "cache_unavailable": "nothing was written",
     "source_quarantined": "sent when the quarantine has an end (`ends_at`)",
 }
 

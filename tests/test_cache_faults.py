@@ -1,0 +1,56 @@
+"""The shared cache going away: API requests get a clean 503 `cache_unavailable` and nothing
+is written. The cache holds the rate limits and key-failure lockouts that every API request
+consults first (Redis with services); unreachable, it was a 500 `internal_error` on every
+request."""
+
+from __future__ import annotations
+
+import pytest
+
+from reconcile_app.models import DecisionSnapshot
+from tests.listeners import free_port, silent_listener
+from tests.reconcile_app.effects.conftest import SUBJECT, collectible  # noqa: F401
+
+RECONCILE = {
+    "subject": SUBJECT,
+    "purpose": "collections",
+    "decision_class": "collections-contact-release",
+    "proposed_action": "release_collections_hold",
+}
+
+
+def _cache_at(settings, port: int) -> None:
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "config.cache.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{port}/1",
+            # A silent server costs the test a second, not redis-py's default five.
+            "OPTIONS": {"socket_timeout": 1, "socket_connect_timeout": 1},
+        }
+    }
+
+
+@pytest.mark.parametrize("cache_server", ["refusing", "silent"])
+def test_an_unreachable_cache_is_a_clean_503_and_writes_nothing(
+    collectible, agent, settings, cache_server
+):
+    if cache_server == "refusing":
+        _cache_at(settings, free_port())
+        response = agent.post("/api/v1/reconcile", RECONCILE)
+    else:
+        with silent_listener() as port:
+            _cache_at(settings, port)
+            response = agent.post("/api/v1/reconcile", RECONCILE)
+
+    assert response.status_code == 503, response.content
+    assert response["Content-Type"] == "application/problem+json"
+    assert response["Retry-After"] == "5"
+    problem = response.json()
+    assert problem["code"] == "cache_unavailable" and "could not be reached" in problem["detail"]
+    assert not DecisionSnapshot.objects.exists()
+
+
+def test_reads_are_refused_alike_not_let_through_unthrottled(agent, settings, db):
+    _cache_at(settings, free_port())
+    response = agent.get("/api/v1/snapshots")
+    assert (response.status_code, response.json()["code"]) == (503, "cache_unavailable")

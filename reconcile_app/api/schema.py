@@ -61,6 +61,7 @@ RETRY_AFTER_CODES = {
     "without an owner, or keeps no history: a retry would not change that)",
     "database_unavailable": "nothing was written",
     "cache_unavailable": "nothing was written",
+    "broker_unavailable": "the task queue refused the check; nothing was recorded",
     "source_quarantined": "sent when the quarantine has an end (`ends_at`)",
 }
 

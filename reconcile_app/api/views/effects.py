@@ -198,7 +198,12 @@ class EffectReadbackView(APIView):
         parameters=[KEY],
         request=None,
         responses={202: EffectOutput},
-        problems={**OPERATORS, **EFFECT_NOT_FOUND, 409: ["nothing_to_check"]},
+        problems={
+            **OPERATORS,
+            **EFFECT_NOT_FOUND,
+            409: ["nothing_to_check"],
+            503: ["broker_unavailable"],
+        },
     )
     def post(self, request: Request, key: str) -> Response:
         effect = effect_request_check(

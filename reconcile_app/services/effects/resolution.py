@@ -28,7 +28,7 @@ from reconcile_app.services.effects.state import (
     effect_locked,
     source_held,
 )
-from reconcile_app.services.enqueue import enqueue_on_commit
+from reconcile_app.services.enqueue import enqueue_on_commit, enqueue_or_refuse
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.sources import LookupOutcome, adapter_for
 
@@ -208,5 +208,7 @@ def effect_request_check(*, idempotency_key: str, actor: Any, request_id: str = 
             before={"status": effect.status},
             after={"status": effect.status, "queued": check},
         )
-        enqueue_on_commit(task, effect.pk)
+        # Queuing is the whole request: refused, nothing of it stays (the task reads the
+        # effect's row, which this transaction does not change).
+        enqueue_or_refuse(task, effect.pk)
     return effect

@@ -17,11 +17,11 @@ from celery.app.task import Task
 from kombu.exceptions import OperationalError
 
 from reconcile_app.choices import EffectStatus
-from reconcile_app.models import Effect
+from reconcile_app.models import AuditEvent, Effect, EffectEvent
 from reconcile_app.services.effects import effects_sweep
 from tests.fresh_interpreter import fresh_python
 from tests.listeners import silent_listener
-from tests.reconcile_app.effects.conftest import commit, reconcile
+from tests.reconcile_app.effects.conftest import commit, reconcile, released
 
 
 @pytest.fixture
@@ -83,3 +83,19 @@ def test_a_redis_broker_that_never_answers_fails_a_publish_in_seconds(tmp_path):
     word, kind, seconds = out.split()
     assert (word, kind) == ("refused", "OperationalError")
     assert int(seconds) <= 25  # socket timeouts of 5 s, four attempts (Celery's retry policy)
+
+
+def test_a_check_the_broker_refuses_is_a_503_that_records_nothing(
+    agent, operator, collectible, django_capture_on_commit_callbacks, broker_refuses
+):
+    effect = released(agent, django_capture_on_commit_callbacks, "k-broker-2")
+    events_before = EffectEvent.objects.filter(effect=effect).count()
+
+    response = operator.post(f"/api/v1/effects/{effect.idempotency_key}/readback", {})
+
+    assert response.status_code == 503, response.content
+    assert response["Retry-After"] == "5"
+    assert response.json()["code"] == "broker_unavailable"
+    # Queuing was the whole request: nothing says it was queued.
+    assert EffectEvent.objects.filter(effect=effect).count() == events_before
+    assert not AuditEvent.objects.filter(action="effect.readback").exists()

@@ -24,6 +24,7 @@ SQLITE_OPTIONS: dict[str, Any] = {
 # DATABASE_URL sets its own): without it, a server that accepts the connection and never
 # answers holds the request, or `/readyz`'s check, for good.
 POSTGRESQL_CONNECT_TIMEOUT_SECONDS = 5
+POSTGRESQL_TCP_USER_TIMEOUT_MS = 10_000
 # Connections are kept for a minute rather than opened per request. On PostgreSQL that saves
 # a connection's start-up; on SQLite it saves more than it sounds: a new connection reads the
 # whole schema again, and Django registers its SQL functions and runs the PRAGMAs on each.
@@ -56,6 +57,10 @@ def database_settings(
         # estimated huge, so lineage queries paid 15-150 ms of compilation for nothing.
         options.setdefault("options", "-c jit=off")
         options.setdefault("connect_timeout", POSTGRESQL_CONNECT_TIMEOUT_SECONDS)
+        # ...and a connection whose server stops acknowledging what is sent (a host gone, a
+        # partition) fails after this long, not after the kernel's ~15 minutes of retries.
+        # It bounds no query's run time: a server that acknowledges is waited for.
+        options.setdefault("tcp_user_timeout", POSTGRESQL_TCP_USER_TIMEOUT_MS)
         # Django's own cursors bind on the client and never prepare; the gate's snapshot
         # statement and its reads are bound by the server (config/prepared_cursor.py) and
         # prepared when the connection allows it. Django leaves `prepare_threshold` at None

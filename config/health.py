@@ -8,13 +8,14 @@ no versions, hosts or error texts for an anonymous caller to collect.
 
 A dependency that accepts a connection and never answers must not hold the probe: under
 gunicorn's sync workers a hung probe is a worker that serves nothing else, and a few of them
-stop `/healthz` too. So the checks run side by side, each in a thread of its own, and the
-answer comes after `READY_DEADLINE_SECONDS` at most: a check unfinished by then is
-unavailable. A thread cannot be stopped, so each check also has its own socket timeouts (the
-broker's here, the cache's in redis-py, the database's `connect_timeout` in
-config/database.py) that end it soon after; until it ends, later probes in this process count
-that check unavailable without starting another, so a hung dependency holds at most one
-thread per check.
+stop `/healthz` too. So each check runs on a thread of its own, kept for the process (with
+its own cache client, reused from probe to probe), and the answer
+comes after `READY_DEADLINE_SECONDS` at most: a check unfinished by then is unavailable.
+A probe that finds a check already running (another probe's, in a threaded server) waits for
+that run if it is younger than the deadline; a run older than that is hung, and counts
+unavailable at once. A thread cannot be stopped, so each check also has its own timeouts
+(the broker's socket timeouts here, the cache's in redis-py, the database's connect and TCP
+timeouts in config/database.py) that end a hung run soon after.
 
 A worker records its heartbeat in the cache every 15 s (config/heartbeat.py): the cache is
 shared by every process (a directory in the embedded mode, Redis with services).
@@ -23,12 +24,14 @@ shared by every process (a directory in the embedded mode, Redis with services).
 from __future__ import annotations
 
 import logging
+import os
+import queue
 import threading
 import time
 from collections.abc import Callable
 
 from django.core.cache import cache
-from django.db import connection, connections
+from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
@@ -79,51 +82,79 @@ CHECKS: dict[str, Callable[[], bool]] = {
 }
 
 
-class _CheckRun(threading.Thread):
-    """One check in a daemon thread (never joined at exit: it may be the hung one)."""
+class _Run:
+    """One run of one check: when it started, and its result once `done` is set."""
 
-    def __init__(self, name: str, check: Callable[[], bool]) -> None:
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.done = threading.Event()
+        self.passed = False
+
+
+class _Checker(threading.Thread):
+    """Runs one check, one run at a time, for as long as the process lives (a daemon: never
+    joined at exit, as it may be the hung one)."""
+
+    def __init__(self, name: str) -> None:
         super().__init__(name=f"readyz-{name}", daemon=True)
-        self.check_name, self.check, self.passed = name, check, False
+        self.check_name = name
+        self.runs: queue.SimpleQueue[_Run] = queue.SimpleQueue()
 
     def run(self) -> None:
-        try:
-            self.passed = bool(self.check())
-        except Exception:  # any failure of a dependency is "unavailable", never a 500
-            self.passed = False
-        finally:
-            # This thread's own database connection (Django's are per thread) ends with it.
-            connections.close_all()
-            with _running_lock:
-                _running.pop(self.check_name, None)
+        while True:
+            run = self.runs.get()
+            try:
+                run.passed = bool(CHECKS[self.check_name]())
+            except Exception:  # any failure of a dependency is "unavailable", never a 500
+                run.passed = False
+            finally:
+                # A new database connection per run (the database check's only): one kept
+                # by this thread would be a session no request ever renews or ends.
+                connection.close()
+                run.done.set()
 
 
-# The checks of this process still running, by name: at most one run of each at a time.
-_running: dict[str, _CheckRun] = {}
-_running_lock = threading.Lock()
+_lock = threading.Lock()
+_checkers: dict[str, _Checker] = {}
+_current: dict[str, _Run] = {}
+_checkers_pid = 0
+
+
+def _run_of(name: str, deadline_seconds: float) -> _Run | None:
+    """The run this probe waits for: the running one if it is younger than the deadline,
+    else a new one; None for a hung run. Called under `_lock`."""
+    running = _current.get(name)
+    if running is not None and not running.done.is_set():
+        return running if time.monotonic() - running.started < deadline_seconds else None
+    if name not in _checkers:
+        _checkers[name] = _Checker(name)
+        _checkers[name].start()
+    _current[name] = run = _Run()
+    _checkers[name].runs.put(run)
+    return run
 
 
 def checks_running() -> set[str]:
-    """The checks an earlier probe of this process started that have not ended yet."""
-    with _running_lock:
-        return set(_running)
+    """The checks of this process with a run not finished yet."""
+    with _lock:
+        return {name for name, run in _current.items() if not run.done.is_set()}
 
 
 def ready_checks(deadline_seconds: float) -> dict[str, bool]:
-    """Every check's result within one deadline; unfinished and still-hung checks fail."""
-    started: list[_CheckRun] = []
-    with _running_lock:
-        for name, check in CHECKS.items():
-            if name not in _running:
-                _running[name] = _CheckRun(name, check)
-                started.append(_running[name])
-    for run in started:
-        run.start()
+    """Every check's result within one deadline; unfinished and hung checks fail."""
+    global _checkers_pid
+    with _lock:
+        if _checkers_pid != os.getpid():  # a forked child has none of its parent's threads
+            _checkers.clear()
+            _current.clear()
+            _checkers_pid = os.getpid()
+        runs = {name: _run_of(name, deadline_seconds) for name in CHECKS}
     until = time.monotonic() + deadline_seconds
-    for run in started:
-        run.join(max(0.0, until - time.monotonic()))
-    finished = {run.check_name: run.passed for run in started if not run.is_alive()}
-    return {name: finished.get(name, False) for name in CHECKS}
+    passed = {}
+    for name, run in runs.items():
+        finished = run is not None and run.done.wait(max(0.0, until - time.monotonic()))
+        passed[name] = finished and run is not None and run.passed
+    return passed
 
 
 @never_cache

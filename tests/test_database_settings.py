@@ -28,6 +28,8 @@ def test_postgresql_prepares_the_gates_statement_unless_told_not_to():
     # Behind a transaction pooler that cannot hold prepared statements.
     assert "prepare_threshold" not in _options(postgresql_prepared_statements=False)
     assert _options()["options"] == "-c jit=off"
+    # A server that stops acknowledging fails the connection in 10 s, not ~15 minutes.
+    assert _options()["tcp_user_timeout"] == 10_000
 
 
 def test_sqlite_keeps_its_connections_however_it_is_named(tmp_path):

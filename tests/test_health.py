@@ -190,3 +190,29 @@ def test_a_broker_and_cache_that_accept_and_never_answer_are_unavailable_in_time
         # Their own socket timeouts end the threads while the server still says nothing:
         # a hung dependency does not keep threads for good.
         assert _until_no_check_runs(20) == set()
+
+
+def test_probes_at_once_share_the_runs_and_keep_one_thread_per_check(db, worker_alive, monkeypatch):
+    # A threaded server (gthread workers) answers a load balancer's and an orchestrator's
+    # probes at the same time: the second waits for the runs the first started, rather
+    # than counting them unavailable.
+    def slow_ok() -> bool:
+        time.sleep(0.2)
+        return True
+
+    for name in CHECKS:
+        monkeypatch.setitem(health.CHECKS, name, slow_ok)
+    answers: list[dict[str, bool]] = []
+    probes = [
+        threading.Thread(target=lambda: answers.append(health.ready_checks(2.0))) for _ in range(2)
+    ]
+    for probe in probes:
+        probe.start()
+    for probe in probes:
+        probe.join(10)
+
+    assert answers == [dict.fromkeys(CHECKS, True)] * 2
+    for _ in range(5):
+        health.ready_checks(2.0)
+    readiness_threads = [t for t in threading.enumerate() if t.name.startswith("readyz-")]
+    assert sorted(t.name for t in readiness_threads) == sorted(f"readyz-{n}" for n in CHECKS)

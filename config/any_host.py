@@ -29,7 +29,10 @@ class AnyHostMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path_info in ANY_HOST_PATHS:
+        # `path`, not `path_info`: SecurityMiddleware's exemption is matched against `path`,
+        # and the two differ under a SCRIPT_NAME prefix, where a redirect exempt on one and
+        # not the other would carry the unchecked Host into its Location.
+        if request.path in ANY_HOST_PATHS:
             # The header as sent, unchecked: HttpRequest.get_host without the ALLOWED_HOSTS test.
             request.get_host = request._get_raw_host  # type: ignore[method-assign,attr-defined]
         return self.get_response(request)

@@ -59,3 +59,11 @@ def test_every_other_path_is_still_redirected_to_https(production_http, db):
     assert response["Location"] == f"https://{PUBLIC_NAME}/accounts/login/"
     for path in ("/healthz", "/readyz"):
         assert production_http.get(path, HTTP_HOST=PUBLIC_NAME).status_code == 200
+
+
+def test_under_a_script_name_prefix_the_host_is_checked_as_for_any_path(production_http, db):
+    # SecurityMiddleware's exemption sees the prefixed path; were the Host taken unchecked
+    # here, the redirect to HTTPS would carry it into its Location.
+    response = production_http.get("/healthz", SCRIPT_NAME="/reconcile", HTTP_HOST="evil.example")
+    assert response.status_code == 400
+    assert "Location" not in response

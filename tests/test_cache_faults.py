@@ -6,8 +6,10 @@ request."""
 from __future__ import annotations
 
 import pytest
+from redis import exceptions as redis_errors
 
 from reconcile_app.models import DecisionSnapshot
+from reconcile_app.services import principals
 from tests.listeners import free_port, silent_listener
 from tests.reconcile_app.effects.conftest import SUBJECT, collectible  # noqa: F401
 
@@ -54,3 +56,22 @@ def test_reads_are_refused_alike_not_let_through_unthrottled(agent, settings, db
     _cache_at(settings, free_port())
     response = agent.get("/api/v1/snapshots")
     assert (response.status_code, response.json()["code"]) == (503, "cache_unavailable")
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "code"),
+    [
+        (redis_errors.ReadOnlyError("a replica after failover"), 503, "cache_unavailable"),
+        (redis_errors.BusyLoadingError("loading the dataset"), 503, "cache_unavailable"),
+        # A fault to see and fix, not an outage to wait out.
+        (redis_errors.AuthenticationError("invalid password"), 500, "internal_error"),
+        (redis_errors.ResponseError("ERR Error running script"), 500, "internal_error"),
+    ],
+)
+def test_only_a_cache_out_of_reach_is_unavailable(agent, db, monkeypatch, error, status, code):
+    def failing(**kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr(principals, "api_key_note_use", failing)
+    response = agent.get("/api/v1/snapshots")
+    assert (response.status_code, response.json()["code"]) == (status, code)

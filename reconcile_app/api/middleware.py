@@ -10,7 +10,9 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
-from redis.exceptions import RedisError
+from redis.exceptions import AuthenticationError, ReadOnlyError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from reconcile_app.api.problems import problem_json_response
 
@@ -117,7 +119,11 @@ class ApiProblemMiddleware:
         # lockouts, which authentication and the throttle consult before any handler runs.
         # Unreachable, it is an outage like the database's, not a fault in the request; and
         # requests are refused rather than let through unthrottled and unlocked.
-        if isinstance(exception, RedisError):
+        # Only a Redis that cannot be reached, is still loading, has gone read-only (a failover)
+        # or times out: a wrong password or a failing script is a fault to see and fix.
+        if isinstance(
+            exception, RedisConnectionError | RedisTimeoutError | ReadOnlyError
+        ) and not isinstance(exception, AuthenticationError):
             logger.exception("cache error on %s", request.path)
             response = problem_json_response(
                 status_code=503,

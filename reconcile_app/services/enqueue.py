@@ -22,11 +22,15 @@ from typing import Any
 
 from celery import Task
 from django.db import transaction
-from kombu.exceptions import OperationalError as BrokerUnavailable
+from kombu.exceptions import OperationalError
 
 from reconcile_app.errors import DomainError
 
 logger = logging.getLogger(__name__)
+# What publishing raises when the broker cannot take a message: kombu turns a refused or
+# silent Redis (after Celery's retries) and the embedded broker's unwritable folder alike into
+# its OperationalError. Not a message that cannot be encoded: that is a fault to fix.
+BrokerUnavailable = OperationalError
 # A restarted Redis is usually back within seconds.
 BROKER_RETRY_AFTER_SECONDS = 5
 

@@ -8,14 +8,17 @@ if nothing had happened, though the owner had executed the command.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from datetime import timedelta
 
 import pytest
 from celery.app.task import Task
+from django.conf import settings
 from kombu.exceptions import OperationalError
 
+from config import broker
 from reconcile_app.choices import EffectStatus
 from reconcile_app.models import AuditEvent, Effect, EffectEvent
 from reconcile_app.services.effects import effects_sweep
@@ -99,3 +102,22 @@ def test_a_check_the_broker_refuses_is_a_503_that_records_nothing(
     # Queuing was the whole request: nothing says it was queued.
     assert EffectEvent.objects.filter(effect=effect).count() == events_before
     assert not AuditEvent.objects.filter(action="effect.readback").exists()
+
+
+@pytest.mark.skipif(
+    not settings.CELERY_BROKER_URL.startswith("filesystem://"), reason="the embedded broker"
+)
+@pytest.mark.django_db(transaction=True)
+def test_the_embedded_brokers_folder_refusing_a_message_leaves_the_answer_alone(
+    agent, collectible, monkeypatch
+):
+    def disk_full(source: str, target: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    snapshot = reconcile(agent)
+    monkeypatch.setattr(broker.os, "replace", disk_full)
+    response = commit(agent, snapshot, "release_collections_hold", "released", "k-broker-3")
+
+    assert response.status_code == 201, response.content
+    effect = Effect.objects.get(idempotency_key="k-broker-3")
+    assert effect.status == EffectStatus.ACCEPTED and effect.next_check_at is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from celery.app.task import Task
 from django.test import Client
 
 from reconcile_app.console.mixins import MAX_POLLS
@@ -20,14 +21,16 @@ STATUS_QUERIES = 5
 
 
 def test_run_readback_now_queues_the_check_and_the_panel_polls(
-    operator_browser, operator, unknown_effect, django_capture_on_commit_callbacks
+    operator_browser, operator, unknown_effect, monkeypatch
 ):
-    with django_capture_on_commit_callbacks() as queued:
-        response = operator_browser.post(
-            "/effects/u-1/check/", HTTP_HX_REQUEST="true", HTTP_X_REQUEST_ID="req-check-1"
-        )
+    sent: list[str] = []
+    monkeypatch.setattr(Task, "apply_async", lambda task, *args, **kwargs: sent.append(task.name))
+    response = operator_browser.post(
+        "/effects/u-1/check/", HTTP_HX_REQUEST="true", HTTP_X_REQUEST_ID="req-check-1"
+    )
     assert response.status_code == 200
-    assert len(queued) == 1  # the resolution task, enqueued once the transaction commits
+    # The resolution, sent with the request (services/enqueue.py: enqueue_or_refuse).
+    assert sent == ["reconcile_app.tasks.effect_resolve_task"]
     panel = response.content.decode().strip()
     assert panel.startswith('<section id="effect-status"')
     assert 'hx-trigger="every 2s"' in panel

@@ -45,7 +45,6 @@ def pool_process_garbage_baseline(**kwargs: Any) -> None:
 # A task logs under the request that queued it: its id and who asked (config/logs.py). Each
 # travels in the message's headers under the name of its log field.
 CARRIED: tuple[ContextVar[str], ...] = (request_id_var, principal_var)
-REQUEST_ID_HEADER = request_id_var.name
 
 
 @before_task_publish.connect

@@ -152,8 +152,8 @@ def ready_checks(deadline_seconds: float) -> dict[str, bool]:
     until = time.monotonic() + deadline_seconds
     passed = {}
     for name, run in runs.items():
-        finished = run is not None and run.done.wait(max(0.0, until - time.monotonic()))
-        passed[name] = finished and run is not None and run.passed
+        remaining = max(0.0, until - time.monotonic())
+        passed[name] = run is not None and run.done.wait(remaining) and run.passed
     return passed
 
 

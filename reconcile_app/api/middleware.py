@@ -17,9 +17,30 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from reconcile_app.api.problems import problem_json_response
 
 logger = logging.getLogger(__name__)
-# A locked SQLite database or a failed-over PostgreSQL is usually back within seconds, as is
-# a restarted Redis.
-DATABASE_RETRY_AFTER_SECONDS = CACHE_RETRY_AFTER_SECONDS = 5
+# A locked SQLite database, a failed-over PostgreSQL or a restarted Redis is usually back
+# within seconds.
+OUTAGE_RETRY_AFTER_SECONDS = 5
+
+
+def _outage_of(exception: Exception) -> tuple[str, str] | None:
+    """The 503 code and detail of a dependency out of reach, or None for a fault to see and
+    fix (a 500): a programming error, a wrong password, a failing script."""
+    # Only a database that cannot be reached or is locked is "unavailable".
+    if isinstance(exception, OperationalError | InterfaceError):
+        return "database_unavailable", (
+            "the database could not complete the request; nothing was written"
+        )
+    # The shared cache (Redis with services) holds the rate limits and key-failure lockouts
+    # that authentication and the throttle consult before any handler runs: unreachable,
+    # loading, read-only after a failover or timing out, requests are refused rather than
+    # let through unthrottled and unlocked.
+    if isinstance(
+        exception, RedisConnectionError | RedisTimeoutError | ReadOnlyError
+    ) and not isinstance(exception, AuthenticationError):
+        return "cache_unavailable", (
+            "the shared cache (rate limits, lockouts) could not be reached; nothing was written"
+        )
+    return None
 
 
 class BodyLimitMiddleware:
@@ -102,37 +123,15 @@ class ApiProblemMiddleware:
                 detail=str(exception),
                 limit=settings.RECONCILE_MAX_BODY_BYTES,
             )
-        # Only a database that cannot be reached or is locked is "unavailable"; programming
-        # errors stay 500s so they are seen and fixed.
-        if isinstance(exception, OperationalError | InterfaceError):
-            logger.exception("database error on %s", request.path)
+        outage = _outage_of(exception)
+        if outage is not None:
+            code, detail = outage
+            logger.exception("%s on %s", code, request.path)
             response = problem_json_response(
-                status_code=503,
-                code="database_unavailable",
-                title="Service unavailable",
-                detail="the database could not complete the request; nothing was written",
+                status_code=503, code=code, title="Service unavailable", detail=detail
             )
             # Nothing was written, so the same request may simply be sent again.
-            response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
-            return response
-        # The shared cache (Redis with services) holds the rate limits and the key-failure
-        # lockouts, which authentication and the throttle consult before any handler runs.
-        # Unreachable, it is an outage like the database's, not a fault in the request; and
-        # requests are refused rather than let through unthrottled and unlocked.
-        # Only a Redis that cannot be reached, is still loading, has gone read-only (a failover)
-        # or times out: a wrong password or a failing script is a fault to see and fix.
-        if isinstance(
-            exception, RedisConnectionError | RedisTimeoutError | ReadOnlyError
-        ) and not isinstance(exception, AuthenticationError):
-            logger.exception("cache error on %s", request.path)
-            response = problem_json_response(
-                status_code=503,
-                code="cache_unavailable",
-                title="Service unavailable",
-                detail="the shared cache (rate limits, lockouts) could not be reached; "
-                "nothing was written",
-            )
-            response["Retry-After"] = str(CACHE_RETRY_AFTER_SECONDS)
+            response["Retry-After"] = str(OUTAGE_RETRY_AFTER_SECONDS)
             return response
         logger.exception("unhandled error on %s", request.path)
         return problem_json_response(

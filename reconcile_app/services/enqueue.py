@@ -13,6 +13,10 @@ one twice at once would inject its faults twice): the log says to start it again
 Where queuing is the whole request (an operator's "check now"), there is nothing to stand
 behind: `enqueue_or_refuse` sends the message inside the transaction that records the
 request, so a refusal rolls the record back and answers 503 `broker_unavailable`.
+
+A refusal is kombu's OperationalError, into which it turns a refused or silent Redis (after
+Celery's retries) and the embedded broker's unwritable folder alike; a message that cannot be
+encoded is not one, and stays a fault to fix.
 """
 
 from __future__ import annotations
@@ -22,15 +26,11 @@ from typing import Any
 
 from celery import Task
 from django.db import transaction
-from kombu.exceptions import OperationalError
+from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from reconcile_app.errors import DomainError
 
 logger = logging.getLogger(__name__)
-# What publishing raises when the broker cannot take a message: kombu turns a refused or
-# silent Redis (after Celery's retries) and the embedded broker's unwritable folder alike into
-# its OperationalError. Not a message that cannot be encoded: that is a fault to fix.
-BrokerUnavailable = OperationalError
 # A restarted Redis is usually back within seconds.
 BROKER_RETRY_AFTER_SECONDS = 5
 

@@ -1,9 +1,8 @@
-"""Ports for tests: a free one, and a server that accepts connections and never answers.
+"""A server that accepts connections and never answers: a dependency hung, not down.
 
-A hung dependency is not a down one. A closed port fails at once and proves nothing about
-timeouts; a hung broker, cache or database accepts the connection (the kernel completes the
-handshake into the listen backlog) and then says nothing, which is what a client without a
-read timeout waits on for ever.
+A closed port fails at once and proves nothing about timeouts; a hung broker, cache, database
+or owner accepts the connection (the kernel completes the handshake into the listen backlog)
+and then says nothing, which is what a client without a read timeout waits on for ever.
 """
 
 from __future__ import annotations
@@ -23,10 +22,3 @@ def silent_listener() -> Iterator[int]:
         yield server.getsockname()[1]
     finally:
         server.close()
-
-
-def free_port() -> int:
-    """A port nothing listens on at the moment (127.0.0.1)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

@@ -8,9 +8,10 @@ from __future__ import annotations
 import pytest
 from redis import exceptions as redis_errors
 
+from drills_app.bench.common import free_port
 from reconcile_app.models import DecisionSnapshot
 from reconcile_app.services import principals
-from tests.listeners import free_port, silent_listener
+from tests.listeners import silent_listener
 from tests.reconcile_app.effects.conftest import SUBJECT, collectible  # noqa: F401
 
 RECONCILE = {

@@ -17,8 +17,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from drills_app.bench.common import free_port
 from drills_app.procfs import descendants
-from tests.listeners import free_port
 from tests.reconcile_app.effects.celery_workers import _test_database_url
 
 BASE_DIR = Path(settings.BASE_DIR)

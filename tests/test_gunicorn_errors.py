@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from tests.listeners import free_port
+from drills_app.bench.common import free_port
 
 BASE_DIR = Path(settings.BASE_DIR)
 GUNICORN = str(Path(sys.executable).parent / "gunicorn")

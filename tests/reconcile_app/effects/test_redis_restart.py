@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -30,6 +29,7 @@ from django.db import connection
 from django.utils import timezone
 
 from config.queues import READBACKS
+from drills_app.bench.common import free_port
 from reconcile_app.choices import EffectStatus
 from reconcile_app.models import Effect, EffectEvent
 from reconcile_app.services.effects import effects_sweep
@@ -62,17 +62,11 @@ CONCLUDED_BEFORE_RESTART = 4
 CONCLUDED = (EffectStatus.VERIFIED, EffectStatus.POSTCONDITION_FAILED)
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class RedisServer:
     """A private, memory-only redis-server on a loopback port; restartable on the same port."""
 
     def __init__(self, log_dir: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.log_dir = log_dir
         self.generation = 0

@@ -6,7 +6,6 @@ The adapter speaks the owner contract of docs/api.md; the sandbox serves the sam
 
 from __future__ import annotations
 
-import socket
 import ssl
 from collections.abc import Iterator
 from datetime import timedelta
@@ -20,6 +19,7 @@ from reconcile_app.sources.owner_client import owner_client_reset
 from sandbox_app.services import sandbox_fault_add
 from tests.conftest import make_agent
 from tests.factories import ACCOUNT, SandboxRecordFactory, load_yaml
+from tests.listeners import silent_listener
 
 # Under the default RECONCILE_SOURCE_TOKEN_ENV_PREFIX: a source may only name such variables.
 TOKEN_ENV = "RECONCILE_SOURCE_TOKEN_TEST_CASE_SERVICE"
@@ -199,13 +199,8 @@ def test_closed_port_is_unavailable_and_refused(db, tmp_path, http_agent):
 @pytest.fixture
 def silent_owner() -> Iterator[str]:
     """Accepts TCP connections and never answers."""
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/"
-    finally:
-        listener.close()
+    with silent_listener() as port:
+        yield f"http://127.0.0.1:{port}/"
 
 
 def test_owner_that_never_answers_times_out_and_is_refused(db, tmp_path, http_agent, silent_owner):

@@ -27,3 +27,7 @@ urlpatterns = [
     path("", include("reconcile_app.console.urls")),
     path("", include("drills_app.urls")),
 ]
+
+# Console pages and everything the API's middleware did not answer: a 503 page for a database
+# or cache out of reach, a 500 page otherwise, never Django's bare one.
+handler500 = "reconcile_app.server_errors.server_error"

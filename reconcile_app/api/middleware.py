@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 OUTAGE_RETRY_AFTER_SECONDS = 5
 
 
-def _outage_of(exception: Exception) -> tuple[str, str] | None:
+def outage_of(exception: Exception) -> tuple[str, str] | None:
     """The 503 code and detail of a dependency out of reach, or None for a fault to see and
     fix (a 500): a programming error, a wrong password, a failing script."""
     # Only a database that cannot be reached or is locked is "unavailable".
@@ -123,20 +123,27 @@ class ApiProblemMiddleware:
                 detail=str(exception),
                 limit=settings.RECONCILE_MAX_BODY_BYTES,
             )
-        outage = _outage_of(exception)
-        if outage is not None:
-            code, detail = outage
-            logger.exception("%s on %s", code, request.path)
-            response = problem_json_response(
-                status_code=503, code=code, title="Service unavailable", detail=detail
-            )
-            # Nothing was written, so the same request may simply be sent again.
-            response["Retry-After"] = str(OUTAGE_RETRY_AFTER_SECONDS)
-            return response
-        logger.exception("unhandled error on %s", request.path)
-        return problem_json_response(
-            status_code=500,
-            code="internal_error",
-            title="Internal error",
-            detail="an unexpected error occurred; it has been logged",
+        outage = outage_of(exception)
+        what = outage[0] if outage is not None else "unhandled error"
+        logger.exception("%s on %s", what, request.path)
+        return problem_for(exception)
+
+
+def problem_for(exception: Exception) -> HttpResponse:
+    """The problem+json answer to an exception no handler answered: a 503 for a dependency
+    out of reach, otherwise a 500 (already logged by whoever caught it)."""
+    outage = outage_of(exception)
+    if outage is not None:
+        code, detail = outage
+        response = problem_json_response(
+            status_code=503, code=code, title="Service unavailable", detail=detail
         )
+        # Nothing was written, so the same request may simply be sent again.
+        response["Retry-After"] = str(OUTAGE_RETRY_AFTER_SECONDS)
+        return response
+    return problem_json_response(
+        status_code=500,
+        code="internal_error",
+        title="Internal error",
+        detail="an unexpected error occurred; it has been logged",
+    )

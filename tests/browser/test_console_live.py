@@ -151,3 +151,35 @@ def test_older_rows_entering_or_leaving_the_queue_are_announced(
     expect(page.locator(ROWS)).to_have_count(2)
     expect(show).to_be_hidden()
     assert_clean(traffic)
+
+
+def test_the_overview_says_once_that_the_database_is_out_of_reach(
+    live_server, browser_page, live_data, monkeypatch
+):
+    """Its refreshes fail (503) through an outage: the page keeps its figures and shows one
+    message, the latest, not one per refresh (server_errors.py, messages.js)."""
+    from django.db import OperationalError
+
+    from reconcile_app.console.views import overview
+
+    page, traffic = browser_page
+    sign_in(page, live_server.url, live_data["operator"].user.username, "/")
+    expect(page.locator("#stat-unknown")).to_have_text("1")
+
+    def refused(self, **kwargs):
+        raise OperationalError("could not connect to server: Connection refused")
+
+    refused_answers: list[str] = []
+    page.on("response", lambda answer: answer.status == 503 and refused_answers.append(answer.url))
+    monkeypatch.setattr(overview.OverviewView, "get_context_data", refused)
+    message = page.locator("main .messages .message-error")
+    expect(message).to_contain_text(
+        "Reconcile cannot reach its database (database_unavailable); try again in 5 seconds",
+        timeout=8_000,
+    )
+    # More refreshes, each refused (waiting in Playwright: its routing answers meanwhile).
+    page.wait_for_timeout(2_500)
+    assert len(refused_answers) >= 2, refused_answers
+    expect(message).to_have_count(1)
+    expect(page.locator("#stat-unknown")).to_have_text("1")
+    assert traffic.external == []

@@ -1,0 +1,68 @@
+"""Server faults answered the way people and clients read them, never Django's bare
+"Server Error (500)" page.
+
+Django calls `handler500` for an exception nothing else answered: a console view, a middleware
+(sessions, authentication), a template. The API's own view exceptions are answered earlier by
+api/middleware.py, in the same terms; this covers what escapes it.
+
+A database or shared cache out of reach is a 503 with Retry-After, as the API answers it: during
+an incident the console is what operations have open, and "try again in a moment" is the truth,
+where a 500 says the product is broken. The pages are rendered without the request's context:
+the context processors and the navigation read the database, which may be what failed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+
+from reconcile_app.api.middleware import OUTAGE_RETRY_AFTER_SECONDS, outage_of, problem_for
+from reconcile_app.console.views.quarantine import MESSAGE_EVENT
+from reconcile_app.request_id import request_id_of
+
+# Who could not be reached, in an operator's words.
+DEPENDENCIES = {"database_unavailable": "its database", "cache_unavailable": "its shared cache"}
+# One such message on a page at a time (static/reconcile/messages.js): the latest replaces it.
+MESSAGE_KEY = "server-fault"
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    exception = sys.exc_info()[1]
+    if not isinstance(exception, Exception):  # called without one (a test, a custom view)
+        exception = RuntimeError("server error")
+    if request.path.startswith("/api/"):
+        return problem_for(exception)
+    outage = outage_of(exception)
+    request_id = request_id_of(request)
+    if outage is None:
+        status, template = 500, "500.html"
+        context: dict[str, object] = {"request_id": request_id}
+        text = "The server could not complete this; it has been logged"
+    else:
+        code, _ = outage
+        status, template = 503, "503.html"
+        context = {
+            "request_id": request_id,
+            "code": code,
+            "dependency": DEPENDENCIES[code],
+            "retry_after": OUTAGE_RETRY_AFTER_SECONDS,
+        }
+        text = (
+            f"Reconcile cannot reach {DEPENDENCIES[code]} ({code}); "
+            f"try again in {OUTAGE_RETRY_AFTER_SECONDS} seconds"
+        )
+    response = HttpResponse(render_to_string(template, context), status=status)
+    response["Cache-Control"] = "no-store"
+    if status == 503:
+        response["Retry-After"] = str(OUTAGE_RETRY_AFTER_SECONDS)
+    if request.headers.get("HX-Request"):
+        if request_id:
+            text += f" (request {request_id})"
+        # htmx swaps no error response: without a message in the page, an action or a
+        # refresh that failed would look as if nothing had happened.
+        message = {MESSAGE_EVENT: {"level": "error", "text": text + ".", "key": MESSAGE_KEY}}
+        response["HX-Trigger"] = json.dumps(message)
+    return response

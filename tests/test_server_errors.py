@@ -1,0 +1,108 @@
+"""Faults nothing else answered (config/urls.py handler500): the console shows a page that says
+what happened and what to do, the API answers problem+json, never Django's bare
+"Server Error (500)". A database or cache out of reach is a 503 with Retry-After."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.db import OperationalError
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.test import Client
+
+from drills_app.bench.common import free_port
+from reconcile_app.console.views import overview
+
+
+def _refuse_the_database(monkeypatch) -> None:
+    def refuse(self):
+        raise OperationalError("could not connect to server: Connection refused")
+
+    monkeypatch.setattr(BaseDatabaseWrapper, "ensure_connection", refuse)
+
+
+@pytest.fixture
+def console(operator) -> Client:
+    # Faults are answered, not raised into the test: as a browser meets them.
+    client = Client(raise_request_exception=False)
+    client.force_login(operator.user)
+    return client
+
+
+def test_a_console_page_with_the_database_out_of_reach_is_a_503_page(console, monkeypatch):
+    _refuse_the_database(monkeypatch)
+    # The session is read in a middleware (the signed-in user), before any view runs.
+    response = console.get("/", HTTP_X_REQUEST_ID="outage-1")
+    monkeypatch.undo()
+
+    assert response.status_code == 503
+    assert response["Content-Type"].startswith("text/html")
+    assert response["Retry-After"] == "5"
+    assert response["Cache-Control"] == "no-store"
+    page = response.content.decode()
+    assert "Reconcile cannot reach its database" in page
+    assert "database_unavailable" in page
+    assert "<code>outage-1</code>" in page  # the id the logs carry
+    assert 'href="/readyz"' in page
+    assert "Server Error (500)" not in page
+
+
+def test_an_htmx_request_in_an_outage_says_so_in_the_page(console, monkeypatch):
+    _refuse_the_database(monkeypatch)
+    response = console.get("/", HTTP_HX_REQUEST="true", HTTP_X_REQUEST_ID="outage-2")
+    monkeypatch.undo()
+
+    assert response.status_code == 503
+    message = json.loads(response["HX-Trigger"])["console-message"]
+    assert message["level"] == "error"
+    assert message["key"] == "server-fault"  # one such message at a time in the page
+    assert "cannot reach its database (database_unavailable)" in message["text"]
+    assert "outage-2" in message["text"]
+
+
+def test_signing_in_with_the_cache_out_of_reach_is_a_503_page(settings, db):
+    # The login throttle counts attempts in the shared cache (Redis with services).
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "config.cache.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{free_port()}/1",
+            "OPTIONS": {"socket_timeout": 1, "socket_connect_timeout": 1},
+        }
+    }
+    response = Client(raise_request_exception=False).post(
+        "/accounts/login/", {"username": "olivia-operator", "password": "correct-horse-battery"}
+    )
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert "Reconcile cannot reach its shared cache" in response.content.decode()
+
+
+def test_an_unexpected_fault_is_a_500_page_with_its_request_id(console, monkeypatch):
+    def broken(self, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(overview.OverviewView, "get_context_data", broken)
+    response = console.get("/", HTTP_X_REQUEST_ID="bug-1", HTTP_HX_REQUEST="true")
+
+    assert response.status_code == 500
+    assert "Retry-After" not in response
+    page = response.content.decode()
+    assert "Something went wrong on the server" in page and "<code>bug-1</code>" in page
+    message = json.loads(response["HX-Trigger"])["console-message"]
+    assert (
+        message["text"] == "The server could not complete this; it has been logged (request bug-1)."
+    )
+
+
+def test_an_api_fault_outside_the_view_is_still_problem_json(console, monkeypatch):
+    # A session-signed API call reads its user in a middleware, before the API's own
+    # exception handling: the database refused there was Django's HTML 500.
+    _refuse_the_database(monkeypatch)
+    response = console.get("/api/v1/snapshots")
+    monkeypatch.undo()
+
+    assert response.status_code == 503
+    assert response["Content-Type"] == "application/problem+json"
+    assert response["Retry-After"] == "5"
+    assert response.json()["code"] == "database_unavailable"

@@ -121,8 +121,11 @@ def make_agent(name: str, capabilities: list[str]) -> Persona:
     return Persona(name, key, principal.user, principal, _client(key))
 
 
-def make_person(name: str, role: str, password: str | None = "correct-horse-battery") -> Persona:
-    user, token = user_create(username=name, roles=[role], password=password)
+def make_person(
+    name: str, role: str | list[str], password: str | None = "correct-horse-battery"
+) -> Persona:
+    roles = [role] if isinstance(role, str) else role
+    user, token = user_create(username=name, roles=roles, password=password)
     return Persona(name, token, user, user.principal, _client(token))
 
 

@@ -159,6 +159,15 @@ class EscalationDetail:
             rows.append(ComparisonRow(label=label, kind=kind, values=values, differs=differs))
         return rows
 
+    def written_by(self, user: object) -> set[str]:
+        """The candidates `user` wrote: they may never select one of them."""
+        return {
+            candidate.ref
+            for candidate in self.candidates
+            if candidate.record is not None
+            and candidate.record.agent.user_id == getattr(user, "pk", None)
+        }
+
     def raised_by(self, user: object) -> bool:
         """True when `user` raised it: they may read it but never decide it."""
         requested_by = self.escalation.requested_by

@@ -195,6 +195,14 @@ def escalation_decide(
                 "a reviewer never decides an escalation they raised",
                 code="self_approval_forbidden",
             )
+        if approve and selected_ref and _written_by(reviewer, selected_ref):
+            # Operators may write any fact record: one who also reviews would otherwise
+            # settle an ambiguity in favour of their own record, approving their own change.
+            raise Forbidden(
+                f"a reviewer never selects a record they wrote ({selected_ref})",
+                code="self_approval_forbidden",
+                selected_ref=selected_ref,
+            )
         if escalation.status != EscalationStatus.OPEN:
             raise Conflict(
                 f"{escalation_id} is already {escalation.status}", code="already_decided"
@@ -244,6 +252,10 @@ def escalation_decide(
             after={**_state(escalation), "retired": retired},
         )
     return escalation
+
+
+def _written_by(reviewer: Any, memory_id: str) -> bool:
+    return MemoryRecord.objects.filter(memory_id=memory_id, agent__user_id=reviewer.pk).exists()
 
 
 def _settle_fact(escalation: Escalation, selected_ref: str | None, *, at: datetime) -> list[str]:

@@ -116,6 +116,7 @@ def escalation_page(
             "escalation": detail.escalation,
             "is_reviewer": is_reviewer,
             "raised_by_me": raised_by_me,
+            "written_by_me": detail.written_by(request.user),
             "can_decide": (
                 is_reviewer
                 and not raised_by_me

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reconcile_app.models import AuditEvent, Escalation, MemoryRecord
+from tests.conftest import make_person
 from tests.reconcile_app.facts.conftest import authority, current, remember
 
 KEY = "baseline.math-eval"
@@ -154,3 +155,23 @@ def test_a_decided_escalation_cannot_be_decided_again(ambiguous, reviewer):
     decide(reviewer, ambiguous, "reject", rationale="no")
     again = decide(reviewer, ambiguous, "approve", rationale="yes", selected_ref="baseline-v18")
     assert (again.status_code, again.json()["code"]) == (409, "already_decided")
+
+
+def test_reviewer_cannot_select_a_record_they_wrote(registry, agent):
+    """Operators may write any fact record; one who is also a reviewer must not then settle
+    the ambiguity in favour of their own record: that is approving their own change."""
+    both = make_person("rowan-both", ["operator", "reviewer"])
+    authority(KEY)
+    remember(agent, KEY, "theirs", "ckpt-0519", "registry@r18")
+    remember(both, KEY, "mine", "ckpt-0520", "registry@r18")
+    raised = current(agent, KEY).json()["escalation_id"]  # raised by the agent, not the reviewer
+
+    response = decide(both, raised, "approve", rationale="mine is right", selected_ref="mine")
+    assert (response.status_code, response.json()["code"]) == (403, "self_approval_forbidden")
+    assert response.json()["selected_ref"] == "mine"
+    assert Escalation.objects.get(escalation_id=raised).status == "open"
+    assert MemoryRecord.objects.filter(fact_key=KEY, status="current").count() == 2
+    # Another candidate, or a rejection, is theirs to decide.
+    response = decide(both, raised, "approve", rationale="the registry's", selected_ref="theirs")
+    assert response.json()["status"] == "approved"
+    assert MemoryRecord.objects.get(memory_id="mine").status == "historical_only"

@@ -1,0 +1,48 @@
+"""A reviewer who also operates may write fact records: the console never lets them keep
+their own record when an ambiguity is decided (escalation_decide refuses it too)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reconcile_app.models import Escalation
+from tests.conftest import make_person
+from tests.reconcile_app.console.conftest import signed_in
+from tests.reconcile_app.facts.conftest import authority, current, remember
+
+KEY = "baseline.math-eval"
+
+
+@pytest.fixture
+def both(db):
+    return make_person("rowan-both", ["operator", "reviewer"])
+
+
+@pytest.fixture
+def with_my_record(registry, agent, both) -> Escalation:
+    authority(KEY)
+    remember(agent, KEY, "theirs", "ckpt-0519", "registry@r18")
+    remember(both, KEY, "mine", "ckpt-0520", "registry@r18")
+    raised = current(agent, KEY).json()["escalation_id"]
+    return Escalation.objects.get(escalation_id=raised)
+
+
+def test_my_record_cannot_be_chosen_on_the_page(with_my_record, both):
+    page = signed_in(both).get(f"/escalations/{with_my_record.escalation_id}/").content.decode()
+    assert 'value="mine" disabled aria-describedby="written-mine"' in page
+    assert "You wrote this record: another reviewer must choose it." in page
+    assert 'value="theirs" required>' in page  # the other stays a choice
+
+
+def test_a_forged_choice_of_my_record_is_refused_and_shown(with_my_record, both):
+    client = signed_in(both)
+    response = client.post(
+        f"/escalations/{with_my_record.escalation_id}/approve/",
+        {"rationale": "mine is right", "selected_ref": "mine"},
+    )
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "a reviewer never selects a record they wrote (mine)" in page
+    assert "self_approval_forbidden" in page
+    with_my_record.refresh_from_db()
+    assert with_my_record.status == "open"

@@ -31,11 +31,12 @@ class BearerKeyScheme(OpenApiAuthenticationExtension):
 
 PROBLEM_MEDIA = "application/problem+json"
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
-# Codes any operation can answer, whatever it does: no or bad credentials, a body over the
-# size limit (decided on Content-Length, for any method), the rate limit, a database or a
-# shared cache that cannot be reached.
+# Codes any operation can answer, whatever it does: no or bad credentials, an Accept header
+# that rules out JSON, a body over the size limit (decided on Content-Length, for any
+# method), the rate limit, a database or a shared cache that cannot be reached.
 COMMON_CODES: dict[str, list[str]] = {
     "401": ["authentication_failed", "not_authenticated"],
+    "406": ["not_acceptable"],
     "413": ["payload_too_large"],
     "429": ["throttled"],
     "503": ["cache_unavailable", "database_unavailable"],

@@ -79,3 +79,20 @@ def test_titles_name_the_kind_of_problem_not_drfs_template():
     # The instance stays in the detail.
     response = problem_exception_handler(exceptions.MethodNotAllowed("DELETE"), {})
     assert response is not None and "DELETE" in response.data["detail"]
+
+
+def test_an_accept_header_that_rules_out_json_is_a_declared_406(agent):
+    """Answered before credentials are looked at, and declared on every operation (the
+    suite's conformance check fails an undeclared status)."""
+    from rest_framework.test import APIClient
+
+    for client in (agent.client, APIClient()):
+        for accept in ("application/problem+json", "text/html"):
+            response = client.get("/api/v1/snapshots", HTTP_ACCEPT=accept)
+            assert response.status_code == 406, (accept, response.content)
+            assert response["Content-Type"] == CONTENT_TYPE
+            assert response.json()["code"] == "not_acceptable"
+    both = agent.client.get(
+        "/api/v1/snapshots", HTTP_ACCEPT="application/json, application/problem+json"
+    )
+    assert (both.status_code, both["Content-Type"]) == (200, "application/json")

@@ -195,13 +195,14 @@ def escalation_decide(
                 "a reviewer never decides an escalation they raised",
                 code="self_approval_forbidden",
             )
-        if approve and selected_ref and _written_by(reviewer, selected_ref):
+        mine = _kept_records_written_by(reviewer, escalation, selected_ref) if approve else []
+        if mine:
             # Operators may write any fact record: one who also reviews would otherwise
             # settle an ambiguity in favour of their own record, approving their own change.
             raise Forbidden(
-                f"a reviewer never selects a record they wrote ({selected_ref})",
+                f"a reviewer never keeps a record they wrote ({', '.join(mine)})",
                 code="self_approval_forbidden",
-                selected_ref=selected_ref,
+                kept=mine,
             )
         if escalation.status != EscalationStatus.OPEN:
             raise Conflict(
@@ -254,8 +255,23 @@ def escalation_decide(
     return escalation
 
 
-def _written_by(reviewer: Any, memory_id: str) -> bool:
-    return MemoryRecord.objects.filter(memory_id=memory_id, agent__user_id=reviewer.pk).exists()
+def _kept_records_written_by(
+    reviewer: Any, escalation: Escalation, selected_ref: str | None
+) -> list[str]:
+    """The fact records approving would keep current that `reviewer` wrote: the one
+    selected, or, approving an ownerless record's escalation without a selection, the
+    records in force that have an owner (the ownerless ones are retired)."""
+    if not escalation.fact_key:
+        return []
+    if selected_ref:
+        kept = MemoryRecord.objects.filter(memory_id=selected_ref)
+    elif escalation.code == "owner_missing":
+        kept = MemoryRecord.objects.filter(
+            fact_key=escalation.fact_key, status__in=MEMORY_IN_FORCE
+        ).exclude(Q(owner__isnull=True) | Q(owner=""))
+    else:
+        return []
+    return sorted(kept.filter(agent__user_id=reviewer.pk).values_list("memory_id", flat=True))
 
 
 def _settle_fact(escalation: Escalation, selected_ref: str | None, *, at: datetime) -> list[str]:

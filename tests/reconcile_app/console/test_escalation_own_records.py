@@ -42,7 +42,7 @@ def test_a_forged_choice_of_my_record_is_refused_and_shown(with_my_record, both)
     )
     assert response.status_code == 403
     page = response.content.decode()
-    assert "a reviewer never selects a record they wrote (mine)" in page
+    assert "a reviewer never keeps a record they wrote (mine)" in page
     assert "self_approval_forbidden" in page
     with_my_record.refresh_from_db()
     assert with_my_record.status == "open"

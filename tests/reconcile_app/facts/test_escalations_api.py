@@ -168,10 +168,28 @@ def test_reviewer_cannot_select_a_record_they_wrote(registry, agent):
 
     response = decide(both, raised, "approve", rationale="mine is right", selected_ref="mine")
     assert (response.status_code, response.json()["code"]) == (403, "self_approval_forbidden")
-    assert response.json()["selected_ref"] == "mine"
+    assert response.json()["kept"] == ["mine"]
     assert Escalation.objects.get(escalation_id=raised).status == "open"
     assert MemoryRecord.objects.filter(fact_key=KEY, status="current").count() == 2
     # Another candidate, or a rejection, is theirs to decide.
     response = decide(both, raised, "approve", rationale="the registry's", selected_ref="theirs")
     assert response.json()["status"] == "approved"
     assert MemoryRecord.objects.get(memory_id="mine").status == "historical_only"
+
+
+def test_reviewer_cannot_keep_their_own_record_by_retiring_the_ownerless(registry, agent):
+    """Approving an owner_missing escalation without a selection retires the ownerless
+    records and keeps the owned ones: not when the reviewer wrote one of those."""
+    both = make_person("rowan-both", ["operator", "reviewer"])
+    key = "baseline.orphan"
+    authority(key)
+    remember(both, key, "mine", "ckpt-1", "registry@r18")
+    remember(agent, key, "orphan", "ckpt-2", "registry@r18", owner=None)
+    raised = current(agent, key).json()["escalation_id"]
+    assert Escalation.objects.get(escalation_id=raised).code == "owner_missing"
+
+    response = decide(both, raised, "approve", rationale="drop the orphan")
+    assert (response.status_code, response.json()["code"]) == (403, "self_approval_forbidden")
+    assert response.json()["kept"] == ["mine"]
+    assert MemoryRecord.objects.get(memory_id="orphan").status == "current"
+    assert decide(both, raised, "reject", rationale="not mine to say").status_code == 200

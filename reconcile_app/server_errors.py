@@ -14,18 +14,25 @@ the context processors and the navigation read the database, which may be what f
 from __future__ import annotations
 
 import json
+import logging
 import sys
 
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
-from reconcile_app.api.middleware import OUTAGE_RETRY_AFTER_SECONDS, outage_of, problem_for
+from reconcile_app.api.middleware import (
+    OUTAGE_RETRY_AFTER_SECONDS,
+    answers_problem_json,
+    outage_of,
+    problem_for,
+)
 from reconcile_app.console.views.quarantine import MESSAGE_EVENT
 from reconcile_app.request_id import request_id_of
 
+logger = logging.getLogger(__name__)
 # Who could not be reached, in an operator's words.
 DEPENDENCIES = {"database_unavailable": "its database", "cache_unavailable": "its shared cache"}
-# One such message on a page at a time (static/reconcile/messages.js): the latest replaces it.
+# One such message on a page at a time, gone once a request succeeds (messages.js).
 MESSAGE_KEY = "server-fault"
 
 
@@ -33,14 +40,14 @@ def server_error(request: HttpRequest) -> HttpResponse:
     exception = sys.exc_info()[1]
     if not isinstance(exception, Exception):  # called without one (a test, a custom view)
         exception = RuntimeError("server error")
-    if request.path.startswith("/api/"):
+    if answers_problem_json(request.path):
         return problem_for(exception)
     outage = outage_of(exception)
     request_id = request_id_of(request)
     if outage is None:
         status, template = 500, "500.html"
         context: dict[str, object] = {"request_id": request_id}
-        text = "The server could not complete this; it has been logged"
+        text = "The server could not complete this; it has been logged."
     else:
         code, _ = outage
         status, template = 503, "503.html"
@@ -52,17 +59,28 @@ def server_error(request: HttpRequest) -> HttpResponse:
         }
         text = (
             f"Reconcile cannot reach {DEPENDENCIES[code]} ({code}); "
-            f"try again in {OUTAGE_RETRY_AFTER_SECONDS} seconds"
+            f"try again in {OUTAGE_RETRY_AFTER_SECONDS} seconds."
         )
-    response = HttpResponse(render_to_string(template, context), status=status)
+    body, content_type = _page(template, context, text)
+    response = HttpResponse(body, status=status, content_type=content_type)
     response["Cache-Control"] = "no-store"
     if status == 503:
         response["Retry-After"] = str(OUTAGE_RETRY_AFTER_SECONDS)
     if request.headers.get("HX-Request"):
-        if request_id:
-            text += f" (request {request_id})"
         # htmx swaps no error response: without a message in the page, an action or a
         # refresh that failed would look as if nothing had happened.
-        message = {MESSAGE_EVENT: {"level": "error", "text": text + ".", "key": MESSAGE_KEY}}
-        response["HX-Trigger"] = json.dumps(message)
+        message = {"level": "error", "text": text, "key": MESSAGE_KEY, "until_success": True}
+        if request_id:
+            message["ref"] = request_id
+        response["HX-Trigger"] = json.dumps({MESSAGE_EVENT: message})
     return response
+
+
+def _page(template: str, context: dict[str, object], text: str) -> tuple[str, str]:
+    try:
+        return render_to_string(template, context), "text/html; charset=utf-8"
+    except Exception:  # a page that cannot be drawn (a static file missing from the manifest)
+        # Raised from here, Django would call this handler again for every middleware the
+        # fault passes on its way out, and the server's own page would answer in the end.
+        logger.exception("the %s page could not be rendered", template)
+        return f"{text}\n", "text/plain; charset=utf-8"

@@ -22,6 +22,11 @@ logger = logging.getLogger(__name__)
 OUTAGE_RETRY_AFTER_SECONDS = 5
 
 
+# Paths whose clients read problem+json (the schema's operations): the API and the scrape.
+def answers_problem_json(path: str) -> bool:
+    return path.startswith("/api/") or path == "/metrics"
+
+
 def outage_of(exception: Exception) -> tuple[str, str] | None:
     """The 503 code and detail of a dependency out of reach, or None for a fault to see and
     fix (a 500): a programming error, a wrong password, a failing script."""
@@ -113,7 +118,7 @@ class ApiProblemMiddleware:
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not request.path.startswith("/api/"):
+        if not answers_problem_json(request.path):
             return None
         if isinstance(exception, RequestDataTooBig):
             return problem_json_response(

@@ -73,7 +73,8 @@
   document.addEventListener("DOMContentLoaded", drawAll);
   document.addEventListener("htmx:beforeSwap", function (event) {
     var target = event.detail.target;
-    if (target && window.Plotly) {
+    // An error answer (a 503 in an outage) swaps nothing: the page keeps its charts.
+    if (target && window.Plotly && event.detail.shouldSwap) {
       target.querySelectorAll("[data-chart].js-plotly-plot").forEach(function (plot) {
         window.Plotly.purge(plot);
       });

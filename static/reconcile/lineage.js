@@ -51,7 +51,8 @@
   // The depth control swaps the graph region in: draw the new figure, free the old one.
   document.addEventListener("htmx:beforeSwap", function (event) {
     var target = event.detail.target;
-    if (target && window.Plotly) {
+    // An error answer swaps nothing: the graph stays drawn.
+    if (target && window.Plotly && event.detail.shouldSwap) {
       target.querySelectorAll(".js-plotly-plot").forEach(function (plot) { window.Plotly.purge(plot); });
     }
   });

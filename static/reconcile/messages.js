@@ -1,9 +1,13 @@
 // Confirmations for actions taken through htmx. The page is not reloaded, so a Django message
 // would wait for the next page: the server sends `HX-Trigger: {"console-message": {"level",
 // "text"}}` and the message joins the page's list of messages (created if the page has none),
-// announced to screen readers by the list's polite live region. A message with a `key` replaces
-// the page's earlier one of that key: a live view refreshing through an outage keeps one
-// message, the latest, not one per attempt.
+// announced to screen readers by the list's polite live region.
+//
+// A message with a `key` stands for a state, not an event (the server's fault answers,
+// server_errors.py): the page holds one message per key. The same message again leaves it as
+// it is, so a live view refreshing through an outage is announced once, not on every
+// attempt; a different one replaces it. With `until_success`, the next request that succeeds
+// takes it away: the outage is over.
 (function () {
   "use strict";
 
@@ -21,28 +25,56 @@
     return created;
   }
 
+  function keyed(key) {
+    return Array.prototype.filter.call(
+      document.querySelectorAll("main .messages li[data-message-key]"),
+      function (item) {
+        return item.getAttribute("data-message-key") === key;
+      }
+    );
+  }
+
   document.body.addEventListener("console-message", function (event) {
     var detail = event.detail || {};
     if (!detail.text) {
       return;
     }
+    var level = LEVELS[detail.level] ? detail.level : "info";
+    var text = detail.ref ? detail.text + " (request " + detail.ref + ")" : detail.text;
+    if (detail.key) {
+      var earlier = keyed(detail.key);
+      var same = earlier.some(function (item) {
+        return item.getAttribute("data-message-text") === detail.text;
+      });
+      if (same) {
+        return;
+      }
+      earlier.forEach(function (item) {
+        item.remove();
+      });
+    }
     var messages = list();
     messages.setAttribute("role", "status");
     messages.setAttribute("aria-live", "polite");
-    if (detail.key) {
-      messages.querySelectorAll("li[data-message-key]").forEach(function (earlier) {
-        if (earlier.getAttribute("data-message-key") === detail.key) {
-          earlier.remove();
-        }
-      });
-    }
     var item = document.createElement("li");
-    var level = LEVELS[detail.level] ? detail.level : "info";
     item.className = "message message-" + level;
-    item.textContent = detail.text; // text, never markup
+    item.textContent = text; // text, never markup
     if (detail.key) {
       item.setAttribute("data-message-key", detail.key);
+      item.setAttribute("data-message-text", detail.text);
+      if (detail.until_success) {
+        item.setAttribute("data-until-success", "true");
+      }
     }
     messages.appendChild(item);
+  });
+
+  document.body.addEventListener("htmx:afterRequest", function (event) {
+    if (!event.detail || !event.detail.successful) {
+      return;
+    }
+    document.querySelectorAll("main .messages li[data-until-success]").forEach(function (item) {
+      item.remove();
+    });
   });
 })();

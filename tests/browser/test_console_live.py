@@ -156,8 +156,9 @@ def test_older_rows_entering_or_leaving_the_queue_are_announced(
 def test_the_overview_says_once_that_the_database_is_out_of_reach(
     live_server, browser_page, live_data, monkeypatch
 ):
-    """Its refreshes fail (503) through an outage: the page keeps its figures and shows one
-    message, the latest, not one per refresh (server_errors.py, messages.js)."""
+    """Its refreshes fail (503) through an outage: the page keeps its figures and charts and
+    shows one message, not one per refresh, until a refresh succeeds (server_errors.py,
+    messages.js, charts.js)."""
     from django.db import OperationalError
 
     from reconcile_app.console.views import overview
@@ -165,10 +166,15 @@ def test_the_overview_says_once_that_the_database_is_out_of_reach(
     page, traffic = browser_page
     sign_in(page, live_server.url, live_data["operator"].user.username, "/")
     expect(page.locator("#stat-unknown")).to_have_text("1")
+    page.wait_for_selector("#chart-unknown[data-ready='true']")
+    drawn = page.locator("[data-chart] svg.main-svg")
+    charts = drawn.count()
+    assert charts > 0
 
     def refused(self, **kwargs):
         raise OperationalError("could not connect to server: Connection refused")
 
+    drawing = overview.OverviewView.get_context_data
     refused_answers: list[str] = []
     page.on("response", lambda answer: answer.status == 503 and refused_answers.append(answer.url))
     monkeypatch.setattr(overview.OverviewView, "get_context_data", refused)
@@ -182,4 +188,11 @@ def test_the_overview_says_once_that_the_database_is_out_of_reach(
     assert len(refused_answers) >= 2, refused_answers
     expect(message).to_have_count(1)
     expect(page.locator("#stat-unknown")).to_have_text("1")
+    expect(drawn).to_have_count(charts)  # nothing was swapped, so nothing was cleared
+
+    # Back: the next refresh succeeds and the message goes. (Not `monkeypatch.undo()`: the
+    # browser fixture's own settings ride on the same monkeypatch.)
+    monkeypatch.setattr(overview.OverviewView, "get_context_data", drawing)
+    expect(message).to_have_count(0, timeout=8_000)
+    expect(drawn).to_have_count(charts)
     assert traffic.external == []

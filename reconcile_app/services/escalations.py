@@ -195,7 +195,11 @@ def escalation_decide(
                 "a reviewer never decides an escalation they raised",
                 code="self_approval_forbidden",
             )
-        mine = _kept_records_written_by(reviewer, escalation, selected_ref) if approve else []
+        if escalation.status != EscalationStatus.OPEN:
+            raise Conflict(
+                f"{escalation_id} is already {escalation.status}", code="already_decided"
+            )
+        mine = records_kept_written_by(reviewer, escalation, selected_ref) if approve else []
         if mine:
             # Operators may write any fact record: one who also reviews would otherwise
             # settle an ambiguity in favour of their own record, approving their own change.
@@ -203,10 +207,6 @@ def escalation_decide(
                 f"a reviewer never keeps a record they wrote ({', '.join(mine)})",
                 code="self_approval_forbidden",
                 kept=mine,
-            )
-        if escalation.status != EscalationStatus.OPEN:
-            raise Conflict(
-                f"{escalation_id} is already {escalation.status}", code="already_decided"
             )
         before = _state(escalation)
         # One instant for the decision and the status events it causes, so an as_of
@@ -255,7 +255,7 @@ def escalation_decide(
     return escalation
 
 
-def _kept_records_written_by(
+def records_kept_written_by(
     reviewer: Any, escalation: Escalation, selected_ref: str | None
 ) -> list[str]:
     """The fact records approving would keep current that `reviewer` wrote: the one
@@ -264,6 +264,8 @@ def _kept_records_written_by(
     if not escalation.fact_key:
         return []
     if selected_ref:
+        if selected_ref not in escalation.candidate_refs:
+            return []  # not a candidate: refused as invalid_selection, keeping nothing
         kept = MemoryRecord.objects.filter(memory_id=selected_ref)
     elif escalation.code == "owner_missing":
         kept = MemoryRecord.objects.filter(

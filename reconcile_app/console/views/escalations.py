@@ -44,7 +44,7 @@ from reconcile_app.selectors.escalations import (
     escalation_status_counts,
     escalation_suggestions,
 )
-from reconcile_app.services.escalations import escalation_decide
+from reconcile_app.services.escalations import escalation_decide, records_kept_written_by
 
 DETAIL_TEMPLATE = "reconcile_app/escalation_detail.html"
 
@@ -108,6 +108,14 @@ def escalation_page(
         detail = console_escalation_detail(escalation_id=escalation_id)
     is_reviewer = has_role(request.user, Role.REVIEWER)
     raised_by_me = detail.raised_by(request.user)
+    can_decide = (
+        is_reviewer and not raised_by_me and detail.escalation.status == EscalationStatus.OPEN
+    )
+    # Approving an ownerless record's escalation without a selection keeps the owned
+    # records: when this reviewer wrote one, they must select (another) record.
+    kept_unless_selected = (
+        records_kept_written_by(request.user, detail.escalation, None) if can_decide else []
+    )
     return TemplateResponse(
         request,
         DETAIL_TEMPLATE,
@@ -117,11 +125,8 @@ def escalation_page(
             "is_reviewer": is_reviewer,
             "raised_by_me": raised_by_me,
             "written_by_me": detail.written_by(request.user),
-            "can_decide": (
-                is_reviewer
-                and not raised_by_me
-                and detail.escalation.status == EscalationStatus.OPEN
-            ),
+            "kept_unless_selected": kept_unless_selected,
+            "can_decide": can_decide,
             "proposal": detail.proposal,
             "window_open": (
                 detail.proposal is not None and detail.proposal.window_open(timezone.now())

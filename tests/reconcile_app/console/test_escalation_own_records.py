@@ -46,3 +46,19 @@ def test_a_forged_choice_of_my_record_is_refused_and_shown(with_my_record, both)
     assert "self_approval_forbidden" in page
     with_my_record.refresh_from_db()
     assert with_my_record.status == "open"
+
+
+def test_an_ownerless_records_escalation_asks_for_a_selection_when_mine_would_stay(
+    registry, agent, both
+):
+    key = "baseline.orphan"
+    authority(key)
+    remember(both, key, "mine", "ckpt-1", "registry@r18")
+    remember(agent, key, "orphan", "ckpt-2", "registry@r18", owner=None)
+    raised = Escalation.objects.get(escalation_id=current(agent, key).json()["escalation_id"])
+    assert raised.code == "owner_missing"
+
+    page = signed_in(both).get(f"/escalations/{raised.escalation_id}/").content.decode()
+    assert "(required: without one, the ownerless records are retired and mine, which you" in page
+    assert "(optional: without one" not in page
+    assert 'value="orphan" required>' in page

@@ -193,3 +193,21 @@ def test_reviewer_cannot_keep_their_own_record_by_retiring_the_ownerless(registr
     assert response.json()["kept"] == ["mine"]
     assert MemoryRecord.objects.get(memory_id="orphan").status == "current"
     assert decide(both, raised, "reject", rationale="not mine to say").status_code == 200
+
+
+def test_what_would_not_be_kept_is_refused_for_what_it_is(registry, agent):
+    """A record of another key is no candidate (422), and a decided escalation is decided
+    (409), whoever wrote the record named."""
+    both = make_person("rowan-both", ["operator", "reviewer"])
+    authority(KEY)
+    remember(agent, KEY, "theirs", "ckpt-0519", "registry@r18")
+    remember(agent, KEY, "also-theirs", "ckpt-0520", "registry@r18")
+    authority("baseline.elsewhere")
+    remember(both, "baseline.elsewhere", "elsewhere", "ckpt-1", "registry@r18")
+    raised = current(agent, KEY).json()["escalation_id"]
+
+    response = decide(both, raised, "approve", rationale="x", selected_ref="elsewhere")
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_selection")
+    assert decide(both, raised, "approve", rationale="x", selected_ref="theirs").status_code == 200
+    response = decide(both, raised, "approve", rationale="x", selected_ref="elsewhere")
+    assert (response.status_code, response.json()["code"]) == (409, "already_decided")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.permissions import BasePermission
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -226,22 +228,46 @@ class BlastRadiusView(LineageAPIView):
         return Response(reach_body(result, options))
 
 
+PROV_N = "text/provenance-notation"
+
+
+class ProvNotationRenderer(BaseRenderer):
+    """Lets `Accept: text/provenance-notation` through content negotiation: the view writes
+    PROV-N itself, so only a problem (a dict) is ever rendered here, and stays JSON."""
+
+    media_type = PROV_N
+    format = "provn"
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
+        return JSONRenderer().render(data, accepted_media_type, renderer_context)
+
+
 class ProvView(LineageAPIView):
+    renderer_classes = [JSONRenderer, ProvNotationRenderer]
+
     @extend_schema(
         operation_id="lineage_prov",
         summary="Export a node's lineage as W3C PROV",
         description="The node's ancestors and descendants as a PROV document: PROV-JSON "
-        "(`format=json`, the default) or PROV-N (`format=provn`).",
+        "(`format=json`) or PROV-N (`format=provn`). Without `format`, PROV-N when `Accept` "
+        "asks for `text/provenance-notation` rather than JSON, else PROV-JSON.",
         tags=[TAG],
         parameters=[OpenApiParameter("format", str, enum=["json", "provn"])],
         responses={
             (200, "application/json"): OpenApiTypes.OBJECT,
-            (200, "text/provenance-notation"): OpenApiTypes.STR,
+            (200, PROV_N): OpenApiTypes.STR,
         },
         extensions={PROBLEM_CODES: {"400": ["invalid_format"], "404": ["node_not_found"]}},
     )
     def get(self, request: Request, node: str) -> HttpResponse:
-        fmt = request.query_params.get("format", "json")
+        # Without `format`, the Accept header chooses (PROV-JSON unless PROV-N is preferred).
+        asked = "provn" if request.accepted_media_type == PROV_N else "json"
+        fmt = request.query_params.get("format", asked)
         if fmt not in ("json", "provn"):
             raise InvalidParameter("format must be json or provn", code="invalid_format")
         root_ids, roots = _one_root(node)
@@ -251,5 +277,5 @@ class ProvView(LineageAPIView):
             wanted |= {item["pk"] for item in result.nodes}
         document = prov_document(*subgraph(wanted))
         if fmt == "provn":
-            return HttpResponse(document.get_provn(), content_type="text/provenance-notation")
+            return HttpResponse(document.get_provn(), content_type=PROV_N)
         return HttpResponse(document.serialize(format="json"), content_type="application/json")

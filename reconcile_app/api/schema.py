@@ -14,6 +14,7 @@ from typing import Any
 from drf_spectacular.drainage import warn
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
+from reconcile_app.api.autoschema import ANSWERS_ANY_ACCEPT
 from reconcile_app.api.openapi import PROBLEM_CODES, TAGS
 
 
@@ -76,6 +77,8 @@ def _operation_codes(operation: dict[str, Any]) -> dict[str, set[str]]:
     codes: dict[str, set[str]] = {}
     _merge(codes, operation.pop(PROBLEM_CODES, {}))
     _merge(codes, COMMON_CODES)
+    if operation.pop(ANSWERS_ANY_ACCEPT, False):
+        codes.pop("406")
     parameters = operation.get("parameters", [])
     if "requestBody" in operation:
         _merge(codes, BODY_CODES)

@@ -87,3 +87,20 @@ def test_prov_export(chain, operator, fmt):
     else:
         assert text.startswith("document")
         assert "used(" in text or "wasGeneratedBy(" in text
+
+
+def test_prov_n_is_reached_by_its_media_type_too(chain, operator):
+    """The schema lists `text/provenance-notation` as an answer: asked for by Accept, it is
+    given (it was a 406), with or without `format`; a problem stays JSON."""
+    prov_n = {"HTTP_ACCEPT": "text/provenance-notation"}
+    for params in ({}, {"format": "provn"}):
+        response = operator.client.get("/api/v1/lineage/effect:l-1/prov", params, **prov_n)
+        assert response.status_code == 200, (params, response.content)
+        assert response["Content-Type"] == "text/provenance-notation"
+        assert response.content.decode().startswith("document")
+    missing = operator.client.get("/api/v1/lineage/effect:nope/prov", **prov_n)
+    assert missing.status_code == 404
+    assert missing["Content-Type"] == "application/problem+json"
+    assert missing.json()["code"] == "node_not_found"
+    default = operator.client.get("/api/v1/lineage/effect:l-1/prov")
+    assert default["Content-Type"] == "application/json"

@@ -83,6 +83,9 @@ class FirstRenderer(BaseContentNegotiation):
     """Scrapers send `Accept: application/openmetrics-text, text/plain;version=0.0.4`; the
     exposition is the answer whatever they ask for, and errors stay problem+json."""
 
+    # Read by the schema class: an operation that never answers 406 does not declare it.
+    refuses_unacceptable = False
+
     def select_renderer(self, request: Any, renderers: Any, format_suffix: Any = None) -> Any:
         return renderers[0], renderers[0].media_type
 

@@ -3,11 +3,14 @@ their own record when an ambiguity is decided (escalation_decide refuses it too)
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from reconcile_app.models import Escalation
 from tests.conftest import make_person
 from tests.reconcile_app.console.conftest import signed_in
+from tests.reconcile_app.console.test_escalations import approve
 from tests.reconcile_app.facts.conftest import authority, current, remember
 
 KEY = "baseline.math-eval"
@@ -35,15 +38,16 @@ def test_my_record_cannot_be_chosen_on_the_page(with_my_record, both):
 
 
 def test_a_forged_choice_of_my_record_is_refused_and_shown(with_my_record, both):
-    client = signed_in(both)
-    response = client.post(
-        f"/escalations/{with_my_record.escalation_id}/approve/",
-        {"rationale": "mine is right", "selected_ref": "mine"},
-    )
+    response = approve(signed_in(both), with_my_record, rationale="mine", selected_ref="mine")
     assert response.status_code == 403
-    page = response.content.decode()
-    assert "a reviewer never keeps a record they wrote (mine)" in page
-    assert "self_approval_forbidden" in page
+    refusal = re.search(
+        r'<div class="alert" role="alert" id="decision-error">(.*?)</div>',
+        response.content.decode(),
+        re.S,
+    )
+    assert refusal is not None
+    assert "a reviewer never keeps a record they wrote (mine)" in refusal.group(1)
+    assert "self_approval_forbidden" in refusal.group(1)
     with_my_record.refresh_from_db()
     assert with_my_record.status == "open"
 

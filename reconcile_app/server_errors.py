@@ -26,12 +26,10 @@ from reconcile_app.api.middleware import (
     outage_of,
     problem_for,
 )
-from reconcile_app.console.views.quarantine import MESSAGE_EVENT
+from reconcile_app.console.messages import MESSAGE_EVENT, console_message
 from reconcile_app.request_id import request_id_of
 
 logger = logging.getLogger(__name__)
-# Who could not be reached, in an operator's words.
-DEPENDENCIES = {"database_unavailable": "its database", "cache_unavailable": "its shared cache"}
 # One such message on a page at a time, gone once a request succeeds (messages.js).
 MESSAGE_KEY = "server-fault"
 
@@ -49,16 +47,15 @@ def server_error(request: HttpRequest) -> HttpResponse:
         context: dict[str, object] = {"request_id": request_id}
         text = "The server could not complete this; it has been logged."
     else:
-        code, _ = outage
         status, template = 503, "503.html"
         context = {
             "request_id": request_id,
-            "code": code,
-            "dependency": DEPENDENCIES[code],
+            "code": outage.code,
+            "dependency": outage.dependency,
             "retry_after": OUTAGE_RETRY_AFTER_SECONDS,
         }
         text = (
-            f"Reconcile cannot reach {DEPENDENCIES[code]} ({code}); "
+            f"Reconcile cannot reach {outage.dependency} ({outage.code}); "
             f"try again in {OUTAGE_RETRY_AFTER_SECONDS} seconds."
         )
     body, content_type = _page(template, context, text)
@@ -69,9 +66,9 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if request.headers.get("HX-Request"):
         # htmx swaps no error response: without a message in the page, an action or a
         # refresh that failed would look as if nothing had happened.
-        message = {"level": "error", "text": text, "key": MESSAGE_KEY, "until_success": True}
-        if request_id:
-            message["ref"] = request_id
+        message = console_message(
+            "error", text, key=MESSAGE_KEY, until_success=True, ref=request_id
+        )
         response["HX-Trigger"] = json.dumps({MESSAGE_EVENT: message})
     return response
 

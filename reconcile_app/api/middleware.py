@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import NamedTuple
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -27,13 +28,24 @@ def answers_problem_json(path: str) -> bool:
     return path.startswith("/api/") or path == "/metrics"
 
 
-def outage_of(exception: Exception) -> tuple[str, str] | None:
-    """The 503 code and detail of a dependency out of reach, or None for a fault to see and
-    fix (a 500): a programming error, a wrong password, a failing script."""
+class Outage(NamedTuple):
+    """A dependency out of reach: the 503's code and detail, and the dependency in words (the
+    console's page names it)."""
+
+    code: str
+    dependency: str
+    detail: str
+
+
+def outage_of(exception: Exception) -> Outage | None:
+    """The dependency out of reach, or None for a fault to see and fix (a 500): a
+    programming error, a wrong password, a failing script."""
     # Only a database that cannot be reached or is locked is "unavailable".
     if isinstance(exception, OperationalError | InterfaceError):
-        return "database_unavailable", (
-            "the database could not complete the request; nothing was written"
+        return Outage(
+            "database_unavailable",
+            "its database",
+            "the database could not complete the request; nothing was written",
         )
     # The shared cache (Redis with services) holds the rate limits and key-failure lockouts
     # that authentication and the throttle consult before any handler runs: unreachable,
@@ -42,8 +54,10 @@ def outage_of(exception: Exception) -> tuple[str, str] | None:
     if isinstance(
         exception, RedisConnectionError | RedisTimeoutError | ReadOnlyError
     ) and not isinstance(exception, AuthenticationError):
-        return "cache_unavailable", (
-            "the shared cache (rate limits, lockouts) could not be reached; nothing was written"
+        return Outage(
+            "cache_unavailable",
+            "its shared cache",
+            "the shared cache (rate limits, lockouts) could not be reached; nothing was written",
         )
     return None
 
@@ -129,7 +143,7 @@ class ApiProblemMiddleware:
                 limit=settings.RECONCILE_MAX_BODY_BYTES,
             )
         outage = outage_of(exception)
-        what = outage[0] if outage is not None else "unhandled error"
+        what = outage.code if outage is not None else "unhandled error"
         logger.exception("%s on %s", what, request.path)
         return problem_for(exception)
 
@@ -139,9 +153,8 @@ def problem_for(exception: Exception) -> HttpResponse:
     out of reach, otherwise a 500 (already logged by whoever caught it)."""
     outage = outage_of(exception)
     if outage is not None:
-        code, detail = outage
         response = problem_json_response(
-            status_code=503, code=code, title="Service unavailable", detail=detail
+            status_code=503, code=outage.code, title="Service unavailable", detail=outage.detail
         )
         # Nothing was written, so the same request may simply be sent again.
         response["Retry-After"] = str(OUTAGE_RETRY_AFTER_SECONDS)

@@ -27,6 +27,7 @@ from reconcile_app.choices import QuarantineScope, QuarantineStatus, Role
 from reconcile_app.console.filtersets import ConsoleQuarantineFilterSet
 from reconcile_app.console.forms.common import dress_filter_form, dress_status_filter
 from reconcile_app.console.forms.quarantine import QuarantineForm, QuarantineLiftForm
+from reconcile_app.console.messages import MESSAGE_EVENT, console_message
 from reconcile_app.console.mixins import (
     PER_PAGE,
     HtmxPartialMixin,
@@ -80,9 +81,6 @@ CHANGED_EVENT = "quarantine-changed"
 
 
 DONE_EVENT = "dialog-done"
-# A confirmation for the page's messages, sent with an htmx answer (the page is not reloaded,
-# so a Django message would only show on the next page): static/reconcile/messages.js.
-MESSAGE_EVENT = "console-message"
 
 
 PAGE_TIMELINE_LIMIT = 20
@@ -159,7 +157,7 @@ def _done(request: HttpRequest, row: QuarantineTarget, message: str) -> HttpResp
         {
             CHANGED_EVENT: "",
             DONE_EVENT: "",
-            MESSAGE_EVENT: {"level": "success", "text": message},
+            MESSAGE_EVENT: console_message("success", message),
         }
     )
     return response

@@ -11,7 +11,9 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import empty
 
+from reconcile_app.errors import ValidationFailed
 from reconcile_app.limits import (
     MAX_IDENTIFIER_LENGTH,
     MAX_VALUE_BYTES,
@@ -32,12 +34,27 @@ class Text(serializers.CharField):
 
 
 class Justification(Text):
-    """Why a person or agent does something (reason, rationale, note): required, non-empty."""
+    """Why a person or agent does something (reason, rationale, note): required, non-empty.
+
+    Missing, null or blank is the service's own refusal, `<field>_required` (400
+    `reason_required`, `rationale_required`, `note_required`), as the operations declare
+    it: DRF's generic `invalid_request` came first and hid it.
+    """
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("max_length", 4000)
         kwargs["allow_blank"] = False
         super().__init__(**kwargs)
+
+    def run_validation(self, data: Any = empty) -> Any:
+        if data is empty or data is None or (isinstance(data, str) and not data.strip()):
+            name = self.field_name or "reason"
+            raise ValidationFailed(
+                f"{name} is required: say why",
+                code=f"{name}_required",
+                errors={name: ["This field is required and may not be blank."]},
+            )
+        return super().run_validation(data)
 
 
 class Identifier(Text):

@@ -189,6 +189,7 @@ def test_refusals_say_why(estate, reviewer, tmp_path, django_capture_on_commit_c
     load(tmp_path, DENIES_COLLECT, "next.yaml", "--draft")
     missing = activate(reviewer, "7.4", rationale="")
     assert missing.status_code == 400 and "rationale" in missing.json()["errors"]
+    assert missing.json()["code"] == "rationale_required"
     already = activate(reviewer, "7.3")
     assert (already.status_code, already.json()["code"]) == (409, "already_active")
     unknown = activate(reviewer, "9.9")

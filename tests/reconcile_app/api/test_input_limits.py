@@ -222,13 +222,26 @@ def test_a_malformed_quarantine_target_is_400(estate, operator):
 # --- Text that justifies an action must be text ------------------------------------------------
 
 
-@pytest.mark.parametrize("reason", [0, 1, True, ["why"], {"why": 1}, "", "   "])
-def test_a_correction_reason_must_be_a_non_empty_string(estate, operator, reason):
+@pytest.mark.parametrize(
+    ("reason", "code"),
+    [
+        (0, "invalid_request"),
+        (1, "invalid_request"),
+        (True, "invalid_request"),
+        (["why"], "invalid_request"),
+        ({"why": 1}, "invalid_request"),
+        # Missing, null or blank: the operation's own declared code, not a generic one.
+        ("", "reason_required"),
+        ("   ", "reason_required"),
+        (None, "reason_required"),
+    ],
+)
+def test_a_correction_reason_must_be_a_non_empty_string(estate, operator, reason, code):
     EvidenceFactory(evidence_id="ev-001")
 
     response = operator.post("/api/v1/corrections", {"evidence_id": "ev-001", "reason": reason})
 
-    problem(response, 400, "invalid_request")
+    problem(response, 400, code)
     assert not Correction.objects.exists()
     assert not EvidenceEntry.objects.filter(revokes__isnull=False).exists()
     assert not AuditEvent.objects.filter(action__startswith="correction").exists()
@@ -245,6 +258,30 @@ def test_a_correction_reason_must_be_a_non_empty_string(estate, operator, reason
 def test_justifications_are_never_coerced_from_other_types(estate, operator, reviewer, path, body):
     persona = reviewer if "escalations" in path else operator
     problem(persona.post(path, body), 400, "invalid_request")
+    assert not Quarantine.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "code"),
+    [
+        ("/api/v1/quarantines", {"scope": "source", "target": "case-service"}, "reason_required"),
+        (
+            "/api/v1/quarantines",
+            {"scope": "source", "target": "case-service", "reason": " "},
+            "reason_required",
+        ),
+        ("/api/v1/escalations/esc_x/approve", {"rationale": ""}, "rationale_required"),
+        ("/api/v1/contradictions/1/resolve", {"note": None}, "note_required"),
+        ("/api/v1/effects/u-1/resolve", {"outcome": "not_executed"}, "reason_required"),
+    ],
+)
+def test_a_missing_justification_is_refused_with_the_operations_own_code(
+    estate, operator, reviewer, path, body, code
+):
+    """Each operation declares `<field>_required`; the serializer refused first, with the
+    generic `invalid_request`, whatever was missing."""
+    persona = reviewer if "escalations" in path else operator
+    problem(persona.post(path, body), 400, code)
     assert not Quarantine.objects.exists()
 
 

@@ -105,8 +105,10 @@ class ReviewRows(Sequence[ReviewRow]):
         offset: int,
         first: list[ReviewRow],
         correction: Correction | None = None,
+        as_of: datetime | None = None,
     ) -> None:
         self.roots, self.kind, self.total, self.correction = roots, kind, total, correction
+        self.as_of = as_of
         self._pages: dict[tuple[int, int], list[ReviewRow]] = {(offset, offset + len(first)): first}
         self._first = (offset, first)
 
@@ -128,7 +130,11 @@ class ReviewRows(Sequence[ReviewRow]):
             return first[: stop - start]
         if (start, stop) not in self._pages:
             nodes = blast_radius(
-                self.roots, kinds=[self.kind], limit=max(0, stop - start), offset=start
+                self.roots,
+                as_of=self.as_of,
+                kinds=[self.kind],
+                limit=max(0, stop - start),
+                offset=start,
             ).nodes
             self._pages[(start, stop)] = _rows(self.kind, nodes, self.correction)
         return self._pages[(start, stop)]
@@ -158,20 +164,22 @@ def review_page(
     page: int,
     per_page: int,
     correction: Correction | None = None,
+    as_of: datetime | None = None,
 ) -> ReviewPage:
-    """Counts by kind downstream of the roots and one page of one review kind.
+    """Counts by kind downstream of the roots and one page of one review kind, as the
+    lineage stood at `as_of` (now when None).
 
     Without a kind, the first review kind that has anything (snapshots, then decisions,
     effects, memories). Two queries for the counts and the page, one for their objects.
     """
     offset = (max(page, 1) - 1) * per_page
     wanted = kind if kind in REVIEW_KINDS else REVIEW_KINDS[0]
-    radius = blast_radius(roots, kinds=[wanted], limit=per_page, offset=offset)
+    radius = blast_radius(roots, as_of=as_of, kinds=[wanted], limit=per_page, offset=offset)
     if kind not in REVIEW_KINDS:
         found = next((k for k in REVIEW_KINDS if radius.counts.get(k)), wanted)
         if found != wanted:
             wanted = found
-            radius = blast_radius(roots, kinds=[wanted], limit=per_page, offset=offset)
+            radius = blast_radius(roots, as_of=as_of, kinds=[wanted], limit=per_page, offset=offset)
     rows = ReviewRows(
         roots=roots,
         kind=wanted,
@@ -179,5 +187,6 @@ def review_page(
         offset=offset,
         first=_rows(wanted, radius.nodes, correction) if radius.nodes else [],
         correction=correction,
+        as_of=as_of,
     )
     return ReviewPage(counts=radius.counts, kind=wanted, rows=rows)

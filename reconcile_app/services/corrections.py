@@ -16,7 +16,7 @@ from reconcile_app.models import Correction, DecisionSnapshot, EvidenceEntry, Sn
 from reconcile_app.selectors.lineage import evidence_roots
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.enqueue import enqueue_on_commit
-from reconcile_app.services.evidence import evidence_append
+from reconcile_app.services.evidence import evidence_append, observed_at_check
 from reconcile_app.services.principals import principal_for_user
 
 # Above this many downstream nodes the blast radius is computed by a Celery task.
@@ -35,11 +35,23 @@ def correction_create(
 
     if not reason or not reason.strip():
         raise ValidationFailed("a correction needs a reason", code="reason_required")
-    bad = EvidenceEntry.objects.filter(evidence_id=evidence_id).first()
+    bad = EvidenceEntry.objects.select_related("revokes").filter(evidence_id=evidence_id).first()
     if bad is None:
         raise NotFound(f"no evidence {evidence_id}", code="evidence_not_found")
     if Correction.objects.filter(corrected=bad).exists():
         raise Conflict(f"{evidence_id} is already corrected", code="already_corrected")
+    if bad.kind == EvidenceKind.CORRECTION and bad.revokes_id is not None and not replacement:
+        # An entry once withdrawn stays withdrawn: revoking its revocation would be answered
+        # as done and change nothing. A replacement states the value again, as a new entry.
+        raise Conflict(
+            f"{evidence_id} revokes {bad.revokes.evidence_id}: revoking it would not bring "
+            f"{bad.revokes.evidence_id} back (a withdrawn entry stays withdrawn in the "
+            f"append-only ledger). Correct {evidence_id} with a replacement that states the "
+            "value to restore.",
+            code="replacement_required",
+        )
+    if replacement and replacement.get("observed_at") is not None:
+        observed_at_check(replacement["observed_at"])
     with transaction.atomic():
         entry = evidence_append(
             kind=EvidenceKind.CORRECTION,

@@ -35,6 +35,19 @@ EVIDENCE_PREFIX = "ev-"
 EVIDENCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
 
 
+def observed_at_check(observed_at: datetime) -> None:
+    """422 `observed_in_future` for an observation dated ahead of the server's clock (beyond
+    skew): it would stay the latest entry for its field and contradict every state to come."""
+    if observed_at > timezone.now() + FUTURE_TOLERANCE:
+        raise DomainError(
+            f"observed_at {rfc3339(observed_at)} is ahead of the server's clock",
+            code="observed_in_future",
+            status=422,
+            title="Observed in the future",
+            tolerance_seconds=int(FUTURE_TOLERANCE.total_seconds()),
+        )
+
+
 def entry_hash_content(entry: EvidenceEntry) -> dict[str, Any]:
     """Exactly what the hash covers; verify_ledger recomputes it from stored rows."""
     return {
@@ -247,14 +260,7 @@ def evidence_attest(
             "which marks what relied on the entry",
             code="correction_requires_operator",
         )
-    if observed_at > timezone.now() + FUTURE_TOLERANCE:
-        raise DomainError(
-            f"observed_at {rfc3339(observed_at)} is ahead of the server's clock",
-            code="observed_in_future",
-            status=422,
-            title="Observed in the future",
-            tolerance_seconds=int(FUTURE_TOLERANCE.total_seconds()),
-        )
+    observed_at_check(observed_at)
     operator = principal_is_operator(principal)
     vouched = {source}
     if supersedes:

@@ -22,13 +22,27 @@ from reconcile_app.selectors.lineage import REVIEW_KINDS, evidence_roots
 from reconcile_app.services.corrections import correction_create
 
 LIST_LIMIT = 500
+# The review lists' keys, as the schema names them (CorrectionReviewOutput).
+REVIEW_LIST_NAMES = {
+    "snapshot": "snapshots",
+    "decision": "decisions",
+    "effect": "effects",
+    "memory": "memories",
+}
 
 
 def correction_body(correction: Correction) -> dict[str, Any]:
+    """The correction and what it reached: its lists come from the lineage as it stood when
+    the correction completed, as its counts and its taints do. What has come downstream of
+    the entry since (a snapshot built on a later readback) is the lineage's to show
+    (`/api/v1/lineage/evidence:{id}/descendants`): the correction did not reach it."""
     pairs = evidence_roots(evidence_id=correction.corrected.evidence_id)
     to_review = {
-        f"{kind}s": [
-            node["ref"] for node in blast_radius(pairs, kinds=[kind], limit=LIST_LIMIT).nodes
+        REVIEW_LIST_NAMES[kind]: [
+            node["ref"]
+            for node in blast_radius(
+                pairs, as_of=correction.completed_at, kinds=[kind], limit=LIST_LIMIT
+            ).nodes
         ]
         for kind in REVIEW_KINDS
     }
@@ -65,8 +79,8 @@ class CorrectionCreateView(APIView):
             400: ["reason_required"],
             403: ["people_only", "forbidden"],
             404: ["evidence_not_found"],
-            409: ["already_corrected"],
-            422: ["value_too_large"],
+            409: ["already_corrected", "replacement_required"],
+            422: ["value_too_large", "observed_in_future"],
         },
     )
     def post(self, request: Request) -> Response:

@@ -47,6 +47,9 @@ def blast_context(
         page=page,
         per_page=PER_PAGE,
         correction=correction,
+        # A correction's report is what it reached when it was made (what it counted and
+        # tainted), not what has come downstream of the entry since.
+        as_of=correction.completed_at if correction is not None else None,
     )
     # django-tables2 would copy its data into a list (the whole blast radius); the console's
     # table template pages through `table.page`, so hand it a Django page over the lazy rows.

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reconcile_app.models import SnapshotTaint
+from reconcile_app.api.serializers import CorrectionReviewOutput
+from reconcile_app.models import Correction, EvidenceEntry, SnapshotTaint
+from tests.reconcile_app.effects.conftest import reconcile
 from tests.reconcile_app.lineage_chain import chain_with_memory, collectible  # noqa: F401
 
 
@@ -25,7 +27,9 @@ def test_correction_taints_snapshots_and_lists_what_to_review(chain, operator):
     assert body["correction"]["revokes"] == "ev-collect"
     assert body["blast_radius"]["review"]["snapshots"] == [snapshot["snapshot_id"]]
     assert body["blast_radius"]["review"]["effects"] == ["l-1"]
-    assert body["blast_radius"]["review"]["memorys"] == [memory["memory_id"]]
+    assert body["blast_radius"]["review"]["memories"] == [memory["memory_id"]]
+    # The lists are keyed as the schema names them (a client built from it reads these).
+    assert set(body["blast_radius"]["review"]) == set(CorrectionReviewOutput().fields)
     assert SnapshotTaint.objects.filter(snapshot__snapshot_id=snapshot["snapshot_id"]).count() == 1
     again = operator.post("/api/v1/corrections", {"evidence_id": "ev-collect", "reason": "x"})
     assert (again.status_code, again.json()["code"]) == (409, "already_corrected")
@@ -48,3 +52,68 @@ def test_only_operators_correct(chain, auditor, agent):
     for persona in (auditor, agent):
         response = persona.post("/api/v1/corrections", {"evidence_id": "ev-collect", "reason": "x"})
         assert response.status_code == 403
+
+
+def test_a_corrections_lists_are_what_it_reached_as_its_counts_are(chain, operator, agent):
+    """Its counts and taints are fixed when it completes: a memory derived from the tainted
+    snapshot afterwards is downstream of the entry now, but the correction did not reach it."""
+    snapshot, memory = chain
+    made = operator.post(
+        "/api/v1/corrections", {"evidence_id": "ev-collect", "reason": "keyed to the wrong account"}
+    ).json()
+    later = agent.post(
+        "/api/v1/memories",
+        {
+            "memory_class": "episodic",
+            "subject": "account-17",
+            "purpose": "collections",
+            "field": "collections_status",
+            "value": "released",
+            "derived_from": [f"snapshot:{snapshot['snapshot_id']}"],
+        },
+    )
+    assert later.status_code == 201, later.content
+    radius = operator.get(f"/api/v1/corrections/{made['correction_id']}").json()["blast_radius"]
+    assert radius["review"]["memories"] == [memory["memory_id"]]
+    assert radius["counts"]["memory"] == len(radius["review"]["memories"])
+    assert radius["counts"]["snapshot"] == len(radius["review"]["snapshots"])
+    now = operator.get("/api/v1/lineage/evidence:ev-collect/descendants?kinds=memory").json()
+    assert later.json()["memory_id"] in {node["ref"] for node in now["nodes"]}
+
+
+def test_a_replacement_observed_in_the_future_is_refused(collectible, operator):
+    """It would stay the field's latest entry and contradict every state to come."""
+    entries = EvidenceEntry.objects.count()
+    response = operator.post(
+        "/api/v1/corrections",
+        {
+            "evidence_id": "ev-collect",
+            "reason": "restate",
+            "replacement": {"value": "collect", "observed_at": "2099-01-01T00:00:00Z"},
+        },
+    )
+    assert (response.status_code, response.json()["code"]) == (422, "observed_in_future")
+    assert not Correction.objects.exists() and EvidenceEntry.objects.count() == entries
+
+
+def test_a_revocation_is_undone_by_a_replacement_not_by_revoking_it(collectible, agent, operator):
+    assert reconcile(agent)["decision"]["result"] == "allow"
+    first = operator.post("/api/v1/corrections", {"evidence_id": "ev-collect", "reason": "wrong"})
+    assert reconcile(agent)["decision"]["result"] == "refuse"  # nothing supports the state
+    revocation = first.json()["correction"]["evidence_id"]
+    undo = operator.post(
+        "/api/v1/corrections", {"evidence_id": revocation, "reason": "revoked the wrong entry"}
+    )
+    assert (undo.status_code, undo.json()["code"]) == (409, "replacement_required")
+    assert "ev-collect" in undo.json()["detail"] and Correction.objects.count() == 1
+    restored = operator.post(
+        "/api/v1/corrections",
+        {
+            "evidence_id": revocation,
+            "reason": "revoked the wrong entry",
+            "replacement": {"value": "collect"},
+        },
+    )
+    assert restored.status_code == 201, restored.content
+    assert restored.json()["correction"]["supersedes"] == revocation
+    assert reconcile(agent)["decision"]["result"] == "allow"

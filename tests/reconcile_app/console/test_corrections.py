@@ -208,3 +208,45 @@ def test_correction_page_query_count_is_pinned(
 
 def test_unknown_correction_is_404(operator_browser, db):
     assert operator_browser.get("/corrections/cor_nope/").status_code == 404
+
+
+def test_correction_page_shows_what_it_reached_and_links_what_is_downstream_now(
+    chain, correction, agent, operator_browser
+):
+    later = agent.post(
+        "/api/v1/memories",
+        {
+            "memory_class": "episodic",
+            "subject": "account-17",
+            "purpose": "collections",
+            "field": "collections_status",
+            "value": "released",
+            "derived_from": [f"snapshot:{chain.snapshot_id}"],
+        },
+    )
+    assert later.status_code == 201, later.content
+    page = operator_browser.get(f"/corrections/{correction.correction_id}/?kind=memory")
+    text = page.content.decode()
+    assert re.search(r'data-kind="memory">\w+ <span class="tab-count">2</span>', text)
+    assert set(listed(text)) == {f"memory:{chain.memory_id}", f"memory:{chain.fact_memory_id}"}
+    now = re.search(r'href="([^"]+)" id="downstream-now"', text)
+    assert now, "no link to what lies downstream now"
+    downstream = operator_browser.get(now.group(1).replace("&amp;", "&") + "&kind=memory")
+    assert f"memory:{later.json()['memory_id']}" in listed(downstream.content.decode())
+
+
+def test_a_revocations_page_asks_for_the_value_to_restore(
+    correction, operator_browser, django_assert_num_queries
+):
+    revocation = correction.entry.evidence_id
+    with django_assert_num_queries(EVIDENCE_QUERIES):
+        page = operator_browser.get(f"/evidence/{revocation}/").content.decode()
+    assert 'id="restore-hint"' in page and "ev-collect" in page
+    refused = operator_browser.post(f"/evidence/{revocation}/correct/", {"reason": "wrong one"})
+    assert refused.status_code == 409 and "replacement_required" in refused.content.decode()
+    restored = operator_browser.post(
+        f"/evidence/{revocation}/correct/",
+        {"reason": "revoked the wrong entry", "replacement": '"collect"'},
+    )
+    assert restored.status_code == 302
+    assert Correction.objects.get(corrected__evidence_id=revocation).entry.value == "collect"

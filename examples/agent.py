@@ -31,6 +31,8 @@ from reconcile_client import (
     Forbidden,
     Locked,
     NotAuthorised,
+    OwnerRefused,
+    OwnerUnavailable,
     PreconditionFailed,
     ReconcileClient,
     ReconcileError,
@@ -42,6 +44,8 @@ from reconcile_client import (
 
 # How often one subject is reconciled again after the state moved under a commit.
 MAX_ROUNDS = 3
+# How often one command is sent under its key while the owner is unreachable.
+OWNER_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -138,10 +142,35 @@ class Agent:
         return self.commit(subject, snapshot)
 
     def commit(self, subject: str, snapshot: Snapshot) -> str:
+        key: str | None = None
+        for attempt in range(1, OWNER_ATTEMPTS + 1):
+            try:
+                return self.commit_once(subject, snapshot, key)
+            except OwnerUnavailable as down:
+                # The owner never took the command: nothing happened. The same command goes
+                # again under the same key (docs/api.md): a new key for it is what an agent
+                # must never learn, so after the last attempt it waits for a later run.
+                key = down.idempotency_key
+                if attempt == OWNER_ATTEMPTS:
+                    self.say(f"{subject}: {down.code} after {attempt} attempts under {key}")
+                    return "owner_unavailable"
+                pause = min(down.retry_after or self.pause_seconds, 5.0)
+                self.say(f"{subject}: {down.code}; the same command under {key} in {pause:g} s")
+                time.sleep(pause)
+        raise AssertionError("unreachable: the last attempt returns")
+
+    def commit_once(self, subject: str, snapshot: Snapshot, key: str | None) -> str:
         try:
             effect = self.client.commit(
-                snapshot, action=self.task.action, resulting_value=self.task.value
+                snapshot,
+                action=self.task.action,
+                resulting_value=self.task.value,
+                idempotency_key=key,
             )
+        except OwnerRefused as problem:
+            # The owner refuses the command itself: no retry or new decision changes that.
+            self.say(f"{subject}: the owner refuses it ({problem.detail})")
+            return "owner_refused"
         except (PreconditionFailed, SnapshotTainted, ContractSuperseded) as problem:
             self.say(f"{subject}: {problem.code}: what the snapshot read no longer holds")
             return "again"
@@ -154,8 +183,10 @@ class Agent:
         except Locked as problem:
             self.say(f"{subject}: held by people ({problem.code})")
             return "held"
+        except OwnerUnavailable:
+            raise  # `commit` sends it again under its key
         except Unavailable as problem:
-            # The owner did not take the command: nothing happened, so a new decision is safe.
+            # Reconcile itself could not answer (its database, its cache): decide again later.
             self.say(f"{subject}: {problem.code}; trying again later")
             return "again"
         except CommitOutcomeUnknown as lost:

@@ -163,3 +163,79 @@ def _raise(reply: Answer) -> errors.ReconcileError:
     with pytest.raises(errors.ReconcileError) as caught:
         driver.run(_flows.effect("k-1"))
     return caught.value
+
+
+def test_a_key_in_flight_past_the_budget_after_a_loss_is_an_unknown_outcome() -> None:
+    """Our own lost attempt may still land: that is `CommitOutcomeUnknown` with the key to
+    ask about, not `IdempotencyKeyInUse` (a 409, which reads as "reconcile again")."""
+    busy = answer(409, {"code": "idempotency_key_in_use"}, **{"Retry-After": "2"})
+    driver = Driver([NoAnswer(reason="timeout", timed_out=True), busy, busy, busy, busy])
+    with pytest.raises(errors.CommitOutcomeUnknown) as caught:
+        commit(driver, attempts=3)
+    assert caught.value.idempotency_key == "k-1"
+    assert [request.headers["Idempotency-Key"] for request in driver.sent] == ["k-1"] * 5
+    assert driver.slept == [0.2, 2.0, 2.0, 2.0]
+
+
+def test_every_problem_a_commit_raises_carries_its_key() -> None:
+    """After 503 owner_unavailable the same key is a new attempt (docs/api.md): the agent
+    needs it, not a new one."""
+    down = answer(503, {"code": "owner_unavailable"}, **{"Retry-After": "5"})
+    with pytest.raises(errors.OwnerUnavailable) as caught:
+        commit(Driver([down]), key=None)
+    assert caught.value.idempotency_key is not None
+    assert caught.value.idempotency_key.startswith("rc-") and caught.value.retry_after == 5.0
+    assert caught.value.as_dict()["idempotency_key"] == caught.value.idempotency_key  # MCP
+    refused = answer(409, {"code": "owner_refused", "detail": "event-sourced"})
+    with pytest.raises(errors.OwnerRefused) as owner:
+        commit(Driver([refused]))
+    assert owner.value.idempotency_key == "k-1"
+    assert _raise(refused).idempotency_key is None  # not a commit: no key
+
+
+def test_a_key_no_header_can_carry_is_refused_before_sending() -> None:
+    driver = Driver([])
+    with pytest.raises(errors.ValidationError) as caught:
+        commit(driver, key="clé-1")
+    assert (caught.value.status, caught.value.code) == (400, "invalid_identifier")
+    assert driver.sent == []
+
+
+def test_wait_rides_out_throttling_and_unavailability() -> None:
+    throttled = answer(429, {"code": "throttled"}, **{"Retry-After": "1"})
+    unavailable = answer(503, {"code": "database_unavailable"}, **{"Retry-After": "2"})
+    done = answer(200, {**EFFECT, "status": "verified"})
+    clock = iter([0.0, 0.1, 0.2, 0.3])
+    driver = Driver([throttled, unavailable, done])
+    effect = driver.run(_flows.wait("k-1", timeout=10, interval=0.5, clock=lambda: next(clock)))
+    assert effect.status == "verified" and driver.slept == [1.0, 2.0]
+    # Still throttled at the deadline with nothing seen: no effect to return.
+    clock = iter([0.0, 5.0])
+    with pytest.raises(errors.TransportError):
+        Driver([throttled]).run(
+            _flows.wait("k-1", timeout=1, interval=0.5, clock=lambda: next(clock))
+        )
+
+
+def test_problem_fields_the_docs_name_are_attributes() -> None:
+    ambiguous = _raise(answer(409, {"code": "authority_ambiguous", "escalation_id": "esc_1"}))
+    assert isinstance(ambiguous, errors.AuthorityAmbiguous)
+    assert ambiguous.escalation_id == "esc_1"
+    inactive = _raise(answer(422, {"code": "contract_version_inactive", "active_version": "7.3"}))
+    assert isinstance(inactive, errors.ContractVersionInactive)
+    assert inactive.active_version == "7.3"
+    value = _raise(answer(403, {"code": "value_not_permitted", "permitted_values": ["a", "b"]}))
+    assert isinstance(value, errors.ValueNotPermitted)
+    assert value.permitted_values == ["a", "b"]
+
+
+def test_a_proxys_gateway_error_on_a_commit_is_a_lost_answer() -> None:
+    """Behind a proxy, 502/504 means the server's answer was lost, not that nothing ran."""
+    gateway = decode(504, {"content-type": "text/html"}, b"<html>gateway timeout</html>")
+    replayed = answer(200, EFFECT, **{"Idempotent-Replayed": "true"})
+    driver = Driver([gateway, replayed])
+    assert commit(driver).replayed
+    assert [request.headers["Idempotency-Key"] for request in driver.sent] == ["k-1"] * 2
+    with pytest.raises(errors.CommitOutcomeUnknown) as caught:
+        commit(Driver([gateway, gateway]), attempts=2)
+    assert "HTTP 504" in caught.value.detail

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from reconcile_client import ReconcileClient, Snapshot
 
-from reconcile_app.models import MemoryRecord
+from reconcile_app.models import Effect, MemoryRecord
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.memory import memory_admit
 from sandbox_app.services import sandbox_fault_add, sandbox_record_write
@@ -167,3 +167,34 @@ def test_the_example_agent_asks_about_an_unknown_outcome(
         assert agent.run(["P19"]) == {"P19": "unknown"}
     assert "P19: the owner did not answer: asking, never re-sending" in said
     assert said[-1].startswith("P19: still unknown; operators resolve ")
+
+
+class UnreachableOwner(ReconcileClient):
+    """The owner is unreachable for the first commit only (after the read it was asked)."""
+
+    down = False
+
+    def commit(self, snapshot: Snapshot | str, **kwargs: Any) -> Any:
+        if not self.down:
+            self.down = True
+            sandbox_fault_add(source=WAREHOUSE, kind="unavailable", count=1)
+        return super().commit(snapshot, **kwargs)
+
+
+def test_the_example_agent_sends_a_command_the_owner_never_took_again_under_its_key(
+    served: Served, example: ModuleType
+) -> None:
+    """docs/api.md: after 503 owner_unavailable a retry with the same key is a new attempt;
+    a new key for the same command is what an agent must not learn."""
+    pallet(served, "P20")
+    said: list[str] = []
+    with UnreachableOwner(served.url, served.agent.key) as client:
+        agent = example.Agent(client, example_task(example), say=said.append, pause_seconds=0)
+        assert agent.run(["P20"]) == {"P20": "verified"}
+    assert said.count("P20: decision allow (allowed)") == 1  # no second decision
+    (effect,) = Effect.objects.filter(subject="P20")
+    assert effect.status == "verified"
+    assert any(
+        line.startswith(f"P20: owner_unavailable; the same command under {effect.idempotency_key}")
+        for line in said
+    )

@@ -30,7 +30,7 @@ from reconcile_client._wire import (
     problem,
     retry_after,
 )
-from reconcile_client.errors import CommitOutcomeUnknown, TransportError
+from reconcile_client.errors import CommitOutcomeUnknown, TransportError, ValidationError
 from reconcile_client.models import (
     Effect,
     Escalation,
@@ -43,6 +43,8 @@ from reconcile_client.models import (
 
 # How long to wait before the n-th retry of a commit whose answer was lost (seconds).
 COMMIT_BACKOFF = (0.2, 0.5, 1.0, 2.0, 4.0)
+# Answers to a poll that say "not now" rather than anything about the effect.
+NOT_YET = (429, 503)
 
 
 def reconcile(
@@ -96,6 +98,14 @@ def commit(
     attempts: int,
 ) -> Flow[Effect]:
     key = idempotency_key or f"rc-{uuid.uuid4()}"
+    if not key.isascii():
+        # An HTTP header cannot carry it (the server's rule too, docs/api.md "Input limits"):
+        # refused here as the server would, not as an encoding error from the transport.
+        raise ValidationError(
+            status=400,
+            code="invalid_identifier",
+            detail=f"Idempotency-Key {key!r} must be ASCII (refused before sending)",
+        )
     if if_match is None:
         snap = target if isinstance(target, Snapshot) else None
         if snap is None or (action not in snap.actions and snap.decision.result == "escalate"):
@@ -113,15 +123,24 @@ def commit(
     lost = busy = 0
     while True:
         reply = yield Send(request)
-        if isinstance(reply, NoAnswer):
+        if isinstance(reply, NoAnswer) or (isinstance(reply, Answer) and _gateway_lost(reply)):
             # The command may have reached the owner: only the same key may go again.
             lost += 1
+            reason = reply.reason if isinstance(reply, NoAnswer) else f"HTTP {reply.status}"
             if lost >= attempts:
-                raise CommitOutcomeUnknown(idempotency_key=key, attempts=lost, detail=reply.reason)
+                raise CommitOutcomeUnknown(idempotency_key=key, attempts=lost, detail=reason)
             yield Sleep(_backoff(lost))
             continue
         assert isinstance(reply, Answer)
-        if _in_flight(reply) and lost and busy < attempts:
+        if _in_flight(reply) and lost:
+            if busy >= attempts:
+                # Our own lost attempt is still being worked on: its outcome is not known yet,
+                # and only this key may ever ask about it.
+                raise CommitOutcomeUnknown(
+                    idempotency_key=key,
+                    attempts=lost,
+                    detail=f"the first attempt was still in flight after {busy} more asks",
+                )
             # Our own lost attempt is still being processed: ask again, same key, shortly.
             busy += 1
             yield Sleep(retry_after(reply) or _backoff(busy))
@@ -129,11 +148,20 @@ def commit(
         if reply.status in (200, 201, 202):
             replayed = (reply.header("Idempotent-Replayed") or "").lower() == "true"
             return Effect.from_json(json_of(reply), replayed=replayed)
-        raise problem(reply)
+        refused = problem(reply)
+        refused.idempotency_key = key  # the key to retry (owner_unavailable) or to ask about
+        raise refused
 
 
 def _backoff(attempt: int) -> float:
     return COMMIT_BACKOFF[min(attempt, len(COMMIT_BACKOFF)) - 1]
+
+
+def _gateway_lost(answer: Answer) -> bool:
+    """A proxy's 502 or 504 (no problem+json of ours): the proxy lost the server's answer, or
+    gave up waiting for it. The request may have reached the server: as good as no answer."""
+    coded = isinstance(answer.body, Mapping) and "code" in answer.body
+    return answer.status in (502, 504) and not coded
 
 
 def _in_flight(answer: Answer) -> bool:
@@ -167,7 +195,11 @@ def wait(
     while True:
         reply = yield Send(HttpRequest("GET", path("effects", key)))
         pause = delay
-        if isinstance(reply, Answer):
+        if isinstance(reply, Answer) and reply.status in NOT_YET:
+            # Throttled or briefly unavailable: not an answer about the effect. Ask again
+            # when the server says (within the deadline), as a lost GET is asked again.
+            pause = retry_after(reply) or delay
+        elif isinstance(reply, Answer):
             last = Effect.from_json(json_of(reply), replayed=bool(last and last.replayed))
             if last.final:
                 return last

@@ -12,22 +12,28 @@ Families (status), what an agent does, and the codes with a class of their own:
   `DecisionNotAllowed`, `EscalationPending`, `EscalationRejected`, `CapabilityMissing`,
   `EffectNotBound`, `ValueNotPermitted`, `PeopleOnly`.
 - `NotFound` (404): the thing is not there, or not yours. `NoCurrentRecord`.
-- `Conflict` (409): reconcile again (or, for a key in flight, ask again later).
-  `SnapshotTainted`, `ContractSuperseded`, `IdempotencyKeyInUse`, `AuthorityAmbiguous`.
+- `Conflict` (409): reconcile again. `SnapshotTainted`, `ContractSuperseded`,
+  `AuthorityAmbiguous` (`escalation_id`). Two are not "reconcile again":
+  `IdempotencyKeyInUse` (the key is in flight: ask `effect(key)` later, never commit the
+  same command under another key) and `OwnerRefused` (the owner refuses the command itself:
+  neither retrying nor reconciling changes that).
 - `PreconditionFailed` (412): the state moved, reconcile again. `VersionChanged`
   (`expected`, `found`), `SnapshotVersionMismatch`, `SnapshotExpired`.
 - `ValidationError` (400, 413, 422, 428): the request is wrong, fix it.
-  `IdempotencyKeyReused`, `ContractVersionInactive`.
+  `IdempotencyKeyReused`, `ContractVersionInactive` (`active_version`).
 - `Locked` (423): quarantined or frozen, people lift it. `SourceQuarantined`,
   `MemoryClassQuarantined`, `FactKeyFrozen`.
 - `RateLimited` (429): slow down (`retry_after`).
-- `Unavailable` (503): try later (`retry_after` when given). `OwnerUnavailable`,
-  `CurrentAuthorityUnavailable`.
+- `Unavailable` (503): try later (`retry_after` when given). `OwnerUnavailable` (a commit:
+  retry with the same `idempotency_key`), `CurrentAuthorityUnavailable`.
 - `ServerError` (any other 5xx): try later.
 
 No answer at all is not a problem answer: `TransportError` (status None). For a commit, no
 answer after every attempt with the same key is `CommitOutcomeUnknown`: the effect may or
 may not have happened, and only `effect(key)` / `wait` with that key can tell.
+
+Every problem a commit raises carries the commit's `idempotency_key` (None elsewhere): the
+key to retry or to ask about, never to replace.
 """
 
 from __future__ import annotations
@@ -38,6 +44,9 @@ from typing import Any
 
 class ReconcileError(Exception):
     """A problem+json answer (or, in the `TransportError` branch, no answer at all)."""
+
+    # The Idempotency-Key of the commit that raised it; None for any other request.
+    idempotency_key: str | None = None
 
     def __init__(
         self,
@@ -59,14 +68,18 @@ class ReconcileError(Exception):
         self.retry_after = retry_after
 
     def as_dict(self) -> dict[str, Any]:
-        """The problem as the server sent it, with status, code and detail always present."""
-        return {
+        """The problem as the server sent it, with status, code and detail always present
+        (and a commit's `idempotency_key`)."""
+        found = {
             **self.body,
             "status": self.status,
             "code": self.code,
             "detail": self.detail,
             "title": self.title,
         }
+        if self.idempotency_key is not None:
+            found["idempotency_key"] = self.idempotency_key
+        return found
 
 
 class TransportError(ReconcileError):
@@ -75,6 +88,8 @@ class TransportError(ReconcileError):
 
 class CommitOutcomeUnknown(TransportError):
     """A commit got no answer after every attempt with its one key: check `effect(key)`."""
+
+    idempotency_key: str  # always known here: the key to ask about
 
     def __init__(self, *, idempotency_key: str, attempts: int, detail: str) -> None:
         super().__init__(
@@ -131,6 +146,11 @@ class EffectNotBound(Forbidden):
 class ValueNotPermitted(Forbidden):
     """The action may not write this value (`permitted_values`)."""
 
+    @property
+    def permitted_values(self) -> list[Any] | None:
+        value = self.body.get("permitted_values")
+        return list(value) if isinstance(value, list) else None
+
 
 class PeopleOnly(Forbidden):
     """Agents may not read this (lineage, audit, the sandbox...)."""
@@ -162,6 +182,15 @@ class IdempotencyKeyInUse(Conflict):
 
 class AuthorityAmbiguous(Conflict):
     """More than one fact record is current: an escalation is open (`escalation_id`)."""
+
+    @property
+    def escalation_id(self) -> str | None:
+        return _str_or_none(self.body.get("escalation_id"))
+
+
+class OwnerRefused(Conflict):
+    """The owner system refused the command itself (an event-sourced field, a rule of its
+    own): sending it again, or reconciling again, will not change the answer."""
 
 
 class PreconditionFailed(ReconcileError):
@@ -204,6 +233,10 @@ class IdempotencyKeyReused(ValidationError):
 
 class ContractVersionInactive(ValidationError):
     """`contract_version` is not the class's active version (`active_version`)."""
+
+    @property
+    def active_version(self) -> str | None:
+        return _str_or_none(self.body.get("active_version"))
 
 
 class Locked(ReconcileError):
@@ -257,6 +290,7 @@ BY_CODE: dict[str, type[ReconcileError]] = {
     "contract_superseded": ContractSuperseded,
     "idempotency_key_in_use": IdempotencyKeyInUse,
     "authority_ambiguous": AuthorityAmbiguous,
+    "owner_refused": OwnerRefused,
     "version_changed": VersionChanged,
     "snapshot_version_mismatch": SnapshotVersionMismatch,
     "snapshot_expired": SnapshotExpired,

@@ -57,7 +57,10 @@ answer is retried with the same key only. The answer's `status`: `accepted` (rec
 with the same idempotency_key, NEVER commit again with another key). Errors you will meet:
 412 version_changed (the state moved since the snapshot: reconcile again), 403
 decision_not_allowed / escalation_pending, 409 snapshot_tainted / contract_superseded
-(reconcile again), 423 source_quarantined (wait for people)."""
+(reconcile again), 423 source_quarantined (wait for people), 503 owner_unavailable (the owner
+never took it: commit again with the error's idempotency_key after retry_after, never a new
+key), 409 owner_refused (the owner refuses the command itself: do not retry), an error with
+code commit_outcome_unknown (no answer: call `effect_status` with its idempotency_key)."""
 
 EFFECT_STATUS = """\
 Where an effect stands, by its idempotency_key: recorded, sent, accepted, rejected, unknown,

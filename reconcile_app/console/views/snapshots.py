@@ -69,6 +69,9 @@ class SnapshotDetailView(StaffRequiredMixin, TemplateView):
         with not_found_is_404():
             context["detail"] = console_snapshot_detail(snapshot_id=kwargs["snapshot_id"])
         context["refused_by"] = snapshot_quarantines(snapshot=context["detail"].snapshot)
+        # Said up front, not only after a corrected replay: a tainted snapshot authorises no
+        # commit (409 snapshot_tainted), and its reader should know why before acting on it.
+        context["taints"] = snapshot_taints(snapshot_id=kwargs["snapshot_id"])
         context["timeline"] = object_timeline(
             object_kind="snapshot", object_ref=kwargs["snapshot_id"]
         )

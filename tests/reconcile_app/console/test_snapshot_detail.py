@@ -6,14 +6,16 @@ import pytest
 
 from tests.reconcile_app.api.test_recall import recalled, remember
 from tests.reconcile_app.effects.conftest import collectible  # noqa: F401
+from tests.reconcile_app.lineage_chain import chain, correction  # noqa: F401 (fixtures)
 from tests.reconcile_app.reducers.test_hardship import (  # noqa: F401 (fixtures)
     ledger,
     letters_agent,
 )
 from tests.reconcile_app.reducers.test_hardship import reconcile as reconcile_letter
 
-# session, user, the user's groups, the snapshot, its contradiction rows, its audit timeline.
-DETAIL_QUERIES = 6
+# session, user, the user's groups, the snapshot, its contradiction rows, its taints, its
+# audit timeline.
+DETAIL_QUERIES = 7
 
 
 def test_detail_shows_binding_versions_and_cutoffs(operator_browser, make_snapshot):
@@ -107,3 +109,16 @@ def test_a_recalled_claim_links_its_memory_record(operator_browser, collectible,
         f'href="/lineage/?node=memory:{memory["memory_id"]}" data-memory="{memory["memory_id"]}"'
         in page
     )
+
+
+def test_a_tainted_snapshot_says_so_up_front(chain, correction, auditor_browser):
+    page = auditor_browser.get(f"/snapshots/{chain.snapshot_id}/").content.decode()
+    banner = page[page.index('id="tainted-banner"') :][:900]
+    assert f'href="/corrections/{correction.correction_id}/"' in banner and "ev-collect" in banner
+    assert "snapshot_tainted" in banner
+
+
+def test_an_untainted_snapshot_shows_no_banner(operator_browser, make_snapshot):
+    snapshot = make_snapshot(claimed="collect")
+    page = operator_browser.get(f"/snapshots/{snapshot.snapshot_id}/").content.decode()
+    assert 'id="tainted-banner"' not in page

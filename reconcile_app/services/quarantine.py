@@ -268,12 +268,16 @@ def quarantine_lift(
             raise Conflict(f"{quarantine_id} is already lifted", code="not_active")
         _bump_epoch()
         before = quarantine.status
+        now = timezone.now()
         Quarantine.objects.filter(pk=quarantine.pk, status__in=ACTIVE).update(
             status=QuarantineStatus.LIFTED,
-            lifted_at=timezone.now(),
+            lifted_at=now,
             lifted_by=actor if getattr(actor, "pk", None) else None,
             lift_reason=reason,
         )
+        after: dict[str, Any] = {"status": QuarantineStatus.LIFTED}
+        if quarantine.scope == QuarantineScope.SOURCE:
+            after["effects_resumed"] = _held_effects_resume(quarantine.target, now)
         audit_record(
             actor=actor,
             action="quarantine.lift",
@@ -282,10 +286,23 @@ def quarantine_lift(
             reason=reason,
             request_id=request_id,
             before={"status": before},
-            after={"status": QuarantineStatus.LIFTED},
+            after=after,
         )
         quarantine.refresh_from_db()
     return quarantine
+
+
+def _held_effects_resume(source: str, now: datetime) -> int:
+    """The source's readbacks and resolutions, held while it was quarantined, are due again.
+
+    Each held check backed off like a failed one (up to an hour apart), so without this an
+    unknown outcome waited that long after the lift. Due now, the next sweep (every 30 s)
+    queues them, at its own pace. Returns how many."""
+    return Effect.objects.filter(
+        source__name=source,
+        status__in=[EffectStatus.ACCEPTED, EffectStatus.UNKNOWN],
+        next_check_at__gt=now,
+    ).update(next_check_at=now)
 
 
 def quarantines_expire(*, now: datetime | None = None) -> int:

@@ -246,3 +246,27 @@ def test_quarantines_changing_under_every_attempt_is_a_clean_409(collectible, ag
     from reconcile_app.models import DecisionSnapshot
 
     assert not DecisionSnapshot.objects.exists()
+
+
+def test_lifting_a_source_quarantine_resumes_the_checks_it_held(
+    collectible, agent, operator, django_capture_on_commit_callbacks
+):
+    """Held readbacks and resolutions back off like failed ones (up to an hour apart): the
+    lift makes them due, so the next sweep asks the owner again."""
+    from reconcile_app.services.effects import effects_sweep
+    from sandbox_app.services import sandbox_fault_add
+
+    sandbox_fault_add(source="case-service", kind="timeout_after_commit", count=1)
+    with django_capture_on_commit_callbacks(execute=False):
+        snapshot = reconcile(agent)
+        answered = commit(agent, snapshot, "release_collections_hold", "released", "held-1")
+    assert answered.json()["status"] == "unknown"
+    created = quarantine(operator, "source", "case-service")
+    later = timezone.now() + timedelta(hours=1)
+    Effect.objects.filter(idempotency_key="held-1").update(next_check_at=later)
+    assert effects_sweep()["resolutions"] == 0  # held, backed off
+    operator.post(f"/api/v1/quarantines/{created['id']}/lift", {"reason": "owner fixed"})
+    assert Effect.objects.get(idempotency_key="held-1").next_check_at <= timezone.now()
+    assert effects_sweep()["resolutions"] == 1
+    lift = AuditEvent.objects.get(object_ref=created["id"], action="quarantine.lift")
+    assert lift.after["effects_resumed"] == 1

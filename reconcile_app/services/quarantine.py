@@ -297,12 +297,12 @@ def _held_effects_resume(source: str, now: datetime) -> int:
 
     Each held check backed off like a failed one (up to an hour apart), so without this an
     unknown outcome waited that long after the lift. Due now, the next sweep (every 30 s)
-    queues them, at its own pace. Returns how many."""
-    return Effect.objects.filter(
-        source__name=source,
-        status__in=[EffectStatus.ACCEPTED, EffectStatus.UNKNOWN],
-        next_check_at__gt=now,
-    ).update(next_check_at=now)
+    queues them, at its own pace. Returns how many effects wait on a check of the source."""
+    waiting = Effect.objects.filter(
+        source__name=source, status__in=[EffectStatus.ACCEPTED, EffectStatus.UNKNOWN]
+    )
+    waiting.filter(next_check_at__gt=now).update(next_check_at=now)
+    return waiting.count()
 
 
 def quarantines_expire(*, now: datetime | None = None) -> int:

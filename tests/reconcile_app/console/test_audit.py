@@ -182,7 +182,7 @@ def test_export_streams_the_filtered_rows(auditor_browser, trail):
     assert lift["reason"] == "Fixed." and lift["request_id"] == "req-lift"
     # Lifted before the worker applied it (nothing runs on commit inside a test).
     assert json.loads(lift["before"]) == {"status": "applying"}
-    assert json.loads(lift["after"]) == {"status": "lifted"}
+    assert json.loads(lift["after"]) == {"status": "lifted", "effects_resumed": 0}
     assert lift["at"].endswith("Z")
     create = lines[1]
     assert create["before"] == ""  # nothing before a creation

@@ -173,7 +173,10 @@ def test_lifting_returns_the_row_trusted_and_is_audited(operator_browser, quaran
     assert (quarantine.status, quarantine.lifted_by) == ("lifted", operator.user)
     event = AuditEvent.objects.get(action="quarantine.lift")
     assert (event.reason, event.request_id) == ("Owner fixed the export.", "req-lift-1")
-    assert (event.before, event.after) == ({"status": "applied"}, {"status": "lifted"})
+    assert (event.before, event.after) == (
+        {"status": "applied"},
+        {"status": "lifted", "effects_resumed": 0},
+    )
 
 
 def test_lifting_twice_says_it_is_already_lifted(operator_browser, quarantined):

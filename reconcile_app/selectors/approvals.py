@@ -79,6 +79,24 @@ def approved_window_start(
     return approval.decided_at
 
 
+def approval_covers(snapshot: DecisionSnapshot, approval: Escalation, field: str) -> bool:
+    """Whether an approved escalation authorises `snapshot` to act on `field`: its own
+    snapshot and the retries that joined while it was open, always; a snapshot that joined
+    after the decision (a retry learning the outcome) only at the state the reviewer saw,
+    the version the escalation's own snapshot read of that field. One approval must not
+    authorise a commit at every state reached while its window is open."""
+    decided_at = approval.decided_at
+    if snapshot.pk == approval.snapshot_id or decided_at is None:
+        return True
+    if snapshot.issued_at <= decided_at:
+        return True
+    approved = approval.snapshot
+    if approved is None:
+        return True  # not a snapshot's question (a promotion's): nothing to compare
+    seen = approved.content["fields"].get(field, {}).get("version")
+    return bool(snapshot.content["fields"].get(field, {}).get("version") == seen)
+
+
 def commit_deadline(snapshot: DecisionSnapshot, opened_at: datetime) -> datetime:
     return opened_at + timedelta(seconds=snapshot.contract.commit_window_seconds)
 

@@ -11,6 +11,7 @@ from reconcile_app.errors import NotFound
 from reconcile_app.models import DecisionSnapshot, Escalation
 from reconcile_app.roles import is_staff_role
 from reconcile_app.selectors.approvals import (
+    approval_covers,
     approved_window_start,
     commit_deadline,
     snapshot_approval,
@@ -110,6 +111,12 @@ def snapshot_actions(
         read = content["fields"].get(field) if field else None
         if read is None:
             continue
+        if (
+            approved_at is not None
+            and approval is not None
+            and not approval_covers(snapshot, approval, field)
+        ):
+            continue  # joined after the decision, at a state the reviewer did not see
         actions[name] = {
             "field": field,
             "if_match": f'"{read["version"]}"',

@@ -26,8 +26,10 @@ from reconcile_app.services.escalations import fact_candidates_check, fact_key_w
 from reconcile_app.services.fresh_ids import new_record_id
 from reconcile_app.services.memory_rules import (
     EXPIRING_KINDS,
+    admission_check,
     consent_check,
     default_expiry,
+    expiry_check,
     memory_class_get,
     reviewed,
     target_check,
@@ -98,8 +100,10 @@ def memory_admit(
             f"unknown references: {', '.join(missing)}", code="unknown_reference", missing=missing
         )
     consent_check(declared, subject=subject, derived_from=derived_from)
+    today = fact_today()
+    expiry_check(declared, valid_until=valid_until, today=today)
     if valid_until is None:
-        valid_until = default_expiry(declared, today=fact_today())
+        valid_until = default_expiry(declared, today=today)
     review = reviewed(declared)
     now = timezone.now()
     with transaction.atomic():
@@ -107,6 +111,7 @@ def memory_admit(
         fact_key_write_check(fact_key)
         fact_candidates_check(derived_from)
         previous = _superseded(supersedes, subject=subject, field=field, fact_key=fact_key)
+        admission_check(declared, derived_from=derived_from, supersedes=previous)
         new_id = new_record_id(
             MemoryRecord,
             "memory_id",

@@ -15,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date, timedelta
 
-from reconcile_app.choices import EvidenceKind, MemoryAdmission, MemoryKind
-from reconcile_app.errors import Unprocessable
-from reconcile_app.models import EvidenceEntry, MemoryClass
+from django.db.models import Exists, OuterRef
+
+from reconcile_app.choices import EvidenceKind, MemoryAdmission, MemoryKind, MemoryStatus
+from reconcile_app.errors import Conflict, Unprocessable
+from reconcile_app.models import EvidenceEntry, MemoryClass, MemoryRecord
 from reconcile_app.services.references import split_reference
 
 # Kinds whose records expire by date; procedural and policy memory retires only by review.
@@ -55,14 +57,68 @@ def consent_check(memory_class: MemoryClass, *, subject: str, derived_from: Sequ
     if memory_class.kind != MemoryKind.PREFERENCE:
         return
     evidence_ids = [ref for kind, ref in map(split_reference, derived_from) if kind == "evidence"]
-    if not EvidenceEntry.objects.filter(
-        evidence_id__in=evidence_ids, kind=EvidenceKind.CONSENT, subject=subject
-    ).exists():
+    # Consent an operator revoked (or superseded) is consent withdrawn: it admits nothing.
+    if (
+        not EvidenceEntry.objects.filter(
+            evidence_id__in=evidence_ids, kind=EvidenceKind.CONSENT, subject=subject
+        )
+        .exclude(Exists(EvidenceEntry.objects.filter(revokes=OuterRef("pk"))))
+        .exclude(Exists(EvidenceEntry.objects.filter(supersedes=OuterRef("pk"))))
+        .exists()
+    ):
         raise Unprocessable(
             f"a preference about {subject} needs its consent among derived_from (an evidence "
-            "entry of kind consent for that subject)",
+            "entry of kind consent for that subject, not revoked or superseded)",
             code="consent_missing",
         )
+
+
+def expiry_check(memory_class: MemoryClass, *, valid_until: date | None, today: date) -> None:
+    """An episodic or preference memory whose `valid_until` has passed is expired before it
+    is written: admitted, it would be recalled as current until the next expiry run. (A fact
+    record may be dated in the past: the history `facts/{key}/current?on=` reads.)"""
+    if memory_class.kind not in (MemoryKind.EPISODIC, MemoryKind.PREFERENCE):
+        return
+    if valid_until is not None and valid_until < today:
+        raise Unprocessable(
+            f"valid_until {valid_until.isoformat()} has passed (today is {today.isoformat()} "
+            "in the fact timezone): the memory would be expired when written",
+            code="valid_until_past",
+        )
+
+
+def admission_check(
+    memory_class: MemoryClass, *, derived_from: Sequence[str], supersedes: MemoryRecord | None
+) -> None:
+    """A memory admitted without review may neither carry forward a belief no reviewer
+    admitted (a suggested or rejected memory among `derived_from`), nor retire a reviewed
+    memory (procedural and policy memory is retired only by review)."""
+    if reviewed(memory_class):
+        return  # a reviewer sees it, and what it derives from and supersedes, first
+    memory_ids = [ref for kind, ref in map(split_reference, derived_from) if kind == "memory"]
+    unadmitted = list(
+        MemoryRecord.objects.filter(
+            memory_id__in=memory_ids,
+            status__in=[MemoryStatus.SUGGESTED, MemoryStatus.REJECTED],
+        ).values_list("memory_id", "status")
+    )
+    if unadmitted:
+        named = ", ".join(f"{memory_id} ({status})" for memory_id, status in sorted(unadmitted))
+        raise Conflict(
+            f"{named}: no reviewer admitted it, so a memory in force may not derive from it "
+            "(derive from what supports it, or write the memory in a reviewed class)",
+            code="derivation_not_admitted",
+            memory_ids=sorted(memory_id for memory_id, _ in unadmitted),
+        )
+    if supersedes is not None:
+        retired_class = MemoryClass.objects.filter(name=supersedes.memory_class).first()
+        if retired_class is not None and reviewed(retired_class):
+            raise Conflict(
+                f"{supersedes.memory_id} is a reviewed {supersedes.memory_class} memory: it is "
+                "retired only by review. Write its replacement in a reviewed class, where a "
+                "reviewer promotes it.",
+                code="supersession_needs_review",
+            )
 
 
 def reviewed(memory_class: MemoryClass) -> bool:

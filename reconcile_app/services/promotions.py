@@ -11,6 +11,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from reconcile_app.choices import MEMORY_IN_FORCE, MemoryStatus
+from reconcile_app.errors import Conflict
 from reconcile_app.models import Escalation, MemoryRecord, Principal
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.memory_status import memory_status_move
@@ -52,6 +53,18 @@ def promotion_settle(
     why, so its page's timeline tells the story without the escalation's.
     """
     memory = MemoryRecord.objects.select_for_update().get(promotions=escalation)
+    if approve and memory.supersedes_id is not None:
+        replaced = MemoryRecord.objects.select_for_update().get(pk=memory.supersedes_id)
+        if replaced.status not in MEMORY_IN_FORCE:
+            # Another promotion (or a write) retired it first: approving this one would make a
+            # second successor of one record, a supersession that never happened.
+            raise Conflict(
+                f"{memory.memory_id} would supersede {replaced.memory_id}, which is "
+                f"{replaced.status} now: there is nothing in force for it to replace. Reject "
+                "it; its writer suggests again against what is in force.",
+                code="supersession_conflict",
+                superseded=replaced.memory_id,
+            )
     decision = f"{'promoted' if approve else 'rejected'} by escalation {escalation.escalation_id}"
     to = MemoryStatus.ACTIVE if approve else MemoryStatus.REJECTED
     moved = memory_status_move(

@@ -134,6 +134,7 @@ class EffectListView(EpochPinnedMixin, generics.ListAPIView):
                 "capability_missing",
                 "escalation_pending",
                 "escalation_rejected",
+                "approved_state_moved",
                 "effect_not_bound",
                 "value_not_permitted",
                 "forbidden",

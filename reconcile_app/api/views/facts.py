@@ -291,7 +291,7 @@ DECISION_PROBLEMS = {
     400: ["rationale_required", "selection_required", "invalid_selection"],
     403: ["people_only", "forbidden", "self_approval_forbidden"],
     404: ["escalation_not_found"],
-    409: ["already_decided"],
+    409: ["already_decided", "supersession_conflict"],
 }
 
 

@@ -130,11 +130,17 @@ class MemoryListView(generics.ListAPIView):
                 "supersession_mismatch",
             ],
             403: ["fact_write_not_allowed", "forbidden"],
-            409: ["supersession_conflict", "memory_id_taken"],
+            409: [
+                "supersession_conflict",
+                "memory_id_taken",
+                "derivation_not_admitted",
+                "supersession_needs_review",
+            ],
             422: [
                 "memory_class_unknown",
                 "memory_kind_mismatch",
                 "consent_missing",
+                "valid_until_past",
                 "value_too_large",
             ],
             423: ["memory_class_quarantined", "fact_key_frozen"],

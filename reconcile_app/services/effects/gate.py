@@ -21,7 +21,11 @@ from reconcile_app.canonical import same_value
 from reconcile_app.choices import ContractStatus, DecisionResult, EscalationStatus
 from reconcile_app.errors import Conflict, DomainError, Forbidden
 from reconcile_app.models import DecisionSnapshot, Escalation, EvidenceEntry, Principal, Source
-from reconcile_app.selectors.approvals import escalation_approver, snapshot_approval
+from reconcile_app.selectors.approvals import (
+    approval_covers,
+    escalation_approver,
+    snapshot_approval,
+)
 from reconcile_app.selectors.configuration import capable_actions, source_named
 from reconcile_app.selectors.contracts import contract_spec
 
@@ -103,6 +107,8 @@ def effect_authorise(
     _check_payload(snapshot, action, target, resulting_value)
     _check_still_authoritative(snapshot)
     read = snapshot.content["fields"][target.field]
+    if escalation is not None:
+        _approved_state_check(snapshot, escalation, target.field)
     if read["version"] != expected:
         raise PreconditionFailed(
             f"If-Match {expected} is not the version the snapshot read ({read['version']})",
@@ -149,6 +155,26 @@ def _approved(snapshot: DecisionSnapshot) -> Escalation:
             escalation_id=escalation.escalation_id,
         )
     return escalation
+
+
+def _approved_state_check(snapshot: DecisionSnapshot, escalation: Escalation, field: str) -> None:
+    """403 `approved_state_moved` for a snapshot that joined the escalation after the
+    decision and read a state the reviewer did not see (`approval_covers`)."""
+    if approval_covers(snapshot, escalation, field):
+        return
+    approved = escalation.snapshot
+    assert approved is not None  # approval_covers answers True for an escalation without one
+    seen = approved.content["fields"].get(field, {}).get("version")
+    found = snapshot.content["fields"][field]["version"]
+    raise Forbidden(
+        f"escalation {escalation.escalation_id} was approved with {field} at version {seen}; "
+        f"this snapshot, issued after the decision, read version {found}, which no reviewer "
+        f"saw. Commit {approved.snapshot_id} while its window is open, or reconcile again once "
+        "it has closed for a new review.",
+        code="approved_state_moved",
+        escalation_id=escalation.escalation_id,
+        approved_snapshot_id=approved.snapshot_id,
+    )
 
 
 def _check_payload(

@@ -243,3 +243,21 @@ def test_another_principal_asking_the_same_opens_its_own_question(complaint_open
     # Each reads the escalation it waits on, and not the other's.
     assert twin.get(f"{ESCALATIONS}/{theirs['escalation_id']}").status_code == 200
     assert twin.get(f"{ESCALATIONS}/{mine['escalation_id']}").status_code == 404
+
+
+def test_a_retry_after_the_decision_acts_only_at_the_state_the_reviewer_saw(
+    complaint_open, agent, reviewer
+):
+    """One approval, one state: after the approved snapshot's commit moved the record on, a
+    retry that joins the decided escalation learns the outcome but authorises nothing."""
+    first = escalated(agent)
+    decide(reviewer, first["escalation_id"])
+    done = commit(agent, first, "retain_manual_review", "manual_review", "k-approved")
+    assert done.status_code == 201, done.content
+    later = escalated(agent)  # reads the version the commit wrote
+    assert later["escalation_id"] == first["escalation_id"]
+    assert later["actions"] == {}  # the reviewer never saw this state
+    response = commit(agent, later, "retain_manual_review", "manual_review", "k-second")
+    assert (response.status_code, response.json()["code"]) == (403, "approved_state_moved")
+    assert response.json()["approved_snapshot_id"] == first["snapshot_id"]
+    assert Effect.objects.count() == 1

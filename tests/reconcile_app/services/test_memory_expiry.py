@@ -13,7 +13,9 @@ from reconcile_app.services.escalations import escalation_decide
 from reconcile_app.services.memory import fact_today, memories_expire, memory_admit
 from tests.factories import ACCOUNT, EvidenceFactory
 
-DUE = date(2026, 3, 31)
+# Ahead of the day the tests run: a memory whose valid_until has already passed is refused
+# when written (422 valid_until_past), so the expiry runs are dated forward instead.
+DUE = date.today() + timedelta(days=60)
 AFTER = DUE + timedelta(days=1)
 
 

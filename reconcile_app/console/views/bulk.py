@@ -211,6 +211,9 @@ class BulkPreviewView(OperatorRequiredMixin, View):
             if value
         ]
         back = {name: value for name, value in hidden if name in self.filters}
+        # The list's "All" tab sends no status (its filters drop it): back to that tab, not
+        # to the list's default one.
+        back.setdefault("status", "all")
         context = {
             "kind": self.kind,
             "noun": self.noun,
@@ -272,11 +275,27 @@ class JobDetailView(StaffRequiredMixin, View):
             "gave_up": running and asked >= MAX_POLLS,
             "poll_seconds": POLL_SECONDS,
             "poll_url": f"{reverse('console-job', args=[job.job_id])}?{urlencode(query)}",
-            "list_url": reverse(
-                "console-effects" if job.kind == BulkJobKind.EFFECTS else "console-contradictions"
-            ),
+            "list_url": job_list_url(job),
         }
         template = self.partial_template_name if is_htmx(request) else self.template_name
         response = TemplateResponse(request, template, context)
         response["Vary"] = "HX-Request"
         return response
+
+
+def job_list_url(job: Any) -> str:
+    """The list the job was started from, with the filters it was started with (a job of
+    picked rows goes back to the list's default view)."""
+    name = "console-effects" if job.kind == BulkJobKind.EFFECTS else "console-contradictions"
+    asked = job.selection.get("filter") if isinstance(job.selection, dict) else None
+    if not isinstance(asked, dict):
+        return reverse(name)
+    # As stored: each filter's values, a list (selectors/bulk.py).
+    query = {
+        key: [value for value in values if isinstance(value, str) and value]
+        for key, values in asked.items()
+        if isinstance(values, list)
+    }
+    query = {key: values for key, values in query.items() if values}
+    query.setdefault("status", ["all"])
+    return f"{reverse(name)}?{urlencode(query, doseq=True)}"

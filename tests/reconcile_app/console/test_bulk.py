@@ -357,3 +357,31 @@ def test_the_job_page_leads_to_every_audit_row_of_the_job(three, operator_browse
     assert written.count() == 4  # the job, and one readback per effect
     assert shown == {str(pk) for pk in written.values_list("pk", flat=True)}
     assert f'href="/jobs/{job.job_id}/"' in audit
+
+
+def back_link(page: str, marker: str) -> dict[str, list[str]]:
+    from urllib.parse import parse_qs, urlsplit
+
+    found = re.search(rf'href="([^"]+)"[^>]*{marker}', page)
+    assert found, marker
+    url = urlsplit(found.group(1).replace("&amp;", "&"))
+    return {"path": [url.path], **parse_qs(url.query)}
+
+
+def test_back_to_the_list_keeps_its_tab_and_filters(three, operator_browser):
+    """From the All tab (which sends no status) the preview leads back to All; a job started
+    from a filtered list leads back to that list, filters kept."""
+    shown = {"do": "readback", "scope": "filter", "action": "release_collections_hold"}
+    preview = operator_browser.get(PREVIEW, shown).content.decode()
+    assert back_link(preview, 'id="bulk-back"') == {
+        "path": ["/effects/"],
+        "action": ["release_collections_hold"],
+        "status": ["all"],
+    }
+    started = confirm(operator_browser, {**ALL_UNKNOWN, **shown, "reason": REASON})
+    job_page = operator_browser.get(started["Location"]).content.decode()
+    assert back_link(job_page, ">Back to the list") == {
+        "path": ["/effects/"],
+        "status": ["unknown"],
+        "action": ["release_collections_hold"],
+    }

@@ -15,6 +15,7 @@ from reconcile_app.errors import Conflict
 from reconcile_app.models import Escalation, MemoryRecord, Principal
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.memory_status import memory_status_move
+from reconcile_app.services.quarantine import memory_class_check
 
 PROMOTION = "promotion"
 READ_HISTORY = ["read_history"]
@@ -53,6 +54,9 @@ def promotion_settle(
     why, so its page's timeline tells the story without the escalation's.
     """
     memory = MemoryRecord.objects.select_for_update().get(promotions=escalation)
+    if approve:
+        # A quarantined class admits nothing new: no write, and no promotion into force.
+        memory_class_check(memory.memory_class)
     if approve and memory.supersedes_id is not None:
         replaced = MemoryRecord.objects.select_for_update().get(pk=memory.supersedes_id)
         if replaced.status not in MEMORY_IN_FORCE:

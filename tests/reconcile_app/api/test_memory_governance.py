@@ -89,3 +89,18 @@ def test_a_memory_already_expired_is_not_written_as_current(agent, observed):
     assert not MemoryRecord.objects.exists()
     today = agent.post(MEMORIES, body(valid_until=fact_today().isoformat()))
     assert today.status_code == 201 and today.json()["status"] == "current"  # inclusive
+
+
+def test_nothing_is_promoted_into_a_quarantined_class(agent, reviewer, operator, observed):
+    suggestion = suggest(agent)
+    held = operator.post(
+        "/api/v1/quarantines",
+        {"scope": "memory_class", "target": "runbooks", "reason": "a poisoned procedure"},
+    )
+    assert held.status_code == 202, held.content
+    refused = decide(reviewer, suggestion["promotion_escalation_id"], "approve")
+    assert (refused.status_code, refused.json()["code"]) == (423, "memory_class_quarantined")
+    assert status_of(suggestion["memory_id"]) == "suggested"
+    operator.post(f"/api/v1/quarantines/{held.json()['id']}/lift", {"reason": "cleaned"})
+    assert decide(reviewer, suggestion["promotion_escalation_id"], "approve").status_code == 200
+    assert status_of(suggestion["memory_id"]) == "active"

@@ -104,7 +104,13 @@ def chain_with_memory(agent: Persona, capture: Any) -> tuple[dict[str, Any], dic
             commit(agent, snapshot, "release_collections_hold", "released", "l-1").status_code
             == 201
         )
-    memory = agent.post(
+    memory = memory_from(agent, snapshot["snapshot_id"]).json()
+    return snapshot, memory
+
+
+def memory_from(agent: Persona, snapshot_id: str) -> Any:
+    """An episodic memory of account-17's released hold, derived from the snapshot."""
+    return agent.post(
         "/api/v1/memories",
         {
             "memory_class": "episodic",
@@ -112,7 +118,6 @@ def chain_with_memory(agent: Persona, capture: Any) -> tuple[dict[str, Any], dic
             "purpose": "collections",
             "field": "collections_status",
             "value": "released",
-            "derived_from": [f"snapshot:{snapshot['snapshot_id']}"],
+            "derived_from": [f"snapshot:{snapshot_id}"],
         },
-    ).json()
-    return snapshot, memory
+    )

@@ -7,7 +7,11 @@ import pytest
 from reconcile_app.api.serializers import CorrectionReviewOutput
 from reconcile_app.models import Correction, EvidenceEntry, SnapshotTaint
 from tests.reconcile_app.effects.conftest import reconcile
-from tests.reconcile_app.lineage_chain import chain_with_memory, collectible  # noqa: F401
+from tests.reconcile_app.lineage_chain import (  # noqa: F401 (a fixture)
+    chain_with_memory,
+    collectible,
+    memory_from,
+)
 
 
 @pytest.fixture
@@ -61,17 +65,7 @@ def test_a_corrections_lists_are_what_it_reached_as_its_counts_are(chain, operat
     made = operator.post(
         "/api/v1/corrections", {"evidence_id": "ev-collect", "reason": "keyed to the wrong account"}
     ).json()
-    later = agent.post(
-        "/api/v1/memories",
-        {
-            "memory_class": "episodic",
-            "subject": "account-17",
-            "purpose": "collections",
-            "field": "collections_status",
-            "value": "released",
-            "derived_from": [f"snapshot:{snapshot['snapshot_id']}"],
-        },
-    )
+    later = memory_from(agent, snapshot["snapshot_id"])
     assert later.status_code == 201, later.content
     radius = operator.get(f"/api/v1/corrections/{made['correction_id']}").json()["blast_radius"]
     assert radius["review"]["memories"] == [memory["memory_id"]]

@@ -12,6 +12,7 @@ from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
     chain,
     collectible,
     correction,
+    memory_from,
 )
 
 # session, user, the user's groups, the entry, its chain neighbours and correctors, its
@@ -213,17 +214,7 @@ def test_unknown_correction_is_404(operator_browser, db):
 def test_correction_page_shows_what_it_reached_and_links_what_is_downstream_now(
     chain, correction, agent, operator_browser
 ):
-    later = agent.post(
-        "/api/v1/memories",
-        {
-            "memory_class": "episodic",
-            "subject": "account-17",
-            "purpose": "collections",
-            "field": "collections_status",
-            "value": "released",
-            "derived_from": [f"snapshot:{chain.snapshot_id}"],
-        },
-    )
+    later = memory_from(agent, chain.snapshot_id)
     assert later.status_code == 201, later.content
     page = operator_browser.get(f"/corrections/{correction.correction_id}/?kind=memory")
     text = page.content.decode()

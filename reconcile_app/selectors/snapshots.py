@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from reconcile_app.canonical import rfc3339
 from reconcile_app.errors import NotFound
@@ -25,7 +25,9 @@ def snapshots_visible_to(user: Any) -> QuerySet[DecisionSnapshot]:
     snapshots = DecisionSnapshot.objects.select_related("principal", "contract").prefetch_related(
         "contradictions_seen__resolved_by",
         "escalations",
-        "joined_escalations",
+        # A retry that joined after the decision is compared with the escalation's own
+        # snapshot (approvals.approval_covers): read with it, not once per row.
+        Prefetch("joined_escalations", queryset=Escalation.objects.select_related("snapshot")),
         "taints__correction",
     )
     if is_staff_role(user):

@@ -50,8 +50,10 @@ def correction_create(
             "value to restore.",
             code="replacement_required",
         )
-    if replacement and replacement.get("observed_at") is not None:
-        observed_at_check(replacement["observed_at"])
+    if replacement:
+        # The replacement becomes the field's latest entry: its time (given, or the corrected
+        # entry's) is held to the attestation rule, as any observation's is.
+        observed_at_check(replacement.get("observed_at") or bad.observed_at)
     with transaction.atomic():
         entry = evidence_append(
             kind=EvidenceKind.CORRECTION,

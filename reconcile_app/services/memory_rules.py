@@ -77,7 +77,7 @@ def expiry_check(memory_class: MemoryClass, *, valid_until: date | None, today: 
     """An episodic or preference memory whose `valid_until` has passed is expired before it
     is written: admitted, it would be recalled as current until the next expiry run. (A fact
     record may be dated in the past: the history `facts/{key}/current?on=` reads.)"""
-    if memory_class.kind not in (MemoryKind.EPISODIC, MemoryKind.PREFERENCE):
+    if memory_class.kind not in EXPIRING_KINDS or memory_class.kind == MemoryKind.FACT:
         return
     if valid_until is not None and valid_until < today:
         raise Unprocessable(

@@ -59,13 +59,14 @@ def promotion_settle(
         memory_class_check(memory.memory_class)
     if approve and memory.supersedes_id is not None:
         replaced = MemoryRecord.objects.select_for_update().get(pk=memory.supersedes_id)
-        if replaced.status not in MEMORY_IN_FORCE:
-            # Another promotion (or a write) retired it first: approving this one would make a
-            # second successor of one record, a supersession that never happened.
+        if replaced.status == MemoryStatus.SUPERSEDED:
+            # Another promotion (or a write) replaced it first: approving this one would make
+            # a second successor of one record. (One that merely expired or was retired
+            # otherwise has no successor: the promotion goes ahead and retires nothing.)
             raise Conflict(
-                f"{memory.memory_id} would supersede {replaced.memory_id}, which is "
-                f"{replaced.status} now: there is nothing in force for it to replace. Reject "
-                "it; its writer suggests again against what is in force.",
+                f"{memory.memory_id} would supersede {replaced.memory_id}, which another "
+                "memory superseded first. Reject it; its writer suggests again against what "
+                "is in force.",
                 code="supersession_conflict",
                 superseded=replaced.memory_id,
             )

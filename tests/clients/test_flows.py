@@ -198,7 +198,27 @@ def test_a_key_no_header_can_carry_is_refused_before_sending() -> None:
     with pytest.raises(errors.ValidationError) as caught:
         commit(driver, key="clé-1")
     assert (caught.value.status, caught.value.code) == (400, "invalid_identifier")
-    assert driver.sent == []
+    assert caught.value.idempotency_key == "clé-1" and driver.sent == []
+
+
+def test_a_commit_that_cannot_read_its_snapshot_again_names_its_key() -> None:
+    """An escalate snapshot is read again before committing: its refusal carries the key."""
+    from reconcile_client.models import Snapshot
+
+    escalated = {**SNAPSHOT, "decision": {"result": "escalate"}, "actions": {}}
+    gone = answer(404, {"code": "snapshot_not_found"})
+    with pytest.raises(errors.NotFound) as caught:
+        Driver([gone]).run(
+            _flows.commit(
+                Snapshot.from_json(escalated),
+                action="release_collections_hold",
+                resulting_value="released",
+                idempotency_key="k-9",
+                if_match=None,
+                attempts=3,
+            )
+        )
+    assert caught.value.idempotency_key == "k-9"
 
 
 def test_wait_rides_out_throttling_and_unavailability() -> None:

@@ -10,12 +10,19 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Exists
 from django.utils import timezone
 
 from reconcile_app.canonical import same_value
-from reconcile_app.choices import EffectStatus, EvidenceKind, ReadStatus
+from reconcile_app.choices import (
+    EffectStatus,
+    EvidenceKind,
+    QuarantineScope,
+    QuarantineStatus,
+    ReadStatus,
+)
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
-from reconcile_app.models import Effect
+from reconcile_app.models import Effect, Quarantine
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.effects.state import (
     READBACK_RECHECK_SECONDS,
@@ -40,9 +47,18 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
         return effect
     attempt = effect.resolution_attempts + 1
     if source_held(effect.source.name):
-        Effect.objects.filter(pk=effect.pk, status=EffectStatus.UNKNOWN).update(
-            next_check_at=timezone.now() + timedelta(seconds=RESOLUTION_BACKOFF[-1])
-        )
+        # Pushed back only while the quarantine still holds, in the same statement: a lift
+        # that committed since the check above made the effect due (quarantine_lift), and
+        # must not be undone for half an hour.
+        Effect.objects.filter(pk=effect.pk, status=EffectStatus.UNKNOWN).filter(
+            Exists(
+                Quarantine.objects.filter(
+                    scope=QuarantineScope.SOURCE,
+                    target=effect.source.name,
+                    status__in=[QuarantineStatus.APPLYING, QuarantineStatus.APPLIED],
+                )
+            )
+        ).update(next_check_at=timezone.now() + timedelta(seconds=RESOLUTION_BACKOFF[-1]))
         effect_check_failed(effect.pk, f"{effect.source.name} is quarantined; resolution held")
         return effect
     lookup = adapter_for(effect.source).lookup_effect(effect.idempotency_key)

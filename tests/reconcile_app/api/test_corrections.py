@@ -111,3 +111,29 @@ def test_a_revocation_is_undone_by_a_replacement_not_by_revoking_it(collectible,
     assert restored.status_code == 201, restored.content
     assert restored.json()["correction"]["supersedes"] == revocation
     assert reconcile(agent)["decision"]["result"] == "allow"
+
+
+def test_a_replacement_inherits_no_time_from_the_future(collectible, operator):
+    """Without its own observed_at a replacement takes the corrected entry's: an entry dated
+    ahead (an owner's clock, a readback) must not pass it on as the field's latest."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from reconcile_app.services.evidence import evidence_append
+
+    evidence_append(
+        kind="observation",
+        subject="account-17",
+        field="collections_status",
+        value="collect",
+        source="case-ledger",
+        observed_at=timezone.now() + timedelta(hours=2),
+        evidence_id="ev-ahead",
+    )
+    response = operator.post(
+        "/api/v1/corrections",
+        {"evidence_id": "ev-ahead", "reason": "restate", "replacement": {"value": "hold"}},
+    )
+    assert (response.status_code, response.json()["code"]) == (422, "observed_in_future")
+    assert not Correction.objects.exists()

@@ -57,7 +57,7 @@ def test_admitted_memory_shows_every_field_and_is_current(ledger, agent, now):
         MEMORIES,
         memory(
             note="Hardship approval suppresses collections.",
-            valid_until="2026-12-31",
+            valid_until="2099-12-31",
             owner="servicing-team",
             source_revision="case-service@42",
             written_at=(now - timedelta(minutes=10)).isoformat(),
@@ -77,11 +77,11 @@ def test_admitted_memory_shows_every_field_and_is_current(ledger, agent, now):
     )
     assert (body["field"], body["value"]) == ("collections_status", "hold")
     assert body["derived_from"] == ["ev-002"]
-    assert body["valid_until"] == "2026-12-31"
+    assert body["valid_until"] == "2099-12-31"
     assert (body["owner"], body["source_revision"]) == ("servicing-team", "case-service@42")
     assert body["supersedes"] is None
     stored = MemoryRecord.objects.get(memory_id=body["memory_id"])
-    assert stored.valid_until == date(2026, 12, 31)
+    assert stored.valid_until == date(2099, 12, 31)
     assert agent.get(f"{MEMORIES}/{body['memory_id']}").json() == body
 
 

@@ -104,3 +104,13 @@ def test_nothing_is_promoted_into_a_quarantined_class(agent, reviewer, operator,
     operator.post(f"/api/v1/quarantines/{held.json()['id']}/lift", {"reason": "cleaned"})
     assert decide(reviewer, suggestion["promotion_escalation_id"], "approve").status_code == 200
     assert status_of(suggestion["memory_id"]) == "active"
+
+
+def test_a_record_that_expired_while_its_successor_waited_is_no_conflict(agent, reviewer, observed):
+    """Only a record another memory superseded first has a successor already."""
+    original = promoted(agent, reviewer)
+    waiting = suggest(agent, value="revised", supersedes=original)
+    MemoryRecord.objects.filter(memory_id=original).update(status="expired")
+    answer = decide(reviewer, waiting["promotion_escalation_id"], "approve")
+    assert answer.status_code == 200, answer.content
+    assert (status_of(waiting["memory_id"]), status_of(original)) == ("active", "expired")

@@ -30,7 +30,12 @@ from reconcile_client._wire import (
     problem,
     retry_after,
 )
-from reconcile_client.errors import CommitOutcomeUnknown, TransportError, ValidationError
+from reconcile_client.errors import (
+    CommitOutcomeUnknown,
+    ReconcileError,
+    TransportError,
+    ValidationError,
+)
 from reconcile_client.models import (
     Effect,
     Escalation,
@@ -101,17 +106,25 @@ def commit(
     if not key.isascii():
         # An HTTP header cannot carry it (the server's rule too, docs/api.md "Input limits"):
         # refused here as the server would, not as an encoding error from the transport.
-        raise ValidationError(
+        unsendable = ValidationError(
             status=400,
             code="invalid_identifier",
             detail=f"Idempotency-Key {key!r} must be ASCII (refused before sending)",
         )
+        unsendable.idempotency_key = key
+        raise unsendable
     if if_match is None:
         snap = target if isinstance(target, Snapshot) else None
         if snap is None or (action not in snap.actions and snap.decision.result == "escalate"):
             # A snapshot id alone, or an escalation perhaps approved since the snapshot was
             # issued: read it again (an approval adds the action to `actions`).
-            snap = yield from snapshot(target if isinstance(target, str) else target.snapshot_id)
+            try:
+                snap = yield from snapshot(
+                    target if isinstance(target, str) else target.snapshot_id
+                )
+            except ReconcileError as unread:
+                unread.idempotency_key = key  # nothing was sent under it yet
+                raise
         if_match = _if_match_from(snap, action)
     snapshot_id = target if isinstance(target, str) else target.snapshot_id
     request = HttpRequest(

@@ -33,7 +33,9 @@ answer after every attempt with the same key is `CommitOutcomeUnknown`: the effe
 may not have happened, and only `effect(key)` / `wait` with that key can tell.
 
 Every problem a commit raises carries the commit's `idempotency_key` (None elsewhere): the
-key to retry or to ask about, never to replace.
+key to retry (`OwnerUnavailable`) or to ask about (`CommitOutcomeUnknown`), never to replace
+for the same command. (`IdempotencyKeyReused` is the exception: that key already names
+another command, so this one needs a new key.)
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from reconcile_app.choices import DecisionResult, EscalationStatus
 from reconcile_app.models import Contradiction, DecisionSnapshot, Escalation
@@ -79,22 +80,28 @@ def approved_window_start(
     return approval.decided_at
 
 
-def approval_covers(snapshot: DecisionSnapshot, approval: Escalation, field: str) -> bool:
-    """Whether an approved escalation authorises `snapshot` to act on `field`: its own
-    snapshot and the retries that joined while it was open, always; a snapshot that joined
-    after the decision (a retry learning the outcome) only at the state the reviewer saw,
-    the version the escalation's own snapshot read of that field. One approval must not
-    authorise a commit at every state reached while its window is open."""
+def unseen_state(
+    snapshot: DecisionSnapshot, approval: Escalation, field: str
+) -> tuple[Any, Any, str] | None:
+    """What keeps an approved escalation from authorising `snapshot` to act on `field`, as
+    (the version the reviewer saw, the version the snapshot read, the approved snapshot's
+    id); None when it authorises.
+
+    Its own snapshot and the retries that joined while it was open are authorised; a
+    snapshot that joined after the decision (a retry learning the outcome) only at the state
+    the reviewer saw, the version the escalation's own snapshot read of that field. One
+    approval must not authorise a commit at every state reached while its window is open."""
     decided_at = approval.decided_at
     if snapshot.pk == approval.snapshot_id or decided_at is None:
-        return True
+        return None
     if snapshot.issued_at <= decided_at:
-        return True
+        return None
     approved = approval.snapshot
     if approved is None:
-        return True  # not a snapshot's question (a promotion's): nothing to compare
+        return None  # not a snapshot's question (a promotion's): nothing to compare
     seen = approved.content["fields"].get(field, {}).get("version")
-    return bool(snapshot.content["fields"].get(field, {}).get("version") == seen)
+    found = snapshot.content["fields"].get(field, {}).get("version")
+    return None if found == seen else (seen, found, approved.snapshot_id)
 
 
 def commit_deadline(snapshot: DecisionSnapshot, opened_at: datetime) -> datetime:

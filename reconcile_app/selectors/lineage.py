@@ -15,6 +15,13 @@ from reconcile_app.models import DecisionReceipt, MemoryRecord
 
 # What a person reviews downstream of a correction, a source version or a memory class.
 REVIEW_KINDS = ("snapshot", "decision", "effect", "memory")
+# Each review kind's plural, as lists and tabs of them are named (the API's `review` keys).
+REVIEW_PLURALS = {
+    "snapshot": "snapshots",
+    "decision": "decisions",
+    "effect": "effects",
+    "memory": "memories",
+}
 
 
 def evidence_roots(*, evidence_id: str) -> list[tuple[int, str]]:

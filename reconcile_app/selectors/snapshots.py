@@ -11,11 +11,11 @@ from reconcile_app.errors import NotFound
 from reconcile_app.models import DecisionSnapshot, Escalation
 from reconcile_app.roles import is_staff_role
 from reconcile_app.selectors.approvals import (
-    approval_covers,
     approved_window_start,
     commit_deadline,
     snapshot_approval,
     snapshot_relations,
+    unseen_state,
 )
 from reconcile_app.selectors.contradictions import contradiction_representation
 
@@ -26,7 +26,7 @@ def snapshots_visible_to(user: Any) -> QuerySet[DecisionSnapshot]:
         "contradictions_seen__resolved_by",
         "escalations",
         # A retry that joined after the decision is compared with the escalation's own
-        # snapshot (approvals.approval_covers): read with it, not once per row.
+        # snapshot (approvals.unseen_state): read with it, not once per row.
         Prefetch("joined_escalations", queryset=Escalation.objects.select_related("snapshot")),
         "taints__correction",
     )
@@ -116,7 +116,7 @@ def snapshot_actions(
         if (
             approved_at is not None
             and approval is not None
-            and not approval_covers(snapshot, approval, field)
+            and unseen_state(snapshot, approval, field) is not None
         ):
             continue  # joined after the decision, at a state the reviewer did not see
         actions[name] = {

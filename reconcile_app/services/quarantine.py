@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from lineage_app.selectors.blast import blast_radius
@@ -130,6 +131,11 @@ def source_check(source: str) -> None:
         ends_at=rfc3339(ends_at),
         retry_after=retry_after,
     )
+
+
+def source_quarantines_in_force(source: str) -> QuerySet[Quarantine]:
+    """The source's quarantines in force, for a statement that must see a lift at once."""
+    return Quarantine.objects.filter(scope=QuarantineScope.SOURCE, target=source, status__in=ACTIVE)
 
 
 def memory_class_check(memory_class: str) -> None:

@@ -18,17 +18,10 @@ from reconcile_app.choices import CorrectionStatus
 from reconcile_app.models import Correction
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.corrections import correction_get
-from reconcile_app.selectors.lineage import REVIEW_KINDS, evidence_roots
+from reconcile_app.selectors.lineage import REVIEW_KINDS, REVIEW_PLURALS, evidence_roots
 from reconcile_app.services.corrections import correction_create
 
 LIST_LIMIT = 500
-# The review lists' keys, as the schema names them (CorrectionReviewOutput).
-REVIEW_LIST_NAMES = {
-    "snapshot": "snapshots",
-    "decision": "decisions",
-    "effect": "effects",
-    "memory": "memories",
-}
 
 
 def correction_body(correction: Correction) -> dict[str, Any]:
@@ -38,7 +31,7 @@ def correction_body(correction: Correction) -> dict[str, Any]:
     (`/api/v1/lineage/evidence:{id}/descendants`): the correction did not reach it."""
     pairs = evidence_roots(evidence_id=correction.corrected.evidence_id)
     to_review = {
-        REVIEW_LIST_NAMES[kind]: [
+        REVIEW_PLURALS[kind]: [
             node["ref"]
             for node in blast_radius(
                 pairs, as_of=correction.completed_at, kinds=[kind], limit=LIST_LIMIT

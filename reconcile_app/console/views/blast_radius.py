@@ -22,7 +22,7 @@ from reconcile_app.console.mixins import PER_PAGE, HtmxPartialMixin, StaffRequir
 from reconcile_app.console.tables.blast_radius import REVIEW_TABLES
 from reconcile_app.models import Correction
 from reconcile_app.selectors.blast_radius import review_page
-from reconcile_app.selectors.lineage import memory_class_roots
+from reconcile_app.selectors.lineage import REVIEW_PLURALS, memory_class_roots
 
 BLAST_TEMPLATE = "reconcile_app/blast_radius.html"
 
@@ -71,7 +71,7 @@ def blast_context(
         "tab_items": [
             {
                 "value": kind,
-                "label": f"{kind.capitalize()}s" if kind != "memory" else "Memories",
+                "label": REVIEW_PLURALS[kind].capitalize(),
                 "count": count,
             }
             for kind, count in found.review_counts()

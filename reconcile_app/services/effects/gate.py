@@ -22,9 +22,9 @@ from reconcile_app.choices import ContractStatus, DecisionResult, EscalationStat
 from reconcile_app.errors import Conflict, DomainError, Forbidden
 from reconcile_app.models import DecisionSnapshot, Escalation, EvidenceEntry, Principal, Source
 from reconcile_app.selectors.approvals import (
-    approval_covers,
     escalation_approver,
     snapshot_approval,
+    unseen_state,
 )
 from reconcile_app.selectors.configuration import capable_actions, source_named
 from reconcile_app.selectors.contracts import contract_spec
@@ -159,21 +159,19 @@ def _approved(snapshot: DecisionSnapshot) -> Escalation:
 
 def _approved_state_check(snapshot: DecisionSnapshot, escalation: Escalation, field: str) -> None:
     """403 `approved_state_moved` for a snapshot that joined the escalation after the
-    decision and read a state the reviewer did not see (`approval_covers`)."""
-    if approval_covers(snapshot, escalation, field):
+    decision and read a state the reviewer did not see (`unseen_state`)."""
+    unseen = unseen_state(snapshot, escalation, field)
+    if unseen is None:
         return
-    approved = escalation.snapshot
-    assert approved is not None  # approval_covers answers True for an escalation without one
-    seen = approved.content["fields"].get(field, {}).get("version")
-    found = snapshot.content["fields"][field]["version"]
+    seen, found, approved_id = unseen
     raise Forbidden(
         f"escalation {escalation.escalation_id} was approved with {field} at version {seen}; "
         f"this snapshot, issued after the decision, read version {found}, which no reviewer "
-        f"saw. Commit {approved.snapshot_id} while its window is open, or reconcile again once "
-        "it has closed for a new review.",
+        f"saw. Commit {approved_id} while its window is open, or reconcile again once it has "
+        "closed for a new review.",
         code="approved_state_moved",
         escalation_id=escalation.escalation_id,
-        approved_snapshot_id=approved.snapshot_id,
+        approved_snapshot_id=approved_id,
     )
 
 

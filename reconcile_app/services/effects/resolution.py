@@ -14,15 +14,9 @@ from django.db.models import Exists
 from django.utils import timezone
 
 from reconcile_app.canonical import same_value
-from reconcile_app.choices import (
-    EffectStatus,
-    EvidenceKind,
-    QuarantineScope,
-    QuarantineStatus,
-    ReadStatus,
-)
+from reconcile_app.choices import EffectStatus, EvidenceKind, ReadStatus
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
-from reconcile_app.models import Effect, Quarantine
+from reconcile_app.models import Effect
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.effects.state import (
     READBACK_RECHECK_SECONDS,
@@ -50,14 +44,10 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
         # Pushed back only while the quarantine still holds, in the same statement: a lift
         # that committed since the check above made the effect due (quarantine_lift), and
         # must not be undone for half an hour.
+        from reconcile_app.services.quarantine import source_quarantines_in_force
+
         Effect.objects.filter(pk=effect.pk, status=EffectStatus.UNKNOWN).filter(
-            Exists(
-                Quarantine.objects.filter(
-                    scope=QuarantineScope.SOURCE,
-                    target=effect.source.name,
-                    status__in=[QuarantineStatus.APPLYING, QuarantineStatus.APPLIED],
-                )
-            )
+            Exists(source_quarantines_in_force(effect.source.name))
         ).update(next_check_at=timezone.now() + timedelta(seconds=RESOLUTION_BACKOFF[-1]))
         effect_check_failed(effect.pk, f"{effect.source.name} is quarantined; resolution held")
         return effect

@@ -103,28 +103,42 @@ def commit(
     attempts: int,
 ) -> Flow[Effect]:
     key = idempotency_key or f"rc-{uuid.uuid4()}"
+    try:
+        return (
+            yield from _commit_under(
+                key, target, action, resulting_value, if_match=if_match, attempts=attempts
+            )
+        )
+    except ReconcileError as refused:
+        # Whatever refused it, the agent needs the key: to retry (owner_unavailable), to ask
+        # about (an unknown outcome), or to know nothing went under it yet.
+        refused.idempotency_key = key
+        raise
+
+
+def _commit_under(
+    key: str,
+    target: Snapshot | str,
+    action: str,
+    resulting_value: Any,
+    *,
+    if_match: str | None,
+    attempts: int,
+) -> Flow[Effect]:
     if not key.isascii():
         # An HTTP header cannot carry it (the server's rule too, docs/api.md "Input limits"):
         # refused here as the server would, not as an encoding error from the transport.
-        unsendable = ValidationError(
+        raise ValidationError(
             status=400,
             code="invalid_identifier",
             detail=f"Idempotency-Key {key!r} must be ASCII (refused before sending)",
         )
-        unsendable.idempotency_key = key
-        raise unsendable
     if if_match is None:
         snap = target if isinstance(target, Snapshot) else None
         if snap is None or (action not in snap.actions and snap.decision.result == "escalate"):
             # A snapshot id alone, or an escalation perhaps approved since the snapshot was
             # issued: read it again (an approval adds the action to `actions`).
-            try:
-                snap = yield from snapshot(
-                    target if isinstance(target, str) else target.snapshot_id
-                )
-            except ReconcileError as unread:
-                unread.idempotency_key = key  # nothing was sent under it yet
-                raise
+            snap = yield from snapshot(target if isinstance(target, str) else target.snapshot_id)
         if_match = _if_match_from(snap, action)
     snapshot_id = target if isinstance(target, str) else target.snapshot_id
     request = HttpRequest(
@@ -161,9 +175,7 @@ def commit(
         if reply.status in (200, 201, 202):
             replayed = (reply.header("Idempotent-Replayed") or "").lower() == "true"
             return Effect.from_json(json_of(reply), replayed=replayed)
-        refused = problem(reply)
-        refused.idempotency_key = key  # the key to retry (owner_unavailable) or to ask about
-        raise refused
+        raise problem(reply)
 
 
 def _backoff(attempt: int) -> float:

@@ -9,6 +9,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from reconcile_app.console.tables.common import StableOrderTable
 from reconcile_app.models import AuditEvent
 from reconcile_app.selectors.audit import (
     audit_changes,
@@ -90,7 +91,7 @@ def changes_html(before: Any, after: Any) -> SafeString:
     )
 
 
-class AuditTable(tables.Table):
+class AuditTable(StableOrderTable):
     at = tables.Column(verbose_name="At (UTC)")
     actor_name = tables.Column(verbose_name="Actor", attrs={"td": {"class": "nowrap"}})
     action = tables.Column()

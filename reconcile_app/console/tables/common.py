@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import django_tables2 as tables
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django_tables2.data import TableQuerysetData
 
 from reconcile_app.templatetags.reconcile_tags import (
     jsonvalue,
@@ -32,3 +34,28 @@ def side_by_side(value: Any, source: str, ref: str) -> SafeString:
         source,
         ref,
     )
+
+
+class StableOrderTable(tables.Table):
+    """A table whose sorted rows keep ties in one order: the row's id, in the sort's direction.
+
+    Sorting by a column with repeated values (a status, a source, a name) leaves the order of
+    equal rows to the database, which may differ from one page's query to the next: a row
+    then shows on two pages, or on none. The id after the column makes every page a slice of
+    one order."""
+
+    @property  # type: ignore[override]
+    def order_by(self) -> Any:
+        return tables.Table.order_by.fget(self)  # type: ignore[attr-defined]
+
+    @order_by.setter
+    def order_by(self, value: Any) -> None:
+        tables.Table.order_by.fset(self, value)  # type: ignore[attr-defined]
+        data = self.data
+        if not isinstance(data, TableQuerysetData):
+            return
+        ordering = list(data.data.query.order_by)
+        if not ordering or any(str(term).lstrip("-") in ("pk", "id") for term in ordering):
+            return
+        descending = str(ordering[0]).startswith("-")
+        data.data = data.data.order_by(*ordering, "-pk" if descending else "pk")

@@ -9,7 +9,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from reconcile_app.console.tables.bulk import pick_box, pick_column
-from reconcile_app.console.tables.common import side_by_side, snapshot_link
+from reconcile_app.console.tables.common import StableOrderTable, side_by_side, snapshot_link
 from reconcile_app.models import Contradiction
 from reconcile_app.templatetags.reconcile_tags import (
     badge,
@@ -17,7 +17,7 @@ from reconcile_app.templatetags.reconcile_tags import (
 )
 
 
-class ContradictionTable(tables.Table):
+class ContradictionTable(StableOrderTable):
     """Both sides of each contradiction side by side; never merged into one value."""
 
     pick = pick_column()

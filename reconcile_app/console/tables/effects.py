@@ -11,7 +11,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from reconcile_app.console.tables.bulk import pick_box, pick_column
-from reconcile_app.console.tables.common import TABLE_TEMPLATE, snapshot_link
+from reconcile_app.console.tables.common import TABLE_TEMPLATE, StableOrderTable, snapshot_link
 from reconcile_app.models import Effect
 from reconcile_app.templatetags.reconcile_tags import (
     age,
@@ -21,7 +21,7 @@ from reconcile_app.templatetags.reconcile_tags import (
 )
 
 
-class EffectTable(tables.Table):
+class EffectTable(StableOrderTable):
     """Effects by status; the unknown ones are the operators' triage queue."""
 
     pick = pick_column()

@@ -8,7 +8,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from reconcile_app.choices import EscalationStatus
-from reconcile_app.console.tables.common import TABLE_TEMPLATE
+from reconcile_app.console.tables.common import TABLE_TEMPLATE, StableOrderTable
 from reconcile_app.models import Escalation
 from reconcile_app.templatetags.reconcile_tags import (
     age,
@@ -18,7 +18,7 @@ from reconcile_app.templatetags.reconcile_tags import (
 )
 
 
-class EscalationTable(tables.Table):
+class EscalationTable(StableOrderTable):
     """The reviewers' queue. Rows arrive in queue order (the view orders them by tab)."""
 
     age = tables.Column(

@@ -15,7 +15,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from reconcile_app.choices import EscalationStatus
 from reconcile_app.console.node_links import memory_url, node_url
-from reconcile_app.console.tables.common import TABLE_TEMPLATE
+from reconcile_app.console.tables.common import TABLE_TEMPLATE, StableOrderTable
 from reconcile_app.models import Escalation, MemoryRecord
 from reconcile_app.services.references import split_reference
 from reconcile_app.templatetags.reconcile_tags import EMPTY, age, badge, jsonvalue, ts
@@ -42,7 +42,7 @@ def _memory(record: Escalation) -> MemoryRecord:
     return record.memory
 
 
-class PromotionTable(tables.Table):
+class PromotionTable(StableOrderTable):
     """Rows arrive in queue order (the view orders them by tab)."""
 
     age = tables.Column(

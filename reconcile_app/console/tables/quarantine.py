@@ -19,7 +19,7 @@ from reconcile_app.choices import QuarantineScope, QuarantineStatus
 from reconcile_app.console.mixins import MAX_POLLS, POLL_SECONDS
 from reconcile_app.console.node_links import node_blast_radius_url
 from reconcile_app.console.quarantine_links import affected_url
-from reconcile_app.console.tables.common import TABLE_TEMPLATE
+from reconcile_app.console.tables.common import TABLE_TEMPLATE, StableOrderTable
 from reconcile_app.models import Quarantine
 from reconcile_app.selectors.quarantine import QuarantineTarget
 from reconcile_app.templatetags.reconcile_tags import EMPTY, badge, ts
@@ -260,7 +260,7 @@ class QuarantineTargetTable(tables.Table):
         return format_html("{} {}", action, recheck_unknown_link(record))
 
 
-class QuarantineHistoryTable(tables.Table):
+class QuarantineHistoryTable(StableOrderTable):
     """Every quarantine, past and present; each row can unfold its audit timeline."""
 
     quarantine_id = tables.Column(verbose_name="Quarantine")

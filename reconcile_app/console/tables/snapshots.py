@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from reconcile_app.console.tables.common import TABLE_TEMPLATE
+from reconcile_app.console.tables.common import TABLE_TEMPLATE, StableOrderTable
 from reconcile_app.models import DecisionSnapshot
 from reconcile_app.selectors.snapshot_detail import verdict_counts
 from reconcile_app.templatetags.reconcile_tags import (
@@ -19,7 +19,7 @@ from reconcile_app.templatetags.reconcile_tags import (
 )
 
 
-class SnapshotTable(tables.Table):
+class SnapshotTable(StableOrderTable):
     issued_at = tables.Column(verbose_name="Issued (UTC)")
     snapshot_id = tables.Column(verbose_name="Snapshot")
     decision_class = tables.Column(verbose_name="Decision class")

@@ -177,6 +177,10 @@ def quarantine_create(
     now = timezone.now()
     if ends_at is not None and ends_at <= now:
         raise ValidationFailed("ends_at must be in the future", code="invalid_ends_at")
+    if since is not None and since > now:
+        # The counts and the affected lists look back from `since`: one dated ahead (a
+        # mistyped year) would show a quarantine that touched nothing.
+        raise ValidationFailed("since must not be in the future", code="invalid_since")
     with transaction.atomic():
         _bump_epoch()
         if Quarantine.objects.filter(scope=scope, target=target, status__in=ACTIVE).exists():

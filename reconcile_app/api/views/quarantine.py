@@ -64,6 +64,7 @@ class QuarantineListView(generics.ListAPIView):
                 "reason_required",
                 "invalid_scope",
                 "invalid_ends_at",
+                "invalid_since",
             ],
             409: ["already_quarantined"],
         },

@@ -178,6 +178,22 @@ def test_quarantine_with_an_end_time_lifts_itself(collectible, operator):
     assert Quarantine.objects.get(quarantine_id=created["id"]).status == "lifted"
 
 
+def test_a_lookback_dated_ahead_is_refused_and_nothing_is_quarantined(collectible, operator):
+    ahead = operator.post(
+        "/api/v1/quarantines",
+        {
+            "scope": "source",
+            "target": "case-service",
+            "reason": "mistyped year",
+            "since": (timezone.now() + timedelta(days=365)).isoformat(),
+        },
+    )
+    assert (ahead.status_code, ahead.json()["code"]) == (400, "invalid_since")
+    assert not Quarantine.objects.exists()
+    created = quarantine(operator, "source", "case-service", since=ago(hours=2).isoformat())
+    assert created["status"] == "applying"
+
+
 def test_only_operators_quarantine(collectible, reviewer, auditor, agent):
     for persona in (reviewer, auditor, agent):
         response = persona.post(

@@ -16,6 +16,8 @@ from reconcile_app.errors import DomainError, ValidationFailed
 
 MAX_IDENTIFIER_LENGTH = 200
 MAX_VALUE_BYTES = 64 * 1024
+# A person's reason, rationale or note (the API's serializers and the console's forms).
+MAX_REASON_CHARACTERS = 4000
 DOT_SEGMENTS = frozenset({".", ".."})
 
 

@@ -16,6 +16,7 @@ from rest_framework.fields import empty
 from reconcile_app.errors import ValidationFailed
 from reconcile_app.limits import (
     MAX_IDENTIFIER_LENGTH,
+    MAX_REASON_CHARACTERS,
     MAX_VALUE_BYTES,
     identifier_check,
     value_check,
@@ -42,7 +43,7 @@ class Justification(Text):
     """
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("max_length", 4000)
+        kwargs.setdefault("max_length", MAX_REASON_CHARACTERS)
         kwargs["allow_blank"] = False
         super().__init__(**kwargs)
 

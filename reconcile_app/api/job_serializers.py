@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from reconcile_app.choices import BulkJobAction, BulkJobStatus
+from reconcile_app.limits import MAX_REASON_CHARACTERS
 from reconcile_app.models import BulkJob
 from reconcile_app.selectors.bulk import MAX_ITEMS, job_failures
 
@@ -67,7 +68,8 @@ class EffectBulkInput(serializers.Serializer):
         "waits for a readback to verify",
     )
     reason = serializers.CharField(
-        max_length=4000, help_text="why (400 `reason_required` when blank); audited"
+        max_length=MAX_REASON_CHARACTERS,
+        help_text="why (400 `reason_required` when blank); audited",
     )
 
 
@@ -93,7 +95,7 @@ class ContradictionBulkInput(serializers.Serializer):
     )
     filter = ContradictionBulkFilter(required=False)
     note = serializers.CharField(
-        max_length=4000,
+        max_length=MAX_REASON_CHARACTERS,
         help_text="the resolution note each contradiction keeps (400 `reason_required` when "
         "blank); audited",
     )

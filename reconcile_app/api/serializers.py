@@ -22,6 +22,7 @@ from reconcile_app.choices import (
     QuarantineScope,
     QuarantineStatus,
 )
+from reconcile_app.limits import MAX_REASON_CHARACTERS
 from reconcile_app.models import MemoryRecord
 from reconcile_app.selectors.ledger import promotion_escalation_id
 
@@ -38,7 +39,7 @@ class EvidenceInput(serializers.Serializer):
     derived_from = serializers.ListField(
         child=Text(max_length=200), required=False, default=list, max_length=100
     )
-    note = Text(max_length=4000, required=False, allow_blank=True, default="")
+    note = Text(max_length=MAX_REASON_CHARACTERS, required=False, allow_blank=True, default="")
     evidence_id = Text(max_length=100, required=False, allow_null=True, default=None)
 
 
@@ -82,7 +83,7 @@ class MemoryInput(serializers.Serializer):
     owner = Text(max_length=200, required=False, allow_null=True, default=None)
     source_revision = Text(max_length=200, required=False, allow_blank=True, default="")
     supersedes = Text(max_length=100, required=False, allow_null=True, default=None)
-    note = Text(max_length=4000, required=False, allow_blank=True, default="")
+    note = Text(max_length=MAX_REASON_CHARACTERS, required=False, allow_blank=True, default="")
     written_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     memory_id = Text(max_length=100, required=False, allow_null=True, default=None)
 

@@ -36,6 +36,7 @@ from reconcile_app.choices import (
     Role,
 )
 from reconcile_app.errors import Conflict, DomainError, Forbidden, ValidationFailed
+from reconcile_app.limits import MAX_REASON_CHARACTERS
 from reconcile_app.models import BulkJob, BulkJobItem, Effect
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.bulk import (
@@ -58,7 +59,6 @@ from reconcile_app.services.enqueue import enqueue_on_commit
 logger = logging.getLogger(__name__)
 
 OUTCOMES = ("succeeded", "not_executed")
-MAX_REASON = 4000
 # One item is one owner round trip or two (each bounded by the adapter's timeout): a job
 # whose heartbeat has not moved for this long has no task working on it.
 BULK_JOB_STALE_SECONDS = 120
@@ -72,9 +72,9 @@ def bulk_request_check(
     """The action and its arguments, before any row is read; returns the outcome ("" if none)."""
     if not isinstance(reason, str) or not reason.strip():
         raise ValidationFailed("a bulk action needs a reason", code="reason_required")
-    if len(reason) > MAX_REASON:
+    if len(reason) > MAX_REASON_CHARACTERS:
         raise ValidationFailed(
-            f"a reason is at most {MAX_REASON} characters", code="reason_too_long"
+            f"a reason is at most {MAX_REASON_CHARACTERS:,} characters", code="reason_too_long"
         )
     if kind == BulkJobKind.CONTRADICTIONS:
         if action != BulkJobAction.RESOLVE:

@@ -156,6 +156,13 @@ def test_note_is_required(operator_browser, contradiction):
     assert not AuditEvent.objects.exclude(object_kind__in=SETUP_KINDS).exists()
 
 
+def test_a_note_as_long_as_a_bulk_reason_is_kept_whole(operator_browser, contradiction):
+    note = "The owner's ledger, line by line: " + "x" * 3900
+    response = resolve(operator_browser, contradiction, note, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    assert AuditEvent.objects.get(action="contradiction.resolve").reason == note
+
+
 def test_resolving_twice_reports_it_without_a_second_audit(operator_browser, contradiction):
     resolve(operator_browser, contradiction, "first", HTTP_HX_REQUEST="true")
     response = resolve(operator_browser, contradiction, "second", HTTP_HX_REQUEST="true")

@@ -173,6 +173,15 @@ def test_revoking_a_token_closes_the_api_to_it(operator, operator_browser):
     assert "token_revoked" in again.content.decode()
 
 
+def test_a_reason_too_long_is_refused_whole_and_the_token_stays(operator, operator_browser):
+    prefix = ApiKey.objects.get(principal=operator.principal).prefix
+    response = operator_browser.post(f"/tokens/{prefix}/revoke/", {"reason": "x" * 4001})
+    assert response.status_code == 400
+    assert "reason_too_long" in response.content.decode()
+    assert ApiKey.objects.get(prefix=prefix).revoked_at is None
+    assert not AuditEvent.objects.filter(action="token.revoke").exists()
+
+
 def test_nobody_revokes_someone_elses_token(operator_browser, auditor):
     prefix = ApiKey.objects.get(principal=auditor.principal).prefix
     response = operator_browser.post(f"/tokens/{prefix}/revoke/")

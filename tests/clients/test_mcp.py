@@ -65,6 +65,21 @@ async def session_run(served: Served, on_hold: str) -> dict[str, Any]:
             )
         )
 
+        seen["bound"] = ok(
+            await session.call_tool(
+                "reconcile", {"subject": served.subject, **ask, "proposed_value": "released"}
+            )
+        )
+        seen["bound_null"] = ok(
+            await session.call_tool(
+                "reconcile", {"subject": served.subject, **ask, "bind_null_value": True}
+            )
+        )
+        seen["bound_twice"] = await session.call_tool(
+            "reconcile",
+            {"subject": served.subject, **ask, "bind_null_value": True, "proposed_value": "x"},
+        )
+
         denied = ok(await session.call_tool("reconcile", {"subject": on_hold, **ask}))
         seen["refusal"] = await session.call_tool(
             "commit_effect",
@@ -124,6 +139,13 @@ def test_the_mcp_server_lists_and_serves_the_six_tools(served: Served) -> None:
     assert seen["settled"]["status"] == "verified"
     assert served.executions(seen["effect"]["idempotency_key"]) == 1
     assert seen["memory"]["status"] == "current"
+
+    # A value is bound only when asked; null is bound by saying so (MCP has no "absent").
+    assert "proposed_value" not in seen["snapshot"]
+    assert seen["bound"]["proposed_value"] == "released"
+    assert "proposed_value" in seen["bound_null"] and seen["bound_null"]["proposed_value"] is None
+    assert seen["bound_twice"].isError
+    assert structured(seen["bound_twice"])["code"] == "invalid_request"
 
     # Problems are structured tool errors.
     refusal = seen["refusal"]

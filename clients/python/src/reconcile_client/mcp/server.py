@@ -133,8 +133,23 @@ def build_server(client: AsyncReconcileClient) -> FastMCP:
         proposed_value: Annotated[
             Any, Field(description="bind the one value the commit will write (omit: none)")
         ] = None,
+        bind_null_value: Annotated[
+            bool,
+            Field(description="true: the value bound is null (proposed_value null means none)"),
+        ] = False,
         contract_version: str | None = None,
     ) -> CallToolResult:
+        # MCP has no "absent" beside null, so a null proposed_value binds nothing; a commit
+        # that clears a field binds null by saying so.
+        if bind_null_value and proposed_value is not None:
+            return result(
+                {
+                    "status": 400,
+                    "code": "invalid_request",
+                    "detail": "bind_null_value binds null: leave proposed_value out",
+                },
+                error=True,
+            )
         return await answer(
             client.reconcile(
                 subject=subject,
@@ -142,8 +157,9 @@ def build_server(client: AsyncReconcileClient) -> FastMCP:
                 decision_class=decision_class,
                 proposed_action=proposed_action,
                 claims=claims,
-                # MCP has no "absent" beside null: null here means no value is bound.
-                proposed_value=proposed_value if proposed_value is not None else UNSET,
+                proposed_value=(
+                    None if bind_null_value else UNSET if proposed_value is None else proposed_value
+                ),
                 contract_version=contract_version,
             )
         )

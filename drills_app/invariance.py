@@ -10,6 +10,7 @@ reconciled through the real protocol, and the decisions are compared. That makes
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass, field
 from io import TextIOBase
 
@@ -19,10 +20,13 @@ from reconcile_app.models import Principal
 from reconcile_app.reducers import Event, fold, reducer_named
 from reconcile_app.reducers.hardship import HARDSHIP_V3
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
-from sandbox_app.services import sandbox_event_append, sandbox_fault_add
+from sandbox_app.services import sandbox_event_append, sandbox_fault_add, sandbox_record_write
 
 DECISION_CLASS = "collections-letter"
 SOURCE = "hardship-ledger"
+# The letter's own field, read live from its owner: unwritten, every decision would refuse
+# (a required field unavailable), and every pair would agree without testing anything.
+LETTER_SOURCE = "correspondence-service"
 KINDS = ("HardshipApproved", "HardshipRevoked", "PaymentMissed", "ArrearsCleared")
 
 
@@ -33,6 +37,8 @@ class InvarianceReport:
     action_violations: int = 0
     delivery_violations: int = 0
     examples: list[str] = field(default_factory=list)
+    # How often each result was decided: a run where all are `refuse` compared nothing.
+    results: Counter[str] = field(default_factory=Counter)
 
     @property
     def ok(self) -> bool:
@@ -48,6 +54,7 @@ def minimal_history(state: dict[str, object]) -> list[str]:
 
 
 def _write(subject: str, kinds: list[str]) -> None:
+    sandbox_record_write(source=LETTER_SOURCE, subject=subject, field="letter_status", value="none")
     for seq, kind in enumerate(kinds, start=1):
         sandbox_event_append(
             source=SOURCE, event_id=f"{subject}-{seq}", type=kind, subject=subject, seq=seq
@@ -91,6 +98,7 @@ def run_invariance(
         _write(short_subject, clean)
         long_result = _decide(principal, long_subject)
         short_result = _decide(principal, short_subject)
+        report.results[long_result[0]] += 1
         if long_result[2] != short_result[2]:
             report.state_mismatches += 1
             report.examples.append(f"state differs: {history} vs {clean}")
@@ -107,6 +115,8 @@ def run_invariance(
             report.examples.append(f"delivery changed the decision for {history}")
     if out is not None:
         out.write(f"paired histories: {report.pairs}\n")
+        decided = ", ".join(f"{result} {count}" for result, count in sorted(report.results.items()))
+        out.write(f"decisions: {decided}\n")
         out.write(f"reduced-state mismatches: {report.state_mismatches}\n")
         out.write(f"permitted-action violations: {report.action_violations} (must be 0)\n")
         out.write(f"duplicate/reorder violations: {report.delivery_violations} (must be 0)\n")

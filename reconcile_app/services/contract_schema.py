@@ -375,6 +375,10 @@ def contract_values(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> d
         for spec in folded_fields:
             if spec["name"] not in shipped.fields:
                 raise parsed.fail(f"reducer {reducer} does not produce {spec['name']}", "reducer")
+    for name, action in actions.items():
+        if action.field in {spec["name"] for spec in folded_fields}:
+            message = f"action {name} writes {action.field!r}, which is folded from events"
+            raise parsed.fail(f"{message}: its owner takes events, not writes", "actions", name)
     obligation = obligation_values(parsed, data)
     return {
         "obligation": obligation,

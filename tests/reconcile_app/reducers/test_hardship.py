@@ -8,7 +8,7 @@ import pytest
 
 from reconcile_app.reducers import Event, fold
 from reconcile_app.reducers.hardship import HARDSHIP_V3
-from sandbox_app.services import sandbox_event_append, sandbox_fault_add
+from sandbox_app.services import sandbox_event_append, sandbox_fault_add, sandbox_record_write
 from tests.conftest import ago
 
 LETTER = "collections-letter"
@@ -66,6 +66,14 @@ def test_events_that_cannot_be_ordered_are_a_conflict_not_last_write_wins():
 @pytest.fixture
 def ledger(estate):
     def append(subject: str, *kinds: str, seq_start: int = 1) -> None:
+        if seq_start == 1:  # the letter is written to the correspondence service
+            sandbox_record_write(
+                source="correspondence-service",
+                subject=subject,
+                field="letter_status",
+                value="none",
+                version=7,
+            )
         for offset, kind in enumerate(kinds):
             sandbox_event_append(
                 source="hardship-ledger",
@@ -109,6 +117,29 @@ def test_event_sourced_reconcile_keeps_derived_inputs(ledger, letters_agent):
     assert eligible["value"] is True
     assert eligible["version"] == 2
     assert eligible["inputs"]["missed_payments"] == 2
+
+
+def test_an_allowed_letter_is_committed_to_its_own_owner_and_not_sent_twice(ledger, letters_agent):
+    ledger("acct-9", "PaymentMissed")
+    body = reconcile(letters_agent, "acct-9")
+    assert body["decision"]["result"] == "allow"
+    handle = body["actions"]["send_collections_letter"]
+    assert (handle["field"], handle["if_match"]) == ("letter_status", '"7"')
+    committed = letters_agent.post(
+        "/api/v1/effects",
+        {
+            "snapshot_id": body["snapshot_id"],
+            "action": "send_collections_letter",
+            "resulting_value": "sent",
+        },
+        HTTP_IDEMPOTENCY_KEY="letter-acct-9",
+        HTTP_IF_MATCH=handle["if_match"],
+    )
+    assert committed.status_code == 201, committed.content
+    assert committed.json()["status"] == "accepted"
+    again = reconcile(letters_agent, "acct-9")
+    assert again["fields"]["letter_status"]["value"] == "sent"
+    assert [reason["code"] for reason in again["decision"]["reasons"]] == ["letter_already_sent"]
 
 
 def test_hardship_denies_the_letter(ledger, letters_agent):

@@ -142,4 +142,4 @@ def test_both_settings_are_checked_on_every_field(estate: None):
 
     assert escalating.status == refusing.status == "passed"
     assert "on each of 2 fields gave escalate" in escalating.detail
-    assert "on each of 3 fields gave refuse" in refusing.detail
+    assert "on each of 4 fields gave refuse" in refusing.detail

@@ -123,6 +123,23 @@ def test_a_new_version_of_a_loaded_class_is_a_new_contract(db, tmp_path):
     assert Contract.objects.filter(decision_class="collections-contact-release").count() == 2
 
 
+def test_an_action_writing_a_field_folded_from_events_is_refused_at_its_line(db, tmp_path):
+    # The owner of an event-sourced field takes events, never a write: such an action would
+    # be offered in every `allow` snapshot and refused by the owner at every commit.
+    letter = (ESTATE / "collections-letter.yaml").read_text()
+    writable = "send_collections_letter: {field: letter_status, values: [sent]}"
+    assert writable in letter
+    folded = letter.replace(writable, "send_collections_letter: {field: collections_eligible}")
+    path = write_yaml(tmp_path, "collections-letter.yaml", folded)
+    line = 1 + folded.splitlines().index("actions:") + 1
+
+    with pytest.raises(CommandError, match="folded from events") as caught:
+        load(ESTATE / "hardship-ledger.yaml", ESTATE / "correspondence-service.yaml", path)
+
+    assert str(caught.value).startswith(f"{path}:{line}: "), str(caught.value)
+    assert not Contract.objects.exists()
+
+
 def test_valid_lab_files_load(db, tmp_path):
     output = lines_of(
         load(

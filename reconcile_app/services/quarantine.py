@@ -133,6 +133,18 @@ def source_check(source: str) -> None:
     )
 
 
+def sources_read_check(fields: Mapping[str, Mapping[str, Any]]) -> None:
+    """423 `source_quarantined` when a source a snapshot's decision read is quarantined now.
+
+    Quarantining a source says its answers cannot be trusted: a decision made on one a minute
+    earlier stops authorising, as one on revoked evidence does. A read that was already
+    `quarantined` informed nothing (the decision was made without it), so it holds nothing up.
+    """
+    seen = {read["source"] for read in fields.values() if read.get("status") != "quarantined"}
+    for source in sorted(seen & quarantines_active().sources):
+        source_check(source)
+
+
 def source_quarantines_in_force(source: str) -> QuerySet[Quarantine]:
     """The source's quarantines in force, for a statement that must see a lift at once."""
     return Quarantine.objects.filter(scope=QuarantineScope.SOURCE, target=source, status__in=ACTIVE)

@@ -46,7 +46,7 @@ from reconcile_app.services.effects.state import (
 from reconcile_app.services.enqueue import enqueue_on_commit
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.provenance import effect_lineage
-from reconcile_app.services.quarantine import source_check
+from reconcile_app.services.quarantine import source_check, sources_read_check
 from reconcile_app.sources import ApplyOutcome, EffectCommand, adapter_for
 
 
@@ -247,6 +247,7 @@ def _authorise(
         granted_actions=granted_actions,
     )
     source_check(authorised.source.name)
+    sources_read_check(snapshot.content["fields"])
     return authorised
 
 

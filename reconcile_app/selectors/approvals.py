@@ -87,14 +87,12 @@ def unseen_state(
     (the version the reviewer saw, the version the snapshot read, the approved snapshot's
     id); None when it authorises.
 
-    Its own snapshot and the retries that joined while it was open are authorised; a
-    snapshot that joined after the decision (a retry learning the outcome) only at the state
-    the reviewer saw, the version the escalation's own snapshot read of that field. One
-    approval must not authorise a commit at every state reached while its window is open."""
-    decided_at = approval.decided_at
-    if snapshot.pk == approval.snapshot_id or decided_at is None:
-        return None
-    if snapshot.issued_at <= decided_at:
+    Its own snapshot is authorised; a snapshot that joined it (a retry, before the decision
+    or after it, learning the outcome) only at the state the reviewer saw: the version the
+    escalation's own snapshot read of that field. The reviewer's page shows that snapshot's
+    reads, so one approval must not authorise a commit at a state reached while the question
+    was open, nor at every state reached while its window is open."""
+    if snapshot.pk == approval.snapshot_id or approval.decided_at is None:
         return None
     approved = approval.snapshot
     if approved is None:

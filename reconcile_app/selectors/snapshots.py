@@ -25,8 +25,8 @@ def snapshots_visible_to(user: Any) -> QuerySet[DecisionSnapshot]:
     snapshots = DecisionSnapshot.objects.select_related("principal", "contract").prefetch_related(
         "contradictions_seen__resolved_by",
         "escalations",
-        # A retry that joined after the decision is compared with the escalation's own
-        # snapshot (approvals.unseen_state): read with it, not once per row.
+        # A retry that joined the escalation is compared with the escalation's own snapshot
+        # (approvals.unseen_state): read with it, not once per row.
         Prefetch("joined_escalations", queryset=Escalation.objects.select_related("snapshot")),
         "taints__correction",
     )
@@ -118,7 +118,7 @@ def snapshot_actions(
             and approval is not None
             and unseen_state(snapshot, approval, field) is not None
         ):
-            continue  # joined after the decision, at a state the reviewer did not see
+            continue  # joined the escalation at a state the reviewer did not see
         actions[name] = {
             "field": field,
             "if_match": f'"{read["version"]}"',

@@ -158,16 +158,16 @@ def _approved(snapshot: DecisionSnapshot) -> Escalation:
 
 
 def _approved_state_check(snapshot: DecisionSnapshot, escalation: Escalation, field: str) -> None:
-    """403 `approved_state_moved` for a snapshot that joined the escalation after the
-    decision and read a state the reviewer did not see (`unseen_state`)."""
+    """403 `approved_state_moved` for a snapshot that joined the escalation and read a state
+    the reviewer did not see (`unseen_state`)."""
     unseen = unseen_state(snapshot, escalation, field)
     if unseen is None:
         return
     seen, found, approved_id = unseen
     raise Forbidden(
         f"escalation {escalation.escalation_id} was approved with {field} at version {seen}; "
-        f"this snapshot, issued after the decision, read version {found}, which no reviewer "
-        f"saw. Commit {approved_id} while its window is open, or reconcile again once it has "
+        f"this snapshot, which joined it, read version {found}, which no reviewer saw. "
+        f"Commit {approved_id} while its window is open, or reconcile again once it has "
         "closed for a new review.",
         code="approved_state_moved",
         escalation_id=escalation.escalation_id,

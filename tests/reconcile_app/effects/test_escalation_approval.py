@@ -261,3 +261,39 @@ def test_a_retry_after_the_decision_acts_only_at_the_state_the_reviewer_saw(
     assert (response.status_code, response.json()["code"]) == (403, "approved_state_moved")
     assert response.json()["approved_snapshot_id"] == first["snapshot_id"]
     assert Effect.objects.count() == 1
+
+
+def test_a_retry_joined_before_the_decision_acts_only_at_the_state_the_reviewer_saw(
+    complaint_open, agent, reviewer
+):
+    """The record moved while the question was open; the reviewer approved what the page
+    showed (the escalation's own snapshot): the retry that read the new state commits
+    nothing."""
+    first = escalated(agent)
+    assert first["fields"]["collections_status"]["value"] == "collect"
+    sandbox_record_write(
+        source="case-service",
+        subject=SUBJECT,
+        field="collections_status",
+        value="payment_plan",
+        valid_from=ago(seconds=5),
+    )
+    evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="payment_plan",
+        source="case-ledger",
+        observed_at=ago(seconds=5),
+    )
+    retry = escalated(agent)
+    assert retry["escalation_id"] == first["escalation_id"]
+    assert retry["fields"]["collections_status"]["value"] == "payment_plan"
+
+    decide(reviewer, first["escalation_id"])
+
+    shown = agent.get(f"/api/v1/snapshots/{retry['snapshot_id']}").json()
+    assert shown["actions"] == {}
+    response = commit(agent, retry, "retain_manual_review", "manual_review", "k-joined-early")
+    assert (response.status_code, response.json()["code"]) == (403, "approved_state_moved")
+    assert not Effect.objects.exists()

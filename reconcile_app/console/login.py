@@ -6,6 +6,7 @@ per-username count here is the whole lockout.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from django.contrib.auth.forms import AuthenticationForm
@@ -32,8 +33,10 @@ class ThrottledAuthenticationForm(AuthenticationForm):
     }
 
     def clean(self) -> dict[str, Any]:
-        # Lower-cased so "Olivia" and "OLIVIA" draw on one budget of guesses.
-        username = str(self.data.get("username", "")).strip().lower()
+        # Normalised as the username field normalises it (NFKC: fullwidth "ada" signs in as "ada"),
+        # then case-folded, so every spelling of one account draws on one budget of guesses.
+        username = unicodedata.normalize("NFKC", str(self.data.get("username", ""))).strip()
+        username = username.casefold()
         address = client_address(self.request) if self.request is not None else "unknown"
         limit = failure_limit("login")
         if failure_count("login-user", username) >= limit or (

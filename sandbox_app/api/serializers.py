@@ -31,7 +31,9 @@ class FaultKindText(Text):
 
 class SandboxFaultInput(serializers.Serializer):
     kind = FaultKindText(max_length=30)
-    count = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    count = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=10**6
+    )
     seconds = serializers.IntegerField(required=False, default=0, min_value=0, max_value=10**7)
 
 

@@ -63,6 +63,19 @@ def test_failures_count_on_the_username_whatever_its_case(client, operator, smal
     assert LOCKED in refused.content.decode()
 
 
+def test_a_locked_username_stays_locked_under_its_compatibility_spelling(client, db, small_limits):
+    # Django's username field reads fullwidth "ada" (U+FF41...) as "ada" (NFKC): one account,
+    # so the same budget of guesses.
+    make_person("ada", "auditor", password=PASSWORD)
+    for _ in range(2):
+        sign_in(client, "ada", "wrong")
+
+    fullwidth = sign_in(Client(), "\uff41\uff44\uff41", PASSWORD)
+
+    assert not signed_in(fullwidth)
+    assert LOCKED in fullwidth.content.decode()
+
+
 def test_one_locked_username_leaves_other_people_signing_in(client, operator, small_limits):
     reviewer = make_person("rhys-reviewer", "reviewer")
     for _ in range(2):

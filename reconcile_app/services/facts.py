@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from fnmatch import fnmatchcase
 
-from reconcile_app.choices import MEMORY_IN_FORCE, ReadStatus
+from reconcile_app.choices import MEMORY_IN_FORCE, EscalationStatus, ReadStatus
 from reconcile_app.models import Escalation, MemoryRecord, Principal, Source
 from reconcile_app.services.escalations import escalation_open_for_fact
 from reconcile_app.services.quarantine import quarantined_memory_classes
@@ -108,7 +108,12 @@ class FactAnswer:
     escalation: Escalation | None
 
 
-def fact_current(*, fact_key: str, on: date, requested_by: Principal | None) -> FactAnswer:
+def fact_current(
+    *, fact_key: str, on: date, requested_by: Principal | None, opens_escalation: bool = True
+) -> FactAnswer:
+    """The key's current record by its owner's rule. An ambiguity opens the key's escalation
+    when `opens_escalation` (an agent about to rely on it); a person's read only names the one
+    already open (an auditor's look changes nothing, and freezes no key)."""
     source = authority_source_for(fact_key)
     authority = adapter_for(source).authority(fact_key) if source is not None else None
     records = list(
@@ -116,7 +121,11 @@ def fact_current(*, fact_key: str, on: date, requested_by: Principal | None) -> 
     )
     selection = select_current_guarded(records, on, authority, quarantined_memory_classes())
     escalation = None
-    if selection.code in ESCALATING_CODES:
+    if selection.code in ESCALATING_CODES and not opens_escalation:
+        escalation = Escalation.objects.filter(
+            fact_key=fact_key, status=EscalationStatus.OPEN
+        ).first()
+    elif selection.code in ESCALATING_CODES:
         escalation = escalation_open_for_fact(
             code=selection.code,
             fact_key=fact_key,

@@ -116,7 +116,10 @@ class FactCurrentView(APIView):
                 )
             )
         answer = facts.fact_current(
-            fact_key=fact_key, on=on, requested_by=principal_acting(request.user, request.auth)
+            fact_key=fact_key,
+            on=on,
+            requested_by=principal_acting(request.user, request.auth),
+            opens_escalation=not is_staff_role(request.user),
         )
         return _fact_response(
             fact_key=fact_key,

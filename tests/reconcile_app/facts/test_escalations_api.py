@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from reconcile_app.models import AuditEvent, Escalation, MemoryRecord
+from reconcile_app.services.escalations import escalation_open_for_fact
 from tests.conftest import make_person
-from tests.reconcile_app.facts.conftest import authority, current, remember
+from tests.reconcile_app.facts.conftest import REGISTRY, authority, current, remember
 
 KEY = "baseline.math-eval"
 
@@ -144,7 +145,16 @@ def test_reviewer_cannot_decide_an_escalation_they_raised(registry, agent, revie
     authority(KEY)
     remember(agent, KEY, "r-1", "ckpt-0519", "registry@r18")
     remember(agent, KEY, "r-2", "ckpt-0520", "registry@r18")
-    raised = current(reviewer, KEY).json()["escalation_id"]  # the reviewer's own token asks
+    # A person's read opens no question (it names an open one); one the reviewer raised
+    # before that rule, or by another route, stays theirs.
+    assert current(reviewer, KEY).json()["escalation_id"] is None
+    raised = escalation_open_for_fact(
+        code="authority_ambiguous",
+        fact_key=KEY,
+        candidate_refs=["r-1", "r-2"],
+        authority_owner=REGISTRY,
+        requested_by=reviewer.principal,
+    ).escalation_id
     response = decide(reviewer, raised, "approve", rationale="mine", selected_ref="r-1")
     assert response.status_code == 403
     assert response.json()["code"] == "self_approval_forbidden"

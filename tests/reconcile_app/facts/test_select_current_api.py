@@ -144,3 +144,21 @@ def test_bad_date_is_a_clear_400(seed_records, agent):
     response = current(agent, seed_records, on="30/09/2026")
     assert response.status_code == 400
     assert response.json()["code"] == "invalid_date"
+
+
+def test_a_persons_read_of_an_ambiguous_key_opens_nothing_and_names_the_open_question(
+    seed_records, agent, auditor
+):
+    from reconcile_app.models import Escalation
+
+    remember(
+        agent, seed_records, "baseline-v18b", "ckpt-0520", "registry@r18", valid_until="2026-12-31"
+    )
+    looked = current(auditor, seed_records)
+    assert (looked.status_code, looked.json()["code"]) == (409, "authority_ambiguous")
+    assert looked.json()["escalation_id"] is None
+    assert not Escalation.objects.exists()  # an auditor's look freezes no key
+
+    opened = current(agent, seed_records).json()["escalation_id"]
+    assert current(auditor, seed_records).json()["escalation_id"] == opened
+    assert Escalation.objects.get().requested_by.name == agent.name

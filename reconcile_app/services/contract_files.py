@@ -30,17 +30,24 @@ class ParsedFile:
         return ContractFileError(self.path, self.line(*where), reason)
 
 
-def _index_lines(node: yaml.Node, path: Path_, lines: dict[Path_, int]) -> None:
+def _index_lines(name: str, node: yaml.Node, path: Path_, lines: dict[Path_, int]) -> None:
     # A mapping key's own line wins over the line its (block) value starts on.
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
-            lines[(*path, key)] = key_node.start_mark.line + 1
-            _index_lines(value_node, (*path, key), lines)
+            line = key_node.start_mark.line + 1
+            if (*path, key) in lines:
+                # YAML keeps the last of two equal keys: a second `deny:` would silently drop
+                # the first one's rules, and the release gates would test what is left.
+                raise ContractFileError(
+                    name, line, f"key {key!r} appears twice (first on line {lines[(*path, key)]})"
+                )
+            lines[(*path, key)] = line
+            _index_lines(name, value_node, (*path, key), lines)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _index_lines(item, (*path, index), lines)
+            _index_lines(name, item, (*path, index), lines)
 
 
 def parse_file(path: Path) -> ParsedFile:
@@ -66,7 +73,7 @@ def parse_file(path: Path) -> ParsedFile:
     if not isinstance(documents[0], dict):
         raise ContractFileError(name, 1, "the document must be a mapping")
     lines: dict[Path_, int] = {}
-    _index_lines(nodes[0], (), lines)
+    _index_lines(name, nodes[0], (), lines)
     return ParsedFile(path=name, data=documents[0], lines=lines)
 
 

@@ -365,16 +365,18 @@ def contract_values(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> d
     folded_fields = [
         spec for spec in specs if sources[spec["source"]].get("mode") == "event_sourced"
     ]
-    if folded_fields:
-        shipped = reducer_named(reducer) if reducer else None
-        if shipped is None:
-            raise parsed.fail(
-                f"fields from event-sourced sources need a registered reducer, not {reducer!r}",
-                "reducer",
-            )
-        for spec in folded_fields:
-            if spec["name"] not in shipped.fields:
-                raise parsed.fail(f"reducer {reducer} does not produce {spec['name']}", "reducer")
+    shipped = reducer_named(reducer) if reducer else None
+    # A named reducer is recorded on every snapshot: never one that does not exist.
+    if (folded_fields or reducer) and shipped is None:
+        raise parsed.fail(
+            f"fields from event-sourced sources need a registered reducer, not {reducer!r}"
+            if folded_fields
+            else f"reducer {reducer!r} is not registered",
+            "reducer",
+        )
+    for spec in folded_fields:
+        if shipped is not None and spec["name"] not in shipped.fields:
+            raise parsed.fail(f"reducer {reducer} does not produce {spec['name']}", "reducer")
     for name, action in actions.items():
         if action.field in {spec["name"] for spec in folded_fields}:
             message = f"action {name} writes {action.field!r}, which is folded from events"

@@ -18,7 +18,7 @@ from pathlib import Path
 from django.db import transaction
 
 from reconcile_app.choices import ActivationStatus, ContractStatus
-from reconcile_app.errors import ContractFileError
+from reconcile_app.errors import ContractFileError, DomainError
 from reconcile_app.models import (
     Contract,
     ContractAction,
@@ -93,11 +93,23 @@ def contracts_load(*, paths: list[str], activate: bool = True) -> LoadReport:
             _, created = MemoryClass.objects.update_or_create(name=name, defaults=values)
             (report.classes_created if created else report.classes_updated).append(name)
         sources = {source.name: source for source in Source.objects.all()}
+        new_versions: dict[str, str] = {}
         for item, values in contracts_parsed:
             label = f"{values['decision_class']}@{values['version']}"
             existing = Contract.objects.filter(
                 decision_class=values["decision_class"], version=values["version"]
             ).first()
+            earlier = (
+                label if existing else new_versions.setdefault(values["decision_class"], label)
+            )
+            if earlier != label:
+                # Each would go live in turn, the last file's (by name) staying: "7.9" after
+                # "7.10". One new version of a class per load says which one is meant.
+                raise item.fail(
+                    f"{label} and {earlier} are both new: load one new version of a class at "
+                    "a time",
+                    "version",
+                )
             if existing is not None:
                 if existing.content_hash != values["content_hash"]:
                     raise item.fail(
@@ -157,10 +169,20 @@ def contracts_load(*, paths: list[str], activate: bool = True) -> LoadReport:
             )
     if activate:
         for contract in to_activate:
-            report.activations.append(
-                contract_activate_now(
+            try:
+                activation = contract_activate_now(
                     contract=contract,
                     rationale=f"loaded by load_contracts from {contract.source_path}",
                 )
-            )
+            except DomainError as exc:
+                # Another activation of the class is running (a reviewer's): this version
+                # stays a draft and is reported with the rest, not a traceback midway. The
+                # row is not saved: it says why no activation was started.
+                activation = ContractActivation(
+                    contract=contract,
+                    status=ActivationStatus.FAILED,
+                    level=contract.level,
+                    detail=f"not started: {exc.detail}",
+                )
+            report.activations.append(activation)
     return report

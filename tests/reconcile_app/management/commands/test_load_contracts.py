@@ -140,6 +140,53 @@ def test_an_action_writing_a_field_folded_from_events_is_refused_at_its_line(db,
     assert not Contract.objects.exists()
 
 
+def test_two_new_versions_of_a_class_in_one_load_are_refused(db, tmp_path):
+    # Each would go live in turn, in file-name order: "7.9" after "7.10".
+    newer = (ESTATE / "collections-contact-release.yaml").read_text()
+    folder = tmp_path / "release"
+    folder.mkdir()
+    write_yaml(folder, "a-7.10.yaml", newer.replace('version: "7.3"', 'version: "7.10"'))
+    write_yaml(folder, "b-7.9.yaml", newer.replace('version: "7.3"', 'version: "7.9"'))
+
+    with pytest.raises(CommandError, match="both new: load one new version") as caught:
+        load(ESTATE / "case-service.yaml", ESTATE / "complaints-service.yaml", folder)
+
+    assert str(caught.value).startswith(f"{folder / 'b-7.9.yaml'}:2: ")
+    assert not Contract.objects.exists()
+
+
+def test_a_version_a_reviewer_is_activating_is_reported_not_a_traceback(db, tmp_path, reviewer):
+    from reconcile_app.services.contract_lifecycle import contract_activation_request
+
+    files = (
+        write_yaml(tmp_path, "lab.yaml", LAB_SOURCE),
+        write_yaml(tmp_path, "lab-check.yaml", LAB_CONTRACT),
+    )
+    call_command("load_contracts", "--draft", *map(str, files), stdout=StringIO())
+    contract = Contract.objects.get(decision_class="lab-check")
+    contract_activation_request(contract=contract, actor=reviewer.user, rationale="going live")
+    out = StringIO()
+
+    with pytest.raises(CommandError, match="left as drafts: lab-check@1"):
+        call_command("load_contracts", *map(str, files), stdout=out)
+
+    assert "contract lab-check@1: level" in out.getvalue()
+    assert "draft: not started:" in out.getvalue()
+
+
+def test_a_reducer_that_is_not_registered_is_refused_even_with_nothing_to_fold(db, tmp_path):
+    # Every snapshot records the contract's reducer as what folded its fields.
+    source = write_yaml(tmp_path, "lab.yaml", LAB_SOURCE)
+    named = LAB_CONTRACT + 'reducer: "nonexistent@9"\n'
+    contract = write_yaml(tmp_path, "lab-check.yaml", named)
+
+    with pytest.raises(CommandError, match="'nonexistent@9' is not registered") as caught:
+        load(source, contract)
+
+    assert str(caught.value).startswith(f"{contract}:19: ")
+    assert not Contract.objects.exists()
+
+
 def test_valid_lab_files_load(db, tmp_path):
     output = lines_of(
         load(
@@ -171,6 +218,13 @@ INVALID = {
     "yaml-syntax": ("purpose: testing", "purpose: testing: again", 3, "YAML"),
     "permits-unknown-action": ("permits: [adjust]", "permits: [launch]", 17, "launch"),
     "deny-without-code": ("      code: too_high\n", "", 13, "code"),
+    # YAML keeps the last of two equal keys: the first deny rule would vanish unseen.
+    "repeated-key": (
+        "contradictions: escalate",
+        "  deny:\n    - when: 'false'\n      code: never\ncontradictions: escalate",
+        18,
+        "appears twice (first on line 12)",
+    ),
 }
 
 

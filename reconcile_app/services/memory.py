@@ -121,7 +121,7 @@ def memory_admit(
             taken_code="memory_id_taken",
         )
         if previous is None and declared.kind == MemoryKind.PREFERENCE:
-            previous = _preference_in_force(memory_class, subject=subject, field=field)
+            previous = _preference_in_force(memory_class, subject=subject, field=field, own=own)
         record = MemoryRecord.objects.create(
             memory_id=new_id,
             agent=agent,
@@ -202,19 +202,18 @@ def _superseded(
     return previous
 
 
-def _preference_in_force(memory_class: str, *, subject: str, field: str) -> MemoryRecord | None:
-    """A newer preference for the same subject and field supersedes the one in force."""
-    return (
-        MemoryRecord.objects.select_for_update()
-        .filter(
-            memory_class=memory_class,
-            subject=subject,
-            field=field,
-            status__in=MEMORY_IN_FORCE,
-        )
-        .order_by("-recorded_at", "-pk")
-        .first()
+def _preference_in_force(
+    memory_class: str, *, subject: str, field: str, own: Principal | None
+) -> MemoryRecord | None:
+    """A newer preference for the same subject and field supersedes the one in force: the
+    writer's own (`own`), or any for an operator (None). One agent's write never retires,
+    nor names, a memory another agent wrote, which it could not read nor supersede by id."""
+    in_force = MemoryRecord.objects.select_for_update().filter(
+        memory_class=memory_class, subject=subject, field=field, status__in=MEMORY_IN_FORCE
     )
+    if own is not None:
+        in_force = in_force.filter(agent=own)
+    return in_force.order_by("-recorded_at", "-pk").first()
 
 
 def fact_today() -> date:

@@ -186,6 +186,29 @@ def test_a_newer_preference_for_the_same_subject_and_field_supersedes(agent, con
     assert (event.status, event.cause) == ("superseded", f"superseded by {newer['memory_id']}")
 
 
+def test_another_agents_preference_retires_nothing_of_this_agents(agent, consent, now):
+    from tests.conftest import make_agent
+
+    mine = agent.post(MEMORIES, preference(consent, "email")).json()
+    twin = make_agent("twin-agent", ["attest:case-ledger"])
+    twin_consent = twin.post(
+        EVIDENCE,
+        {
+            "kind": "consent",
+            "subject": ACCOUNT,
+            "field": "contact_channel",
+            "value": "agreed, told to the twin",
+            "source": "case-ledger",
+            "observed_at": (now - timedelta(minutes=1)).isoformat(),
+        },
+    ).json()["evidence_id"]
+
+    theirs = twin.post(MEMORIES, preference(twin_consent, "sms")).json()
+
+    assert (theirs["status"], theirs["supersedes"]) == ("current", None)  # names nothing
+    assert agent.get(f"{MEMORIES}/{mine['memory_id']}").json()["status"] == "current"
+
+
 def test_preferences_about_other_fields_or_subjects_do_not_supersede(agent, consent, now):
     channel = agent.post(MEMORIES, preference(consent, "email")).json()
     hours = agent.post(

@@ -4,16 +4,15 @@
 Loaded by gunicorn as a file, in the master, before any worker starts or imports Django.
 It gives every worker one `PROMETHEUS_MULTIPROC_DIR` (default `$RECONCILE_VAR_DIR/prometheus`)
 so that `/metrics` adds up the request histograms of all of them, whichever answers the
-scrape (config/http_metrics.py). The directory is emptied when the master starts: files left
-by an earlier run would be counted again. One directory per master: two gunicorns sharing one
-would empty each other's.
+scrape (config/http_metrics.py). Its metric files are removed when the master starts: files
+left by an earlier run would be counted again. One directory per master: two gunicorns
+sharing one would remove each other's.
 """
 
 from __future__ import annotations
 
 import gc
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +40,12 @@ gunicorn_errors.install()
 
 
 def multiproc_dir_reset(directory: Path) -> None:
-    """An empty directory for this run's per-process metric files."""
-    if directory.exists():
-        shutil.rmtree(directory)
-    directory.mkdir(parents=True)
+    """No metric files left from an earlier run. Only prometheus_client's own files (`*.db`)
+    go: the directory may be a volume mounted for it (it cannot be removed) or hold what
+    someone else put there."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for left in directory.glob("*.db"):
+        left.unlink(missing_ok=True)
 
 
 def on_starting(server: Any) -> None:

@@ -13,6 +13,9 @@ import json
 import logging
 from contextvars import ContextVar
 from datetime import UTC, datetime
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
 
 request_id_var: ContextVar[str] = ContextVar("request_id", default="")
 principal_var: ContextVar[str] = ContextVar("principal", default="")
@@ -45,3 +48,31 @@ class JsonFormatter(logging.Formatter):
             entry["exception"] = self.formatException(record.exc_info)
         # One line whatever the message holds: json.dumps escapes newlines.
         return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def logging_settings(*, log_format: str, level: str) -> dict[str, Any]:
+    """Django's LOGGING: one JSON line per record (`text` for a terminal), at `level`."""
+    level = level.upper()  # "debug" is what people type
+    if level not in LEVELS:
+        raise ImproperlyConfigured(f"RECONCILE_LOG_LEVEL is {level!r}: one of {', '.join(LEVELS)}.")
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {"context": {"()": "config.logs.ContextFilter"}},
+        "formatters": {
+            "json": {"()": "config.logs.JsonFormatter"},
+            "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        },
+        "handlers": {
+            "console": {
+                "class": "logging.StreamHandler",
+                "filters": ["context"],
+                "formatter": "text" if log_format == "text" else "json",
+            }
+        },
+        "root": {"handlers": ["console"], "level": level},
+        "loggers": {"django.db.backends": {"level": "INFO"}},
+    }

@@ -17,6 +17,7 @@ from config.any_host import PLAIN_HTTP_PATHS
 from config.cache import cache_settings
 from config.database import database_settings
 from config.env import env_bool, env_int, env_list, env_str
+from config.logs import logging_settings
 from config.queues import TASK_QUEUES, TASK_ROUTES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -35,9 +36,15 @@ if PRODUCTION:
     # Refuse to start rather than run a production deployment on development defaults.
     if DEBUG:
         raise ImproperlyConfigured("RECONCILE_PRODUCTION is on: set RECONCILE_DEBUG=0.")
-    if SECRET_KEY == INSECURE_SECRET or len(SECRET_KEY) < 32:
+    # Fewer than five distinct characters is Django's own test of a made-up key (W009).
+    if SECRET_KEY == INSECURE_SECRET or len(SECRET_KEY) < 32 or len(set(SECRET_KEY)) < 5:
         raise ImproperlyConfigured(
             "RECONCILE_PRODUCTION is on: set RECONCILE_SECRET_KEY to 32+ random characters."
+        )
+    if "*" in ALLOWED_HOSTS:
+        # Any Host header would be taken: password-reset and absolute links built from it.
+        raise ImproperlyConfigured(
+            "RECONCILE_PRODUCTION is on: RECONCILE_ALLOWED_HOSTS must name the hosts, not '*'."
         )
 
 INSTALLED_APPS = [
@@ -378,22 +385,6 @@ if not RECONCILE_SOURCE_TOKEN_ENV_PREFIX.strip():
     )
 
 # One JSON line per event (config/logs.py); RECONCILE_LOG_FORMAT=text for a terminal.
-LOG_FORMAT = env_str("LOG_FORMAT", "json")
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "filters": {"context": {"()": "config.logs.ContextFilter"}},
-    "formatters": {
-        "json": {"()": "config.logs.JsonFormatter"},
-        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
-    },
-    "handlers": {
-        "console": {
-            "class": "logging.StreamHandler",
-            "filters": ["context"],
-            "formatter": "text" if LOG_FORMAT == "text" else "json",
-        }
-    },
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
-}
+LOGGING = logging_settings(
+    log_format=env_str("LOG_FORMAT", "json"), level=env_str("LOG_LEVEL", "INFO")
+)

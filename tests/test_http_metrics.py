@@ -116,7 +116,7 @@ def test_multiprocess_mode_adds_up_every_worker(db, auditor, tmp_path, monkeypat
     assert scraped(text, "/healthz") == 2 + 3
 
 
-def test_the_gunicorn_master_empties_the_directory_and_sets_it_for_its_workers(
+def test_the_gunicorn_master_removes_old_metric_files_and_sets_the_directory_for_its_workers(
     tmp_path, monkeypatch
 ):
     monkeypatch.delenv(MULTIPROC_DIR_VARIABLE, raising=False)
@@ -127,8 +127,10 @@ def test_the_gunicorn_master_empties_the_directory_and_sets_it_for_its_workers(
 
     directory.mkdir()
     (directory / "histogram_4242.db").write_bytes(b"left by the last run")
+    # Not the metrics' own: kept (the directory may be a shared or mounted one).
+    (directory / "notes.txt").write_text("someone else's")
     config["on_starting"](None)
-    assert directory.is_dir() and list(directory.iterdir()) == []
+    assert directory.is_dir() and [path.name for path in directory.iterdir()] == ["notes.txt"]
 
 
 def test_a_dead_worker_is_marked_so_its_live_gauges_go(tmp_path, monkeypatch):

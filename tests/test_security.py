@@ -180,6 +180,37 @@ def test_production_refuses_insecure_defaults(tmp_path):
     assert "RECONCILE_SECRET_KEY" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("setting", "value", "named"),
+    [
+        ("RECONCILE_SECRET_KEY", "a" * 40, "RECONCILE_SECRET_KEY"),  # long, and made up
+        ("RECONCILE_ALLOWED_HOSTS", "*", "RECONCILE_ALLOWED_HOSTS"),
+    ],
+)
+def test_production_refuses_a_made_up_key_and_any_host(tmp_path, setting, value, named):
+    env = {
+        **os.environ,
+        "RECONCILE_PRODUCTION": "1",
+        "RECONCILE_DEBUG": "0",
+        "RECONCILE_SECRET_KEY": secrets.token_urlsafe(50),
+        "RECONCILE_ALLOWED_HOSTS": "reconcile.example.org",
+        "RECONCILE_VAR_DIR": str(tmp_path),
+        setting: value,
+    }
+    result = _run([sys.executable, "manage.py", "check"], env)
+    assert result.returncode != 0
+    assert named in result.stderr
+
+
+def test_a_log_level_in_lower_case_is_taken_and_an_unknown_one_named(tmp_path):
+    env = {**os.environ, "RECONCILE_VAR_DIR": str(tmp_path), "RECONCILE_LOG_LEVEL": "debug"}
+    assert _run([sys.executable, "manage.py", "check"], env).returncode == 0
+    env["RECONCILE_LOG_LEVEL"] = "chatty"
+    result = _run([sys.executable, "manage.py", "check"], env)
+    assert result.returncode != 0
+    assert "RECONCILE_LOG_LEVEL is 'CHATTY'" in result.stderr
+
+
 def test_a_negative_trusted_proxy_count_refuses_to_start(tmp_path):
     env = {**os.environ, "RECONCILE_TRUSTED_PROXY_COUNT": "-1", "RECONCILE_VAR_DIR": str(tmp_path)}
     result = _run([sys.executable, "manage.py", "check"], env)

@@ -143,6 +143,14 @@ class PrometheusMetricsView(APIView):
     permission_classes = [PeopleOrMetricsToken]
     content_negotiation_class = FirstRenderer
 
+    def get_throttles(self) -> list[Any]:
+        # A scraper holding the metrics token is not anonymous traffic: counted at the
+        # anonymous rate per address, Prometheus polling several web hosts from one address
+        # (with the schema's readers beside it) drew 429s, and a failed scrape is an alert.
+        if isinstance(self.request.auth, MetricsScrape):
+            return []
+        return super().get_throttles()
+
     @api_operation(
         operation_id="metrics_prometheus",
         summary="Operational figures for Prometheus",

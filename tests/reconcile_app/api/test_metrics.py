@@ -253,6 +253,21 @@ def test_metrics_token_lets_a_scraper_in_without_an_account(db, settings):
     assert scrape(APIClient(), HTTP_AUTHORIZATION=lower).status_code == 200
 
 
+def test_a_scraper_with_the_token_is_not_throttled_as_anonymous_traffic(db, settings, monkeypatch):
+    from rest_framework.settings import api_settings
+
+    from reconcile_app.security import PrincipalRateThrottle
+
+    rates = {**api_settings.DEFAULT_THROTTLE_RATES, "anon": "2/min"}
+    monkeypatch.setattr(PrincipalRateThrottle, "THROTTLE_RATES", rates)
+    settings.RECONCILE_METRICS_TOKEN = "scrape-me-0123456789abcdef"
+    token = "Bearer scrape-me-0123456789abcdef"
+
+    scrapes = [scrape(APIClient(), HTTP_AUTHORIZATION=token).status_code for _ in range(4)]
+
+    assert scrapes == [200] * 4
+
+
 def test_without_a_configured_token_only_people_get_in(db, settings, agent, auditor):
     settings.RECONCILE_METRICS_TOKEN = ""
     assert scrape(APIClient(), HTTP_AUTHORIZATION="Bearer ").status_code == 401

@@ -37,7 +37,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from config.celery import app
-from config.heartbeat import HEARTBEAT_FRESH_SECONDS, HEARTBEAT_KEY
+from config.heartbeat import HEARTBEAT_FRESH_SECONDS, READY_QUEUES, heartbeat_key
 
 READY_DEADLINE_SECONDS = 2.0
 BROKER_TIMEOUT_SECONDS = 2.0
@@ -70,8 +70,13 @@ def _broker() -> bool:
 
 
 def _worker() -> bool:
-    seen = cache.get(HEARTBEAT_KEY)
-    return bool(seen) and time.time() - float(seen["at"]) <= HEARTBEAT_FRESH_SECONDS
+    """A worker has said it is alive within the minute for each queue the product needs."""
+    seen = cache.get_many([heartbeat_key(queue) for queue in READY_QUEUES])
+    now = time.time()
+    return all(
+        queue_seen is not None and now - float(queue_seen["at"]) <= HEARTBEAT_FRESH_SECONDS
+        for queue_seen in (seen.get(heartbeat_key(queue)) for queue in READY_QUEUES)
+    )
 
 
 CHECKS: dict[str, Callable[[], bool]] = {

@@ -1,8 +1,12 @@
-"""Each Celery worker says it is alive, for `/readyz` (config/health.py).
+"""Each Celery worker says it is alive, for each queue it consumes, for `/readyz`
+(config/health.py).
 
 A timer in the worker itself (a bootstep, added in config/celery.py), not a scheduled task:
-it must depend neither on beat nor on a free slot in the pool. The heartbeat goes to the
+it must depend neither on beat nor on a free slot in the pool. The heartbeats go to the
 cache, which every process shares (a directory in the embedded mode, Redis with services).
+One per queue: docs/deploy.md runs workers per queue, and a deployment whose readbacks
+workers are all gone (agents' `wait` then hangs) must not look ready because a drills
+worker is alive.
 """
 
 from __future__ import annotations
@@ -13,14 +17,38 @@ from typing import Any
 from celery import bootsteps
 from django.core.cache import cache
 
-HEARTBEAT_KEY = "reconcile:worker-heartbeat"
+from config.queues import CORRECTIONS, DEFAULT, READBACKS, TASK_QUEUES
+
+HEARTBEAT_KEY_PREFIX = "reconcile:worker-heartbeat:"
 HEARTBEAT_EVERY_SECONDS = 15.0
 HEARTBEAT_FRESH_SECONDS = 60.0
+# The queues a deployment cannot serve without: agents wait on readbacks; corrections and
+# quarantines list what they affect on `corrections`; expiries and release gates run on
+# `default`. A deployment may run no drills worker until it runs a drill.
+READY_QUEUES = (READBACKS, CORRECTIONS, DEFAULT)
 
 
-def worker_heartbeat_record(hostname: str) -> None:
-    """Called in a worker, on its timer: this worker was alive just now."""
-    cache.set(HEARTBEAT_KEY, {"at": time.time(), "hostname": hostname}, timeout=300)
+def heartbeat_key(queue: str) -> str:
+    return f"{HEARTBEAT_KEY_PREFIX}{queue}"
+
+
+def worker_heartbeat_record(hostname: str, queues: tuple[str, ...] = TASK_QUEUES) -> None:
+    """Called in a worker, on its timer: a worker consuming `queues` was alive just now."""
+    seen = {"at": time.time(), "hostname": hostname}
+    cache.set_many({heartbeat_key(queue): seen for queue in queues}, timeout=300)
+
+
+def heartbeats_clear() -> None:
+    cache.delete_many([heartbeat_key(queue) for queue in TASK_QUEUES])
+
+
+def _queues_consumed(worker: Any) -> tuple[str, ...]:
+    """The queues `-Q` selected (all four without it)."""
+    try:
+        selected = worker.app.amqp.queues.consume_from
+    except AttributeError:
+        return TASK_QUEUES
+    return tuple(str(name) for name in selected) or TASK_QUEUES
 
 
 class WorkerHeartbeat(bootsteps.StartStopStep):
@@ -31,9 +59,10 @@ class WorkerHeartbeat(bootsteps.StartStopStep):
         self.timer_ref: Any = None
 
     def start(self, worker: Any) -> None:
-        worker_heartbeat_record(worker.hostname)
+        beat = (worker.hostname, _queues_consumed(worker))
+        worker_heartbeat_record(*beat)
         self.timer_ref = worker.timer.call_repeatedly(
-            HEARTBEAT_EVERY_SECONDS, worker_heartbeat_record, (worker.hostname,), priority=10
+            HEARTBEAT_EVERY_SECONDS, worker_heartbeat_record, beat, priority=10
         )
 
     def stop(self, worker: Any) -> None:

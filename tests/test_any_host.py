@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 
 from config import heartbeat
@@ -27,7 +26,7 @@ def production_http(settings) -> Iterator[Client]:
     settings.RECONCILE_METRICS_TOKEN = TOKEN
     heartbeat.worker_heartbeat_record("celery@test")
     yield Client()  # after the settings: middleware reads them when the handler loads
-    cache.delete(heartbeat.HEARTBEAT_KEY)
+    heartbeat.heartbeats_clear()
 
 
 @pytest.mark.parametrize("host", DIRECT_HOSTS)

@@ -31,7 +31,7 @@ def anonymous() -> Client:
 def worker_alive() -> Iterator[None]:
     heartbeat.worker_heartbeat_record("celery@test")
     yield
-    cache.delete(heartbeat.HEARTBEAT_KEY)
+    heartbeat.heartbeats_clear()
 
 
 def test_healthz_answers_while_the_process_serves(anonymous, db):
@@ -47,9 +47,10 @@ def test_ready_with_every_dependency_and_a_fresh_heartbeat(anonymous, db, worker
 
 
 def test_not_ready_without_a_worker_heartbeat_within_a_minute(anonymous, db, worker_alive):
-    cache.set(heartbeat.HEARTBEAT_KEY, {"at": time.time() - 61, "hostname": "celery@old"})
+    readbacks = heartbeat.heartbeat_key("readbacks")
+    cache.set(readbacks, {"at": time.time() - 61, "hostname": "celery@old"})
     stale = anonymous.get("/readyz")
-    cache.delete(heartbeat.HEARTBEAT_KEY)
+    cache.delete(readbacks)
     missing = anonymous.get("/readyz")
 
     for response in (stale, missing):
@@ -84,6 +85,18 @@ def test_an_unreachable_broker_or_database_is_unavailable_and_says_no_more(
     assert b"10.0.0.7" not in response.content and b"password" not in response.content
 
 
+def test_not_ready_while_no_worker_consumes_the_readbacks(anonymous, db):
+    # Workers per queue (docs/deploy.md): only a drills worker and a default one are alive.
+    heartbeat.heartbeats_clear()
+    heartbeat.worker_heartbeat_record("celery@drills", ("drills", "default", "corrections"))
+    response = anonymous.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["checks"]["worker"] == "unavailable"
+    heartbeat.worker_heartbeat_record("celery@readbacks", ("readbacks",))
+    assert anonymous.get("/readyz").status_code == 200
+    heartbeat.heartbeats_clear()
+
+
 def test_only_get_and_head(anonymous, db, worker_alive):
     assert anonymous.post("/healthz").status_code == 405
     assert anonymous.post("/readyz").status_code == 405
@@ -93,7 +106,7 @@ def test_only_get_and_head(anonymous, db, worker_alive):
 
 
 def test_unready_is_one_warning_naming_the_failing_checks_not_a_server_error(anonymous, db, caplog):
-    cache.delete(heartbeat.HEARTBEAT_KEY)
+    heartbeat.heartbeats_clear()
     with caplog.at_level(logging.INFO):
         assert anonymous.get("/readyz").status_code == 503
 
@@ -103,19 +116,28 @@ def test_unready_is_one_warning_naming_the_failing_checks_not_a_server_error(ano
 
 
 def test_a_worker_records_its_heartbeat_on_start_and_on_its_timer(db):
-    cache.delete(heartbeat.HEARTBEAT_KEY)
+    heartbeat.heartbeats_clear()
     calls: list[tuple] = []
     timer = SimpleNamespace(
         call_repeatedly=lambda secs, fun, args, priority: calls.append((secs, fun, args)) or "ref"
     )
-    worker = SimpleNamespace(hostname="celery@box", timer=timer)
+    # A worker started with `-Q readbacks`: its heartbeat speaks for that queue alone.
+    queues = SimpleNamespace(consume_from={"readbacks": object()})
+    worker = SimpleNamespace(
+        hostname="celery@box", timer=timer, app=SimpleNamespace(amqp=SimpleNamespace(queues=queues))
+    )
     step = WorkerHeartbeat(worker)
 
     step.start(worker)
 
-    assert cache.get(heartbeat.HEARTBEAT_KEY)["hostname"] == "celery@box"
+    assert cache.get(heartbeat.heartbeat_key("readbacks"))["hostname"] == "celery@box"
+    assert cache.get(heartbeat.heartbeat_key("default")) is None
     assert calls == [
-        (heartbeat.HEARTBEAT_EVERY_SECONDS, heartbeat.worker_heartbeat_record, ("celery@box",))
+        (
+            heartbeat.HEARTBEAT_EVERY_SECONDS,
+            heartbeat.worker_heartbeat_record,
+            ("celery@box", ("readbacks",)),
+        )
     ]
     assert WorkerHeartbeat in app.steps["worker"]
 

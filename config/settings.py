@@ -68,9 +68,11 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Outermost, so a request's time on /metrics covers every middleware below.
     "config.http_metrics.RequestMetricsMiddleware",
+    # Before anything that may refuse a request (a Host outside ALLOWED_HOSTS, the HTTPS
+    # redirect): those answers carry an id too, and their log lines not the last request's.
+    "reconcile_app.request_id.RequestIdMiddleware",
     "config.any_host.AnyHostMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "reconcile_app.request_id.RequestIdMiddleware",
     "reconcile_app.api.middleware.BodyLimitMiddleware",
     "reconcile_app.security.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -116,6 +116,18 @@ def test_a_person_is_named_on_the_console(operator, written, db):
     assert emitted(written, "django.request")[-1]["request_id"] not in ("", "req-log-2")
 
 
+def test_a_request_refused_for_its_host_logs_under_its_own_id(agent, estate, written, settings):
+    # Production's HTTPS redirect reads the Host first (SecurityMiddleware).
+    settings.SECURE_SSL_REDIRECT = True
+    agent.client.get("/api/v1/me", HTTP_X_REQUEST_ID="req-agent", secure=True)
+    refused = agent.client.get("/api/v1/me", HTTP_HOST="scanner.evil", HTTP_X_REQUEST_ID="req-x")
+
+    assert (refused.status_code, refused["X-Request-ID"]) == (400, "req-x")
+    entry = emitted(written, "django.security.DisallowedHost")[-1]
+    # Not the agent's request before it, on this thread.
+    assert (entry["request_id"], entry["principal"]) == ("req-x", "")
+
+
 @pytest.mark.parametrize("carried", [("req-queued", "collections-agent"), None])
 def test_a_task_logs_under_the_request_that_queued_it(carried):
     headers: dict = {}

@@ -29,5 +29,7 @@ urlpatterns = [
 ]
 
 # Console pages and everything the API's middleware did not answer: a 503 page for a database
-# or cache out of reach, a 500 page otherwise, never Django's bare one.
+# or cache out of reach, a 500 page otherwise, never Django's bare one; a request Django
+# refuses before any view (400) is problem+json on the API.
 handler500 = "reconcile_app.server_errors.server_error"
+handler400 = "reconcile_app.server_errors.bad_request"

@@ -19,6 +19,7 @@ import sys
 
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+from django.views import defaults
 
 from reconcile_app.api.middleware import (
     OUTAGE_RETRY_AFTER_SECONDS,
@@ -26,6 +27,7 @@ from reconcile_app.api.middleware import (
     outage_of,
     problem_for,
 )
+from reconcile_app.api.problems import problem_json_response
 from reconcile_app.console.messages import MESSAGE_EVENT, console_message
 from reconcile_app.request_id import request_id_of
 
@@ -81,3 +83,19 @@ def _page(template: str, context: dict[str, object], text: str) -> tuple[str, st
         # fault passes on its way out, and the server's own page would answer in the end.
         logger.exception("the %s page could not be rendered", template)
         return f"{text}\n", "text/plain; charset=utf-8"
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A request Django refused before any view (a Host outside ALLOWED_HOSTS, more than
+    DATA_UPLOAD_MAX_NUMBER_FIELDS query parameters): problem+json where clients read it, as
+    every other API answer; Django's page for the console."""
+    if answers_problem_json(request.path):
+        return problem_json_response(
+            status_code=400,
+            code="invalid_request",
+            title="Invalid request",
+            # The exception's own words may echo what was sent (a Host); its kind does not.
+            detail="the request was refused before it reached the API "
+            f"({type(exception).__name__})",
+        )
+    return defaults.bad_request(request, exception)

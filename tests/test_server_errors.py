@@ -137,3 +137,25 @@ def test_a_page_that_cannot_be_drawn_still_answers_in_plain_words(console, monke
     assert response.content.decode() == (
         "Reconcile cannot reach its database (database_unavailable); try again in 5 seconds.\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("path", "headers"),
+    [
+        # More query parameters than DATA_UPLOAD_MAX_NUMBER_FIELDS (1,000).
+        ("/api/v1/snapshots?" + "&".join(f"a{n}=1" for n in range(1001)), {}),
+        ("/api/v1/snapshots", {"HTTP_HOST": "scanner.example"}),
+    ],
+)
+def test_a_request_refused_before_any_view_is_problem_json_on_the_api(agent, path, headers):
+    response = agent.client.get(path, **headers)
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/problem+json"
+    body = response.json()
+    assert body["code"] == "invalid_request" and "scanner" not in body["detail"]
+
+
+def test_the_console_keeps_djangos_page_for_a_refused_host(db):
+    response = Client().get("/snapshots/", HTTP_HOST="scanner.example")
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("text/html")

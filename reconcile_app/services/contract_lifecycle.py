@@ -158,6 +158,14 @@ def _activation_finish(
         now = timezone.now()
         activation.gates = gates
         activation.finished_at = now
+        overtaken = None if broken or failed else _go_live(activation, contract, actor, now)
+        if overtaken is not None:
+            # Finishing late (a queued task, one re-queued after a lost worker) it would
+            # retire a release that went live after it was asked for: nobody chose that.
+            broken = (
+                f"{overtaken} went live after this activation was requested: {label} was not "
+                "activated over it; ask again to replace it"
+            )
         if broken or failed:
             activation.status = ActivationStatus.FAILED if broken else ActivationStatus.REFUSED
             activation.detail = broken or (
@@ -181,7 +189,6 @@ def _activation_finish(
                 },
             )
             return activation
-        _go_live(activation, contract, actor=actor, now=now)
         activation.status = ActivationStatus.ACTIVATED
         activation.save(
             update_fields=["gates", "finished_at", "status", "detail", "replaced_version"]
@@ -189,12 +196,17 @@ def _activation_finish(
     return activation
 
 
-def _go_live(activation: ContractActivation, contract: Contract, *, actor: Any, now: Any) -> None:
-    """Make `contract` the class's one active version, retiring the one before it.
+def _go_live(
+    activation: ContractActivation, contract: Contract, actor: Any, now: Any
+) -> Contract | None:
+    """Make `contract` the class's one active version, retiring the one before it; or, when
+    the active version went live after this activation was requested, change nothing and
+    return it.
 
     Every version of the class is locked first (PostgreSQL; SQLite serialises writers), so
-    two activations finishing at once happen one after the other: the last one wins and
-    exactly one version is active (the partial unique index is the backstop).
+    two activations finishing at once happen one after the other: the second finds the
+    first's version live since its request, and exactly one version is active (the partial
+    unique index is the backstop).
     """
     versions = list(
         Contract.objects.select_for_update()
@@ -203,6 +215,13 @@ def _go_live(activation: ContractActivation, contract: Contract, *, actor: Any, 
     )
     current = next((item for item in versions if item.pk == contract.pk), contract)
     previous = next((item for item in versions if item.status == ContractStatus.ACTIVE), None)
+    if (
+        previous is not None
+        and previous.pk != current.pk
+        and previous.activated_at is not None
+        and previous.activated_at > activation.requested_at
+    ):
+        return previous
     rollback = current.status == ContractStatus.RETIRED
     before = current.status
     if previous is not None and previous.pk != current.pk:
@@ -241,3 +260,4 @@ def _go_live(activation: ContractActivation, contract: Contract, *, actor: Any, 
             "gates": [gate["name"] for gate in activation.gates if gate["status"] == "passed"],
         },
     )
+    return None

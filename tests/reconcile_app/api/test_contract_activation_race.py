@@ -1,5 +1,6 @@
 """Two activations of one class finishing at once leave exactly one version active: the
-class's versions are locked while one goes live, so they happen one after the other."""
+class's versions are locked while one goes live, so they happen one after the other, and the
+second does not retire the release the first made after it was asked for."""
 
 from __future__ import annotations
 
@@ -46,18 +47,20 @@ def test_concurrent_activations_of_two_versions_leave_exactly_one_active(estate,
     for thread in threads:
         thread.join(timeout=60)
 
-    assert outcomes == ["activated", "activated"]
+    # Both were asked for before either went live: the first to finish goes live, the second
+    # finds a release newer than its request and leaves it in place (nobody chose to retire
+    # it), saying so on its activation.
+    assert sorted(outcomes) == ["activated", "failed"]
     statuses = dict(
         Contract.objects.filter(decision_class=COLLECTIONS).values_list("version", "status")
     )
-    assert sorted(statuses.values()) == ["active", "retired", "retired"]
-    # One after the other: the second replaced the first, which had replaced 7.3.
-    replaced = sorted(
-        ContractActivation.objects.filter(rationale="race").values_list(
-            "replaced_version", flat=True
-        )
-    )
+    assert sorted(statuses.values()) == ["active", "draft", "retired"]
     winner = next(version for version, state in statuses.items() if state == "active")
     loser = ({"7.4", "7.5"} - {winner}).pop()
-    assert replaced == sorted(["7.3", loser])
-    assert AuditEvent.objects.filter(action="contract.retire", reason="race").count() == 2
+    assert statuses[loser] == "draft"
+    refused = ContractActivation.objects.get(rationale="race", status="failed")
+    assert f"@{winner} went live after this activation was requested" in refused.detail
+    assert ContractActivation.objects.get(
+        rationale="race", status="activated"
+    ).replaced_version == ("7.3")
+    assert AuditEvent.objects.filter(action="contract.retire", reason="race").count() == 1

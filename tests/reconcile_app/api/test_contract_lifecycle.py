@@ -176,6 +176,27 @@ def test_rollback_restores_the_earlier_versions_decisions(
     assert fresh.status_code == 201, fresh.content
 
 
+def test_a_late_activation_leaves_a_release_made_after_it_was_asked_for(
+    estate, reviewer, tmp_path, django_capture_on_commit_callbacks
+):
+    """A reviewer's activation of 7.4 whose task ran late (a worker lost, the sweep's re-queue)
+    after the deployer shipped 7.5: 7.5 stays live, and 7.4's activation says why not."""
+    load(tmp_path, TIGHTENED, "v74.yaml", "--draft")
+    with django_capture_on_commit_callbacks(execute=False):
+        late = reviewer.post(f"{CONTRACTS}/{COLLECTIONS}/7.4/activate", {"rationale": "7.4 ok"})
+    assert late.status_code == 202, late.content
+    newer = TIGHTENED.replace('"7.4"', '"7.5"').replace("collections-2026-12", "collections-13")
+    load(tmp_path, newer, "v75.yaml")
+    assert status_of("7.5") == "active"
+
+    finished = contract_activation_run(activation_id=late.json()["activation_id"])
+
+    assert (finished.status, status_of("7.5"), status_of("7.4")) == ("failed", "active", "draft")
+    assert "went live after this activation was requested" in finished.detail
+    refused = AuditEvent.objects.filter(action="contract.activation_refused").last()
+    assert refused is not None and refused.object_ref == f"{COLLECTIONS}@7.4"
+
+
 @pytest.mark.parametrize(
     ("persona", "code"),
     [("operator", "forbidden"), ("auditor", "forbidden"), ("agent", "people_only")],

@@ -106,6 +106,8 @@ def decide(
                 action
                 for action in rule.permits
                 if action in contract.actions
+                # "*" only in a snapshot recorded before wildcards were refused: its replay
+                # decides as it was decided (the gate no longer honours one).
                 and (action in capable_actions or "*" in capable_actions)
             ]
             if binding.proposed_action and binding.proposed_action not in permitted:

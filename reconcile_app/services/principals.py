@@ -82,6 +82,11 @@ def parse_capability(text: str) -> tuple[str, str]:
     problem = identifier_problem(action)
     if problem is not None:
         raise ValidationFailed(f"capability {text!r}: {problem}", code="invalid_capability")
+    if "*" in action and decision_class not in ("attest", "fact"):
+        # A wildcard would grant every action a later contract version adds, unreviewed.
+        raise ValidationFailed(
+            f"capability {text!r} must name one action (no wildcard)", code="invalid_capability"
+        )
     return decision_class, action
 
 

@@ -63,9 +63,7 @@ def bind(
     policy still decides whether they are permitted.
     """
     capable = capable_actions(principal, request.decision_class) | granted_actions
-    if not capable or (
-        request.proposed_action and request.proposed_action not in capable and "*" not in capable
-    ):
+    if not capable or (request.proposed_action and request.proposed_action not in capable):
         wanted = f"{request.decision_class}:{request.proposed_action or '*'}"
         raise Forbidden(
             f"{principal.name} has no capability {wanted}",

@@ -99,7 +99,7 @@ def effect_authorise(
             f"{action} is not among the permitted actions {committable}",
             code="decision_not_allowed",
         )
-    if not {action, "*"} & (capable_actions(principal, snapshot.decision_class) | granted_actions):
+    if action not in capable_actions(principal, snapshot.decision_class) | granted_actions:
         raise Forbidden(
             f"{principal.name} has no capability {snapshot.decision_class}:{action}",
             code="capability_missing",

@@ -34,8 +34,6 @@ T = TypeVar("T")
 SUBJECT = "release-gate:subject"
 PRINCIPAL = "release-gate"
 SOURCE = "release-gate"
-# Every action, so what a decision permits is the policy's answer alone.
-CAPABLE = frozenset({"*"})
 # When the synthetic state became true and when its evidence was observed: an hour before
 # the decision, so a claim written between then and now is later than its support.
 STATE_AGE = timedelta(hours=1)
@@ -229,7 +227,8 @@ class World:
             claims=claims or [],
             quarantined_classes=quarantined_classes,
             quarantined_memories=quarantined_memories,
-            capable_actions=CAPABLE,
+            # Every action of the contract: what a decision permits is the policy's alone.
+            capable_actions=frozenset(self.spec.actions),
             valid_time=self.now,
             recorded_time=self.now,
         ).content

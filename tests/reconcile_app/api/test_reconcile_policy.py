@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from reconcile_app.errors import ValidationFailed
 from reconcile_app.models import Contract, DecisionSnapshot
 from reconcile_app.services.contracts import contracts_load
 from reconcile_app.services.principals import principal_create
@@ -248,11 +249,18 @@ def test_purpose_mismatch_is_forbidden(estate, agent, now):
 
 
 def test_unknown_action_is_a_bad_request(estate, now):
-    wildcard = make_agent("wildcard-agent", [f"{COLLECTIONS}:*"])
-    response = wildcard.post(RECONCILE, reconcile_body(action="launch_rockets"))
+    launcher = make_agent("launcher-agent", [f"{COLLECTIONS}:launch_rockets"])
+    response = launcher.post(RECONCILE, reconcile_body(action="launch_rockets"))
     assert response.status_code == 400
     assert response.json()["code"] == "unknown_action"
     assert response.json()["actions"] == ["release_collections_hold", "retain_manual_review"]
+
+
+def test_a_capability_names_one_action_not_a_wildcard(db):
+    # A wildcard would grant every action a later contract version adds, unreviewed.
+    with pytest.raises(ValidationFailed, match="no wildcard"):
+        principal_create(name="wildcard-agent", capabilities=[f"{COLLECTIONS}:*"])
+    assert principal_create(name="fact-agent", capabilities=["fact:baseline.*"])[0].pk
 
 
 def test_unknown_decision_class_is_not_found_for_a_capable_principal(estate):

@@ -36,6 +36,7 @@ from reconcile_app.services.contract_lifecycle import (
 )
 from reconcile_app.services.contract_schema import contract_values, source_values
 from reconcile_app.services.memory_class_schema import memory_class_values
+from reconcile_app.services.source_reload import declaration_save, source_reload_check
 
 
 @dataclass
@@ -76,21 +77,27 @@ def contracts_load(*, paths: list[str], activate: bool = True) -> LoadReport:
     sources_parsed = []
     for item in source_files:
         values = source_values(item)
+        source_reload_check(item, values)
         known[values["name"]] = values
-        sources_parsed.append(values)
+        sources_parsed.append((item, values))
     contracts_parsed = [(item, contract_values(item, known)) for item in contract_files]
-    classes_parsed = [memory_class_values(item) for item in class_files]
+    classes_parsed = [(item, memory_class_values(item)) for item in class_files]
 
     report = LoadReport()
     to_activate: list[Contract] = []
+    deployer = Deployer()
     with transaction.atomic():
-        for values in sources_parsed:
+        for item, values in sources_parsed:
             name = values.pop("name")
-            _, created = Source.objects.update_or_create(name=name, defaults=values)
+            created = declaration_save(
+                Source, name=name, values=values, path=item.path, actor=deployer
+            )
             (report.sources_created if created else report.sources_updated).append(name)
-        for values in classes_parsed:
+        for item, values in classes_parsed:
             name = values.pop("name")
-            _, created = MemoryClass.objects.update_or_create(name=name, defaults=values)
+            created = declaration_save(
+                MemoryClass, name=name, values=values, path=item.path, actor=deployer
+            )
             (report.classes_created if created else report.classes_updated).append(name)
         sources = {source.name: source for source in Source.objects.all()}
         new_versions: dict[str, str] = {}

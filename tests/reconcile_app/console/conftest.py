@@ -22,7 +22,7 @@ from tests.reconcile_app.facts.conftest import registry  # noqa: F401 (a fixture
 # What the fixtures themselves audit: making people and agents, and loading the estate's
 # contracts (each version's load and activation). A test that checks a refused request
 # changed nothing looks past these.
-SETUP_KINDS = ("user", "principal", "contract")
+SETUP_KINDS = ("user", "principal", "contract", "source", "memory_class")
 
 
 def issue_snapshot(

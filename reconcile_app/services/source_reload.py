@@ -1,0 +1,73 @@
+"""A source or memory class declared again: it must keep serving the contracts in force, and
+the change is audited like a contract's.
+
+A contract is checked against its sources when it is loaded; a source reloaded later could
+take a field away from an active contract (which then went on reading it from an owner that
+no longer owns it) or turn event-sourced under a contract with no reducer to fold it (every
+decision refused), with no gate and no audit row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Model
+
+from reconcile_app.choices import ContractStatus
+from reconcile_app.models import ContractAction, ContractField
+from reconcile_app.reducers import reducer_named
+from reconcile_app.services.audit import audit_record
+from reconcile_app.services.contract_files import ParsedFile
+
+IN_FORCE = (ContractStatus.ACTIVE, ContractStatus.DRAFT)
+
+
+def source_reload_check(item: ParsedFile, values: dict[str, Any]) -> None:
+    """Refuse, at the file's line, a declaration that breaks a contract in force reading it."""
+    name = values["name"]
+    reading = ContractField.objects.filter(
+        source__name=name, contract__status__in=IN_FORCE
+    ).select_related("contract")
+    for field in reading:
+        contract = field.contract
+        if field.name not in values["fact_classes"]:
+            raise item.fail(
+                f"{contract} reads {field.name} from {name}: keep it in fact_classes until a "
+                "version reading it elsewhere is live",
+                "fact_classes",
+            )
+        if values["mode"] != "event_sourced":
+            continue
+        reducer = reducer_named(contract.reducer) if contract.reducer else None
+        if reducer is None or field.name not in reducer.fields:
+            raise item.fail(
+                f"{contract} reads {field.name} from {name} with no reducer folding it: "
+                "event_sourced would refuse its every decision",
+                "mode",
+            )
+        if ContractAction.objects.filter(contract=contract, field=field.name).exists():
+            raise item.fail(
+                f"{contract} writes {field.name}: an event-sourced owner takes events, not writes",
+                "mode",
+            )
+
+
+def declaration_save(
+    model: type[Model], *, name: str, values: dict[str, Any], path: str, actor: Any
+) -> bool:
+    """Create or update one source or memory class (True when created); a change is audited
+    with what it was and what it is (`source.load`, `memory_class.load`)."""
+    kind = model._meta.model_name or ""
+    before = model._default_manager.filter(name=name).values(*values).first()
+    _, created = model._default_manager.update_or_create(name=name, defaults=values)
+    if before != values:
+        audit_record(
+            actor=actor,
+            action=f"{'source' if kind == 'source' else 'memory_class'}.load",
+            object_kind="source" if kind == "source" else "memory_class",
+            object_ref=name,
+            reason=f"loaded from {path}",
+            before=before,
+            after=values,
+        )
+    return created

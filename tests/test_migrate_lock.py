@@ -7,6 +7,7 @@ import os
 import secrets
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def empty_database(db) -> str:
+def empty_database(db) -> Iterator[str]:
     if connection.vendor != "postgresql":
         pytest.skip("the lock is PostgreSQL's; SQLite is one machine's file")
     settings = connection.settings_dict

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import secrets
 from pathlib import Path
 
 import brotli
@@ -81,7 +82,7 @@ def test_production_settings_choose_the_compressing_storage(tmp_path):
     env = {
         **os.environ,
         "RECONCILE_PRODUCTION": "1",
-        "RECONCILE_SECRET_KEY": "x" * 40,
+        "RECONCILE_SECRET_KEY": secrets.token_urlsafe(40),
         "RECONCILE_VAR_DIR": str(tmp_path),
         "DJANGO_SETTINGS_MODULE": "config.settings",
     }

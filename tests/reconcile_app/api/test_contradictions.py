@@ -181,7 +181,7 @@ def test_auditor_cannot_resolve(estate, agent, auditor, now):
     assert response.status_code == 403
     assert Contradiction.objects.get(pk=row_id).status == "open"
     assert not AuditEvent.objects.exclude(
-        object_kind__in=["user", "principal", "contract"]
+        object_kind__in=["user", "principal", "contract", "source", "memory_class"]
     ).exists()
 
 

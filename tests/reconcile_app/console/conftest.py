@@ -131,7 +131,20 @@ def ambiguous_fact(agent: Persona, raiser: Persona, fact_key: str = BASELINE) ->
     remember(agent, fact_key, f"{stem}-v18b", "ckpt-0520", "registry@r18", valid_until="2026-12-31")
     response = current(raiser, fact_key)
     assert response.status_code == 409, response.content
-    return Escalation.objects.get(escalation_id=response.json()["escalation_id"])
+    if raiser.principal.kind == "agent":
+        return Escalation.objects.get(escalation_id=response.json()["escalation_id"])
+    # A person's read opens nothing: a question a person raised came another way (or before
+    # that rule), and stays theirs not to decide.
+    from reconcile_app.services.escalations import escalation_open_for_fact
+
+    body = response.json()
+    return escalation_open_for_fact(
+        code=body["code"],
+        fact_key=fact_key,
+        candidate_refs=body["candidates"],
+        authority_owner="eval-registry",
+        requested_by=raiser.principal,
+    )
 
 
 @pytest.fixture

@@ -9,40 +9,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from math import isfinite
 from typing import Any
-
-import httpx
 
 from reconcile_app import policy
 from reconcile_app.canonical import content_hash
-from reconcile_app.choices import Consistency, ContradictionPolicy
+from reconcile_app.choices import ContradictionPolicy
+from reconcile_app.limits import identifier_problem
 from reconcile_app.obligation import OBLIGATION_VALUES, obligation_level
 from reconcile_app.reducers import reducer_named
 from reconcile_app.services.contract_files import ParsedFile
-from reconcile_app.sources import adapter_class
-from reconcile_app.sources.owner_client import owner_base, owner_timeout_ms_most
-from reconcile_app.sources.tokens import token_env_problem
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,149}$")
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,149}$")
 REDUCER = re.compile(r"^[a-z0-9][a-z0-9_.-]*@[A-Za-z0-9_.-]+$")
 # Capabilities are `PREFIX:NAME`; a decision class may not take the name of another kind.
 RESERVED_CAPABILITY_PREFIXES = frozenset({"attest", "fact"})
+MAX_AGE_SECONDS_MOST = 366 * 86400
 
-SOURCE_KEYS = {
-    "source",
-    "owner",
-    "adapter",
-    "base_url",
-    "consistency",
-    "expected_lag_seconds",
-    "fact_classes",
-    "fact_keys",
-    "mode",
-    "auth_token_env",
-    "timeout_ms",
-    "description",
-}
 CONTRACT_KEYS = {
     "decision_class",
     "version",
@@ -97,80 +81,6 @@ def obligation_values(parsed: ParsedFile, data: dict[str, Any]) -> dict[str, str
     return {question: obligation[question] for question in OBLIGATION_VALUES}
 
 
-def source_values(parsed: ParsedFile) -> dict[str, Any]:
-    data = parsed.data
-    refuse_unknown_keys(parsed, data, SOURCE_KEYS)
-    name = require_key(parsed, data, "source", str)
-    if not SLUG.match(name):
-        raise parsed.fail("`source` must be lower-case letters, digits, '-', '_' or '.'", "source")
-    owner = require_key(parsed, data, "owner", str)
-    adapter = require_key(parsed, data, "adapter", str)
-    try:
-        adapter_class(adapter)
-    except (ImportError, TypeError, ValueError) as exc:
-        raise parsed.fail(f"adapter {adapter!r} cannot be used: {exc}", "adapter") from exc
-    base_url = data.get("base_url") or ""
-    if not isinstance(base_url, str):
-        raise parsed.fail("`base_url` must be a string", "base_url")
-    if adapter == "http":
-        if not base_url.startswith(("http://", "https://")):
-            raise parsed.fail("an http source needs an http(s) `base_url`", "base_url")
-        try:
-            owner_base(base_url)  # parsed as the adapter will parse it
-        except httpx.InvalidURL as exc:
-            raise parsed.fail(f"`base_url` is not a URL: {exc}", "base_url") from exc
-    consistency = require_key(parsed, data, "consistency", str)
-    if consistency not in Consistency.values:
-        raise parsed.fail(
-            f"`consistency` must be one of {', '.join(Consistency.values)}", "consistency"
-        )
-    lag = data.get("expected_lag_seconds", 0)
-    if not isinstance(lag, int) or isinstance(lag, bool) or lag < 0:
-        raise parsed.fail(
-            "`expected_lag_seconds` must be a non-negative integer", "expected_lag_seconds"
-        )
-    fact_classes = require_key(parsed, data, "fact_classes", list)
-    for index, fact in enumerate(fact_classes):
-        if not isinstance(fact, str) or not IDENT.match(fact):
-            raise parsed.fail("fact classes must be identifiers", "fact_classes", index)
-    mode = data.get("mode", "live")
-    if mode not in ("live", "event_sourced"):
-        raise parsed.fail("`mode` must be live or event_sourced", "mode")
-    fact_keys = data.get("fact_keys") or []
-    if not isinstance(fact_keys, list) or not all(isinstance(k, str) and k for k in fact_keys):
-        raise parsed.fail("`fact_keys` must be a list of fact key patterns", "fact_keys")
-    token_env = data.get("auth_token_env")
-    if token_env is not None and (problem := token_env_problem(token_env)):
-        raise parsed.fail(problem, "auth_token_env")
-    timeout_ms = data.get("timeout_ms")
-    if timeout_ms is not None and (
-        isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms <= 0
-    ):
-        raise parsed.fail(
-            "`timeout_ms` must be a positive whole number of milliseconds", "timeout_ms"
-        )
-    if timeout_ms is not None and timeout_ms > (most := owner_timeout_ms_most()):
-        raise parsed.fail(
-            f"`timeout_ms` may be at most {most}: readbacks and resolutions ask the owner up to "
-            "four times within RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT",
-            "timeout_ms",
-        )
-    options = {key: data[key] for key in ("auth_token_env", "timeout_ms") if key in data}
-    return {
-        "name": name,
-        "owner": owner,
-        "adapter": adapter,
-        "base_url": base_url,
-        "consistency": consistency,
-        "expected_lag_seconds": lag,
-        "fact_classes": fact_classes,
-        "fact_keys": fact_keys,
-        "mode": mode,
-        "options": options,
-        "document": data,
-    }
-
-
 def _field_specs(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     data = parsed.data
     specs: list[dict[str, Any]] = []
@@ -206,8 +116,12 @@ def _field_specs(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> list
                     "source",
                 )
             max_age = require_key(parsed, entry, "max_age_seconds", int, *where)
-            if max_age < 1:
-                raise parsed.fail("`max_age_seconds` must be at least 1", *where, "max_age_seconds")
+            if isinstance(max_age, bool) or not 1 <= max_age <= MAX_AGE_SECONDS_MOST:
+                raise parsed.fail(
+                    f"`max_age_seconds` must be 1 to {MAX_AGE_SECONDS_MOST:,} (a year)",
+                    *where,
+                    "max_age_seconds",
+                )
             evidence = entry.get("evidence", "optional")
             if evidence not in ("required", "optional"):
                 raise parsed.fail("`evidence` must be required or optional", *where, "evidence")
@@ -240,9 +154,11 @@ def _action_values(parsed: ParsedFile, name: str, body: dict[str, Any]) -> list[
             f"action {name}: `values` must be a non-empty list", "actions", name, "values"
         )
     for index, value in enumerate(values):
-        if isinstance(value, dict | list):
+        # NaN and infinity have no JSON spelling: the snapshot could not record them.
+        if isinstance(value, dict | list) or (isinstance(value, float) and not isfinite(value)):
             raise parsed.fail(
-                f"action {name}: each of `values` must be a string, number, boolean or null",
+                f"action {name}: each of `values` must be a string, a finite number, a boolean "
+                "or null",
                 "actions",
                 name,
                 "values",
@@ -347,6 +263,9 @@ def contract_values(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> d
     version = data.get("version")
     if not isinstance(version, str) or not version:
         raise parsed.fail('`version` must be a quoted string, e.g. "7.3"', "version")
+    # It is a path segment of the API (`/contracts/{class}/{version}`) and a 50-character column.
+    if (problem := identifier_problem(version)) or len(version) > 50:
+        raise parsed.fail(f"`version` {problem or 'must be at most 50 characters'}", "version")
     purpose = require_key(parsed, data, "purpose", str)
     specs = _field_specs(parsed, sources)
     actions = _actions(parsed, specs)
@@ -355,9 +274,11 @@ def contract_values(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> d
     if contradictions not in ContradictionPolicy.values:
         raise parsed.fail("`contradictions` must be escalate or refuse", "contradictions")
     window = data.get("commit_window_seconds", 120)
-    if not isinstance(window, int) or isinstance(window, bool) or window < 1:
+    if not isinstance(window, int) or isinstance(window, bool) or not 1 <= window <= 86400:
         raise parsed.fail(
-            "`commit_window_seconds` must be a positive integer", "commit_window_seconds"
+            "`commit_window_seconds` must be 1 to 86,400 (a day: a snapshot authorises a commit "
+            "against the state it read, not for ever)",
+            "commit_window_seconds",
         )
     reducer = data.get("reducer") or ""
     if reducer and (not isinstance(reducer, str) or not REDUCER.match(reducer)):

@@ -34,9 +34,10 @@ from reconcile_app.services.contract_lifecycle import (
     Deployer,
     contract_activate_now,
 )
-from reconcile_app.services.contract_schema import contract_values, source_values
+from reconcile_app.services.contract_schema import contract_values
 from reconcile_app.services.memory_class_schema import memory_class_values
 from reconcile_app.services.source_reload import declaration_save, source_reload_check
+from reconcile_app.services.source_schema import source_values
 
 
 @dataclass

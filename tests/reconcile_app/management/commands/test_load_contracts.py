@@ -261,6 +261,32 @@ INVALID = {
     "yaml-syntax": ("purpose: testing", "purpose: testing: again", 3, "YAML"),
     "permits-unknown-action": ("permits: [adjust]", "permits: [launch]", 17, "launch"),
     "deny-without-code": ("      code: too_high\n", "", 13, "code"),
+    # Numbers no column holds, values no snapshot can record, versions no URL can name.
+    "window-beyond-a-day": (
+        "contradictions: escalate",
+        "contradictions: escalate\ncommit_window_seconds: 99999999999999999999",
+        19,
+        "commit_window_seconds",
+    ),
+    "max-age-beyond-a-year": (
+        "max_age_seconds: 300}\noptional",
+        "max_age_seconds: 99999999999999999999}\noptional",
+        5,
+        "max_age_seconds",
+    ),
+    "value-not-finite": (
+        "adjust: {field: level}",
+        "adjust: {field: level, values: [.nan]}",
+        9,
+        "finite",
+    ),
+    "version-with-a-slash": ('version: "1"\npurpose', 'version: "a/b"\npurpose', 2, "version"),
+    "version-too-long": (
+        'version: "1"\npurpose',
+        f'version: "{"9" * 51}"\npurpose',
+        2,
+        "50 characters",
+    ),
     # YAML keeps the last of two equal keys: the first deny rule would vanish unseen.
     "repeated-key": (
         "contradictions: escalate",

@@ -1,0 +1,103 @@
+"""A source's YAML (`load_contracts`): the owner system a contract's fields are read from."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from reconcile_app.choices import Consistency
+from reconcile_app.services.contract_files import ParsedFile
+from reconcile_app.services.contract_schema import IDENT, SLUG, refuse_unknown_keys, require_key
+from reconcile_app.sources import adapter_class
+from reconcile_app.sources.owner_client import owner_base, owner_timeout_ms_most
+from reconcile_app.sources.tokens import token_env_problem
+
+SOURCE_KEYS = {
+    "source",
+    "owner",
+    "adapter",
+    "base_url",
+    "consistency",
+    "expected_lag_seconds",
+    "fact_classes",
+    "fact_keys",
+    "mode",
+    "auth_token_env",
+    "timeout_ms",
+    "description",
+}
+
+
+def source_values(parsed: ParsedFile) -> dict[str, Any]:
+    data = parsed.data
+    refuse_unknown_keys(parsed, data, SOURCE_KEYS)
+    name = require_key(parsed, data, "source", str)
+    if not SLUG.match(name):
+        raise parsed.fail("`source` must be lower-case letters, digits, '-', '_' or '.'", "source")
+    owner = require_key(parsed, data, "owner", str)
+    adapter = require_key(parsed, data, "adapter", str)
+    try:
+        adapter_class(adapter)
+    except (ImportError, TypeError, ValueError) as exc:
+        raise parsed.fail(f"adapter {adapter!r} cannot be used: {exc}", "adapter") from exc
+    base_url = data.get("base_url") or ""
+    if not isinstance(base_url, str):
+        raise parsed.fail("`base_url` must be a string", "base_url")
+    if adapter == "http":
+        if not base_url.startswith(("http://", "https://")):
+            raise parsed.fail("an http source needs an http(s) `base_url`", "base_url")
+        try:
+            owner_base(base_url)  # parsed as the adapter will parse it
+        except httpx.InvalidURL as exc:
+            raise parsed.fail(f"`base_url` is not a URL: {exc}", "base_url") from exc
+    consistency = require_key(parsed, data, "consistency", str)
+    if consistency not in Consistency.values:
+        raise parsed.fail(
+            f"`consistency` must be one of {', '.join(Consistency.values)}", "consistency"
+        )
+    lag = data.get("expected_lag_seconds", 0)
+    if not isinstance(lag, int) or isinstance(lag, bool) or lag < 0:
+        raise parsed.fail(
+            "`expected_lag_seconds` must be a non-negative integer", "expected_lag_seconds"
+        )
+    fact_classes = require_key(parsed, data, "fact_classes", list)
+    for index, fact in enumerate(fact_classes):
+        if not isinstance(fact, str) or not IDENT.match(fact):
+            raise parsed.fail("fact classes must be identifiers", "fact_classes", index)
+    mode = data.get("mode", "live")
+    if mode not in ("live", "event_sourced"):
+        raise parsed.fail("`mode` must be live or event_sourced", "mode")
+    fact_keys = data.get("fact_keys") or []
+    if not isinstance(fact_keys, list) or not all(isinstance(k, str) and k for k in fact_keys):
+        raise parsed.fail("`fact_keys` must be a list of fact key patterns", "fact_keys")
+    token_env = data.get("auth_token_env")
+    if token_env is not None and (problem := token_env_problem(token_env)):
+        raise parsed.fail(problem, "auth_token_env")
+    timeout_ms = data.get("timeout_ms")
+    if timeout_ms is not None and (
+        isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms <= 0
+    ):
+        raise parsed.fail(
+            "`timeout_ms` must be a positive whole number of milliseconds", "timeout_ms"
+        )
+    if timeout_ms is not None and timeout_ms > (most := owner_timeout_ms_most()):
+        raise parsed.fail(
+            f"`timeout_ms` may be at most {most}: readbacks and resolutions ask the owner up to "
+            "four times within RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT",
+            "timeout_ms",
+        )
+    options = {key: data[key] for key in ("auth_token_env", "timeout_ms") if key in data}
+    return {
+        "name": name,
+        "owner": owner,
+        "adapter": adapter,
+        "base_url": base_url,
+        "consistency": consistency,
+        "expected_lag_seconds": lag,
+        "fact_classes": fact_classes,
+        "fact_keys": fact_keys,
+        "mode": mode,
+        "options": options,
+        "document": data,
+    }

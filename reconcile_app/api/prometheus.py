@@ -14,10 +14,12 @@ cumulative histogram, summed over every gunicorn worker in multiprocess mode.
 
 from __future__ import annotations
 
+import logging
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from django.db import DatabaseError
 from django.utils.dateparse import parse_datetime
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 from prometheus_client.metrics_core import (
@@ -42,6 +44,8 @@ RESOLUTION_BUCKETS = (1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 14400.0, 86400
 NAN = float("nan")
 
 Sample = tuple[Sequence[str], float]
+
+logger = logging.getLogger(__name__)
 
 
 def _counter(name: str, help_text: str, label: str, samples: Iterable[Sample]) -> Metric:
@@ -191,12 +195,23 @@ def _drill_families(drill: dict[str, Any]) -> Iterator[Metric]:
     )
 
 
+DATABASE_UP_HELP = "1 when this scrape read the database's figures, 0 when it could not."
+
+
 class ScrapeCollector(Collector):
     """What one `/metrics` answer holds: the figures, read now, and request latency."""
 
     def collect(self) -> Iterator[Metric]:
-        figures, samples = operational_metrics_with_samples(hours=SCRAPE_WINDOW_HOURS)
-        yield from operational_families(figures, samples)
+        try:
+            figures, samples = operational_metrics_with_samples(hours=SCRAPE_WINDOW_HOURS)
+        except DatabaseError:
+            # The request latency needs no database, and an outage is when it is watched:
+            # the scrape answers without the database's figures, and says so.
+            logger.warning("metrics scrape without the database's figures: unreachable")
+            yield _single("reconcile_metrics_database_up", DATABASE_UP_HELP, 0)
+        else:
+            yield _single("reconcile_metrics_database_up", DATABASE_UP_HELP, 1)
+            yield from operational_families(figures, samples)
         yield from request_metrics()
 
 

@@ -268,6 +268,31 @@ def test_a_scraper_with_the_token_is_not_throttled_as_anonymous_traffic(db, sett
     assert scrapes == [200] * 4
 
 
+def test_a_scrape_in_a_database_outage_keeps_the_request_latency(db, settings, monkeypatch):
+    from django.db import OperationalError
+
+    from reconcile_app.api import prometheus
+
+    def unreachable(**kwargs):
+        raise OperationalError("could not connect to server")
+
+    settings.RECONCILE_METRICS_TOKEN = "scrape-me-0123456789abcdef"
+    token = "Bearer scrape-me-0123456789abcdef"
+    assert (
+        "reconcile_metrics_database_up 1.0"
+        in scrape(APIClient(), HTTP_AUTHORIZATION=token).content.decode()
+    )
+    monkeypatch.setattr(prometheus, "operational_metrics_with_samples", unreachable)
+
+    response = scrape(APIClient(), HTTP_AUTHORIZATION=token)
+
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert "reconcile_metrics_database_up 0.0" in text
+    assert "reconcile_http_request_duration_seconds_bucket" in text
+    assert "reconcile_effects" not in text  # the database's figures are absent, not zero
+
+
 def test_without_a_configured_token_only_people_get_in(db, settings, agent, auditor):
     settings.RECONCILE_METRICS_TOKEN = ""
     assert scrape(APIClient(), HTTP_AUTHORIZATION="Bearer ").status_code == 401

@@ -35,31 +35,8 @@ access_log_format = (
 )
 
 
-# gunicorn's own lines (start, workers booting and exiting, timeouts) and its access log as
-# one JSON object per line, like the application's (config/logs.py): a log store reading the
-# web stream parses every line the same way. The access line's request id is in its JSON
-# field as well as in its message.
-_json_stream = {
-    "class": "logging.StreamHandler",
-    "formatter": "json",
-    "filters": ["context"],
-}
-logconfig_dict = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "filters": {"context": {"()": "config.logs.ContextFilter"}},
-    "formatters": {"json": {"()": "config.logs.JsonFormatter"}},
-    "handlers": {
-        "console": {**_json_stream, "stream": "ext://sys.stdout"},
-        "error_console": {**_json_stream, "stream": "ext://sys.stderr"},
-    },
-    "loggers": {
-        "gunicorn.error": {"level": "INFO", "handlers": ["error_console"], "propagate": False},
-        "gunicorn.access": {"level": "INFO", "handlers": ["console"], "propagate": False},
-    },
-    "root": {"level": "INFO", "handlers": []},
-}
-
+# gunicorn's own lines and its access log as JSON objects, like the application's.
+logger_class = "config.gunicorn_logs.JsonLogger"
 
 # Requests gunicorn itself refuses are answered in problem+json, not its HTML page.
 gunicorn_errors.install()

@@ -37,7 +37,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from config.celery import app
-from config.heartbeat import HEARTBEAT_FRESH_SECONDS, READY_QUEUES, heartbeat_key
+from config.heartbeat import (
+    HEARTBEAT_FRESH_SECONDS,
+    LEGACY_HEARTBEAT_KEY,
+    READY_QUEUES,
+    heartbeat_key,
+)
 
 READY_DEADLINE_SECONDS = 2.0
 BROKER_TIMEOUT_SECONDS = 2.0
@@ -70,13 +75,19 @@ def _broker() -> bool:
 
 
 def _worker() -> bool:
-    """A worker has said it is alive within the minute for each queue the product needs."""
-    seen = cache.get_many([heartbeat_key(queue) for queue in READY_QUEUES])
+    """A worker has said it is alive within the minute for each queue the product needs (or,
+    while only workers of the release before run, that one of them is alive)."""
+    keys = [heartbeat_key(queue) for queue in READY_QUEUES]
+    seen = cache.get_many([*keys, LEGACY_HEARTBEAT_KEY])
     now = time.time()
-    return all(
-        queue_seen is not None and now - float(queue_seen["at"]) <= HEARTBEAT_FRESH_SECONDS
-        for queue_seen in (seen.get(heartbeat_key(queue)) for queue in READY_QUEUES)
-    )
+
+    def fresh(key: str) -> bool:
+        return key in seen and now - float(seen[key]["at"]) <= HEARTBEAT_FRESH_SECONDS
+
+    older = LEGACY_HEARTBEAT_KEY in seen and "queues" not in seen[LEGACY_HEARTBEAT_KEY]
+    if older and not any(key in seen for key in keys):
+        return fresh(LEGACY_HEARTBEAT_KEY)
+    return all(fresh(key) for key in keys)
 
 
 CHECKS: dict[str, Callable[[], bool]] = {

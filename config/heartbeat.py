@@ -20,6 +20,10 @@ from django.core.cache import cache
 from config.queues import CORRECTIONS, DEFAULT, READBACKS, TASK_QUEUES
 
 HEARTBEAT_KEY_PREFIX = "reconcile:worker-heartbeat:"
+# The one key workers wrote before heartbeats were per queue, still written: web hosts of the
+# release before read only it, and hosts of this release accept it while no worker writes
+# per-queue keys yet (a rolling upgrade that replaces the web hosts first stays ready).
+LEGACY_HEARTBEAT_KEY = "reconcile:worker-heartbeat"
 HEARTBEAT_EVERY_SECONDS = 15.0
 HEARTBEAT_FRESH_SECONDS = 60.0
 # The queues a deployment cannot serve without: agents wait on readbacks; corrections and
@@ -35,11 +39,13 @@ def heartbeat_key(queue: str) -> str:
 def worker_heartbeat_record(hostname: str, queues: tuple[str, ...] = TASK_QUEUES) -> None:
     """Called in a worker, on its timer: a worker consuming `queues` was alive just now."""
     seen = {"at": time.time(), "hostname": hostname}
-    cache.set_many({heartbeat_key(queue): seen for queue in queues}, timeout=300)
+    keys = {heartbeat_key(queue): seen for queue in queues}
+    # `queues` marks it as this release's: only an older worker's stands in for per-queue keys.
+    cache.set_many({**keys, LEGACY_HEARTBEAT_KEY: {**seen, "queues": queues}}, timeout=300)
 
 
 def heartbeats_clear() -> None:
-    cache.delete_many([heartbeat_key(queue) for queue in TASK_QUEUES])
+    cache.delete_many([*(heartbeat_key(queue) for queue in TASK_QUEUES), LEGACY_HEARTBEAT_KEY])
 
 
 def _queues_consumed(worker: Any) -> tuple[str, ...]:

@@ -50,14 +50,12 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str, ensure_ascii=False)
 
 
-LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-
 def logging_settings(*, log_format: str, level: str) -> dict[str, Any]:
     """Django's LOGGING: one JSON line per record (`text` for a terminal), at `level`."""
-    level = level.upper()  # "debug" is what people type
-    if level not in LEVELS:
-        raise ImproperlyConfigured(f"RECONCILE_LOG_LEVEL is {level!r}: one of {', '.join(LEVELS)}.")
+    given, level = level, level.upper()  # "debug" is what people type
+    if level not in logging.getLevelNamesMapping():  # WARN and FATAL too, as logging takes
+        names = ", ".join(sorted(logging.getLevelNamesMapping()))
+        raise ImproperlyConfigured(f"RECONCILE_LOG_LEVEL is {given!r}: one of {names}.")
     return {
         "version": 1,
         "disable_existing_loggers": False,

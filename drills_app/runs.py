@@ -116,7 +116,9 @@ def drill_run_execute(*, run_id: int) -> DrillRun:
     return drill_run_finish(run_id=run_id, results=results, passed=passed)
 
 
-def drill_run_enqueue(*, kind: str, parameters: dict[str, Any], started_by: Any = None) -> DrillRun:
+def drill_run_enqueue(
+    *, kind: str, parameters: dict[str, Any], started_by: Any = None, request_id: str = ""
+) -> DrillRun:
     """Start a run and have a worker execute it once this transaction has committed."""
     from drills_app.tasks import execute_drill_run
     from reconcile_app.services.audit import audit_record
@@ -129,6 +131,7 @@ def drill_run_enqueue(*, kind: str, parameters: dict[str, Any], started_by: Any 
             action="drill.start",
             object_kind="drill_run",
             object_ref=str(run.pk),
+            request_id=request_id,
             after={"kind": kind, "parameters": parameters},
         )
         enqueue_on_commit(execute_drill_run, run.pk, swept=False)

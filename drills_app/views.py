@@ -64,6 +64,7 @@ from reconcile_app.console.mixins import (
 )
 from reconcile_app.console.node_links import node_blast_radius_url
 from reconcile_app.errors import DomainError
+from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 
 RUN_TEMPLATE = "drills_app/partials/drill_run.html"
@@ -208,6 +209,7 @@ class DrillsPageView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin, Fil
                 kind=form.cleaned_data["kind"],
                 parameters=form.parameters(),  # type: ignore[attr-defined]
                 started_by=request.user,
+                request_id=request_id_of(request),
             )
         except DomainError as exc:
             messages.error(request, exc.detail)

@@ -9,7 +9,7 @@ is refused with a clear message.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django import forms
@@ -19,6 +19,10 @@ from django_filters import IsoDateTimeFilter
 from django_filters.fields import IsoDateTimeField
 
 from reconcile_app.errors import ValidationFailed
+
+# How far ahead of this server's clock a caller's "now" may be (an attestation's observed_at,
+# a quarantine's lookback start): machines' clocks drift apart.
+FUTURE_TOLERANCE = timedelta(seconds=300)
 
 
 def instant(moment: datetime) -> datetime:

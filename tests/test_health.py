@@ -97,6 +97,17 @@ def test_not_ready_while_no_worker_consumes_the_readbacks(anonymous, db):
     heartbeat.heartbeats_clear()
 
 
+def test_ready_on_a_worker_of_the_release_before_while_none_writes_per_queue(anonymous, db):
+    # A rolling upgrade with the web hosts first: the old workers write only the one key.
+    heartbeat.heartbeats_clear()
+    cache.set(heartbeat.LEGACY_HEARTBEAT_KEY, {"at": time.time(), "hostname": "celery@old"})
+    assert anonymous.get("/readyz").status_code == 200
+    # Once a worker of this release runs, the per-queue keys decide.
+    heartbeat.worker_heartbeat_record("celery@drills", ("drills",))
+    assert anonymous.get("/readyz").status_code == 503
+    heartbeat.heartbeats_clear()
+
+
 def test_only_get_and_head(anonymous, db, worker_alive):
     assert anonymous.post("/healthz").status_code == 405
     assert anonymous.post("/readyz").status_code == 405

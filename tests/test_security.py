@@ -203,12 +203,14 @@ def test_production_refuses_a_made_up_key_and_any_host(tmp_path, setting, value,
 
 
 def test_a_log_level_in_lower_case_is_taken_and_an_unknown_one_named(tmp_path):
-    env = {**os.environ, "RECONCILE_VAR_DIR": str(tmp_path), "RECONCILE_LOG_LEVEL": "debug"}
-    assert _run([sys.executable, "manage.py", "check"], env).returncode == 0
+    env = {**os.environ, "RECONCILE_VAR_DIR": str(tmp_path)}
+    for level in ("debug", "WARN", "fatal"):  # the names logging takes, in any case
+        env["RECONCILE_LOG_LEVEL"] = level
+        assert _run([sys.executable, "manage.py", "check"], env).returncode == 0, level
     env["RECONCILE_LOG_LEVEL"] = "chatty"
     result = _run([sys.executable, "manage.py", "check"], env)
     assert result.returncode != 0
-    assert "RECONCILE_LOG_LEVEL is 'CHATTY'" in result.stderr
+    assert "RECONCILE_LOG_LEVEL is 'chatty'" in result.stderr
 
 
 def test_a_negative_trusted_proxy_count_refuses_to_start(tmp_path):

@@ -48,7 +48,8 @@ class ApiKey(models.Model):
 
 
 class Capability(models.Model):
-    """`decision_class:action` a principal may reconcile and commit. `*` matches any action."""
+    """`decision_class:action` a principal may reconcile and commit: one action each (a `*`
+    granted before wildcards were refused grants nothing)."""
 
     principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="capabilities")
     decision_class = models.CharField(max_length=150)

@@ -15,13 +15,14 @@ _SOURCES: EpochCache[dict[str, Source]] = EpochCache("configuration")
 
 
 def capable_actions(principal: Principal, decision_class: str) -> frozenset[str]:
-    """The actions (or `*`) the principal may take in the decision class."""
+    """The actions the principal may take in the decision class. A `*` granted before
+    wildcards were refused grants nothing (remove it: `agent_access revoke-capability`)."""
     return _CAPABLE_ACTIONS.get(
         (principal.pk, decision_class),
         lambda: frozenset(
-            principal.capabilities.filter(decision_class=decision_class).values_list(
-                "action", flat=True
-            )
+            principal.capabilities.filter(decision_class=decision_class)
+            .exclude(action="*")
+            .values_list("action", flat=True)
         ),
     )
 

@@ -75,13 +75,21 @@ def agent_enabled_set(*, name: str, enabled: bool, reason: str, actor: Any) -> P
     return principal
 
 
+def _held_form(text: str) -> tuple[str, str]:
+    if text.endswith(":*"):
+        return text[:-2], "*"
+    return parse_capability(text)
+
+
 def capabilities_revoke(
     *, name: str, capabilities: list[str], reason: str, actor: Any
 ) -> list[str]:
     """Withdraw capabilities the agent holds; naming one it does not hold is refused (400
     `capability_not_held`), so a typo is not taken for a withdrawal."""
     _reason_check(reason)
-    parsed = list(dict.fromkeys(parse_capability(text) for text in capabilities))
+    # As held, not as a grant is checked: a `*` granted before wildcards were refused must
+    # be removable too.
+    parsed = list(dict.fromkeys(_held_form(text) for text in capabilities))
     with transaction.atomic():
         principal = _agent(name)
         held = {(c.decision_class, c.action): c for c in principal.capabilities.all()}

@@ -107,8 +107,10 @@ def contracts_load(*, paths: list[str], activate: bool = True) -> LoadReport:
             existing = Contract.objects.filter(
                 decision_class=values["decision_class"], version=values["version"]
             ).first()
+            # A draft loaded again goes live too: it counts as new.
+            going_live = existing is None or existing.status == ContractStatus.DRAFT
             earlier = (
-                label if existing else new_versions.setdefault(values["decision_class"], label)
+                new_versions.setdefault(values["decision_class"], label) if going_live else label
             )
             if earlier != label:
                 # Each would go live in turn, the last file's (by name) staying: "7.9" after

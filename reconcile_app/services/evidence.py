@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
@@ -20,6 +20,7 @@ from config.insert_batch import inserted_fields, prepared_values
 from reconcile_app.canonical import content_hash, rfc3339
 from reconcile_app.choices import EvidenceKind
 from reconcile_app.errors import Conflict, DomainError, Forbidden, ValidationFailed
+from reconcile_app.instants import FUTURE_TOLERANCE
 from reconcile_app.models import EvidenceEntry, LedgerHead, Principal
 from reconcile_app.selectors.capabilities import may_attest, principal_is_operator
 from reconcile_app.services.audit import audit_record
@@ -29,7 +30,6 @@ from reconcile_app.services.provenance import evidence_lineage
 from reconcile_app.services.references import missing_references, split_reference
 
 # How far ahead of the server's clock an observation may claim to be (clock skew).
-FUTURE_TOLERANCE = timedelta(seconds=300)
 
 EVIDENCE_PREFIX = "ev-"
 EVIDENCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")

@@ -19,6 +19,7 @@ from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import EffectStatus, QuarantineScope, QuarantineStatus
 from reconcile_app.epochs import EpochCache, pinned_epoch
 from reconcile_app.errors import Conflict, Locked, NotFound, ValidationFailed
+from reconcile_app.instants import FUTURE_TOLERANCE
 from reconcile_app.models import (
     ClaimVerdict,
     DecisionSnapshot,
@@ -137,10 +138,11 @@ def sources_read_check(fields: Mapping[str, Mapping[str, Any]]) -> None:
     """423 `source_quarantined` when a source a snapshot's decision read is quarantined now.
 
     Quarantining a source says its answers cannot be trusted: a decision made on one a minute
-    earlier stops authorising, as one on revoked evidence does. A read that was already
-    `quarantined` informed nothing (the decision was made without it), so it holds nothing up.
+    earlier stops authorising, as one on revoked evidence does. Only a read that was `ok`
+    informed the decision (policy sees no other): one already quarantined, unavailable or
+    stale then holds nothing up.
     """
-    seen = {read["source"] for read in fields.values() if read.get("status") != "quarantined"}
+    seen = {read["source"] for read in fields.values() if read.get("status") == "ok"}
     for source in sorted(seen & quarantines_active().sources):
         source_check(source)
 
@@ -189,9 +191,10 @@ def quarantine_create(
     now = timezone.now()
     if ends_at is not None and ends_at <= now:
         raise ValidationFailed("ends_at must be in the future", code="invalid_ends_at")
-    if since is not None and since > now:
+    if since is not None and since > now + FUTURE_TOLERANCE:
         # The counts and the affected lists look back from `since`: one dated ahead (a
-        # mistyped year) would show a quarantine that touched nothing.
+        # mistyped year) would show a quarantine that touched nothing. A caller's clock may
+        # run ahead of ours by as much as an attestation's may.
         raise ValidationFailed("since must not be in the future", code="invalid_since")
     with transaction.atomic():
         _bump_epoch()

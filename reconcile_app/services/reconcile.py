@@ -64,7 +64,8 @@ def bind(
     """
     capable = capable_actions(principal, request.decision_class) | granted_actions
     if not capable or (request.proposed_action and request.proposed_action not in capable):
-        wanted = f"{request.decision_class}:{request.proposed_action or '*'}"
+        # With no action proposed, it holds none of the class's.
+        wanted = f"{request.decision_class}:{request.proposed_action or 'ACTION'}"
         raise Forbidden(
             f"{principal.name} has no capability {wanted}",
             code="capability_missing",

@@ -14,29 +14,38 @@ from typing import Any
 from django.db.models import Model
 
 from reconcile_app.choices import ContractStatus
-from reconcile_app.models import ContractAction, ContractField
+from reconcile_app.models import ContractAction, ContractField, Source
 from reconcile_app.reducers import reducer_named
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.contract_files import ParsedFile
 
-IN_FORCE = (ContractStatus.ACTIVE, ContractStatus.DRAFT)
-
 
 def source_reload_check(item: ParsedFile, values: dict[str, Any]) -> None:
-    """Refuse, at the file's line, a declaration that breaks a contract in force reading it."""
+    """Refuse, at the file's line, a change that breaks the active contracts reading the
+    source: a field it no longer owns, or a turn to event-sourced they cannot fold. A
+    declaration that changes neither is never refused (an estate loaded again as it was)."""
     name = values["name"]
+    stored = Source.objects.filter(name=name).values("fact_classes", "mode").first()
+    if stored is None:
+        return
+    turns_folded = values["mode"] == "event_sourced" and stored["mode"] != "event_sourced"
+    dropped = set(stored["fact_classes"]) - set(values["fact_classes"])
+    if not (turns_folded or dropped):
+        return
+    # Active versions only: a draft or a retired one serves no decision until it is made
+    # active, and then fails closed on a field its source no longer owns.
     reading = ContractField.objects.filter(
-        source__name=name, contract__status__in=IN_FORCE
+        source__name=name, contract__status=ContractStatus.ACTIVE
     ).select_related("contract")
     for field in reading:
         contract = field.contract
-        if field.name not in values["fact_classes"]:
+        if field.name in dropped:
             raise item.fail(
                 f"{contract} reads {field.name} from {name}: keep it in fact_classes until a "
                 "version reading it elsewhere is live",
                 "fact_classes",
             )
-        if values["mode"] != "event_sourced":
+        if not turns_folded:
             continue
         reducer = reducer_named(contract.reducer) if contract.reducer else None
         if reducer is None or field.name not in reducer.fields:

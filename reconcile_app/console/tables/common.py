@@ -44,6 +44,9 @@ class StableOrderTable(tables.Table):
     then shows on two pages, or on none. The id after the column makes every page a slice of
     one order."""
 
+    # A unique column of the rows (a table of aggregates has no id).
+    tie_breaker = "pk"
+
     @property  # type: ignore[override]
     def order_by(self) -> Any:
         return tables.Table.order_by.fget(self)  # type: ignore[attr-defined]
@@ -55,7 +58,8 @@ class StableOrderTable(tables.Table):
         if not isinstance(data, TableQuerysetData):
             return
         ordering = list(data.data.query.order_by)
-        if not ordering or any(str(term).lstrip("-") in ("pk", "id") for term in ordering):
+        unique = {"pk", "id", self.tie_breaker}
+        if not ordering or any(str(term).lstrip("-") in unique for term in ordering):
             return
         descending = str(ordering[0]).startswith("-")
-        data.data = data.data.order_by(*ordering, "-pk" if descending else "pk")
+        data.data = data.data.order_by(*ordering, f"{'-' if descending else ''}{self.tie_breaker}")

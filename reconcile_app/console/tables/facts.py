@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from reconcile_app.console.tables.common import TABLE_TEMPLATE
+from reconcile_app.console.tables.common import TABLE_TEMPLATE, StableOrderTable
 from reconcile_app.selectors.facts import FactSelection
 from reconcile_app.sources import AuthorityResult
 from reconcile_app.templatetags.reconcile_tags import (
@@ -19,8 +19,10 @@ from reconcile_app.templatetags.reconcile_tags import (
 )
 
 
-class FactTable(tables.Table):
+class FactTable(StableOrderTable):
     """One row per fact key. The view fills `selections` for the rows of the page shown."""
+
+    tie_breaker = "fact_key"  # rows are aggregates by key: no id
 
     fact_key = tables.Column(verbose_name="Fact key")
     code = tables.Column(empty_values=(), orderable=False, verbose_name="Current")

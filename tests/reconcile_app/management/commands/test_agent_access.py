@@ -93,3 +93,31 @@ def test_refusals_change_nothing(db, args, words):
         .exclude(action="principal.create")
         .exists()
     )
+
+
+def test_a_wildcard_granted_before_they_were_refused_grants_nothing_and_can_be_removed(estate):
+    from reconcile_app.models import Capability
+
+    legacy = make_agent("legacy-agent", [])
+    Capability.objects.create(
+        principal=legacy.principal, decision_class="collections-contact-release", action="*"
+    )
+    refused = legacy.post(
+        "/api/v1/reconcile",
+        {
+            "subject": "account-17",
+            "purpose": "collections",
+            "decision_class": "collections-contact-release",
+        },
+    )
+    assert (refused.status_code, refused.json()["code"]) == (403, "capability_missing")
+
+    run(
+        "revoke-capability",
+        "legacy-agent",
+        "collections-contact-release:*",
+        "--reason",
+        "wildcards grant unreviewed actions",
+    )
+
+    assert not Capability.objects.filter(principal=legacy.principal).exists()

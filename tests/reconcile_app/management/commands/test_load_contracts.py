@@ -187,49 +187,6 @@ def test_a_reducer_that_is_not_registered_is_refused_even_with_nothing_to_fold(d
     assert not Contract.objects.exists()
 
 
-@pytest.mark.parametrize(
-    ("old", "new", "line", "words"),
-    [
-        # The active 7.3 reads collections_status from case-service.
-        ("fact_classes: [collections_status]", "fact_classes: [something_else]", 6, "keep it"),
-        (
-            "fact_classes: [collections_status]",
-            "mode: event_sourced\nfact_classes: [collections_status]",
-            6,
-            "no reducer",
-        ),
-    ],
-)
-def test_a_source_reloaded_cannot_break_a_contract_in_force(db, tmp_path, old, new, line, words):
-    load(ESTATE)
-    text = (ESTATE / "case-service.yaml").read_text()
-    assert old in text
-    path = write_yaml(tmp_path, "case-service.yaml", text.replace(old, new))
-
-    with pytest.raises(CommandError, match=words) as caught:
-        load(path)
-
-    assert str(caught.value).startswith(f"{path}:{line}: "), str(caught.value)
-    source = Source.objects.get(name="case-service")
-    assert (source.fact_classes, source.mode) == (["collections_status"], "live")
-
-
-def test_a_source_changed_is_audited_with_what_it_was_and_an_unchanged_one_is_not(db, tmp_path):
-    from reconcile_app.models import AuditEvent
-
-    load(ESTATE)
-    load(ESTATE)  # the same declarations again: nothing changed, nothing audited
-    assert AuditEvent.objects.filter(action="source.load", object_ref="case-service").count() == 1
-    text = (ESTATE / "case-service.yaml").read_text()
-    slower = write_yaml(tmp_path, "case-service.yaml", text + "timeout_ms: 900\n")
-
-    load(slower)
-
-    event = AuditEvent.objects.filter(action="source.load", object_ref="case-service").first()
-    assert event is not None and event.actor_name == "load_contracts"
-    assert (event.before["options"], event.after["options"]) == ({}, {"timeout_ms": 900})
-
-
 def test_valid_lab_files_load(db, tmp_path):
     output = lines_of(
         load(

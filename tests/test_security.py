@@ -157,15 +157,21 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
     return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_check_deploy_is_clean_under_production_settings(tmp_path):
-    env = {
+def _production(tmp_path: Path, **overrides: str) -> dict[str, str]:
+    """A production deployment's environment, sound unless `overrides` say otherwise."""
+    return {
         **os.environ,
         "RECONCILE_PRODUCTION": "1",
         "RECONCILE_DEBUG": "0",
         "RECONCILE_SECRET_KEY": secrets.token_urlsafe(50),
         "RECONCILE_ALLOWED_HOSTS": "reconcile.example.org",
         "RECONCILE_VAR_DIR": str(tmp_path),
+        **overrides,
     }
+
+
+def test_check_deploy_is_clean_under_production_settings(tmp_path):
+    env = _production(tmp_path)
     result = _run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], env
     )
@@ -188,16 +194,7 @@ def test_production_refuses_insecure_defaults(tmp_path):
     ],
 )
 def test_production_refuses_a_made_up_key_and_any_host(tmp_path, setting, value, named):
-    env = {
-        **os.environ,
-        "RECONCILE_PRODUCTION": "1",
-        "RECONCILE_DEBUG": "0",
-        "RECONCILE_SECRET_KEY": secrets.token_urlsafe(50),
-        "RECONCILE_ALLOWED_HOSTS": "reconcile.example.org",
-        "RECONCILE_VAR_DIR": str(tmp_path),
-        setting: value,
-    }
-    result = _run([sys.executable, "manage.py", "check"], env)
+    result = _run([sys.executable, "manage.py", "check"], _production(tmp_path, **{setting: value}))
     assert result.returncode != 0
     assert named in result.stderr
 

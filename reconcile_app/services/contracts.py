@@ -112,9 +112,10 @@ def contracts_load(*, paths: list[str], activate: bool = True) -> LoadReport:
             earlier = (
                 new_versions.setdefault(values["decision_class"], label) if going_live else label
             )
-            if earlier != label:
+            if activate and earlier != label:
                 # Each would go live in turn, the last file's (by name) staying: "7.9" after
-                # "7.10". One new version of a class per load says which one is meant.
+                # "7.10". One new version of a class per load says which one is meant (as
+                # drafts, for reviewers to choose from, any number may load).
                 raise item.fail(
                     f"{label} and {earlier} are both new: load one new version of a class at "
                     "a time",

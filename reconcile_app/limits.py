@@ -21,6 +21,15 @@ MAX_REASON_CHARACTERS = 4000
 DOT_SEGMENTS = frozenset({".", ".."})
 
 
+def reason_length_check(reason: str) -> None:
+    """400 `reason_too_long`: a reason is refused whole, never cut (a cut reason is not what
+    was written)."""
+    if len(reason) > MAX_REASON_CHARACTERS:
+        raise ValidationFailed(
+            f"a reason is at most {MAX_REASON_CHARACTERS:,} characters", code="reason_too_long"
+        )
+
+
 def identifier_problem(value: str) -> str | None:
     """Why `value` is not a valid identifier, or None when it is."""
     if not 1 <= len(value) <= MAX_IDENTIFIER_LENGTH:

@@ -36,7 +36,7 @@ from reconcile_app.choices import (
     Role,
 )
 from reconcile_app.errors import Conflict, DomainError, Forbidden, ValidationFailed
-from reconcile_app.limits import MAX_REASON_CHARACTERS
+from reconcile_app.limits import reason_length_check
 from reconcile_app.models import BulkJob, BulkJobItem, Effect
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.bulk import (
@@ -72,10 +72,7 @@ def bulk_request_check(
     """The action and its arguments, before any row is read; returns the outcome ("" if none)."""
     if not isinstance(reason, str) or not reason.strip():
         raise ValidationFailed("a bulk action needs a reason", code="reason_required")
-    if len(reason) > MAX_REASON_CHARACTERS:
-        raise ValidationFailed(
-            f"a reason is at most {MAX_REASON_CHARACTERS:,} characters", code="reason_too_long"
-        )
+    reason_length_check(reason)
     if kind == BulkJobKind.CONTRADICTIONS:
         if action != BulkJobAction.RESOLVE:
             raise ValidationFailed("contradictions are only resolved", code="invalid_action")

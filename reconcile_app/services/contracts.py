@@ -78,7 +78,7 @@ def contracts_load(*, paths: list[str], activate: bool = True) -> LoadReport:
     sources_parsed = []
     for item in source_files:
         values = source_values(item)
-        source_reload_check(item, values)
+        source_reload_check(item, values, stored=known.get(values["name"]))
         known[values["name"]] = values
         sources_parsed.append((item, values))
     contracts_parsed = [(item, contract_values(item, known)) for item in contract_files]
@@ -91,13 +91,18 @@ def contracts_load(*, paths: list[str], activate: bool = True) -> LoadReport:
         for item, values in sources_parsed:
             name = values.pop("name")
             created = declaration_save(
-                Source, name=name, values=values, path=item.path, actor=deployer
+                Source, "source", name=name, values=values, path=item.path, actor=deployer
             )
             (report.sources_created if created else report.sources_updated).append(name)
         for item, values in classes_parsed:
             name = values.pop("name")
             created = declaration_save(
-                MemoryClass, name=name, values=values, path=item.path, actor=deployer
+                MemoryClass,
+                "memory_class",
+                name=name,
+                values=values,
+                path=item.path,
+                actor=deployer,
             )
             (report.classes_created if created else report.classes_updated).append(name)
         sources = {source.name: source for source in Source.objects.all()}

@@ -14,18 +14,20 @@ from typing import Any
 from django.db.models import Model
 
 from reconcile_app.choices import ContractStatus
-from reconcile_app.models import ContractAction, ContractField, Source
+from reconcile_app.models import ContractAction, ContractField
 from reconcile_app.reducers import reducer_named
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.contract_files import ParsedFile
 
 
-def source_reload_check(item: ParsedFile, values: dict[str, Any]) -> None:
+def source_reload_check(
+    item: ParsedFile, values: dict[str, Any], stored: dict[str, Any] | None
+) -> None:
     """Refuse, at the file's line, a change that breaks the active contracts reading the
-    source: a field it no longer owns, or a turn to event-sourced they cannot fold. A
+    source: a field it no longer owns, or a turn to event-sourced they cannot fold. `stored`
+    is the source as loaded before (`fact_classes`, `mode`; None: a new source). A
     declaration that changes neither is never refused (an estate loaded again as it was)."""
     name = values["name"]
-    stored = Source.objects.filter(name=name).values("fact_classes", "mode").first()
     if stored is None:
         return
     turns_folded = values["mode"] == "event_sourced" and stored["mode"] != "event_sourced"
@@ -62,18 +64,17 @@ def source_reload_check(item: ParsedFile, values: dict[str, Any]) -> None:
 
 
 def declaration_save(
-    model: type[Model], *, name: str, values: dict[str, Any], path: str, actor: Any
+    model: type[Model], kind: str, *, name: str, values: dict[str, Any], path: str, actor: Any
 ) -> bool:
     """Create or update one source or memory class (True when created); a change is audited
-    with what it was and what it is (`source.load`, `memory_class.load`)."""
-    kind = model._meta.model_name or ""
+    with what it was and what it is (`source.load`, `memory_class.load`: `kind`)."""
     before = model._default_manager.filter(name=name).values(*values).first()
     _, created = model._default_manager.update_or_create(name=name, defaults=values)
     if before != values:
         audit_record(
             actor=actor,
-            action=f"{'source' if kind == 'source' else 'memory_class'}.load",
-            object_kind="source" if kind == "source" else "memory_class",
+            action=f"{kind}.load",
+            object_kind=kind,
             object_ref=name,
             reason=f"loaded from {path}",
             before=before,

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from reconcile_app.errors import Conflict, NotFound
+from reconcile_app.limits import reason_length_check
 from reconcile_app.models import ApiKey
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.principals import api_key_issue, principal_for_user
@@ -36,6 +37,7 @@ def token_create(*, user: Any, request_id: str = "") -> tuple[ApiKey, str]:
 
 def token_revoke(*, user: Any, prefix: str, reason: str = "", request_id: str = "") -> ApiKey:
     """Revoke one of `user`'s own tokens. Someone else's token is "not found", never revoked."""
+    reason_length_check(reason)
     with transaction.atomic():
         key = (
             ApiKey.objects.select_for_update()

@@ -11,8 +11,7 @@ from django.utils.cache import add_never_cache_headers
 from django.views import View
 
 from reconcile_app.console.mixins import StaffRequiredMixin, is_htmx
-from reconcile_app.errors import DomainError, ValidationFailed
-from reconcile_app.limits import MAX_REASON_CHARACTERS
+from reconcile_app.errors import DomainError
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.goto import KINDS, goto_resolve
 from reconcile_app.selectors.principals import tokens_of
@@ -123,12 +122,6 @@ class TokenRevokeView(StaffRequiredMixin, View):
     def post(self, request: HttpRequest, prefix: str) -> HttpResponse:
         reason = request.POST.get("reason", "").strip()
         try:
-            if len(reason) > MAX_REASON_CHARACTERS:
-                # Refused whole, as the API refuses it: a cut reason is not what was written.
-                raise ValidationFailed(
-                    f"a reason is at most {MAX_REASON_CHARACTERS:,} characters",
-                    code="reason_too_long",
-                )
             token_revoke(
                 user=request.user, prefix=prefix, reason=reason, request_id=request_id_of(request)
             )

@@ -9,10 +9,12 @@ half is `fail_closed`).
 Method: each rule is evaluated with the CEL evaluation the engine uses
 (`policy.evaluate_explained`) for every combination of optional fields present and absent
 (all 2^n when n <= 6; otherwise each one absent alone, all absent and all present), with
-present fields taking each plausible value (`candidates`), and with `effect` as the engine
-builds it for each binding (nothing proposed, each action, each action with a value). Any
-error, or a result that is not a boolean, fails the gate, naming the rule, the absent
-fields and the values.
+present fields taking each plausible value (`candidates`) and each value the owners have
+returned for them in recent reads (`recorded`: a rule comparing a string with `true` or `5`
+errors on what production reads, though never on the contract's own literals), and with
+`effect` as the engine builds it for each binding (nothing proposed, each action, each action
+with a value). Any error, or a result that is not a boolean, fails the gate, naming the rule,
+the absent fields and the values.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import itertools
 from typing import Any
 
 from reconcile_app import policy
+from reconcile_app.reconciliation.types import ContractSpec
 from reconcile_app.services.release_gates.candidates import rule_labels
+from reconcile_app.services.release_gates.recorded import recorded_values
 from reconcile_app.services.release_gates.world import Finding, World, proposal
 
 MAX_FULL_COMBINATIONS = 6
@@ -38,14 +42,32 @@ def presence_combinations(optional: list[str]) -> list[frozenset[str]]:
     return [frozenset(), *(frozenset({name}) for name in optional), frozenset(optional)]
 
 
-def _value_sets(world: World, absent: frozenset[str]) -> list[dict[str, Any]]:
+def _with_recorded(
+    candidates: dict[str, list[Any]], recorded: dict[str, list[Any]]
+) -> dict[str, list[Any]]:
+    """Each field's plausible values, then the recorded ones not among them (by type and
+    value: `True` is not `1`)."""
+    merged = {}
+    for name, values in candidates.items():
+        extra = [
+            value
+            for value in recorded.get(name, ())
+            if not any(type(value) is type(seen) and value == seen for seen in values)
+        ]
+        merged[name] = [*values, *extra]
+    return merged
+
+
+def _value_sets(
+    spec: ContractSpec, candidates: dict[str, list[Any]], absent: frozenset[str]
+) -> list[dict[str, Any]]:
     """The present fields at their first plausible value, then each field's other values
     in turn (one at a time keeps the count linear in the number of values)."""
-    present = [field.name for field in world.spec.fields if field.name not in absent]
-    base = {name: world.candidates[name][0] for name in present}
+    present = [field.name for field in spec.fields if field.name not in absent]
+    base = {name: candidates[name][0] for name in present}
     found = [base]
     for name in present:
-        found.extend({**base, name: value} for value in world.candidates[name][1:])
+        found.extend({**base, name: value} for value in candidates[name][1:])
     return found
 
 
@@ -55,8 +77,21 @@ def _absence(absent: frozenset[str]) -> str:
     return f"{', '.join(sorted(absent))} absent"
 
 
+def _recorded_note(fields: dict[str, Any], recorded: dict[str, list[Any]]) -> str:
+    """Which of these values an owner has returned in a recent read, said in the finding
+    (a reviewer otherwise takes `'collect'` for a value the gate made up)."""
+    real = [
+        f"{name}={value!r}"
+        for name, value in fields.items()
+        if any(type(value) is type(seen) and value == seen for seen in recorded.get(name, ()))
+    ]
+    return f"; read from its owner in a recent decision: {', '.join(real)}" if real else ""
+
+
 def policy_evaluates(world: World) -> Finding:
     spec = world.spec
+    recorded = world.memo("recorded_values", lambda: recorded_values(spec))
+    candidates = _with_recorded(world.candidates, recorded)
     labels = rule_labels(spec)
     optional = [field.name for field in spec.fields if not field.required]
     effects = [binding.effect() for binding in world.bindings()]
@@ -64,7 +99,7 @@ def policy_evaluates(world: World) -> Finding:
     combinations = presence_combinations(optional)
     checks = 0
     for absent in combinations:
-        for fields in _value_sets(world, absent):
+        for fields in _value_sets(spec, candidates, absent):
             for effect, proposed in zip(effects, proposals, strict=True):
                 for rule, label in zip(spec.rules, labels, strict=True):
                     checks += 1
@@ -73,14 +108,17 @@ def policy_evaluates(world: World) -> Finding:
                         return Finding(
                             False,
                             f"{label} cannot be evaluated with {_absence(absent)} "
-                            f"(fields {fields!r}; {proposed}): {error}; it fails closed "
+                            f"(fields {fields!r}{_recorded_note(fields, recorded)}; "
+                            f"{proposed}): {error}; it fails closed "
                             + ("(never matches)." if rule.kind == "allow" else "(matches)."),
                             checks,
                         )
+    real = sum(len(values) for values in recorded.values())
     return Finding(
         True,
         f"{len(spec.rules)} rules evaluated to a boolean in {checks} cases: "
         f"{len(combinations)} combinations of {len(optional)} optional fields present and "
-        f"absent, {len(effects)} proposals.",
+        f"absent, {len(effects)} proposals"
+        + (f", {real} values owners returned in recent reads." if real else "."),
         checks,
     )

@@ -5,11 +5,24 @@ fields do not fail for values of the gate's own making."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from reconcile_app.models import Contract
+from django.utils import timezone
+
+from reconcile_app.models import Contract, Principal, StateRead
+from reconcile_app.selectors.contracts import contract_spec
+from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from reconcile_app.services.release_gates import release_gates_run
 from reconcile_app.services.release_gates.policy_evaluates import presence_combinations
+from reconcile_app.services.release_gates.recorded import PER_FIELD, recorded_values
+from sandbox_app.choices import FaultKind
+from sandbox_app.models import SandboxFault
+from tests.conftest import make_agent
+from tests.factories import SandboxRecordFactory, load_yaml
 from tests.reconcile_app.release_gates.conftest import failed, gate
+
+COLLECTIONS = "collections-contact-release"
 
 ContractFrom = Callable[[str], Contract]
 
@@ -150,3 +163,98 @@ def test_every_combination_up_to_six_optional_fields_then_each_alone():
     assert len(combinations) == 9
     assert frozenset() in combinations and frozenset(seven) in combinations
     assert all(frozenset({name}) in combinations for name in seven)
+
+
+# --- values the owners really return ---------------------------------------------------
+
+MISTYPED = """
+    decision_class: mistyped-status
+    version: "1"
+    purpose: collections
+    required:
+      - {field: collections_status, source: case-service, max_age_seconds: 300}
+    actions:
+      release_collections_hold: {field: collections_status}
+    policy:
+      version: "p1"
+      deny: [{when: 'fields.collections_status > 5', code: over_five}]
+      allow: [{when: 'true', permits: [release_collections_hold]}]
+"""
+
+
+def _decided_on(subject: str, value: Any) -> None:
+    """One live decision of the demo class, whose case-service read returned `value`."""
+    principal = Principal.objects.filter(name="recorded-agent").first() or (
+        make_agent("recorded-agent", [f"{COLLECTIONS}:release_collections_hold"]).principal
+    )
+    SandboxRecordFactory(subject=subject, value=value, version=3, valid_from=timezone.now())
+    snapshot_issue(
+        principal=principal,
+        request=ReconcileRequest(
+            subject=subject, purpose="collections", decision_class=COLLECTIONS
+        ),
+    )
+
+
+def test_a_rule_of_the_wrong_type_for_what_owners_return_fails(contract_from: ContractFrom):
+    contract = contract_from(MISTYPED)
+    # Tried only with the rule's own literal (5, 6, 4), the mistyped rule looks sound.
+    assert gate(contract, "policy_evaluates").status == "passed"
+
+    _decided_on("acct-recorded", "collect")
+
+    failed(
+        gate(contract, "policy_evaluates"),
+        "deny rule 1 (over_five) `fields.collections_status > 5`",
+        "'collections_status': 'collect'",
+        "read from its owner in a recent decision: collections_status='collect'",
+        "fails closed (matches)",
+    )
+
+
+def test_the_same_field_from_another_owner_is_not_what_this_contract_reads(
+    estate: None, tmp_path: Path
+):
+    # archive-service's `collections_status` is another owner's field, whatever its name.
+    load_yaml(
+        tmp_path,
+        {
+            "archive-service.yaml": """
+                source: archive-service
+                owner: archive-team
+                adapter: sandbox
+                consistency: linearizable
+                fact_classes: [collections_status]
+            """,
+            "contract.yaml": MISTYPED.replace("case-service", "archive-service"),
+        },
+    )
+    contract = Contract.objects.get(decision_class="mistyped-status")
+    _decided_on("acct-other-owner", "collect")
+
+    result = gate(contract, "policy_evaluates")
+
+    assert result.status == "passed", result.detail
+    assert "recent reads" not in result.detail
+
+
+def test_recorded_values_keep_one_of_each_type_first_and_a_bounded_number(estate: None):
+    spec = contract_spec(Contract.objects.get(decision_class=COLLECTIONS))
+    for index, value in enumerate(["collect", "hold", *(f"s{n}" for n in range(12)), 7, True]):
+        _decided_on(f"acct-{index}", value)
+
+    values = recorded_values(spec)["collections_status"]
+
+    assert len(values) == PER_FIELD
+    # Newest first; the number and the boolean are kept although twelve strings came after.
+    assert values[:3] == [True, 7, "s11"]
+    assert set(values) <= {"collect", "hold", 7, True, *(f"s{n}" for n in range(12))}
+
+
+def test_reads_that_were_not_ok_are_not_values(estate: None):
+    spec = contract_spec(Contract.objects.get(decision_class=COLLECTIONS))
+    SandboxFault.objects.create(source="case-service", kind=FaultKind.UNAVAILABLE)
+    _decided_on("acct-down", "collect")  # read `unavailable`: the record is not a value
+    assert StateRead.objects.get(field="collections_status").status == "unavailable"
+
+    assert "collections_status" not in recorded_values(spec)

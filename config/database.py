@@ -53,6 +53,10 @@ def database_settings(
     engine = default["ENGINE"]
     options = default.setdefault("OPTIONS", {})
     if engine.endswith("postgresql"):
+        # Django's backend with a health check that costs no round trip
+        # (config/postgresql/base.py): kept connections survive a server restart.
+        default["ENGINE"] = "config.postgresql"
+        default["CONN_HEALTH_CHECKS"] = True
         # JIT compiles any query the planner thinks expensive; recursive CTEs are always
         # estimated huge, so lineage queries paid 15-150 ms of compilation for nothing.
         options.setdefault("options", "-c jit=off")

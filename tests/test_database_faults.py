@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.db import OperationalError, connection
 
@@ -99,3 +101,43 @@ def test_postgresql_backend_killed_mid_snapshot_is_503_and_writes_nothing(
     connection.close()  # the killed session is gone; the next query opens a new one
     for model in (DecisionSnapshot, StateRead, ClaimVerdict, DecisionReceipt):
         assert not model.objects.exists(), model.__name__
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a real server-side kill")
+@pytest.mark.django_db(transaction=True)
+def test_a_kept_connection_the_server_closed_is_replaced_before_the_next_request(
+    collectible, agent
+):
+    """A PostgreSQL restart between two requests: the next request opens a new session
+    instead of failing on the old one (config/postgresql/base.py)."""
+    import psycopg
+
+    body = {
+        "subject": SUBJECT,
+        "purpose": "collections",
+        "decision_class": "collections-contact-release",
+    }
+    assert agent.post("/api/v1/reconcile", body).status_code == 201
+    killed = connection.connection.info.backend_pid
+    settings_dict = connection.settings_dict
+    with psycopg.connect(
+        host=settings_dict["HOST"] or "127.0.0.1",
+        port=settings_dict["PORT"] or 5432,
+        user=settings_dict["USER"],
+        dbname=settings_dict["NAME"],
+        autocommit=True,
+    ) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", [killed])
+        deadline = time.monotonic() + 5
+        while (
+            admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [killed]).fetchone()
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.02)
+    # What Django runs as each request ends (the test client leaves it out).
+    connection.close_if_unusable_or_obsolete()
+
+    response = agent.post("/api/v1/reconcile", body)
+
+    assert response.status_code == 201, response.content
+    assert connection.connection.info.backend_pid != killed

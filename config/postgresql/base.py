@@ -19,7 +19,11 @@ from django.db.backends.postgresql.base import DatabaseWrapper as PostgreSQLData
 
 class DatabaseWrapper(PostgreSQLDatabaseWrapper):
     def close_if_health_check_failed(self) -> None:
-        if self.connection is None or not self.health_check_enabled or self.health_check_done:
+        # Django's own attributes (the stubs know neither): CONN_HEALTH_CHECKS, and whether
+        # this request has checked already.
+        enabled: bool = getattr(self, "health_check_enabled", False)
+        done: bool = getattr(self, "health_check_done", False)
+        if self.connection is None or not enabled or done:
             return
         if self._server_spoke() and not self.is_usable():
             self.close()

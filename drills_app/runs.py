@@ -97,7 +97,12 @@ def _results_for(run: DrillRun) -> tuple[dict[str, Any], bool | None]:
         return drift_benchmark_run(DriftParameters(**run.parameters), on_progress=progress), None
     from drills_app.scenarios import DrillParameters, drill_suite_run
 
-    report = drill_suite_run(DrillParameters.from_dict(run.parameters), on_progress=progress)
+    report = drill_suite_run(
+        DrillParameters.from_dict(run.parameters),
+        on_progress=progress,
+        started_by=run.started_by,
+        run_label=f"run #{run.pk}",
+    )
     return report, bool(report["passed"])
 
 

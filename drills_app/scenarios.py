@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from drills_app import poisoned
 from drills_app.baseline import baseline_arm
+from drills_app.cleanup import drill_rows_close
 from drills_app.protocol import protocol_arm
 from drills_app.tally import replay_snapshots, suite_report
 from drills_app.world import (
@@ -264,13 +265,39 @@ def _trial(
 def drill_suite_run(
     parameters: DrillParameters,
     on_progress: Callable[[int, int, str], None] | None = None,
+    *,
+    started_by: Any = None,
+    run_label: str = "",
 ) -> dict[str, Any]:
-    """Run every selected scenario `repeat` times on both arms; the report is plain JSON."""
+    """Run every selected scenario `repeat` times on both arms; the report is plain JSON.
+    Whatever the trials leave open in the operators' queues is closed at the end, pass or
+    fail (cleanup.py), in the name of `started_by`."""
     parameters.check()
     started = time.perf_counter()
     principal = drill_estate_ensure()
-    spec = contract_spec(contract_current(decision_class=DECISION_CLASS, version=None))
     tag = secrets.token_hex(3)  # unique subjects and keys: the drill can run again and again
+    try:
+        report = _suite(parameters, on_progress, principal, tag)
+    finally:
+        closed = drill_rows_close(
+            principal=principal,
+            note=f"Closed by the drill {run_label or 'run'} (tag {tag}) that opened it: "
+            "a drill's question, nobody's to answer.",
+            actor=started_by,
+        )
+    report["closed"] = closed.as_dict()
+    report["tag"] = tag
+    report["elapsed_seconds"] = round(time.perf_counter() - started, 3)
+    return report
+
+
+def _suite(
+    parameters: DrillParameters,
+    on_progress: Callable[[int, int, str], None] | None,
+    principal: Principal,
+    tag: str,
+) -> dict[str, Any]:
+    spec = contract_spec(contract_current(decision_class=DECISION_CLASS, version=None))
     selected = [scenario for scenario in SCENARIOS if scenario.name in parameters.scenarios]
     poisoning = poisoned.NAME in parameters.scenarios
     total = (len(selected) + poisoning) * parameters.repeat
@@ -308,6 +335,4 @@ def drill_suite_run(
         report["poisoned_memory"] = section
         report["failures"] += [f"{poisoned.NAME}: {failure}" for failure in section["failures"]]
         report["passed"] = report["passed"] and section["passed"]
-    report["tag"] = tag
-    report["elapsed_seconds"] = round(time.perf_counter() - started, 3)
     return report

@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from drills_app import scenarios
 from drills_app.baseline import baseline_arm
 from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
-from drills_app.runs import drill_run_start
+from drills_app.runs import drill_run_execute, drill_run_start
 from drills_app.scenarios import (
     SCENARIO_NAMES,
     SEED_SCENARIO_NAMES,
@@ -23,8 +24,9 @@ from drills_app.scenarios import (
 from drills_app.world import CASE_SOURCE, COMPLAINTS_SOURCE
 from reconcile_app.choices import EffectStatus
 from reconcile_app.errors import Conflict
-from reconcile_app.models import Contradiction, Effect, Escalation
+from reconcile_app.models import AuditEvent, Contradiction, Effect, Escalation
 from sandbox_app.models import SandboxEffect, SandboxFault
+from tests.conftest import make_agent
 
 
 @pytest.fixture
@@ -146,6 +148,57 @@ def test_drill_leaves_no_fault_and_escalates_to_its_own_owner(report):
     assert Contradiction.objects.filter(subject__startswith="drill-").exists()
 
 
+def test_drill_leaves_the_operators_queues_as_it_found_them(db, operator):
+    # Someone's real question, open before the drill: the drill leaves it alone.
+    real = make_agent("real-agent", [])
+    kept = Escalation.objects.create(
+        escalation_id="esc-real",
+        code="needs_review",
+        owner="collections-ops",
+        next_action="review",
+        requested_by=real.principal,
+        opened_at=timezone.now(),
+    )
+    run = drill_run_start(
+        kind=DrillRunKind.DRILL, parameters={"repeat": 1}, started_by=operator.user
+    )
+
+    finished = drill_run_execute(run_id=run.pk)
+
+    # The drill opened an escalation and contradictions, and closed them in the operator's name.
+    assert finished.results["closed"]["escalations"] == 1
+    assert finished.results["closed"]["contradictions"] >= 1
+    assert not Escalation.objects.filter(status="open").exclude(pk=kept.pk).exists()
+    assert not Contradiction.objects.filter(status="open").exists()
+    drills = Escalation.objects.exclude(pk=kept.pk).get()
+    assert drills.status == "rejected" and drills.decided_by == operator.user
+    assert f"run #{run.pk}" in drills.rationale
+    resolved = Contradiction.objects.filter(subject__startswith="drill-")
+    assert {row.resolved_by for row in resolved} == {operator.user}
+    closing = AuditEvent.objects.filter(
+        action__in=["escalation.reject", "contradiction.resolve"], actor=operator.user
+    )
+    assert closing.count() == 1 + resolved.count()
+    assert all(f"run #{run.pk}" in event.reason for event in closing)
+    kept.refresh_from_db()
+    assert kept.status == "open"
+
+
+def test_a_drill_that_fails_half_way_still_closes_what_it_opened(db, monkeypatch):
+    original = scenarios.replay_snapshots
+
+    def broken(arms):
+        original(arms)
+        raise RuntimeError("replay service down")
+
+    monkeypatch.setattr(scenarios, "replay_snapshots", broken)
+    with pytest.raises(RuntimeError):
+        drill_suite_run(DrillParameters(repeat=1, scenarios=("sources_disagree_valid_time",)))
+
+    assert Escalation.objects.filter(status="rejected").exists()
+    assert not Escalation.objects.filter(status="open").exists()
+
+
 def test_drill_runs_again_on_the_same_database(report):
     again = drill_suite_run(DrillParameters(repeat=1, scenarios=("timeout_after_commit",)))
     assert again["passed"] and again["tag"] != report["tag"]
@@ -158,6 +211,7 @@ def test_command_prints_both_arms_stores_the_run_and_exits_zero(db):
     assert "protocol: PASSED" in text
     assert "baseline failed where the seed says it does: yes" in text
     assert "stale-memory escape rate" in text and "100.0% (5/5)" in text
+    assert "closed what the drill left open in the operators' queues: 1 escalations" in text
     run = DrillRun.objects.get()
     assert run.kind == DrillRunKind.DRILL and run.status == DrillRunStatus.COMPLETE
     assert run.passed is True

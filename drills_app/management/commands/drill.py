@@ -90,6 +90,12 @@ class Command(BaseCommand):
             f"{report['parameters']['repeat']} trials, protocol and naive baseline on the same "
             f"inputs, {report['elapsed_seconds']:.1f}s\n"
         )
+        closed = report.get("closed") or {}
+        write(
+            f"closed what the drill left open in the operators' queues: "
+            f"{closed.get('escalations', 0)} escalations rejected, "
+            f"{closed.get('contradictions', 0)} contradictions resolved\n"
+        )
         header = (
             f"{'scenario':<28}{'arm':<10}{'escape':>8}{'unsupp':>8}{'dup':>6}{'silent':>8}"
             f"{'f.ref':>7}{'reconcile p50/p95':>22}{'unknown→resolved':>20}  replay"

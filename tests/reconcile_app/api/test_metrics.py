@@ -62,13 +62,34 @@ def open_unknown_outcome(subject: str, minutes_ago: int) -> Effect:
     return effect
 
 
+def open_contradiction(subject: str) -> None:
+    """Two sources disagreeing about valid time: an escalation and a contradiction, open
+    (a drill closes its own when it ends, drills_app/cleanup.py)."""
+    principal = drill_estate_ensure()
+    scenario = next(item for item in SCENARIOS if item.name == "sources_disagree_valid_time")
+    world = world_prepare(scenario=scenario, subject=subject, now=timezone.now())
+    snapshot = snapshot_issue(
+        principal=principal,
+        request=ReconcileRequest(
+            subject=subject,
+            purpose=PURPOSE,
+            decision_class=DECISION_CLASS,
+            proposed_action=scenario.action,
+            claims=world.claims,
+        ),
+    )
+    assert snapshot.result == "escalate"
+
+
 @pytest.fixture
 def traffic(db, operator, estate, agent) -> None:
-    """A stored drill (refusals, an escalation, contradictions, a resolved unknown outcome),
-    an unknown outcome still open, a memory-class quarantine, and one reconcile request."""
+    """A stored drill (refusals, a resolved unknown outcome; the escalation and
+    contradictions it opened, closed as it ended), an escalation and a contradiction still
+    open, an unknown outcome still open, a memory-class quarantine, and one reconcile request."""
     seed_account_17(timezone.now())
     assert agent.post("/api/v1/reconcile", reconcile_body()).status_code == 201
     call_command("drill", "--repeat", "1", stdout=io.StringIO())
+    open_contradiction("metrics-contradiction")
     open_unknown_outcome("metrics-unknown", minutes_ago=10)
     quarantine_create(
         scope="memory_class", target="case-notes", reason="poisoned", actor=operator.user
@@ -100,7 +121,7 @@ def test_figures_come_from_the_real_traffic(traffic, auditor):
     assert refusals[("deny", "hardship_hold")] >= 1
     assert refusals[("refuse", "stale_state")] == 1
     assert refusals[("refuse", "evidence_missing")] == 1
-    assert refusals[("escalate", "contradiction")] == 1
+    assert refusals[("escalate", "contradiction")] == 2  # the drill's, and the open one
     assert body["escalations"]["open"] == 1
     assert body["escalations"]["by_code"] == {"contradiction": 1}
     assert body["contradictions"]["by_kind"]["evidence_vs_state"] == 1
@@ -166,7 +187,7 @@ def test_prometheus_exposition_for_an_operator(traffic, operator):
     assert response["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
     text = response.content.decode()
     assert "# TYPE reconcile_decisions_total counter" in text
-    assert 'reconcile_decisions_total{result="escalate"} 1' in text
+    assert 'reconcile_decisions_total{result="escalate"} 2' in text  # the drill's, the open one
     assert "reconcile_unknown_outcomes_open 1" in text
     assert 'reconcile_quarantines_active{scope="memory_class"} 1' in text
     assert 'reconcile_quarantines_active{scope="source"} 0' in text

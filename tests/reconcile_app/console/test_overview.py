@@ -32,7 +32,7 @@ from reconcile_app.charts import (
 from reconcile_app.selectors.metrics import operational_metrics
 from reconcile_app.services.quarantine import quarantine_create
 from tests.factories import reconcile_body, seed_account_17
-from tests.reconcile_app.api.test_metrics import open_unknown_outcome
+from tests.reconcile_app.api.test_metrics import open_contradiction, open_unknown_outcome
 from tests.reconcile_app.console.conftest import signed_in
 
 # session, user, the user's groups (roles), then operational_metrics(): effects by status,
@@ -83,6 +83,7 @@ def traffic(db: Any, operator: Any, estate: Any, agent: Any) -> DrillRun:
         run_id=drill_run_start(kind=DrillRunKind.DRILL, parameters={"repeat": 1}).pk
     )
     assert run.status == DrillRunStatus.COMPLETE, run.error
+    open_contradiction("overview-contradiction")  # the drill closes its own
     open_unknown_outcome("overview-unknown", minutes_ago=40)
     quarantine_create(
         scope="memory_class", target="case-notes", reason="poisoned", actor=operator.user

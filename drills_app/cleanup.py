@@ -1,0 +1,81 @@
+"""A drill leaves the operators' queues as it found them.
+
+The drill runs its trials through the real services, as the drill agent, in its own sources
+and subjects: its `escalate` decisions open escalations and its contradicted claims open
+contradictions, in the same queues (and the same "open" gauges) that operations triage. Those
+are the drill's questions, nobody's to answer, and a drill run every day would bury the real
+ones. So once its trials are measured, the drill closes what its agent left open: escalations
+rejected and contradictions resolved, each with a note naming the run, audited as the person
+who started the drill (or `system` for a run from the command line). The rows stay, with
+their history, for anyone who wants to see what the drill did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from reconcile_app.choices import ContradictionStatus, EscalationStatus
+from reconcile_app.models import Contradiction, Escalation, Principal
+from reconcile_app.services.audit import audit_record
+
+
+@dataclass(frozen=True)
+class Closed:
+    escalations: int
+    contradictions: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {"escalations": self.escalations, "contradictions": self.contradictions}
+
+
+def drill_rows_close(*, principal: Principal, note: str, actor: Any = None) -> Closed:
+    """Reject the drill agent's open escalations and resolve the open contradictions its
+    snapshots saw, in one transaction, each audited with `note`."""
+    now = timezone.now()
+    with transaction.atomic():
+        escalations = list(
+            Escalation.objects.select_for_update()
+            .filter(status=EscalationStatus.OPEN, requested_by=principal)
+            .order_by("id")
+        )
+        for escalation in escalations:
+            escalation.status = EscalationStatus.REJECTED
+            escalation.decided_at = now
+            escalation.decided_by = actor if getattr(actor, "pk", None) else None
+            escalation.rationale = note
+            escalation.save(update_fields=["status", "decided_at", "decided_by", "rationale"])
+            audit_record(
+                actor=actor,
+                action="escalation.reject",
+                object_kind="escalation",
+                object_ref=escalation.escalation_id,
+                reason=note,
+                before={"status": EscalationStatus.OPEN},
+                after={"status": EscalationStatus.REJECTED},
+            )
+        contradictions = list(
+            Contradiction.objects.select_for_update(of=("self",))
+            .filter(status=ContradictionStatus.OPEN, snapshot__principal=principal)
+            .order_by("id")
+        )
+        for contradiction in contradictions:
+            Contradiction.objects.filter(pk=contradiction.pk).update(
+                status=ContradictionStatus.RESOLVED,
+                resolved_at=now,
+                resolved_by=actor if getattr(actor, "pk", None) else None,
+                resolution_note=note,
+            )
+            audit_record(
+                actor=actor,
+                action="contradiction.resolve",
+                object_kind="contradiction",
+                object_ref=str(contradiction.pk),
+                reason=note,
+                before={"status": ContradictionStatus.OPEN},
+                after={"status": ContradictionStatus.RESOLVED},
+            )
+    return Closed(escalations=len(escalations), contradictions=len(contradictions))

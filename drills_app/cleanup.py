@@ -33,13 +33,23 @@ class Closed:
 
 
 def drill_rows_close(*, principal: Principal, note: str, actor: Any = None) -> Closed:
-    """Reject the drill agent's open escalations and resolve the open contradictions its
-    snapshots saw, in one transaction, each audited with `note`."""
+    """Reject the drill agent's open decision escalations and resolve the open
+    contradictions its snapshots saw, in one transaction, each audited with `note`."""
     now = timezone.now()
     with transaction.atomic():
         escalations = list(
             Escalation.objects.select_for_update()
-            .filter(status=EscalationStatus.OPEN, requested_by=principal)
+            # A decision's question only: a promotion's, a fact key's or an effect's would
+            # need its own settling (services/escalations.escalation_decide), and the drill
+            # opens none.
+            .filter(
+                status=EscalationStatus.OPEN,
+                requested_by=principal,
+                snapshot__isnull=False,
+                memory__isnull=True,
+                effect__isnull=True,
+                fact_key="",
+            )
             .order_by("id")
         )
         for escalation in escalations:

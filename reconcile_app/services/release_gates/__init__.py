@@ -13,14 +13,16 @@ closed. One module per gate, each saying what it proves and which seed test it i
 - `contradiction_handling` (contradictions.py): `contradictions: escalate | refuse` is
   what an evidence-vs-state contradiction yields.
 - `policy_evaluates` (policy_evaluates.py): every rule evaluates with each optional field
-  present and absent.
+  present and absent, on the contract's own values and on those its fields' owners returned
+  in recent reads (recorded.py).
 - `invariance` (invariance.py): histories that reduce to the same state decide alike;
   duplicated and reordered delivery folds identically (contracts with a reducer).
 - `correction_trace` (correction_trace.py): a correction's blast radius reaches the snapshot
   that used the entry, and taints it.
 
 The gates run against any version, draft included, and never read an owner system: the
-engine gates decide synthetic states (world.py); replay and correction_trace share one drill
+engine gates decide synthetic states (world.py), `policy_evaluates` also the values recorded
+in recent state reads; replay and correction_trace share one drill
 (drill.py) in a scratch estate that is always rolled back (scratch.py), so the first of the
 two carries its time. A gate that raises is reported `failed` with the exception; nothing
 propagates.

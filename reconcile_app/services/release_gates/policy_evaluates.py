@@ -25,10 +25,12 @@ from typing import Any
 from reconcile_app import policy
 from reconcile_app.reconciliation.types import ContractSpec
 from reconcile_app.services.release_gates.candidates import rule_labels
-from reconcile_app.services.release_gates.recorded import recorded_values
+from reconcile_app.services.release_gates.recorded import Recorded, recorded_values
 from reconcile_app.services.release_gates.world import Finding, World, proposal
 
 MAX_FULL_COMBINATIONS = 6
+# Recorded values paired with other fields' candidates: the rest add little but time.
+MAX_PAIRED = 2000
 
 
 def presence_combinations(optional: list[str]) -> list[frozenset[str]]:
@@ -88,37 +90,69 @@ def _recorded_note(fields: dict[str, Any], recorded: dict[str, list[Any]]) -> st
     return f"; read from its owner in a recent decision: {', '.join(real)}" if real else ""
 
 
+def _recorded_sets(
+    spec: ContractSpec, candidates: dict[str, list[Any]], recorded: Recorded
+) -> list[tuple[frozenset[str], dict[str, Any]]]:
+    """The states the owners' values make: each recorded state (fields it did not read at
+    their first candidate), then each recorded value beside each candidate of every other
+    field (a guard on another field hides a mistyped value only at some of its values),
+    `MAX_PAIRED` at most."""
+    names = [field.name for field in spec.fields]
+    base = {name: candidates[name][0] for name in names}
+    found: list[tuple[frozenset[str], dict[str, Any]]] = [
+        (frozenset(), {**base, **state}) for state in recorded.states
+    ]
+    paired = [
+        {**base, name: value, other: candidate}
+        for name in names
+        for value in recorded.values.get(name, ())
+        for other in names
+        if other != name
+        for candidate in candidates[other]
+    ]
+    return found + [(frozenset(), fields) for fields in paired[:MAX_PAIRED]]
+
+
 def policy_evaluates(world: World) -> Finding:
     spec = world.spec
     recorded = world.memo("recorded_values", lambda: recorded_values(spec))
-    candidates = _with_recorded(world.candidates, recorded)
+    candidates = _with_recorded(world.candidates, recorded.values)
     labels = rule_labels(spec)
     optional = [field.name for field in spec.fields if not field.required]
     effects = [binding.effect() for binding in world.bindings()]
     proposals = [proposal(binding) for binding in world.bindings()]
     combinations = presence_combinations(optional)
+    cases = [
+        (absent, fields)
+        for absent in combinations
+        for fields in _value_sets(spec, candidates, absent)
+    ] + _recorded_sets(spec, candidates, recorded)
     checks = 0
-    for absent in combinations:
-        for fields in _value_sets(spec, candidates, absent):
-            for effect, proposed in zip(effects, proposals, strict=True):
-                for rule, label in zip(spec.rules, labels, strict=True):
-                    checks += 1
-                    result, error = policy.evaluate_explained(rule.expression, fields, effect)
-                    if result is None:
-                        return Finding(
-                            False,
-                            f"{label} cannot be evaluated with {_absence(absent)} "
-                            f"(fields {fields!r}{_recorded_note(fields, recorded)}; "
-                            f"{proposed}): {error}; it fails closed "
-                            + ("(never matches)." if rule.kind == "allow" else "(matches)."),
-                            checks,
-                        )
-    real = sum(len(values) for values in recorded.values())
+    for absent, fields in cases:
+        for effect, proposed in zip(effects, proposals, strict=True):
+            for rule, label in zip(spec.rules, labels, strict=True):
+                checks += 1
+                result, error = policy.evaluate_explained(rule.expression, fields, effect)
+                if result is None:
+                    return Finding(
+                        False,
+                        f"{label} cannot be evaluated with {_absence(absent)} "
+                        f"(fields {fields!r}{_recorded_note(fields, recorded.values)}; "
+                        f"{proposed}): {error}; it fails closed "
+                        + ("(never matches)." if rule.kind == "allow" else "(matches)."),
+                        checks,
+                    )
+    real = sum(len(values) for values in recorded.values.values())
     return Finding(
         True,
         f"{len(spec.rules)} rules evaluated to a boolean in {checks} cases: "
         f"{len(combinations)} combinations of {len(optional)} optional fields present and "
         f"absent, {len(effects)} proposals"
-        + (f", {real} values owners returned in recent reads." if real else "."),
+        + (
+            f"; {real} values owners returned in recent reads, and {len(recorded.states)} "
+            "states recent decisions read."
+            if real
+            else "."
+        ),
         checks,
     )

@@ -15,7 +15,11 @@ from reconcile_app.selectors.contracts import contract_spec
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from reconcile_app.services.release_gates import release_gates_run
 from reconcile_app.services.release_gates.policy_evaluates import presence_combinations
-from reconcile_app.services.release_gates.recorded import PER_FIELD, recorded_values
+from reconcile_app.services.release_gates.recorded import (
+    CHOOSE_FROM,
+    PER_FIELD,
+    recorded_values,
+)
 from sandbox_app.choices import FaultKind
 from sandbox_app.models import SandboxFault
 from tests.conftest import make_agent
@@ -243,12 +247,50 @@ def test_recorded_values_keep_one_of_each_type_first_and_a_bounded_number(estate
     for index, value in enumerate(["collect", "hold", *(f"s{n}" for n in range(12)), 7, True]):
         _decided_on(f"acct-{index}", value)
 
-    values = recorded_values(spec)["collections_status"]
+    values = recorded_values(spec).values["collections_status"]
 
     assert len(values) == PER_FIELD
     # Newest first; the number and the boolean are kept although twelve strings came after.
     assert values[:3] == [True, 7, "s11"]
     assert set(values) <= {"collect", "hold", 7, True, *(f"s{n}" for n in range(12))}
+
+
+def test_a_rare_type_is_kept_however_many_values_came_after_it(estate: None):
+    spec = contract_spec(Contract.objects.get(decision_class=COLLECTIONS))
+    _decided_on("acct-number", 7)
+    for index in range(CHOOSE_FROM + 1):
+        _decided_on(f"acct-s{index}", f"s{index}")
+
+    values = recorded_values(spec).values["collections_status"]
+
+    assert 7 in values and len(values) == PER_FIELD
+
+
+def test_a_mistyped_value_behind_another_fields_guard_fails(contract_from: ContractFrom):
+    # `false && error` is false: beside "open" the mistyped comparison is never reached, and
+    # only a state with another complaint status shows it.
+    contract = contract_from(
+        MISTYPED.replace(
+            "'fields.collections_status > 5'",
+            "'has(fields.complaint_status) && fields.complaint_status != \"open\" "
+            "&& fields.collections_status > 5'",
+        ).replace(
+            "    actions:",
+            "    optional:\n"
+            "      - {field: complaint_status, source: complaints-service, "
+            "max_age_seconds: 600}\n"
+            "    actions:",
+        )
+    )
+    assert gate(contract, "policy_evaluates").status == "passed"
+
+    _decided_on("acct-guarded", "collect")
+
+    failed(
+        gate(contract, "policy_evaluates"),
+        "fields.collections_status > 5",
+        "read from its owner in a recent decision: collections_status='collect'",
+    )
 
 
 def test_reads_that_were_not_ok_are_not_values(estate: None):
@@ -257,4 +299,4 @@ def test_reads_that_were_not_ok_are_not_values(estate: None):
     _decided_on("acct-down", "collect")  # read `unavailable`: the record is not a value
     assert StateRead.objects.get(field="collections_status").status == "unavailable"
 
-    assert "collections_status" not in recorded_values(spec)
+    assert "collections_status" not in recorded_values(spec).values

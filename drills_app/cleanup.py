@@ -4,16 +4,17 @@ The drill runs its trials through the real services, as the drill agent, in its 
 and subjects: its `escalate` decisions open escalations and its contradicted claims open
 contradictions, in the same queues (and the same "open" gauges) that operations triage. Those
 are the drill's questions, nobody's to answer, and a drill run every day would bury the real
-ones. So once its trials are measured, the drill closes what its agent left open: escalations
-rejected and contradictions resolved, each with a note naming the run, audited as the person
-who started the drill (or `system` for a run from the command line). The rows stay, with
-their history, for anyone who wants to see what the drill did.
+ones. So once its trials are measured, the drill closes what its agent left open on the
+run's own subjects (`drill-{tag}-…`): escalations rejected and contradictions resolved, each
+with a note naming the run and the person who started it. They are recorded as the
+system's doing, not that person's: starting a drill takes an operator, deciding an
+escalation a reviewer. The rows stay, with their history, for anyone who wants to see what
+the drill did.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -32,9 +33,10 @@ class Closed:
         return {"escalations": self.escalations, "contradictions": self.contradictions}
 
 
-def drill_rows_close(*, principal: Principal, note: str, actor: Any = None) -> Closed:
-    """Reject the drill agent's open decision escalations and resolve the open
-    contradictions its snapshots saw, in one transaction, each audited with `note`."""
+def drill_rows_close(*, principal: Principal, subjects: str, note: str) -> Closed:
+    """Reject the drill agent's open decision escalations on subjects starting `subjects`
+    and resolve the open contradictions its snapshots saw there, in one transaction, each
+    audited as `system` with `note`."""
     now = timezone.now()
     with transaction.atomic():
         escalations = list(
@@ -45,7 +47,7 @@ def drill_rows_close(*, principal: Principal, note: str, actor: Any = None) -> C
             .filter(
                 status=EscalationStatus.OPEN,
                 requested_by=principal,
-                snapshot__isnull=False,
+                snapshot__subject__startswith=subjects,
                 memory__isnull=True,
                 effect__isnull=True,
                 fact_key="",
@@ -55,11 +57,11 @@ def drill_rows_close(*, principal: Principal, note: str, actor: Any = None) -> C
         for escalation in escalations:
             escalation.status = EscalationStatus.REJECTED
             escalation.decided_at = now
-            escalation.decided_by = actor if getattr(actor, "pk", None) else None
+            escalation.decided_by = None
             escalation.rationale = note
             escalation.save(update_fields=["status", "decided_at", "decided_by", "rationale"])
             audit_record(
-                actor=actor,
+                actor=None,
                 action="escalation.reject",
                 object_kind="escalation",
                 object_ref=escalation.escalation_id,
@@ -69,18 +71,22 @@ def drill_rows_close(*, principal: Principal, note: str, actor: Any = None) -> C
             )
         contradictions = list(
             Contradiction.objects.select_for_update(of=("self",))
-            .filter(status=ContradictionStatus.OPEN, snapshot__principal=principal)
+            .filter(
+                status=ContradictionStatus.OPEN,
+                snapshot__principal=principal,
+                subject__startswith=subjects,
+            )
             .order_by("id")
         )
         for contradiction in contradictions:
             Contradiction.objects.filter(pk=contradiction.pk).update(
                 status=ContradictionStatus.RESOLVED,
                 resolved_at=now,
-                resolved_by=actor if getattr(actor, "pk", None) else None,
+                resolved_by=None,
                 resolution_note=note,
             )
             audit_record(
-                actor=actor,
+                actor=None,
                 action="contradiction.resolve",
                 object_kind="contradiction",
                 object_ref=str(contradiction.pk),

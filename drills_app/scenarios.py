@@ -11,6 +11,7 @@ from either arm's account of itself.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Callable
@@ -40,6 +41,8 @@ from drills_app.world import (
 from reconcile_app.models import Principal
 from reconcile_app.selectors.contracts import contract_current, contract_spec
 from sandbox_app.models import SandboxEffect, SandboxRecord
+
+logger = logging.getLogger(__name__)
 
 MIN = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
@@ -271,20 +274,26 @@ def drill_suite_run(
 ) -> dict[str, Any]:
     """Run every selected scenario `repeat` times on both arms; the report is plain JSON.
     Whatever the trials leave open in the operators' queues is closed at the end, pass or
-    fail (cleanup.py), in the name of `started_by`."""
+    fail (cleanup.py), naming `started_by` in the note."""
     parameters.check()
     started = time.perf_counter()
     principal = drill_estate_ensure()
     tag = secrets.token_hex(3)  # unique subjects and keys: the drill can run again and again
+    by = getattr(started_by, "username", "") or "the command line"
+    note = (
+        f"Closed by the drill {run_label or 'run'} (subjects drill-{tag}-*, started by {by}) "
+        "that opened it: a drill's question, nobody's to answer."
+    )
     try:
         report = _suite(parameters, on_progress, principal, tag)
-    finally:
-        closed = drill_rows_close(
-            principal=principal,
-            note=f"Closed by the drill {run_label or 'run'} (tag {tag}) that opened it: "
-            "a drill's question, nobody's to answer.",
-            actor=started_by,
-        )
+    except BaseException:
+        # Close what the trials opened before the failure, without hiding why they stopped.
+        try:
+            drill_rows_close(principal=principal, subjects=f"drill-{tag}-", note=note)
+        except Exception:
+            logger.exception("the failed drill's open rows could not be closed")
+        raise
+    closed = drill_rows_close(principal=principal, subjects=f"drill-{tag}-", note=note)
     report["closed"] = closed.as_dict()
     report["tag"] = tag
     report["elapsed_seconds"] = round(time.perf_counter() - started, 3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from django.db import OperationalError, connection
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, connections
 
 from config.insert_batch import InsertBatch
 from reconcile_app.models import ClaimVerdict, DecisionReceipt, DecisionSnapshot, StateRead
@@ -141,3 +141,25 @@ def test_a_kept_connection_the_server_closed_is_replaced_before_the_next_request
 
     assert response.status_code == 201, response.content
     assert connection.connection.info.backend_pid != killed
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's backend")
+@pytest.mark.django_db(transaction=True)
+def test_a_healthy_kept_connection_is_checked_without_a_round_trip(collectible, agent, monkeypatch):
+    """While the server has said nothing, the check is a poll of the socket: Django's own
+    `SELECT 1` (`is_usable`) is not sent on every request."""
+    body = {
+        "subject": SUBJECT,
+        "purpose": "collections",
+        "decision_class": "collections-contact-release",
+    }
+    assert agent.post("/api/v1/reconcile", body).status_code == 201
+    database = connections[DEFAULT_DB_ALIAS]
+    asked: list[int] = []
+    monkeypatch.setattr(type(database), "is_usable", lambda self: asked.append(1) or True)
+    database.close_if_unusable_or_obsolete()  # as each request ends
+
+    assert agent.post("/api/v1/reconcile", body).status_code == 201
+
+    assert database.health_check_enabled and database.health_check_done
+    assert asked == []

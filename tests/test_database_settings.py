@@ -22,6 +22,12 @@ def _options(**flags: bool) -> dict:
     ]["OPTIONS"]
 
 
+def test_postgresql_runs_on_the_backend_that_checks_kept_connections():
+    configured = database_settings(database_url=URL, sqlite_path="", sqlite_test_path="")
+    assert configured["default"]["ENGINE"] == "config.postgresql"
+    assert configured["default"]["CONN_HEALTH_CHECKS"] is True
+
+
 def test_postgresql_prepares_the_gates_statement_unless_told_not_to():
     # Django's default (None) never prepares; the snapshot statement's cursor needs a number.
     assert _options()["prepare_threshold"] == 5

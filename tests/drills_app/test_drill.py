@@ -149,7 +149,8 @@ def test_drill_leaves_no_fault_and_escalates_to_its_own_owner(report):
 
 
 def test_drill_leaves_the_operators_queues_as_it_found_them(db, operator):
-    # Someone's real question, open before the drill: the drill leaves it alone.
+    # Someone's real question, open before the drill, and an open one of the drill agent's
+    # on a subject of no run of this drill: the drill leaves both alone.
     real = make_agent("real-agent", [])
     kept = Escalation.objects.create(
         escalation_id="esc-real",
@@ -159,27 +160,36 @@ def test_drill_leaves_the_operators_queues_as_it_found_them(db, operator):
         requested_by=real.principal,
         opened_at=timezone.now(),
     )
+    earlier = drill_suite_run(DrillParameters(repeat=1, scenarios=("sources_disagree_valid_time",)))
+    Escalation.objects.filter(status="rejected").update(status="open")  # as if left open
+    left_open = set(Escalation.objects.filter(status="open").values_list("pk", flat=True))
     run = drill_run_start(
         kind=DrillRunKind.DRILL, parameters={"repeat": 1}, started_by=operator.user
     )
 
     finished = drill_run_execute(run_id=run.pk)
 
-    # The drill opened an escalation and contradictions, and closed them in the operator's name.
+    # The run opened an escalation and contradictions on its own subjects, and closed them.
+    tag = finished.results["tag"]
+    assert tag != earlier["tag"]
     assert finished.results["closed"]["escalations"] == 1
     assert finished.results["closed"]["contradictions"] >= 1
-    assert not Escalation.objects.filter(status="open").exclude(pk=kept.pk).exists()
-    assert not Contradiction.objects.filter(status="open").exists()
-    drills = Escalation.objects.exclude(pk=kept.pk).get()
-    assert drills.status == "rejected" and drills.decided_by == operator.user
-    assert f"run #{run.pk}" in drills.rationale
-    resolved = Contradiction.objects.filter(subject__startswith="drill-")
-    assert {row.resolved_by for row in resolved} == {operator.user}
+    assert set(Escalation.objects.filter(status="open").values_list("pk", flat=True)) == left_open
+    closed = Escalation.objects.get(
+        status="rejected", snapshot__subject__startswith=f"drill-{tag}-"
+    )
+    # The system's doing (starting a drill takes an operator, deciding a reviewer), naming
+    # the run and who started it.
+    assert closed.decided_by is None
+    assert f"run #{run.pk}" in closed.rationale and operator.user.username in closed.rationale
+    assert not Contradiction.objects.filter(status="open", subject__startswith=f"drill-{tag}-")
+    resolved = Contradiction.objects.filter(subject__startswith=f"drill-{tag}-")
+    assert {row.resolved_by for row in resolved} == {None}
     closing = AuditEvent.objects.filter(
-        action__in=["escalation.reject", "contradiction.resolve"], actor=operator.user
+        action__in=["escalation.reject", "contradiction.resolve"], reason__contains=f"run #{run.pk}"
     )
     assert closing.count() == 1 + resolved.count()
-    assert all(f"run #{run.pk}" in event.reason for event in closing)
+    assert {event.actor_name for event in closing} == {"system"}
     kept.refresh_from_db()
     assert kept.status == "open"
 

@@ -272,7 +272,7 @@ def test_a_mistyped_value_behind_another_fields_guard_fails(contract_from: Contr
     contract = contract_from(
         MISTYPED.replace(
             "'fields.collections_status > 5'",
-            "'has(fields.complaint_status) && fields.complaint_status != \"open\" "
+            '\'has(fields.complaint_status) && fields.complaint_status != "open" '
             "&& fields.collections_status > 5'",
         ).replace(
             "    actions:",

@@ -273,7 +273,9 @@ class ProvView(LineageAPIView):
         root_ids, roots = _one_root(node)
         wanted = set(root_ids)
         for direction in ("ancestors", "descendants"):
-            result = reach(root_ids, roots, direction=direction, limit=PROV_NODE_LIMIT)
+            result = reach(
+                root_ids, roots, direction=direction, limit=PROV_NODE_LIMIT, invalidations=True
+            )
             wanted |= {item["pk"] for item in result.nodes}
         document = prov_document(*subgraph(wanted))
         if fmt == "provn":

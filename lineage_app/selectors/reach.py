@@ -15,10 +15,12 @@ from typing import Any
 
 from django.db import connection
 
+from lineage_app.choices import Relation
 from lineage_app.models import Edge, Node
 from lineage_app.selectors.nodes import node_ids as lookup
 
 MAX_DEPTH = 64
+INVALIDATION = Relation.WAS_INVALIDATED_BY.value
 
 
 @dataclass(frozen=True)
@@ -30,35 +32,50 @@ class Reach:
 
 
 def _cte(
-    direction: str, root_ids: list[int], depth: int | None, as_of: datetime | None
+    direction: str,
+    root_ids: list[int],
+    depth: int | None,
+    as_of: datetime | None,
+    invalidations: bool,
 ) -> tuple[str, list[Any]]:
-    """The WITH RECURSIVE clause defining `reach(id)`, and its parameters in order."""
+    """The WITH RECURSIVE clause defining `reach(id)`, and its parameters in order.
+
+    An invalidation (`wasInvalidatedBy`: an entry revoked or superseded by a later one) is
+    not derivation: the later entry was not made from the one it replaces, and what was
+    built on it was built on the correction. Walked, it carried a correction's blast radius,
+    and its taint, onto every decision that used the corrected value. The graph's pages still
+    draw the edge (graph.py), and a PROV export follows it (`invalidations`): the document
+    says what invalidated what.
+    """
     edge = Edge._meta.db_table
     start, follow = ("src_id", "dst_id") if direction == "descendants" else ("dst_id", "src_id")
     placeholders = ", ".join(["%s"] * len(root_ids))
-    time_filter = " AND e.recorded_at <= %s" if as_of else ""
-    at: list[Any] = [as_of] if as_of else []
+    edge_filter = " AND e.recorded_at <= %s" if as_of else ""
+    edge_params: list[Any] = [as_of] if as_of else []
+    if not invalidations:
+        edge_filter += " AND e.relation <> %s"
+        edge_params.append(INVALIDATION)
     if depth is None:
         sql = (
             f"WITH RECURSIVE reach(id) AS ("  # noqa: S608  # nosec B608
-            f" SELECT e.{follow} FROM {edge} e WHERE e.{start} IN ({placeholders}){time_filter}"
+            f" SELECT e.{follow} FROM {edge} e WHERE e.{start} IN ({placeholders}){edge_filter}"
             f" UNION"
             f" SELECT e.{follow} FROM {edge} e JOIN reach r ON e.{start} = r.id"
-            f" WHERE 1 = 1{time_filter}"
+            f" WHERE 1 = 1{edge_filter}"
             f")"
         )
-        return sql, [*root_ids, *at, *at]
+        return sql, [*root_ids, *edge_params, *edge_params]
     # With a depth bound the depth column is part of each row, so UNION dedupes per
     # (node, depth); the bound keeps that finite.
     sql = (
         f"WITH RECURSIVE walk(id, depth) AS ("  # noqa: S608  # nosec B608
-        f" SELECT e.{follow}, 1 FROM {edge} e WHERE e.{start} IN ({placeholders}){time_filter}"
+        f" SELECT e.{follow}, 1 FROM {edge} e WHERE e.{start} IN ({placeholders}){edge_filter}"
         f" UNION"
         f" SELECT e.{follow}, w.depth + 1 FROM {edge} e JOIN walk w ON e.{start} = w.id"
-        f" WHERE w.depth < %s{time_filter}"
+        f" WHERE w.depth < %s{edge_filter}"
         f"), reach(id) AS (SELECT DISTINCT id FROM walk)"
     )
-    return sql, [*root_ids, *at, depth, *at]
+    return sql, [*root_ids, *edge_params, depth, *edge_params]
 
 
 def reach(
@@ -71,6 +88,7 @@ def reach(
     kinds: list[str] | None = None,
     limit: int = 100,
     offset: int = 0,
+    invalidations: bool = False,
 ) -> Reach:
     """Counts by kind and one page of the nodes reached, with the walk run once.
 
@@ -83,7 +101,7 @@ def reach(
     if not root_ids:
         return Reach(roots=roots, counts={}, total=0, nodes=[])
     node = Node._meta.db_table
-    cte, params = _cte(direction, root_ids, depth, as_of)
+    cte, params = _cte(direction, root_ids, depth, as_of, invalidations)
     not_root = ", ".join(["%s"] * len(root_ids))
     kind_filter = ""
     page_params: list[Any] = []

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from reconcile_app.api.serializers import CorrectionReviewOutput
 from reconcile_app.models import Correction, EvidenceEntry, SnapshotTaint
-from tests.reconcile_app.effects.conftest import reconcile
+from reconcile_app.services.evidence import evidence_append
+from tests.reconcile_app.effects.conftest import SUBJECT, reconcile
 from tests.reconcile_app.lineage_chain import (  # noqa: F401 (a fixture)
     chain_with_memory,
     collectible,
@@ -137,3 +141,35 @@ def test_a_replacement_inherits_no_time_from_the_future(collectible, operator):
     )
     assert (response.status_code, response.json()["code"]) == (422, "observed_in_future")
     assert not Correction.objects.exists()
+
+
+def test_a_decision_on_the_entry_that_superseded_the_corrected_one_is_not_tainted(
+    collectible, agent, operator
+):
+    """Superseding is invalidation, not derivation: what was decided on the newer entry was
+    decided on the corrected value, and the correction of the older one leaves it alone."""
+    used_old = reconcile(agent)
+    newer = evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="collect",
+        source="case-ledger",
+        observed_at=timezone.now() - timedelta(minutes=5),
+        supersedes="ev-collect",
+    )
+    used_new = reconcile(agent)
+    assert [entry["evidence_id"] for entry in used_new["evidence_manifest"]] == [newer.evidence_id]
+
+    body = operator.post(
+        "/api/v1/corrections", {"evidence_id": "ev-collect", "reason": "wrong account"}
+    ).json()
+
+    assert body["blast_radius"]["review"]["snapshots"] == [used_old["snapshot_id"]]
+    tainted = SnapshotTaint.objects.values_list("snapshot__snapshot_id", flat=True)
+    assert list(tainted) == [used_old["snapshot_id"]]
+    below = operator.get("/api/v1/lineage/evidence:ev-collect/descendants").json()
+    assert used_new["snapshot_id"] not in {node["ref"] for node in below["nodes"]}
+    # The graph still says what invalidated the entry: a PROV export draws it.
+    prov = operator.get("/api/v1/lineage/evidence:ev-collect/prov").json()
+    assert "wasInvalidatedBy" in prov

@@ -92,10 +92,22 @@ def _bounded(count: int) -> None:
 
 
 def _filter_data(
-    filters: Any, allowed: tuple[str, ...], filterset_class: type[FilterSet]
+    filters: Any, allowed: tuple[str, ...], filterset_class: type[FilterSet], exact: type[FilterSet]
 ) -> QueryDict:
+    """The filter as the filterset reads it. Read by the API's exact filters (`exact`), an
+    empty value or an empty filter is refused: it would widen a job to every row the action
+    can take (a script's unset `$SOURCE` resolving every source's effects). The console's
+    lists read an empty field as "any", as their forms do, and its preview shows the count
+    and rows before anything runs."""
     if not isinstance(filters, dict):
         raise ValidationFailed("`filter` must be an object", code="invalid_filter")
+    strict = filterset_class is exact
+    if strict and not filters:
+        raise ValidationFailed(
+            "an empty `filter` selects every row the action can take: name at least one "
+            f"field ({', '.join(allowed)})",
+            code="invalid_filter",
+        )
     unknown = sorted(set(filters) - set(allowed))
     if unknown:
         raise ValidationFailed(
@@ -108,6 +120,12 @@ def _filter_data(
         values = value if isinstance(value, list) else [value]
         if not all(isinstance(item, str) for item in values):
             raise ValidationFailed(f"filter `{name}` must be text", code="invalid_filter")
+        if strict and (not values or not all(item.strip() for item in values)):
+            raise ValidationFailed(
+                f"filter `{name}` is empty: name a value, or leave the field out",
+                code="invalid_filter",
+                fields=[name],
+            )
         values = [item for item in values if item]
         # A single-valued filter reads only the last of several values: taking the others
         # silently would act on rows the caller did not mean.
@@ -165,7 +183,7 @@ def effect_selection(
             sample=[found[key] for key in wanted[:SAMPLE_SIZE]],
             asked={"keys": wanted},
         )
-    data = _filter_data(filters, EFFECT_FILTERS, filterset_class)
+    data = _filter_data(filters, EFFECT_FILTERS, filterset_class, EffectFilterSet)
     queryset = _filtered(filterset_class(data=data, queryset=console_effects()))
     queryset = queryset.filter(status__in=actionable).order_by("created_at", "id")
     refs = list(queryset.values_list("idempotency_key", flat=True)[: MAX_ITEMS + 1])
@@ -220,7 +238,7 @@ def contradiction_selection(
             sample=[found[pk] for pk in wanted[:SAMPLE_SIZE]],
             asked={"keys": [str(pk) for pk in wanted]},
         )
-    data = _filter_data(filters, CONTRADICTION_FILTERS, filterset_class)
+    data = _filter_data(filters, CONTRADICTION_FILTERS, filterset_class, ContradictionFilterSet)
     queryset = _filtered(filterset_class(data=data, queryset=console_contradiction_rows()))
     queryset = queryset.filter(status=ContradictionStatus.OPEN).order_by("detected_at", "id")
     refs = [str(pk) for pk in queryset.values_list("pk", flat=True)[: MAX_ITEMS + 1]]

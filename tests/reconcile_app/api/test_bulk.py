@@ -186,3 +186,26 @@ def test_a_filter_value_the_service_refuses_the_api_refuses_alike(unknowns, oper
         effect_selection(action="readback", filters=filters)
     assert refused.value.code == "invalid_filter"
     assert not BulkJob.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "selection",
+    [
+        {"source": ""},
+        {"source": "  "},
+        {"subject": ["", ""]},
+        {"status": []},
+        {},
+    ],
+)
+def test_an_empty_filter_value_is_refused_rather_than_read_as_every_row(
+    unknowns, operator, selection
+):
+    """A script whose `$SOURCE` is unset must not resolve every source's effects."""
+    response = operator.post(
+        BULK,
+        {"filter": selection, "action": "resolve", "outcome": "not_executed", "reason": REASON},
+    )
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_filter")
+    assert not BulkJob.objects.exists()
+    assert set(Effect.objects.values_list("status", flat=True)) == {"unknown"}

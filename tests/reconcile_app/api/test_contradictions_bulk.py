@@ -110,3 +110,9 @@ def test_the_filter_takes_the_lists_status_and_refuses_what_the_service_refuses(
         {"filter": {"kind": ["a", "b"]}, "note": "dup"},
     )
     assert (refused.status_code, refused.json()["code"]) == (400, "invalid_filter")
+
+
+@pytest.mark.parametrize("selection", [{"subject": ""}, {}])
+def test_an_empty_contradiction_filter_is_refused(operator, db, selection):
+    response = operator.post(BULK, {"filter": selection, "note": NOTE})
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_filter")

@@ -100,6 +100,9 @@ class BulkJobItem(models.Model):
     after = models.CharField(max_length=40, blank=True, default="")
     detail = models.TextField(blank=True, default="")
     finished_at = models.DateTimeField(null=True, blank=True)
+    # An effect's status when the job was made: an operator's verdict is given on that state
+    # (an outcome that meanwhile moved from unknown to postcondition_failed is skipped).
+    selected_status = models.CharField(max_length=40, blank=True, default="")
 
     class Meta:
         ordering = ["job", "position"]

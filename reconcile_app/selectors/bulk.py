@@ -10,7 +10,7 @@ resolve a selection through the same function, so what the operator confirmed is
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
@@ -47,6 +47,8 @@ class Selection:
     sample: list[Any]
     # As asked for, stored on the job: {"keys": [...]} or {"filter": {...}}.
     asked: dict[str, Any]
+    # Each effect's status when selected: a resolution acts only on the state selected.
+    statuses: dict[str, str] = field(default_factory=dict)
 
     @property
     def count(self) -> int:
@@ -182,11 +184,13 @@ def effect_selection(
             refs=wanted,
             sample=[found[key] for key in wanted[:SAMPLE_SIZE]],
             asked={"keys": wanted},
+            statuses={key: found[key].status for key in wanted},
         )
     data = _filter_data(filters, EFFECT_FILTERS, filterset_class, EffectFilterSet)
     queryset = _filtered(filterset_class(data=data, queryset=console_effects()))
     queryset = queryset.filter(status__in=actionable).order_by("created_at", "id")
-    refs = list(queryset.values_list("idempotency_key", flat=True)[: MAX_ITEMS + 1])
+    statuses = dict(queryset.values_list("idempotency_key", "status")[: MAX_ITEMS + 1])
+    refs = list(statuses)
     _nothing(len(refs))
     _bounded(len(refs) if len(refs) <= MAX_ITEMS else queryset.count())
     return Selection(
@@ -196,6 +200,7 @@ def effect_selection(
             "filter": {name: data.getlist(name) for name in data},
             "read_by": filterset_class.__name__,
         },
+        statuses=statuses,
     )
 
 

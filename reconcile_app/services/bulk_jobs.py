@@ -11,6 +11,9 @@ the job reaches it is skipped, never redone. Every audit row carries the job's r
 A job outlives its task: a run stops after RUN_BUDGET_SECONDS and queues the next one (so no
 run nears the task's time limit), and `bulk_jobs_sweep` (beat) re-queues a running job whose
 heartbeat is older than BULK_JOB_STALE_SECONDS — its task was lost with a worker or a broker.
+
+Each item (bulk_items.py) is acted on only while the job's starter is still an active
+operator, and an effect is resolved only in the status it had when the job was made.
 """
 
 from __future__ import annotations
@@ -21,8 +24,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
-from celery.exceptions import SoftTimeLimitExceeded
-from django.db import DatabaseError, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django_filters import FilterSet
@@ -32,28 +34,25 @@ from reconcile_app.choices import (
     BulkJobAction,
     BulkJobKind,
     BulkJobStatus,
-    EffectStatus,
     Role,
 )
-from reconcile_app.errors import Conflict, DomainError, Forbidden, ValidationFailed
+from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
 from reconcile_app.limits import reason_length_check
-from reconcile_app.models import BulkJob, BulkJobItem, Effect
+from reconcile_app.models import BulkJob, BulkJobItem
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.bulk import (
-    EFFECT_ACTIONABLE,
     Selection,
     contradiction_selection,
     effect_selection,
 )
 from reconcile_app.services.audit import audit_record
-from reconcile_app.services.contradictions import contradiction_resolve
-from reconcile_app.services.effects import (
-    OwnerUnavailable,
-    effect_readback,
-    effect_resolve_manually,
-    effect_resolve_unknown,
+from reconcile_app.services.bulk_items import (
+    contradiction_resolve_item,
+    effect_check_item,
+    effect_resolve_item,
+    item_finish,
+    starter_still_operates,
 )
-from reconcile_app.services.effects.state import source_held
 from reconcile_app.services.enqueue import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
@@ -162,7 +161,12 @@ def bulk_job_create(
             heartbeat_at=now,
         )
         BulkJobItem.objects.bulk_create(
-            BulkJobItem(job=job, position=position, ref=ref)
+            BulkJobItem(
+                job=job,
+                position=position,
+                ref=ref,
+                selected_status=selection.statuses.get(ref, ""),
+            )
             for position, ref in enumerate(selection.refs)
         )
         audit_record(
@@ -198,9 +202,11 @@ def bulk_job_run(*, job_id: str, budget_seconds: float = RUN_BUDGET_SECONDS) -> 
     BulkJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
     started = time.monotonic()
     pending = list(
-        job.items.filter(state=BulkItemState.PENDING).order_by("position").values_list("pk", "ref")
+        job.items.filter(state=BulkItemState.PENDING)
+        .order_by("position")
+        .values_list("pk", "ref", "selected_status")
     )
-    for index, (item_id, ref) in enumerate(pending):
+    for index, (item_id, ref, selected) in enumerate(pending):
         # At least one item per run, so a run always moves the job on.
         if index and time.monotonic() - started > budget_seconds:
             from reconcile_app.tasks import bulk_job_run_task
@@ -208,12 +214,22 @@ def bulk_job_run(*, job_id: str, budget_seconds: float = RUN_BUDGET_SECONDS) -> 
             enqueue_on_commit(bulk_job_run_task, job_id)
             job.refresh_from_db()
             return job
+        if not starter_still_operates(job):
+            with transaction.atomic():
+                item_finish(
+                    job,
+                    item_id,
+                    BulkItemState.FAILED,
+                    detail=f"not acted on: {job.created_by_name} is no longer an active "
+                    "operator (the job acts in their name)",
+                )
+            continue
         if job.kind == BulkJobKind.CONTRADICTIONS:
-            _contradiction_resolve(job, item_id, ref)
+            contradiction_resolve_item(job, item_id, ref)
         elif job.action == BulkJobAction.RESOLVE:
-            _effect_resolve(job, item_id, ref)
+            effect_resolve_item(job, item_id, ref, selected)
         else:
-            _effect_check(job, item_id, ref)
+            effect_check_item(job, item_id, ref)
     with transaction.atomic():
         if not job.items.filter(state=BulkItemState.PENDING).exists():
             BulkJob.objects.filter(pk=job.pk, status=BulkJobStatus.RUNNING).update(
@@ -248,138 +264,3 @@ def bulk_jobs_sweep(*, now: Any = None, stale_seconds: int = BULK_JOB_STALE_SECO
                 enqueue_on_commit(bulk_job_run_task, job_id)
                 requeued += 1
     return requeued
-
-
-def _finish(
-    job: BulkJob, item_id: int, state: str, *, before: str = "", after: str = "", detail: str = ""
-) -> bool:
-    """pending → state, and the job's counters with it. Call inside the item's transaction.
-    False when another run got there first (then nothing here may be kept)."""
-    moved = BulkJobItem.objects.filter(pk=item_id, state=BulkItemState.PENDING).update(
-        state=state, before=before, after=after, detail=detail[:2000], finished_at=timezone.now()
-    )
-    if moved:
-        ok = state != BulkItemState.FAILED
-        BulkJob.objects.filter(pk=job.pk).update(
-            heartbeat_at=timezone.now(),
-            done=F("done") + int(ok),
-            failed=F("failed") + int(not ok),
-            skipped=F("skipped") + int(state == BulkItemState.SKIPPED),
-        )
-    return bool(moved)
-
-
-def _effect_resolve(job: BulkJob, item_id: int, key: str) -> None:
-    """An operator's verdict on one effect, through the single-effect service (which audits
-    it, and queues the readback that must still verify a `succeeded`)."""
-    with transaction.atomic():
-        effect = Effect.objects.filter(idempotency_key=key).only("status").first()
-        before = effect.status if effect else ""
-        if effect is None or before not in EFFECT_ACTIONABLE[BulkJobAction.RESOLVE]:
-            _finish(
-                job,
-                item_id,
-                BulkItemState.SKIPPED,
-                before=before,
-                after=before,
-                detail=f"already {before or 'gone'}: nothing to resolve",
-            )
-            return
-        try:
-            # A savepoint: a refusal rolls back this effect's attempt, not the item's record.
-            with transaction.atomic():
-                resolved = effect_resolve_manually(
-                    idempotency_key=key,
-                    outcome=job.outcome,
-                    reason=job.reason,
-                    actor=job.created_by,
-                    request_id=job.request_id,
-                )
-        except Conflict as exc:  # concluded meanwhile (another operator, the worker)
-            _finish(job, item_id, BulkItemState.SKIPPED, before=before, detail=exc.detail)
-            return
-        except DomainError as exc:
-            _finish(job, item_id, BulkItemState.FAILED, before=before, detail=exc.detail)
-            return
-        detail = "awaiting readback" if resolved.status == EffectStatus.ACCEPTED else ""
-        if not _finish(
-            job, item_id, BulkItemState.DONE, before=before, after=resolved.status, detail=detail
-        ):
-            transaction.set_rollback(True)
-
-
-def _effect_check(job: BulkJob, item_id: int, key: str) -> None:
-    """Re-check now: resolve an unknown outcome by asking the owner (and read back what it
-    accepted), or read an accepted / failed-postcondition target back. Network I/O happens
-    in the effect services, outside this item's transaction."""
-    effect = Effect.objects.filter(idempotency_key=key).select_related("source").first()
-    before = effect.status if effect else ""
-    if effect is None or before not in EFFECT_ACTIONABLE[BulkJobAction.READBACK]:
-        with transaction.atomic():
-            _finish(
-                job,
-                item_id,
-                BulkItemState.SKIPPED,
-                before=before,
-                after=before,
-                detail=f"already {before or 'gone'}: nothing to re-check",
-            )
-        return
-    error = ""
-    try:
-        if before == EffectStatus.UNKNOWN:
-            effect = effect_resolve_unknown(effect_id=effect.pk)
-        if effect.status in (EffectStatus.ACCEPTED, EffectStatus.POSTCONDITION_FAILED):
-            effect = effect_readback(effect_id=effect.pk)
-    except OwnerUnavailable as exc:
-        error = f"owner unavailable: {exc}"
-    except (DatabaseError, SoftTimeLimitExceeded):
-        raise  # the task retries (or the sweep re-queues the job); this item is still pending
-    except Exception as exc:  # one broken row must not strand the rest of the job
-        logger.exception("bulk job %s: re-check of %s failed", job.job_id, key)
-        error = f"{type(exc).__name__}: {exc}"
-    effect.refresh_from_db()
-    after = effect.status
-    if not error and after == EffectStatus.UNKNOWN:
-        error = (
-            f"still unknown: {effect.source.name} is quarantined, its work is held"
-            if source_held(effect.source.name)
-            else "still unknown: the owner could not settle it yet; the next check is scheduled"
-        )
-    with transaction.atomic():
-        state = BulkItemState.FAILED if error else BulkItemState.DONE
-        if _finish(job, item_id, state, before=before, after=after, detail=error):
-            audit_record(
-                actor=job.created_by,
-                action="effect.readback",
-                object_kind="effect",
-                object_ref=key,
-                reason=job.reason,
-                request_id=job.request_id,
-                before={"status": before},
-                after={
-                    "status": after,
-                    "job_id": job.job_id,
-                    **({"error": error} if error else {}),
-                },
-            )
-
-
-def _contradiction_resolve(job: BulkJob, item_id: int, ref: str) -> None:
-    with transaction.atomic():
-        try:
-            with transaction.atomic():
-                contradiction_resolve(
-                    contradiction_id=int(ref),
-                    actor=job.created_by,
-                    note=job.reason,
-                    request_id=job.request_id,
-                )
-        except Conflict as exc:
-            _finish(job, item_id, BulkItemState.SKIPPED, before="resolved", detail=exc.detail)
-            return
-        except DomainError as exc:
-            _finish(job, item_id, BulkItemState.FAILED, detail=exc.detail)
-            return
-        if not _finish(job, item_id, BulkItemState.DONE, before="open", after="resolved"):
-            transaction.set_rollback(True)

@@ -11,7 +11,7 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from reconcile_app.models import AuditEvent, BulkJob, Effect
-from reconcile_app.services import bulk_jobs
+from reconcile_app.services import bulk_items
 from reconcile_app.services.bulk_jobs import (
     BULK_JOB_STALE_SECONDS,
     bulk_job_create,
@@ -83,7 +83,7 @@ def test_a_job_whose_task_died_midway_ends_with_correct_counts_once_swept(
     unknowns, operator, monkeypatch, eager_tasks, django_capture_on_commit_callbacks
 ):
     job = make_job(operator, unknowns)
-    real = bulk_jobs.effect_resolve_unknown
+    real = bulk_items.effect_resolve_unknown
     calls = {"n": 0}
 
     def dies_on_the_second(*, effect_id: int) -> Effect:
@@ -92,7 +92,7 @@ def test_a_job_whose_task_died_midway_ends_with_correct_counts_once_swept(
             raise OperationalError("server closed the connection unexpectedly")
         return real(effect_id=effect_id)
 
-    monkeypatch.setattr(bulk_jobs, "effect_resolve_unknown", dies_on_the_second)
+    monkeypatch.setattr(bulk_items, "effect_resolve_unknown", dies_on_the_second)
     with pytest.raises(OperationalError):
         bulk_job_run(job_id=job.job_id)
     job.refresh_from_db()

@@ -100,7 +100,7 @@ def test_recheck_while_the_owner_is_down_fails_the_items_and_leaves_them_unknown
     unknowns, operator
 ):
     sandbox_fault_add(source="case-service", kind="unavailable")
-    job = bulk_job_run(job_id=create(operator, action="readback", filters={}).job_id)
+    job = bulk_job_run(job_id=create(operator, action="readback", filters={"status": "unknown"}).job_id)
     assert (job.status, job.done, job.failed) == ("done", 0, 3)
     item = job.items.first()
     assert (item.state, item.after) == ("failed", "unknown")
@@ -109,7 +109,7 @@ def test_recheck_while_the_owner_is_down_fails_the_items_and_leaves_them_unknown
 
     # After the outage, a second job concludes them.
     sandbox_faults_clear(source="case-service")
-    job = bulk_job_run(job_id=create(operator, action="readback", filters={}).job_id)
+    job = bulk_job_run(job_id=create(operator, action="readback", filters={"status": "unknown"}).job_id)
     assert (job.done, job.failed) == (3, 0)
     assert set(Effect.objects.values_list("status", flat=True)) == {"verified"}
 
@@ -226,3 +226,43 @@ def test_a_fingerprint_of_other_rows_is_refused_and_fixes_nothing(unknowns, oper
         operator, action="readback", filters={"status": "unknown"}, fingerprint=current.fingerprint
     )
     assert job.count == 2
+
+
+def test_a_resolution_is_given_only_on_the_status_the_operator_selected(unknowns, operator):
+    """Selected unknown; meanwhile the owner's receipt came back and the readback failed:
+    "not executed" would overrule the owner's own word on a state nobody confirmed."""
+    moved, *rest = unknowns
+    job = create(operator, action="resolve", outcome="not_executed", filters={"status": "unknown"})
+    Effect.objects.filter(pk=moved.pk).update(status="postcondition_failed")
+
+    job = bulk_job_run(job_id=job.job_id)
+
+    assert (job.done, job.skipped, job.failed) == (3, 1, 0)
+    item = job.items.get(ref=moved.idempotency_key)
+    assert item.state == "skipped"
+    assert "was unknown when selected, now postcondition_failed" in item.detail
+    assert Effect.objects.get(pk=moved.pk).status == "postcondition_failed"
+    assert {Effect.objects.get(pk=effect.pk).status for effect in rest} == {"not_executed"}
+
+
+def test_a_job_stops_acting_for_an_operator_whose_account_was_taken_away(unknowns, operator):
+    job = create(operator, action="resolve", outcome="not_executed", filters={"status": "unknown"})
+    operator.user.is_active = False
+    operator.user.save(update_fields=["is_active"])
+
+    job = bulk_job_run(job_id=job.job_id)
+
+    assert (job.status, job.done, job.failed) == ("done", 0, 3)
+    assert all("no longer an active operator" in item.detail for item in job.items.all())
+    assert set(Effect.objects.values_list("status", flat=True)) == {"unknown"}
+    assert not AuditEvent.objects.filter(action="effect.resolve").exists()
+
+
+def test_a_job_stops_acting_for_someone_no_longer_an_operator(unknowns, operator):
+    job = create(operator, action="readback", filters={"status": "unknown"})
+    operator.user.groups.clear()
+
+    job = bulk_job_run(job_id=job.job_id)
+
+    assert job.failed == 3
+    assert set(Effect.objects.values_list("status", flat=True)) == {"unknown"}

@@ -81,11 +81,14 @@ class NodeKind:
 class EntryPoint:
     """A blast-radius entry point of the host's own (`?<name>=value` on the API): `roots(value)`
     gives the (node row id, `kind:ref`) pairs to start from. `phrase` completes "Everything
-    downstream of a source version range or …" in the API's description."""
+    downstream of a source version range or …" in the API's description. `known(value)`, when
+    given, says whether the value names anything at all: a value that names nothing is a 404,
+    not an empty (and so reassuring) blast radius."""
 
     name: str
     roots: Callable[[str], Roots]
     phrase: str = ""
+    known: Callable[[str], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -164,13 +167,21 @@ class LineageRegistry:
         return _register(self._kinds, name, kind, "node kind")
 
     def register_entry_point(
-        self, name: str, roots: Callable[[str], Roots], *, phrase: str = ""
+        self,
+        name: str,
+        roots: Callable[[str], Roots],
+        *,
+        phrase: str = "",
+        known: Callable[[str], bool] | None = None,
     ) -> EntryPoint:
         """A blast-radius entry point the API takes as `?<name>=value`."""
         if name in RESERVED_PARAMETERS:
             raise ImproperlyConfigured(f"{name!r} is a blast-radius parameter already")
         return _register(
-            self._entry_points, name, EntryPoint(name, roots, phrase), "blast-radius entry point"
+            self._entry_points,
+            name,
+            EntryPoint(name, roots, phrase, known),
+            "blast-radius entry point",
         )
 
     def configure_explorer(

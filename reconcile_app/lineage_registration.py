@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from lineage_app import registry
 from reconcile_app.console import node_links
 from reconcile_app.selectors.corrections import recent_corrections
-from reconcile_app.selectors.lineage import memory_class_roots
+from reconcile_app.selectors.lineage import memory_class_known, memory_class_roots
 
 RECENT_CORRECTIONS = 8
 # Colours are the console's badge inks (console.css): grey, blue, green, accent, purple,
@@ -133,7 +133,9 @@ def register_with_lineage() -> None:
         search_rank=3,
         url=node_links.memory_url,
     )
-    registry.register_entry_point("memory_class", memory_class_roots, phrase="a memory class")
+    registry.register_entry_point(
+        "memory_class", memory_class_roots, phrase="a memory class", known=memory_class_known
+    )
     registry.configure_explorer(
         lede=(
             "Where a snapshot, a decision, an effect, a memory or a ledger entry came from, and"

@@ -8,6 +8,7 @@ from typing import Any
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import BasePermission
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
@@ -47,7 +48,7 @@ COMMON = [
     OpenApiParameter("page", {"type": "integer", "minimum": 1, "maximum": 10**6}),
     OpenApiParameter("page_size", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE}),
 ]
-WALK_PROBLEMS = {"400": ["invalid_parameter"], "404": ["node_not_found"]}
+WALK_PROBLEMS = {"400": ["invalid_parameter"], "404": ["node_not_found", "not_found"]}
 PROV_NODE_LIMIT = 5000
 HIGHEST_VERSION = 2**62
 
@@ -61,6 +62,10 @@ class LineageAPIView(APIView):
 
 def reach_body(result: Reach, options: dict[str, Any]) -> dict[str, Any]:
     page, size = options["page"], options["page_size"]
+    if page > 1 and not result.nodes:
+        # As every list of the API answers a page past the end (docs/api.md): an empty 200
+        # reads as "nothing more downstream" to a client that skipped ahead.
+        raise NotFound(f"page {page} is past the end ({result.total} nodes)", code="not_found")
     return {
         "root": result.roots[0] if len(result.roots) == 1 else result.roots,
         "roots": result.roots,
@@ -190,29 +195,50 @@ class BlastRadiusView(LineageAPIView):
             *COMMON,
         ],
         responses={200: LineageReachSerializer},
-        extensions={PROBLEM_CODES: {"400": ["invalid_parameter", "entry_point_missing"]}},
+        extensions={
+            PROBLEM_CODES: {
+                "400": ["invalid_parameter", "entry_point_missing"],
+                "404": ["node_not_found", "not_found"],
+            }
+        },
     )
     def get(self, request: Request) -> Response:
         options = walk_options(request)
         params = request.query_params
         roots: list[tuple[int, str]] = []
         named = False
+        missing: list[str] = []
         if params.get("source"):
             low = int_param(request, "from_version", 0, 0, HIGHEST_VERSION) or 0
-            high = (
-                int_param(request, "to_version", HIGHEST_VERSION, 0, HIGHEST_VERSION)
-                or HIGHEST_VERSION
-            )
-            roots += roots_for_source_versions(params["source"], low, high)
+            # 0 is a version like any other here, not "not given".
+            asked_high = int_param(request, "to_version", None, 0, HIGHEST_VERSION)
+            high = HIGHEST_VERSION if asked_high is None else asked_high
+            if low > high:
+                raise InvalidParameter(
+                    f"from_version ({low}) is above to_version ({high})",
+                    code="invalid_parameter",
+                )
+            found = roots_for_source_versions(params["source"], low, high)
+            if not found and not roots_for_source_versions(params["source"], 0, HIGHEST_VERSION):
+                missing.append(f"source {params['source']}")
+            roots += found
             named = True
         for name, entry in registry.entry_points.items():
             if params.get(name):
-                roots += entry.roots(params[name])
+                found = entry.roots(params[name])
+                if not found and entry.known is not None and not entry.known(params[name]):
+                    missing.append(f"{name} {params[name]}")
+                roots += found
                 named = True
         if params.getlist("node"):
-            ids, names = resolve_roots(params.getlist("node"))
+            wanted = params.getlist("node")
+            ids, names = resolve_roots(wanted)
+            missing += [node for node in wanted if node not in names]
             roots += list(zip(ids, names, strict=True))
             named = True
+        if missing:
+            # An empty answer would read as "nothing downstream" for a name that was mistyped.
+            raise NodeNotFound(f"nothing in the lineage is named {'; '.join(missing)}")
         if not named:
             choices = ["source (+ from_version/to_version)", *registry.entry_points]
             raise InvalidParameter(

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from lineage_app.selectors.blast import blast_radius
 from lineage_app.selectors.nodes import nodes_of_kind
 from lineage_app.selectors.reach import reach, resolve_roots
-from reconcile_app.models import DecisionReceipt, MemoryRecord
+from reconcile_app.models import DecisionReceipt, MemoryClass, MemoryRecord
 
 # What a person reviews downstream of a correction, a source version or a memory class.
 REVIEW_KINDS = ("snapshot", "decision", "effect", "memory")
@@ -35,6 +35,14 @@ def memory_class_roots(memory_class: str) -> list[tuple[int, str]]:
     One query: the class's memory ids are a subquery."""
     memory_ids = MemoryRecord.objects.filter(memory_class=memory_class).values("memory_id")
     return nodes_of_kind("memory", memory_ids)
+
+
+def memory_class_known(memory_class: str) -> bool:
+    """A class declared, or one records were written under (its declaration gone since)."""
+    return (
+        MemoryClass.objects.filter(name=memory_class).exists()
+        or MemoryRecord.objects.filter(memory_class=memory_class).exists()
+    )
 
 
 def memory_roots(memory_id: str) -> list[tuple[int, str]]:

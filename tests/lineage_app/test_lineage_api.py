@@ -45,6 +45,16 @@ def test_kind_filter_and_pagination(chain, operator):
     assert [node["kind"] for node in body["nodes"]] == ["effect"]
 
 
+def test_a_page_past_the_end_is_404_as_every_list_answers(chain, operator):
+    url = "/api/v1/lineage/evidence:ev-collect/descendants"
+    response = operator.client.get(url, {"page": 999})
+    assert (response.status_code, response.json()["code"]) == (404, "not_found")
+    radius = operator.client.get(
+        "/api/v1/lineage/blast-radius", {"node": "evidence:ev-collect", "page": 999}
+    )
+    assert (radius.status_code, radius.json()["code"]) == (404, "not_found")
+
+
 def test_depth_bounds_the_walk(chain, operator):
     body = operator.client.get(
         "/api/v1/lineage/evidence:ev-collect/descendants", {"depth": 1}
@@ -68,6 +78,46 @@ def test_blast_radius_by_source_version_range(chain, operator):
         "/api/v1/lineage/blast-radius", {"source": "case-service", "from_version": 50}
     ).json()
     assert empty["total"] == 0
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        {"node": "evidence:ev-colect"},
+        {"node": ["evidence:ev-collect", "evidence:ev-colect"]},
+        {"source": "case-servce"},
+        {"memory_class": "no-such-class"},
+    ],
+)
+def test_blast_radius_of_a_name_nothing_bears_is_404_not_an_empty_answer(chain, operator, asked):
+    """A mistyped id answered "nothing downstream" (200, empty): an auditor read it as clear."""
+    response = operator.client.get("/api/v1/lineage/blast-radius", asked)
+    assert (response.status_code, response.json()["code"]) == (404, "node_not_found")
+    assert (
+        "colect" in response.json()["detail"]
+        or "no-such" in response.json()["detail"]
+        or ("servce" in response.json()["detail"])
+    )
+
+
+def test_blast_radius_version_zero_is_a_version_and_a_reversed_range_is_refused(chain, operator):
+    below_all = operator.client.get(
+        "/api/v1/lineage/blast-radius", {"source": "case-service", "to_version": 0}
+    ).json()
+    assert below_all["roots"] == [] and below_all["total"] == 0
+    reversed_range = operator.client.get(
+        "/api/v1/lineage/blast-radius",
+        {"source": "case-service", "from_version": 42, "to_version": 1},
+    )
+    assert (reversed_range.status_code, reversed_range.json()["code"]) == (
+        400,
+        "invalid_parameter",
+    )
+
+
+def test_blast_radius_of_a_declared_class_with_no_records_is_empty(chain, operator):
+    body = operator.client.get("/api/v1/lineage/blast-radius", {"memory_class": "case-notes"})
+    assert (body.status_code, body.json()["total"]) == (200, 0)
 
 
 def test_blast_radius_by_memory_class(chain, operator):

@@ -265,6 +265,7 @@ class BulkJobAction(models.TextChoices):
 class BulkJobStatus(models.TextChoices):
     RUNNING = "running"
     DONE = "done"
+    CANCELLED = "cancelled"
 
 
 class BulkItemState(models.TextChoices):

@@ -73,6 +73,14 @@ class EffectBulkInput(serializers.Serializer):
     )
 
 
+class JobCancelInput(serializers.Serializer):
+    reason = serializers.CharField(
+        max_length=MAX_REASON_CHARACTERS,
+        help_text="why the job is stopped (400 `reason_required` when blank); audited and "
+        "shown on the job and on each item it did not act on",
+    )
+
+
 class ContradictionBulkFilter(serializers.Serializer):
     """The contradictions list's filters; a bulk resolve closes the open ones among them.
     Each takes one value."""
@@ -119,6 +127,9 @@ class JobOutput(serializers.ModelSerializer):
     skipped = serializers.IntegerField(min_value=0)
     created_by = serializers.CharField(source="created_by_name")
     failures = serializers.SerializerMethodField()
+    cancelled_by = serializers.CharField(
+        source="cancelled_by_name", help_text="who cancelled it (blank unless `cancelled`)"
+    )
 
     class Meta:
         model = BulkJob
@@ -139,6 +150,8 @@ class JobOutput(serializers.ModelSerializer):
             "request_id",
             "selection",
             "failures",
+            "cancelled_by",
+            "cancel_reason",
         ]
 
     @extend_schema_field(JobFailure(many=True))

@@ -88,6 +88,7 @@ urlpatterns = [
     # Before `effects/<key>`: "bulk" names the bulk endpoint, not an effect.
     path("effects/bulk", jobs.EffectBulkView.as_view(), name="api-effects-bulk"),
     path("jobs/<str:job_id>", jobs.JobDetailView.as_view(), name="api-job"),
+    path("jobs/<str:job_id>/cancel", jobs.JobCancelView.as_view(), name="api-job-cancel"),
     path("effects/<str:key>", effects.EffectDetailView.as_view(), name="api-effect"),
     path(
         "effects/<str:key>/readback",

@@ -143,6 +143,7 @@ urlpatterns = [
     # and the effect with that key keeps its page at `effects/bulk/`.
     path("bulk/effects/", bulk.BulkPreviewView.as_view(), name="console-effects-bulk"),
     path("jobs/<str:job_id>/", bulk.JobDetailView.as_view(), name="console-job"),
+    path("jobs/<str:job_id>/cancel/", bulk.JobCancelView.as_view(), name="console-job-cancel"),
     path(
         "effects/<path:key>/status/",
         effects.EffectStatusView.as_view(),

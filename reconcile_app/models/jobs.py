@@ -14,7 +14,10 @@ class BulkJob(models.Model):
     made, so a filter that later matches more rows never grows the job); the task acts on
     each `pending` item in turn, each in its own transaction, and moves it to `done`,
     `skipped` (already concluded when the job reached it: nothing is redone) or `failed`;
-    when no item is pending the job is `done` (`finished_at` set). `running → done` only.
+    when no item is pending the job is `done` (`finished_at` set). An operator may cancel a
+    running job (`running → cancelled`, with who and why): its pending items are skipped, the
+    item being acted on at that moment finishes or is undone, and nothing more is done.
+    `running → done | cancelled` only.
 
     Liveness: `heartbeat_at` moves when the job is made, when a run picks it up, with every
     item it finishes and when the sweep re-queues it. A `running` job whose heartbeat is
@@ -54,6 +57,8 @@ class BulkJob(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(default=timezone.now)
     requeues = models.PositiveIntegerField(default=0)
+    cancelled_by_name = models.CharField(max_length=150, blank=True, default="")
+    cancel_reason = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["-created_at", "-id"]

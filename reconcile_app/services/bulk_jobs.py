@@ -36,7 +36,7 @@ from reconcile_app.choices import (
     BulkJobStatus,
     Role,
 )
-from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
+from reconcile_app.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from reconcile_app.limits import reason_length_check
 from reconcile_app.models import BulkJob, BulkJobItem
 from reconcile_app.roles import has_role
@@ -197,7 +197,7 @@ def bulk_job_run(*, job_id: str, budget_seconds: float = RUN_BUDGET_SECONDS) -> 
     After `budget_seconds` the run stops between items and queues the next run, so one
     task never reaches its time limit however many items the job holds."""
     job = BulkJob.objects.select_related("created_by").get(job_id=job_id)
-    if job.status == BulkJobStatus.DONE:
+    if job.status != BulkJobStatus.RUNNING:
         return job
     BulkJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
     started = time.monotonic()
@@ -214,6 +214,8 @@ def bulk_job_run(*, job_id: str, budget_seconds: float = RUN_BUDGET_SECONDS) -> 
             enqueue_on_commit(bulk_job_run_task, job_id)
             job.refresh_from_db()
             return job
+        if not BulkJob.objects.filter(pk=job.pk, status=BulkJobStatus.RUNNING).exists():
+            break  # cancelled: its pending items were skipped as it was
         if not starter_still_operates(job):
             with transaction.atomic():
                 item_finish(
@@ -236,6 +238,57 @@ def bulk_job_run(*, job_id: str, budget_seconds: float = RUN_BUDGET_SECONDS) -> 
                 status=BulkJobStatus.DONE, finished_at=timezone.now()
             )
     job.refresh_from_db()
+    return job
+
+
+def bulk_job_cancel(
+    *, job_id: str, actor: Any, reason: str | None, request_id: str = ""
+) -> BulkJob:
+    """Stop a running job: its pending items are skipped (saying who cancelled it and why)
+    and its runs act on nothing more. The item a run is acting on at that moment finishes
+    or, a resolution, is undone with it (its conditional move out of `pending` fails)."""
+    if not has_role(actor, Role.OPERATOR):
+        raise Forbidden("cancelling a bulk job is for operators", code="forbidden")
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValidationFailed("cancelling a job needs a reason", code="reason_required")
+    reason_length_check(reason)
+    reason = reason.strip()
+    with transaction.atomic():
+        job = BulkJob.objects.select_for_update().filter(job_id=job_id).first()
+        if job is None:
+            raise NotFound(f"no job {job_id}", code="job_not_found")
+        if job.status != BulkJobStatus.RUNNING:
+            raise Conflict(
+                f"{job_id} is {job.status}: only a running job is cancelled", code="job_not_running"
+            )
+        before = {"status": job.status, "done": job.done, "failed": job.failed}
+        name = actor.get_username()
+        stopped = job.items.filter(state=BulkItemState.PENDING).update(
+            state=BulkItemState.SKIPPED,
+            detail=f"not acted on: the job was cancelled by {name}: {reason}"[:2000],
+            finished_at=timezone.now(),
+        )
+        now = timezone.now()
+        BulkJob.objects.filter(pk=job.pk).update(
+            status=BulkJobStatus.CANCELLED,
+            finished_at=now,
+            heartbeat_at=now,
+            cancelled_by_name=name,
+            cancel_reason=reason,
+            done=F("done") + stopped,
+            skipped=F("skipped") + stopped,
+        )
+        job.refresh_from_db()
+        audit_record(
+            actor=actor,
+            action="bulk_job.cancel",
+            object_kind="job",
+            object_ref=job.job_id,
+            reason=reason,
+            request_id=request_id,
+            before=before,
+            after={"status": job.status, "not_acted_on": stopped, "done": job.done},
+        )
     return job
 
 

@@ -236,6 +236,13 @@ MATRIX: tuple[Row, ...] = (
     # The effect the capable agent committed with Idempotency-Key "bulk" (world.py).
     Row("api-effects-bulk", "get", fixed("/api/v1/effects/bulk"), OWN_READ),
     Row("api-job", "get", lambda w, m: f"/api/v1/jobs/{w.job_id}", PEOPLE_READ),
+    Row(
+        "api-job-cancel",
+        "post",
+        lambda w, m: f"/api/v1/jobs/{w.job_id}/cancel",
+        OPERATORS,
+        body=lambda w, m: REASON,
+    ),
     Row("api-fact-current", "get", fixed("/api/v1/facts/baseline.math-eval/current"), EVERYONE),
     Row("api-escalations", "get", fixed("/api/v1/escalations"), EVERYONE),
     Row(

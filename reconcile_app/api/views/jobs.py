@@ -12,7 +12,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from reconcile_app.api.effect_serializers import EffectDetailOutput
-from reconcile_app.api.job_serializers import ContradictionBulkInput, EffectBulkInput, JobOutput
+from reconcile_app.api.job_serializers import (
+    ContradictionBulkInput,
+    EffectBulkInput,
+    JobCancelInput,
+    JobOutput,
+)
 from reconcile_app.api.openapi import api_operation, identifier_path
 from reconcile_app.api.permissions import IsOperator, PeopleOnly
 from reconcile_app.api.views.effects import effect_detail_response
@@ -21,7 +26,7 @@ from reconcile_app.errors import ValidationFailed
 from reconcile_app.models import BulkJob
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.bulk import job_get
-from reconcile_app.services.bulk_jobs import bulk_job_create
+from reconcile_app.services.bulk_jobs import bulk_job_cancel, bulk_job_create
 
 if TYPE_CHECKING:  # the stubs' protocol; rest_framework has no such name at run time
     from rest_framework.permissions import _SupportsHasPermission
@@ -193,3 +198,37 @@ class JobDetailView(APIView):
     )
     def get(self, request: Request, job_id: str) -> Response:
         return Response(JobOutput(job_get(job_id=job_id)).data)
+
+
+class JobCancelView(APIView):
+    """Stop a running bulk job (operators): what it has not reached yet is not acted on."""
+
+    permission_classes = [IsOperator]
+
+    @api_operation(
+        operation_id="job_cancel",
+        summary="Cancel a running bulk job",
+        tag="jobs",
+        description="Stops a running job: its pending items are skipped, saying who cancelled "
+        "it and why, and no run acts on them. The item being acted on at that moment finishes "
+        "(a resolution already committed stays, audited as ever) or is undone. 409 "
+        "`job_not_running` for a job that is done or cancelled already.",
+        parameters=[identifier_path("job_id", "the job's id, as a bulk `POST` gave it")],
+        request=JobCancelInput,
+        responses={200: JobOutput},
+        problems={
+            400: list(REASON_PROBLEMS),
+            **OPERATORS_ONLY,
+            404: ["job_not_found"],
+            409: ["job_not_running"],
+        },
+    )
+    def post(self, request: Request, job_id: str) -> Response:
+        body = _body(request)
+        reason = body.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise ValidationFailed("`reason` must be text", code="invalid_request")
+        job = bulk_job_cancel(
+            job_id=job_id, actor=request.user, reason=reason, request_id=request_id_of(request)
+        )
+        return Response(JobOutput(job).data)

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import django_tables2 as tables
+from django.contrib import messages
 from django.core.paginator import EmptyPage, PageNotAnInteger
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
@@ -24,7 +25,7 @@ from django.urls import reverse
 from django.views import View
 from django_filters import FilterSet
 
-from reconcile_app.choices import BulkJobAction, BulkJobKind, BulkJobStatus
+from reconcile_app.choices import BulkJobAction, BulkJobKind, BulkJobStatus, Role
 from reconcile_app.console.filtersets import (
     ConsoleContradictionFilterSet,
     ConsoleEffectFilterSet,
@@ -44,6 +45,7 @@ from reconcile_app.console.tables.contradictions import ContradictionTable
 from reconcile_app.console.tables.effects import EffectTable
 from reconcile_app.errors import DomainError, ValidationFailed
 from reconcile_app.request_id import request_id_of
+from reconcile_app.roles import has_role
 from reconcile_app.selectors.bulk import (
     CONTRADICTION_FILTERS,
     EFFECT_FILTERS,
@@ -53,6 +55,7 @@ from reconcile_app.selectors.bulk import (
     job_items,
 )
 from reconcile_app.services.bulk_jobs import (
+    bulk_job_cancel,
     bulk_job_create,
     bulk_request_check,
     bulk_selection,
@@ -276,11 +279,35 @@ class JobDetailView(StaffRequiredMixin, View):
             "poll_seconds": POLL_SECONDS,
             "poll_url": f"{reverse('console-job', args=[job.job_id])}?{urlencode(query)}",
             "list_url": job_list_url(job),
+            "can_cancel": running and has_role(request.user, Role.OPERATOR),
         }
         template = self.partial_template_name if is_htmx(request) else self.template_name
         response = TemplateResponse(request, template, context)
         response["Vary"] = "HX-Request"
         return response
+
+
+class JobCancelView(OperatorRequiredMixin, View):
+    """An operator stops a running job, with a reason; audited by the service. A plain form
+    post, redirected back to the job's page with what happened."""
+
+    def post(self, request: HttpRequest, job_id: str) -> HttpResponse:
+        try:
+            with not_found_is_404():
+                job = bulk_job_cancel(
+                    job_id=job_id,
+                    actor=request.user,
+                    reason=request.POST.get("reason", ""),
+                    request_id=request_id_of(request),
+                )
+        except DomainError as exc:
+            messages.error(request, exc.detail)
+        else:
+            messages.success(
+                request,
+                f"Job {job.job_id} cancelled: the rows it had not reached will not be acted on.",
+            )
+        return redirect("console-job", job_id=job_id)
 
 
 def job_list_url(job: Any) -> str:

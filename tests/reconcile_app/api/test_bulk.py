@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from reconcile_app.models import AuditEvent, BulkJob, Effect
+from reconcile_app.services.bulk_jobs import bulk_job_run
 from tests.reconcile_app.console.conftest import commit_effect
 
 BULK = "/api/v1/effects/bulk"
@@ -209,3 +210,80 @@ def test_an_empty_filter_value_is_refused_rather_than_read_as_every_row(
     assert (response.status_code, response.json()["code"]) == (400, "invalid_filter")
     assert not BulkJob.objects.exists()
     assert set(Effect.objects.values_list("status", flat=True)) == {"unknown"}
+
+
+def test_an_operator_cancels_a_running_job_and_it_acts_on_nothing_more(
+    unknowns, operator, reviewer, agent
+):
+    started = operator.post(
+        BULK,
+        {
+            "filter": {"status": "unknown"},
+            "action": "resolve",
+            "outcome": "not_executed",
+            "reason": REASON,
+        },
+        HTTP_X_REQUEST_ID="req-wrong-outcome",
+    )
+    job_id = started.json()["job_id"]  # no worker in tests: the job has not run yet
+    url = f"/api/v1/jobs/{job_id}/cancel"
+    for person in (reviewer, agent):
+        assert operator.post(url, {}).status_code == 400  # reason_required, below
+        assert person.post(url, {"reason": "x"}).status_code == 403
+    assert operator.post(url, {"reason": " "}).json()["code"] == "reason_required"
+
+    response = operator.post(
+        url, {"reason": "wrong outcome chosen"}, HTTP_X_REQUEST_ID="req-stop-1"
+    )
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["status"], body["cancelled_by"], body["cancel_reason"]) == (
+        "cancelled",
+        operator.name,
+        "wrong outcome chosen",
+    )
+    assert (body["count"], body["done"], body["skipped"], body["failed"]) == (3, 3, 3, 0)
+    bulk_job_run(job_id=job_id)  # the queued task, delivered after all: nothing happens
+    assert set(Effect.objects.values_list("status", flat=True)) == {"unknown"}
+    cancelled = AuditEvent.objects.get(action="bulk_job.cancel")
+    assert (cancelled.object_ref, cancelled.reason, cancelled.request_id) == (
+        job_id,
+        "wrong outcome chosen",
+        "req-stop-1",
+    )
+    again = operator.post(url, {"reason": "again"})
+    assert (again.status_code, again.json()["code"]) == (409, "job_not_running")
+    missing = operator.post("/api/v1/jobs/job_missing/cancel", {"reason": "x"})
+    assert (missing.status_code, missing.json()["code"]) == (404, "job_not_found")
+
+
+def test_a_job_cancelled_while_it_runs_stops_between_rows(unknowns, operator, monkeypatch):
+    from reconcile_app.services import bulk_jobs
+
+    job = bulk_jobs.bulk_job_create(
+        actor=operator.user,
+        action="resolve",
+        outcome="not_executed",
+        reason=REASON,
+        filters={"status": "unknown"},
+    )
+    real = bulk_jobs.starter_still_operates
+    rows_begun = []
+
+    def cancelled_as_the_second_row_begins(job):
+        rows_begun.append(1)
+        if len(rows_begun) == 2:  # another operator's cancel commits now
+            bulk_jobs.bulk_job_cancel(job_id=job.job_id, actor=operator.user, reason="stop")
+        return real(job)
+
+    monkeypatch.setattr(bulk_jobs, "starter_still_operates", cancelled_as_the_second_row_begins)
+    job = bulk_job_run(job_id=job.job_id)
+
+    # The first row was resolved before the cancel; the row in hand as it came is undone
+    # with its item (whose move out of `pending` fails); the third is never begun.
+    assert job.status == "cancelled" and len(rows_begun) == 2
+    statuses = list(Effect.objects.order_by("created_at", "id").values_list("status", flat=True))
+    assert statuses == ["not_executed", "unknown", "unknown"]
+    assert AuditEvent.objects.filter(action="effect.resolve").count() == 1
+    assert (job.done, job.skipped, job.failed) == (3, 2, 0)

@@ -100,7 +100,9 @@ def test_recheck_while_the_owner_is_down_fails_the_items_and_leaves_them_unknown
     unknowns, operator
 ):
     sandbox_fault_add(source="case-service", kind="unavailable")
-    job = bulk_job_run(job_id=create(operator, action="readback", filters={"status": "unknown"}).job_id)
+    job = bulk_job_run(
+        job_id=create(operator, action="readback", filters={"status": "unknown"}).job_id
+    )
     assert (job.status, job.done, job.failed) == ("done", 0, 3)
     item = job.items.first()
     assert (item.state, item.after) == ("failed", "unknown")
@@ -109,7 +111,9 @@ def test_recheck_while_the_owner_is_down_fails_the_items_and_leaves_them_unknown
 
     # After the outage, a second job concludes them.
     sandbox_faults_clear(source="case-service")
-    job = bulk_job_run(job_id=create(operator, action="readback", filters={"status": "unknown"}).job_id)
+    job = bulk_job_run(
+        job_id=create(operator, action="readback", filters={"status": "unknown"}).job_id
+    )
     assert (job.done, job.failed) == (3, 0)
     assert set(Effect.objects.values_list("status", flat=True)) == {"verified"}
 

@@ -164,6 +164,14 @@ class EffectFilterSet(django_filters.FilterSet):
     action = django_filters.CharFilter()
     source = django_filters.CharFilter(field_name="source__name", label="Source")
     snapshot_id = django_filters.CharFilter(field_name="snapshot__snapshot_id", label="Snapshot")
+    # An outage's rows by when they were committed: narrow a bulk selection by time, and pin
+    # "all N matching" to the rows a preview showed while new ones keep arriving.
+    created_after = InstantFilter(
+        field_name="created_at", lookup_expr="gte", label="Committed at or after"
+    )
+    created_before = InstantFilter(
+        field_name="created_at", lookup_expr="lt", label="Committed before"
+    )
 
     class Meta:
         model = Effect

@@ -47,6 +47,8 @@ class EffectBulkFilter(serializers.Serializer):
     action = FilterValue(required=False)
     subject = FilterValue(required=False)
     snapshot_id = FilterValue(required=False)
+    created_after = FilterValue(required=False, help_text="RFC 3339: committed at or after")
+    created_before = FilterValue(required=False, help_text="RFC 3339: committed before")
 
 
 class EffectBulkInput(serializers.Serializer):

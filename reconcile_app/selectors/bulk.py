@@ -30,7 +30,15 @@ MAX_ITEMS = 1000
 SAMPLE_SIZE = 10
 # Every filter the lists apply (console/filtersets.py): "all N matching" must mean the rows
 # the list showed, so a filter the list reads and the selection dropped would widen it.
-EFFECT_FILTERS = ("status", "source", "action", "subject", "snapshot_id")
+EFFECT_FILTERS = (
+    "status",
+    "source",
+    "action",
+    "subject",
+    "snapshot_id",
+    "created_after",
+    "created_before",
+)
 CONTRADICTION_FILTERS = ("status", "kind", "subject", "field")
 # What each action on effects may act on (anything else is skipped when the job reaches it).
 EFFECT_ACTIONABLE = {

@@ -34,7 +34,8 @@ if TYPE_CHECKING:  # the stubs' protocol; rest_framework has no such name at run
 BULK_DESCRIPTION = """Re-check (`readback`) or resolve many effects as one job.
 
 Name the effects by `keys` or by `filter` (the effects list's filters: `status`, `source`,
-`action`, `subject`, `snapshot_id`; each a text, `status` also a list of texts), never both.
+`action`, `subject`, `snapshot_id`, `created_after`, `created_before`; each a text, `status`
+also a list of texts; none empty), never both.
 The job's rows are fixed now: 202 with its `job_id` and `count`; one Celery task then acts on each
 effect through the same service as the single-effect endpoints, each in its own transaction,
 skipping any already concluded. Every audit row it writes carries this request's id

@@ -22,6 +22,8 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.views import View
 from django_filters import FilterSet
 
@@ -64,6 +66,8 @@ from reconcile_app.services.bulk_jobs import (
 
 # Above this many rows the operator types the count to confirm.
 CONFIRM_ABOVE = 10
+# The instant a filter's preview was drawn, carried to its confirmation.
+PREVIEWED_AT = "previewed_at"
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,10 @@ class BulkPreviewView(OperatorRequiredMixin, View):
     list_url_name = "console-effects"
     noun = "effect"
     template_name = "reconcile_app/bulk_preview.html"
+    # "All N matching" is pinned to the rows committed before the preview was drawn (unless
+    # the list already bounds them): in an outage new ones arrive every few seconds, and a
+    # confirmation refused for each newcomer would never start.
+    pinned_by: str = "created_before"
 
     def get(self, request: HttpRequest) -> HttpResponse:
         return self.preview(request, request.GET)
@@ -174,12 +182,13 @@ class BulkPreviewView(OperatorRequiredMixin, View):
         return self.choices[picked]
 
     def asked(self, data: QueryDict) -> dict[str, Any]:
-        """The selection as the service takes it: the ticked rows, or the list's filters."""
+        """The selection as the service takes it: the ticked rows, or the list's filters
+        (with the preview's pin)."""
         if data.get("scope") == "filter":
-            return {
-                "filters": {name: data.getlist(name) for name in self.filters if data.get(name)},
-                "filterset_class": self.filterset_class,
-            }
+            filters = {name: data.getlist(name) for name in self.filters if data.get(name)}
+            if self.pinned_by and data.get(PREVIEWED_AT) and not data.get(self.pinned_by):
+                filters[self.pinned_by] = [data.get(PREVIEWED_AT, "")]
+            return {"filters": filters, "filterset_class": self.filterset_class}
         return {"keys": data.getlist(self.ref_param)}
 
     def select(self, data: QueryDict, choice: Choice) -> Selection:
@@ -202,6 +211,14 @@ class BulkPreviewView(OperatorRequiredMixin, View):
     ) -> HttpResponse:
         selection: Selection | None = None
         choice: Choice | None = None
+        if (
+            self.pinned_by
+            and data.get("scope") == "filter"
+            and not data.get(self.pinned_by)
+            and not data.get(PREVIEWED_AT)
+        ):
+            data = data.copy()
+            data[PREVIEWED_AT] = timezone.now().isoformat()
         try:
             choice = self.choice(data)
             selection = self.select(data, choice)
@@ -209,7 +226,7 @@ class BulkPreviewView(OperatorRequiredMixin, View):
             error = error or refused
         hidden = [
             (name, value)
-            for name in ("do", "scope", self.ref_param, *self.filters)
+            for name in ("do", "scope", self.ref_param, *self.filters, PREVIEWED_AT)
             for value in data.getlist(name)
             if value
         ]
@@ -230,6 +247,9 @@ class BulkPreviewView(OperatorRequiredMixin, View):
             "scope": data.get("scope", "selected"),
             "hidden": hidden,
             "reason": data.get("reason", ""),
+            "previewed_at": parse_datetime(data.get(PREVIEWED_AT) or "")
+            if data.get("scope") == "filter"
+            else None,
             "error": error,
             "back_url": f"{reverse(self.list_url_name)}?{urlencode(back)}",
         }
@@ -240,6 +260,7 @@ class BulkPreviewView(OperatorRequiredMixin, View):
 
 class ContradictionBulkPreviewView(BulkPreviewView):
     kind = BulkJobKind.CONTRADICTIONS
+    pinned_by = ""
     choices = CONTRADICTION_CHOICES
     filters = CONTRADICTION_FILTERS
     filterset_class = ConsoleContradictionFilterSet

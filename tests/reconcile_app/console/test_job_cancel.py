@@ -1,14 +1,19 @@
-"""Cancelling a running bulk job from its console page (operators, with a reason)."""
+"""A bulk job at incident scale: cancelled from its page, and "all N matching" pinned to the
+rows its preview showed while new ones arrive."""
 
 from __future__ import annotations
+
+import re
 
 from reconcile_app.models import AuditEvent, BulkJob, Effect
 from reconcile_app.services.bulk_jobs import bulk_job_run
 from tests.reconcile_app.console.test_bulk import (  # noqa: F401 (a fixture)
     ALL_UNKNOWN,
+    PREVIEW,
     REASON,
     confirm,
     three,
+    unknowns,
 )
 
 
@@ -33,3 +38,49 @@ def test_an_operator_cancels_a_running_job_from_its_page(three, operator_browser
     bulk_job_run(job_id=job.job_id)
     assert set(Effect.objects.values_list("status", flat=True)) == {"unknown"}
     assert AuditEvent.objects.get(action="bulk_job.cancel").reason == "wrong action chosen"
+
+
+def hidden_fields(page: str) -> dict[str, str]:
+    """Every hidden field of the preview's form, as a browser posts them."""
+    return dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page))
+
+
+def test_rows_arriving_after_the_preview_do_not_refuse_its_confirmation(
+    estate, agent, operator_browser
+):
+    """In an outage new unknowns keep arriving: "all N matching" acts on the rows the
+    preview showed (committed before it was drawn) instead of refusing every confirmation."""
+    unknowns(agent, 3)
+    preview = operator_browser.get(PREVIEW, ALL_UNKNOWN).content.decode()
+    assert 'id="bulk-pinned"' in preview
+    unknowns(agent, 2, start=3)  # two more arrive while the operator reads
+
+    response = operator_browser.post(
+        PREVIEW, {**hidden_fields(preview), "reason": REASON, "do": "readback"}
+    )
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    job = BulkJob.objects.get()
+    assert sorted(item.ref for item in job.items.all()) == ["u-0", "u-1", "u-2"]
+    assert job.selection["filter"]["created_before"]
+
+
+def test_the_api_narrows_an_outage_by_commit_time(estate, agent, operator):
+    early = unknowns(agent, 2)
+    cut = Effect.objects.get(idempotency_key=early[-1]).created_at
+    later = unknowns(agent, 2, start=2)
+
+    listed = operator.get("/api/v1/effects", created_after=cut.isoformat()).json()
+    assert sorted(row["idempotency_key"] for row in listed["results"]) == sorted(
+        [early[-1], *later]
+    )
+    started = operator.post(
+        "/api/v1/effects/bulk",
+        {
+            "filter": {"status": "unknown", "created_before": cut.isoformat()},
+            "action": "readback",
+            "reason": REASON,
+        },
+    )
+    assert started.status_code == 202, started.content
+    assert started.json()["count"] == 1

@@ -35,7 +35,13 @@ def item_finish(
     job: BulkJob, item_id: int, state: str, *, before: str = "", after: str = "", detail: str = ""
 ) -> bool:
     """pending → state, and the job's counters with it. Call inside the item's transaction.
-    False when another run got there first (then nothing here may be kept)."""
+    False when another run got there first, or the job was cancelled (then nothing here may
+    be kept).
+
+    The job's row is locked first, as a cancel locks it before the items: locked the other
+    way round (the item, then the job's counters), a cancel arriving between the two
+    deadlocked with the run on PostgreSQL."""
+    BulkJob.objects.select_for_update().filter(pk=job.pk).values_list("pk", flat=True).first()
     moved = BulkJobItem.objects.filter(pk=item_id, state=BulkItemState.PENDING).update(
         state=state, before=before, after=after, detail=detail[:2000], finished_at=timezone.now()
     )
@@ -152,21 +158,30 @@ def effect_check_item(job: BulkJob, item_id: int, key: str) -> None:
         )
     with transaction.atomic():
         state = BulkItemState.FAILED if error else BulkItemState.DONE
-        if item_finish(job, item_id, state, before=before, after=after, detail=error):
-            audit_record(
-                actor=job.created_by,
-                action="effect.readback",
-                object_kind="effect",
-                object_ref=key,
-                reason=job.reason,
-                request_id=job.request_id,
-                before={"status": before},
-                after={
-                    "status": after,
-                    "job_id": job.job_id,
-                    **({"error": error} if error else {}),
-                },
+        if not item_finish(job, item_id, state, before=before, after=after, detail=error):
+            # Cancelled while the owner was asked (or another run finished the row): the
+            # check happened all the same, in the operator's name. The row says so and the
+            # audit has it; it stays counted as the cancel counted it.
+            BulkJobItem.objects.filter(pk=item_id, state=BulkItemState.SKIPPED).update(
+                before=before,
+                after=after,
+                detail=f"re-checked as the job was cancelled: {before} → {after}"
+                + (f" ({error})" if error else ""),
             )
+        audit_record(
+            actor=job.created_by,
+            action="effect.readback",
+            object_kind="effect",
+            object_ref=key,
+            reason=job.reason,
+            request_id=job.request_id,
+            before={"status": before},
+            after={
+                "status": after,
+                "job_id": job.job_id,
+                **({"error": error} if error else {}),
+            },
+        )
 
 
 def contradiction_resolve_item(job: BulkJob, item_id: int, ref: str) -> None:

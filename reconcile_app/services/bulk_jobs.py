@@ -261,6 +261,12 @@ def bulk_job_cancel(
             raise Conflict(
                 f"{job_id} is {job.status}: only a running job is cancelled", code="job_not_running"
             )
+        if not job.items.filter(state=BulkItemState.PENDING).exists():
+            # Every row acted on; the run is only yet to say so.
+            raise Conflict(
+                f"{job_id} has acted on every row: nothing is left to stop",
+                code="job_not_running",
+            )
         before = {"status": job.status, "done": job.done, "failed": job.failed}
         name = actor.get_username()
         stopped = job.items.filter(state=BulkItemState.PENDING).update(

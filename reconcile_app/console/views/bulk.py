@@ -12,6 +12,7 @@ its progress every POLL_SECONDS until the job is done.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -23,7 +24,6 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from django.views import View
 from django_filters import FilterSet
 
@@ -46,6 +46,7 @@ from reconcile_app.console.tables.bulk import JobItemTable
 from reconcile_app.console.tables.contradictions import ContradictionTable
 from reconcile_app.console.tables.effects import EffectTable
 from reconcile_app.errors import DomainError, ValidationFailed
+from reconcile_app.instants import instant_from_text
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.bulk import (
@@ -186,8 +187,11 @@ class BulkPreviewView(OperatorRequiredMixin, View):
         (with the preview's pin)."""
         if data.get("scope") == "filter":
             filters = {name: data.getlist(name) for name in self.filters if data.get(name)}
-            if self.pinned_by and data.get(PREVIEWED_AT) and not data.get(self.pinned_by):
-                filters[self.pinned_by] = [data.get(PREVIEWED_AT, "")]
+            pin = _instant(data.get(PREVIEWED_AT)) if self.pinned_by else None
+            if pin is not None:
+                # The earlier of the list's own bound and the preview's instant.
+                given = _instant(data.get(self.pinned_by))
+                filters[self.pinned_by] = [min(pin, given or pin).isoformat()]
             return {"filters": filters, "filterset_class": self.filterset_class}
         return {"keys": data.getlist(self.ref_param)}
 
@@ -214,8 +218,7 @@ class BulkPreviewView(OperatorRequiredMixin, View):
         if (
             self.pinned_by
             and data.get("scope") == "filter"
-            and not data.get(self.pinned_by)
-            and not data.get(PREVIEWED_AT)
+            and not _instant(data.get(PREVIEWED_AT))
         ):
             data = data.copy()
             data[PREVIEWED_AT] = timezone.now().isoformat()
@@ -247,7 +250,7 @@ class BulkPreviewView(OperatorRequiredMixin, View):
             "scope": data.get("scope", "selected"),
             "hidden": hidden,
             "reason": data.get("reason", ""),
-            "previewed_at": parse_datetime(data.get(PREVIEWED_AT) or "")
+            "previewed_at": _instant(data.get(PREVIEWED_AT))
             if data.get("scope") == "filter"
             else None,
             "error": error,
@@ -256,6 +259,15 @@ class BulkPreviewView(OperatorRequiredMixin, View):
         return TemplateResponse(
             request, self.template_name, context, status=error.status if error else 200
         )
+
+
+def _instant(text: str | None) -> datetime | None:
+    """A posted instant, or None when absent or not one (a field the form wrote, but a
+    browser may send anything)."""
+    try:
+        return instant_from_text(text, PREVIEWED_AT)
+    except DomainError:
+        return None
 
 
 class ContradictionBulkPreviewView(BulkPreviewView):

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from reconcile_app.models import AuditEvent, BulkJob, Effect
+from reconcile_app.models import AuditEvent, BulkJob, BulkJobItem, Effect
 from reconcile_app.services.bulk_jobs import bulk_job_run
 from tests.reconcile_app.console.conftest import commit_effect
 
@@ -227,10 +227,10 @@ def test_an_operator_cancels_a_running_job_and_it_acts_on_nothing_more(
     )
     job_id = started.json()["job_id"]  # no worker in tests: the job has not run yet
     url = f"/api/v1/jobs/{job_id}/cancel"
-    for person in (reviewer, agent):
-        assert operator.post(url, {}).status_code == 400  # reason_required, below
-        assert person.post(url, {"reason": "x"}).status_code == 403
-    assert operator.post(url, {"reason": " "}).json()["code"] == "reason_required"
+    assert (reviewer.post(url, {"reason": "x"}).json()["code"]) == "forbidden"
+    assert (agent.post(url, {"reason": "x"}).json()["code"]) == "people_only"
+    for blank in ({}, {"reason": " "}):
+        assert operator.post(url, blank).json()["code"] == "reason_required"
 
     response = operator.post(
         url, {"reason": "wrong outcome chosen"}, HTTP_X_REQUEST_ID="req-stop-1"
@@ -287,3 +287,49 @@ def test_a_job_cancelled_while_it_runs_stops_between_rows(unknowns, operator, mo
     assert statuses == ["not_executed", "unknown", "unknown"]
     assert AuditEvent.objects.filter(action="effect.resolve").count() == 1
     assert (job.done, job.skipped, job.failed) == (3, 2, 0)
+
+
+def test_a_job_that_has_acted_on_every_row_is_not_cancelled(unknowns, operator):
+    job = bulk_jobs_module().bulk_job_create(
+        actor=operator.user, action="readback", reason=REASON, filters={"status": "unknown"}
+    )
+    BulkJobItem.objects.filter(job=job).update(state="done")  # the run's last word pending
+    response = operator.post(f"/api/v1/jobs/{job.job_id}/cancel", {"reason": "too late"})
+    assert (response.status_code, response.json()["code"]) == (409, "job_not_running")
+    assert BulkJob.objects.get(pk=job.pk).status == "running"
+
+
+def test_a_recheck_in_hand_as_the_job_is_cancelled_is_audited_and_said(
+    unknowns, operator, monkeypatch
+):
+    """The owner was asked in the operator's name: the audit has it and the row says it,
+    though the cancel had already counted the row as not reached."""
+    from reconcile_app.services import bulk_items
+
+    jobs = bulk_jobs_module()
+    job = jobs.bulk_job_create(
+        actor=operator.user, action="readback", reason=REASON, keys=[unknowns[0]]
+    )
+    real = bulk_items.effect_resolve_unknown
+
+    def cancelled_while_asking(**kwargs):
+        jobs.bulk_job_cancel(job_id=job.job_id, actor=operator.user, reason="stop")
+        return real(**kwargs)
+
+    monkeypatch.setattr(bulk_items, "effect_resolve_unknown", cancelled_while_asking)
+    bulk_job_run(job_id=job.job_id)
+
+    item = BulkJobItem.objects.get(job=job)
+    assert item.state == "skipped"
+    assert item.detail.startswith("re-checked as the job was cancelled: unknown → verified")
+    audited = AuditEvent.objects.get(action="effect.readback")
+    assert (audited.object_ref, audited.after["status"]) == (
+        unknowns[0],
+        "verified",
+    )
+
+
+def bulk_jobs_module():
+    from reconcile_app.services import bulk_jobs
+
+    return bulk_jobs

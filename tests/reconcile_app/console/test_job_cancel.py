@@ -84,3 +84,28 @@ def test_the_api_narrows_an_outage_by_commit_time(estate, agent, operator):
     )
     assert started.status_code == 202, started.content
     assert started.json()["count"] == 1
+
+
+def test_a_list_bound_later_than_the_preview_is_pinned_to_the_preview(
+    estate, agent, operator_browser
+):
+    unknowns(agent, 2)
+    later = "2999-01-01T00:00:00+00:00"
+    preview = operator_browser.get(PREVIEW, {**ALL_UNKNOWN, "created_before": later})
+    page = preview.content.decode()
+    unknowns(agent, 1, start=2)
+
+    response = operator_browser.post(
+        PREVIEW, {**hidden_fields(page), "reason": REASON, "do": "readback"}
+    )
+
+    assert response.status_code == 302
+    assert BulkJob.objects.get().count == 2
+
+
+def test_a_previewed_at_that_is_no_instant_is_ignored_not_a_500(three, operator_browser):
+    response = operator_browser.get(
+        PREVIEW, {**ALL_UNKNOWN, "previewed_at": "2026-02-30T00:00:00+00:00"}
+    )
+    assert response.status_code == 200
+    assert '<span class="count" id="bulk-count">3</span>' in response.content.decode()

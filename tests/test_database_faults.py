@@ -13,6 +13,20 @@ from reconcile_app.services import snapshots
 from tests.reconcile_app.effects.conftest import SUBJECT, collectible  # noqa: F401
 
 
+def admin_session():
+    """A session of its own on the test database, as an administrator's would be."""
+    import psycopg
+
+    settings_dict = connection.settings_dict
+    return psycopg.connect(
+        host=settings_dict["HOST"] or "127.0.0.1",
+        port=settings_dict["PORT"] or 5432,
+        user=settings_dict["USER"],
+        dbname=settings_dict["NAME"],
+        autocommit=True,
+    )
+
+
 def test_database_lost_mid_snapshot_is_503_and_writes_nothing(collectible, agent, monkeypatch):
     if connection.vendor == "postgresql":
         # One statement writes the snapshot's rows (services/snapshot_statement.py): the
@@ -68,20 +82,12 @@ def test_postgresql_backend_killed_mid_snapshot_is_503_and_writes_nothing(
     collectible, agent, monkeypatch
 ):
     """The server terminates our session as the snapshot's statement goes out."""
-    import psycopg
 
     original = snapshots.snapshot_statement_send
-    settings_dict = connection.settings_dict
 
     def kill_then_insert(*args, **kwargs):
         pid = connection.connection.info.backend_pid
-        with psycopg.connect(
-            host=settings_dict["HOST"] or "127.0.0.1",
-            port=settings_dict["PORT"] or 5432,
-            user=settings_dict["USER"],
-            dbname=settings_dict["NAME"],
-            autocommit=True,
-        ) as admin:
+        with admin_session() as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", [pid])
         return original(*args, **kwargs)
 
@@ -110,7 +116,6 @@ def test_a_kept_connection_the_server_closed_is_replaced_before_the_next_request
 ):
     """A PostgreSQL restart between two requests: the next request opens a new session
     instead of failing on the old one (config/postgresql/base.py)."""
-    import psycopg
 
     body = {
         "subject": SUBJECT,
@@ -119,14 +124,7 @@ def test_a_kept_connection_the_server_closed_is_replaced_before_the_next_request
     }
     assert agent.post("/api/v1/reconcile", body).status_code == 201
     killed = connection.connection.info.backend_pid
-    settings_dict = connection.settings_dict
-    with psycopg.connect(
-        host=settings_dict["HOST"] or "127.0.0.1",
-        port=settings_dict["PORT"] or 5432,
-        user=settings_dict["USER"],
-        dbname=settings_dict["NAME"],
-        autocommit=True,
-    ) as admin:
+    with admin_session() as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", [killed])
         deadline = time.monotonic() + 5
         while (

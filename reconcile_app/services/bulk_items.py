@@ -74,25 +74,15 @@ def effect_resolve_item(job: BulkJob, item_id: int, key: str, selected: str = ""
     with transaction.atomic():
         effect = Effect.objects.filter(idempotency_key=key).only("status").first()
         before = effect.status if effect else ""
+        skipped = ""
         if effect is None or before not in EFFECT_ACTIONABLE[BulkJobAction.RESOLVE]:
+            skipped = f"already {before or 'gone'}: nothing to resolve"
+        elif selected and before != selected:
+            skipped = f"was {selected} when selected, now {before}: not resolved on a state "
+            skipped += "nobody confirmed"
+        if skipped:
             item_finish(
-                job,
-                item_id,
-                BulkItemState.SKIPPED,
-                before=before,
-                after=before,
-                detail=f"already {before or 'gone'}: nothing to resolve",
-            )
-            return
-        if selected and before != selected:
-            item_finish(
-                job,
-                item_id,
-                BulkItemState.SKIPPED,
-                before=before,
-                after=before,
-                detail=f"was {selected} when selected, now {before}: not resolved on a state "
-                "nobody confirmed",
+                job, item_id, BulkItemState.SKIPPED, before=before, after=before, detail=skipped
             )
             return
         try:

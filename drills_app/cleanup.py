@@ -20,8 +20,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from reconcile_app.choices import ContradictionStatus, EscalationStatus
+from reconcile_app.errors import Conflict
 from reconcile_app.models import Contradiction, Escalation, Principal
 from reconcile_app.services.audit import audit_record
+from reconcile_app.services.contradictions import contradiction_resolve
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ def drill_rows_close(*, principal: Principal, subjects: str, note: str) -> Close
     now = timezone.now()
     with transaction.atomic():
         escalations = list(
-            Escalation.objects.select_for_update()
+            Escalation.objects.select_for_update(of=("self",))
             # A decision's question only: a promotion's, a fact key's or an effect's would
             # need its own settling (services/escalations.escalation_decide), and the drill
             # opens none.
@@ -54,12 +56,10 @@ def drill_rows_close(*, principal: Principal, subjects: str, note: str) -> Close
             )
             .order_by("id")
         )
+        Escalation.objects.filter(pk__in=[row.pk for row in escalations]).update(
+            status=EscalationStatus.REJECTED, decided_at=now, decided_by=None, rationale=note
+        )
         for escalation in escalations:
-            escalation.status = EscalationStatus.REJECTED
-            escalation.decided_at = now
-            escalation.decided_by = None
-            escalation.rationale = note
-            escalation.save(update_fields=["status", "decided_at", "decided_by", "rationale"])
             audit_record(
                 actor=None,
                 action="escalation.reject",
@@ -70,28 +70,20 @@ def drill_rows_close(*, principal: Principal, subjects: str, note: str) -> Close
                 after={"status": EscalationStatus.REJECTED},
             )
         contradictions = list(
-            Contradiction.objects.select_for_update(of=("self",))
-            .filter(
+            Contradiction.objects.filter(
                 status=ContradictionStatus.OPEN,
                 snapshot__principal=principal,
                 subject__startswith=subjects,
             )
             .order_by("id")
+            .values_list("pk", flat=True)
         )
-        for contradiction in contradictions:
-            Contradiction.objects.filter(pk=contradiction.pk).update(
-                status=ContradictionStatus.RESOLVED,
-                resolved_at=now,
-                resolved_by=None,
-                resolution_note=note,
-            )
-            audit_record(
-                actor=None,
-                action="contradiction.resolve",
-                object_kind="contradiction",
-                object_ref=str(contradiction.pk),
-                reason=note,
-                before={"status": ContradictionStatus.OPEN},
-                after={"status": ContradictionStatus.RESOLVED},
-            )
-    return Closed(escalations=len(escalations), contradictions=len(contradictions))
+        closed = 0
+        for contradiction_id in contradictions:
+            # The operators' own service: locked, conditional on still open, audited.
+            try:
+                contradiction_resolve(contradiction_id=contradiction_id, actor=None, note=note)
+            except Conflict:
+                continue  # someone resolved it meanwhile
+            closed += 1
+    return Closed(escalations=len(escalations), contradictions=closed)

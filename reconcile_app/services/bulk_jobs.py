@@ -261,12 +261,6 @@ def bulk_job_cancel(
             raise Conflict(
                 f"{job_id} is {job.status}: only a running job is cancelled", code="job_not_running"
             )
-        if not job.items.filter(state=BulkItemState.PENDING).exists():
-            # Every row acted on; the run is only yet to say so.
-            raise Conflict(
-                f"{job_id} has acted on every row: nothing is left to stop",
-                code="job_not_running",
-            )
         before = {"status": job.status, "done": job.done, "failed": job.failed}
         name = actor.get_username()
         stopped = job.items.filter(state=BulkItemState.PENDING).update(
@@ -274,6 +268,13 @@ def bulk_job_cancel(
             detail=f"not acted on: the job was cancelled by {name}: {reason}"[:2000],
             finished_at=timezone.now(),
         )
+        if not stopped:
+            # Every row acted on; the run is only yet to say so. (Raising undoes nothing
+            # here: the update above moved no row.)
+            raise Conflict(
+                f"{job_id} has acted on every row: nothing is left to stop",
+                code="job_not_running",
+            )
         now = timezone.now()
         BulkJob.objects.filter(pk=job.pk).update(
             status=BulkJobStatus.CANCELLED,

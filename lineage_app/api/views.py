@@ -22,7 +22,7 @@ from lineage_app.api.serializers import LineageReachSerializer
 from lineage_app.conf import api_permission_classes
 from lineage_app.prov_export import prov_document
 from lineage_app.registry import registry
-from lineage_app.selectors.blast import blast_radius, roots_for_source_versions
+from lineage_app.selectors.blast import blast_radius, source_version_nodes
 from lineage_app.selectors.nodes import subgraph
 from lineage_app.selectors.reach import MAX_DEPTH, Reach, reach, resolve_roots
 
@@ -218,10 +218,10 @@ class BlastRadiusView(LineageAPIView):
                     f"from_version ({low}) is above to_version ({high})",
                     code="invalid_parameter",
                 )
-            found = roots_for_source_versions(params["source"], low, high)
-            if not found and not roots_for_source_versions(params["source"], 0, HIGHEST_VERSION):
+            versions = source_version_nodes(params["source"])
+            if not versions:
                 missing.append(f"source {params['source']}")
-            roots += found
+            roots += [(pk, node) for pk, node, version in versions if low <= version <= high]
             named = True
         for name, entry in registry.entry_points.items():
             if params.get(name):

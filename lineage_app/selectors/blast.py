@@ -10,8 +10,8 @@ from lineage_app.models import Node
 from lineage_app.selectors.reach import Reach, reach
 
 
-def roots_for_source_versions(source: str, low: int, high: int) -> list[tuple[int, str]]:
-    """Every recorded `source:<name>@<version>` node with low ≤ version ≤ high."""
+def source_version_nodes(source: str) -> list[tuple[int, str, int]]:
+    """Every recorded `source:<name>@<version>` node: (row id, node id, version)."""
     prefix = f"{source}@"
     found = []
     for pk, ref in Node.objects.filter(kind="source", ref__startswith=prefix).values_list(
@@ -21,9 +21,15 @@ def roots_for_source_versions(source: str, low: int, high: int) -> list[tuple[in
             version = int(ref[len(prefix) :])
         except ValueError:
             continue
-        if low <= version <= high:
-            found.append((pk, f"source:{ref}"))
+        found.append((pk, f"source:{ref}", version))
     return found
+
+
+def roots_for_source_versions(source: str, low: int, high: int) -> list[tuple[int, str]]:
+    """Every recorded `source:<name>@<version>` node with low ≤ version ≤ high."""
+    return [
+        (pk, node) for pk, node, version in source_version_nodes(source) if low <= version <= high
+    ]
 
 
 def blast_radius(

@@ -71,9 +71,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def same_literal(left: Any, right: Any) -> bool:
+    """Equal as CEL sees values: `True == 1` and `1 == 1.0` in Python, not in CEL, so the
+    type counts (canonical.same_value would merge 1 and 1.0)."""
+    return type(left) is type(right) and left == right
+
+
 def _add(values: list[Any], value: Any) -> None:
-    # `True == 1` in Python: compare with the type, as CEL does.
-    if not any(type(value) is type(seen) and value == seen for seen in values):
+    if not any(same_literal(value, seen) for seen in values):
         values.append(value)
 
 
@@ -119,7 +124,7 @@ def field_candidates(spec: ContractSpec) -> dict[str, list[Any]]:
 def other_values(candidates: list[Any], value: Any) -> list[Any]:
     """The field's other plausible values (those that could change the decision), or one
     value no rule names."""
-    others = [item for item in candidates if not (type(item) is type(value) and item == value)]
+    others = [item for item in candidates if not same_literal(item, value)]
     return others or [OTHER]
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from reconcile_app import policy
 from reconcile_app.reconciliation.types import ContractSpec
-from reconcile_app.services.release_gates.candidates import rule_labels
+from reconcile_app.services.release_gates.candidates import rule_labels, same_literal
 from reconcile_app.services.release_gates.recorded import Recorded, recorded_values
 from reconcile_app.services.release_gates.world import Finding, World, proposal
 
@@ -54,7 +54,7 @@ def _with_recorded(
         extra = [
             value
             for value in recorded.get(name, ())
-            if not any(type(value) is type(seen) and value == seen for seen in values)
+            if not any(same_literal(value, seen) for seen in values)
         ]
         merged[name] = [*values, *extra]
     return merged
@@ -85,7 +85,7 @@ def _recorded_note(fields: dict[str, Any], recorded: dict[str, list[Any]]) -> st
     real = [
         f"{name}={value!r}"
         for name, value in fields.items()
-        if any(type(value) is type(seen) and value == seen for seen in recorded.get(name, ()))
+        if any(same_literal(value, seen) for seen in recorded.get(name, ()))
     ]
     return f"; read from its owner in a recent decision: {', '.join(real)}" if real else ""
 

@@ -88,6 +88,8 @@ def recorded_values(spec: ContractSpec) -> Recorded:
 
 
 def _text(value: Any) -> str:
+    """A key telling values apart as CEL does (`1`, `1.0` and `true` three values), which
+    canonical_json, normalising numbers, would not."""
     return json.dumps(value, sort_keys=True)
 
 

@@ -27,6 +27,7 @@ from reconcile_app.models import (
     MemoryRecord,
     Quarantine,
 )
+from reconcile_app.services.bulk_jobs import bulk_job_create
 from reconcile_app.services.memory import memory_admit
 from reconcile_app.services.quarantine import quarantine_apply, quarantine_create
 from tests.conftest import COLLECTIONS
@@ -57,6 +58,8 @@ class World:
     quarantine: Quarantine
     # Written by the agent into a review class: a promotion any reviewer may decide.
     suggestion: MemoryRecord
+    # A bulk re-check of the unknown effect, not run yet: an operator may cancel it.
+    job_id: str = ""
     # The next collections-contact-release version, loaded as a draft: a reviewer activates it.
     draft_version: str = DRAFT
 
@@ -280,6 +283,21 @@ CONSOLE: tuple[Page, ...] = (
             ),
         ),
     ),
+    Page(
+        "bulk job",
+        lambda w: f"/jobs/{w.job_id}/",
+        (
+            Action(
+                "cancel a bulk job",
+                OPERATOR,
+                offer=lambda w: 'id="job-cancel-form"',
+                method="post",
+                path=lambda w: f"/jobs/{w.job_id}/cancel/",
+                data=lambda w: {"reason": "Wrong action chosen."},
+                audited_as="bulk_job.cancel",
+            ),
+        ),
+    ),
     Page("audit", lambda w: "/audit/"),
     Page("audit export", lambda w: "/audit/export.csv"),
     Page("lineage", lambda w: "/lineage/"),
@@ -304,6 +322,12 @@ def world(estate, registry, agent, operator, make_snapshot, tmp_path) -> World:
         escalation=ambiguous_fact(agent, agent),  # raised by the agent: any reviewer decides
         effect=effect,
         quarantine=quarantine_apply(quarantine_id=quarantine.quarantine_id),
+        job_id=bulk_job_create(
+            actor=operator.user,
+            action="readback",
+            reason="Owner outage.",
+            keys=[effect.idempotency_key],
+        ).job_id,
         suggestion=memory_admit(
             agent=agent.principal,
             memory_class="runbooks",

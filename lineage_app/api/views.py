@@ -281,14 +281,22 @@ class ProvView(LineageAPIView):
         summary="Export a node's lineage as W3C PROV",
         description="The node's ancestors and descendants as a PROV document: PROV-JSON "
         "(`format=json`) or PROV-N (`format=provn`). Without `format`, PROV-N when `Accept` "
-        "asks for `text/provenance-notation` rather than JSON, else PROV-JSON.",
+        "asks for `text/provenance-notation` rather than JSON, else PROV-JSON. A document "
+        f"holds at most {PROV_NODE_LIMIT:,} nodes each way: a lineage reaching more is 400 "
+        "`export_too_large` (narrow it with `depth`, or page through `ancestors` and "
+        "`descendants`), never a document missing part of it.",
         tags=[TAG],
-        parameters=[OpenApiParameter("format", str, enum=["json", "provn"])],
+        parameters=[OpenApiParameter("format", str, enum=["json", "provn"]), COMMON[0]],
         responses={
             (200, "application/json"): OpenApiTypes.OBJECT,
             (200, PROV_N): OpenApiTypes.STR,
         },
-        extensions={PROBLEM_CODES: {"400": ["invalid_format"], "404": ["node_not_found"]}},
+        extensions={
+            PROBLEM_CODES: {
+                "400": ["invalid_format", "invalid_parameter", "export_too_large"],
+                "404": ["node_not_found"],
+            }
+        },
     )
     def get(self, request: Request, node: str) -> HttpResponse:
         # Without `format`, the Accept header chooses (PROV-JSON unless PROV-N is preferred).
@@ -296,12 +304,27 @@ class ProvView(LineageAPIView):
         fmt = request.query_params.get("format", asked)
         if fmt not in ("json", "provn"):
             raise InvalidParameter("format must be json or provn", code="invalid_format")
+        depth = int_param(request, "depth", None, 1, MAX_DEPTH)
         root_ids, roots = _one_root(node)
         wanted = set(root_ids)
         for direction in ("ancestors", "descendants"):
             result = reach(
-                root_ids, roots, direction=direction, limit=PROV_NODE_LIMIT, invalidations=True
+                root_ids,
+                roots,
+                direction=direction,
+                depth=depth,
+                limit=PROV_NODE_LIMIT,
+                invalidations=True,
             )
+            if result.total > len(result.nodes):
+                # A page of a walk is ordered by kind: cut, it would drop whole kinds (every
+                # snapshot, say) from a document an auditor reads as the whole lineage.
+                raise InvalidParameter(
+                    f"{node} has {result.total:,} {direction}, more than the "
+                    f"{PROV_NODE_LIMIT:,} one PROV document holds each way; narrow it with "
+                    f"depth=, or page through /api/v1/lineage/{node}/{direction}",
+                    code="export_too_large",
+                )
             wanted |= {item["pk"] for item in result.nodes}
         document = prov_document(*subgraph(wanted))
         if fmt == "provn":

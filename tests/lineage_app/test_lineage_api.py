@@ -154,3 +154,20 @@ def test_prov_n_is_reached_by_its_media_type_too(chain, operator):
     assert missing.json()["code"] == "node_not_found"
     default = operator.client.get("/api/v1/lineage/effect:l-1/prov")
     assert default["Content-Type"] == "application/json"
+
+
+def test_a_prov_export_over_its_limit_is_refused_not_cut(chain, operator, monkeypatch):
+    """Cut at the limit, a walk's page (ordered by kind) dropped whole kinds from a document
+    an auditor reads as the whole lineage; now refused, naming the count, and `depth`
+    narrows the export to fit."""
+    monkeypatch.setattr("lineage_app.api.views.PROV_NODE_LIMIT", 2)
+    url = "/api/v1/lineage/evidence:ev-collect/prov"
+    whole = operator.client.get(url, {"format": "json"})
+    assert (whole.status_code, whole.json()["code"]) == (400, "export_too_large")
+    assert "descendants" in whole.json()["detail"]
+    near = operator.client.get(url, {"format": "json", "depth": 1})
+    assert near.status_code == 200, near.content
+    assert "rc:snapshot_snap" in near.content.decode()  # the walk's first step is in it
+    assert "effect_l-1" not in near.content.decode()  # and its third is not
+    bad = operator.client.get(url, {"depth": 0})
+    assert (bad.status_code, bad.json()["code"]) == (400, "invalid_parameter")

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import gc
+import logging
 import os
 from contextvars import ContextVar, Token
 from typing import Any
 
 from celery import Celery
-from celery.signals import before_task_publish, task_postrun, task_prerun, worker_process_init
+from celery.signals import (
+    beat_init,
+    before_task_publish,
+    celeryd_after_setup,
+    task_postrun,
+    task_prerun,
+    worker_process_init,
+)
+from kombu.utils.url import maybe_sanitize_url
 
 from config.heartbeat import WorkerHeartbeat
 from config.logs import principal_var, request_id_var
@@ -21,6 +30,31 @@ app.autodiscover_tasks()
 
 
 app.steps["worker"].add(WorkerHeartbeat)
+logger = logging.getLogger("config.celery")
+
+
+# Celery's start-up banners are plain text on standard output, a block a log store takes for
+# a dozen events; ./dev starts workers and beat `--quiet` when logs are JSON, and these lines
+# say what the banners said (never the broker's password: kombu's sanitizer masks it).
+@celeryd_after_setup.connect
+def worker_started_line(sender: str = "", instance: Any = None, **kwargs: Any) -> None:
+    queues = sorted(instance.app.amqp.queues.consume_from)
+    logger.info(
+        "worker %s started: queues %s; concurrency %s; broker %s",
+        sender,
+        ", ".join(queues),
+        instance.concurrency,
+        maybe_sanitize_url(instance.app.conf.broker_url),
+    )
+
+
+@beat_init.connect
+def scheduler_started_line(sender: Any = None, **kwargs: Any) -> None:
+    logger.info(
+        "scheduler started: %s entries; broker %s",
+        len(app.conf.beat_schedule or {}),
+        maybe_sanitize_url(app.conf.broker_url),
+    )
 
 
 @worker_process_init.connect

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import logging.config
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
@@ -48,6 +49,14 @@ class JsonFormatter(logging.Formatter):
             entry["exception"] = self.formatException(record.exc_info)
         # One line whatever the message holds: json.dumps escapes newlines.
         return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+def configure(config: dict[str, Any]) -> None:
+    """Django's LOGGING_CONFIG: the dictConfig, and Python's warnings as log records (logger
+    `py.warnings`), which would otherwise print plain text to standard error between the JSON
+    lines (a worker run as root, a deprecation in a dependency)."""
+    logging.config.dictConfig(config)
+    logging.captureWarnings(True)
 
 
 def logging_settings(*, log_format: str, level: str) -> dict[str, Any]:

@@ -387,6 +387,7 @@ if not RECONCILE_SOURCE_TOKEN_ENV_PREFIX.strip():
     )
 
 # One JSON line per event (config/logs.py); RECONCILE_LOG_FORMAT=text for a terminal.
+LOGGING_CONFIG = "config.logs.configure"
 LOGGING = logging_settings(
     log_format=env_str("LOG_FORMAT", "json"), level=env_str("LOG_LEVEL", "INFO")
 )

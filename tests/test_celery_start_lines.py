@@ -1,0 +1,83 @@
+"""A worker and the scheduler, started as ./dev starts them (`celery --quiet` with JSON logs),
+write nothing but JSON lines as they start: Celery's plain-text banners are replaced by one
+line each (config/celery.py), and Python's warnings are log records (config/logs.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.conf import settings
+
+CELERY = Path(sys.executable).with_name("celery")
+
+
+def _isolated_env(var_dir: Path) -> dict[str, str]:
+    """The embedded default in a folder of its own: whichever database and broker the suite
+    runs on, this worker consumes nothing of theirs."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("RECONCILE_") and name not in ("DATABASE_URL", "CELERY_BROKER_URL")
+    }
+    return {**env, "RECONCILE_VAR_DIR": str(var_dir), "RECONCILE_LOG_FORMAT": "json"}
+
+
+def _start_lines(tmp_path: Path, command: list[str], until: str) -> list[str]:
+    log = tmp_path / f"{command[0]}.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [str(CELERY), "-A", "config", "--quiet", *command],
+            cwd=settings.BASE_DIR,
+            env=_isolated_env(tmp_path / "var"),
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while until not in log.read_text(errors="replace"):
+            assert process.poll() is None, log.read_text(errors="replace")
+            assert time.monotonic() < deadline, log.read_text(errors="replace")
+            time.sleep(0.2)
+        return [line for line in log.read_text().splitlines() if line.strip()]
+    finally:
+        os.killpg(process.pid, 9)
+        process.wait(10)
+
+
+def _parsed(lines: list[str]) -> list[dict]:
+    parsed = []
+    for line in lines:
+        try:
+            parsed.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise AssertionError(f"not a JSON line: {line!r}") from None
+    return parsed
+
+
+def test_a_quiet_worker_starts_in_json_lines_and_says_what_its_banner_said(tmp_path):
+    lines = _start_lines(
+        tmp_path,
+        ["worker", "-l", "info", "--concurrency", "1", "-n", "start-lines@%h"],
+        until="ready.",
+    )
+    started = [e for e in _parsed(lines) if e["logger"] == "config.celery"]
+    assert len(started) == 1
+    message = started[0]["message"]
+    assert "start-lines@" in message and "concurrency 1" in message
+    assert "queues corrections, default, drills, readbacks" in message
+
+
+def test_a_quiet_scheduler_starts_in_json_lines(tmp_path):
+    lines = _start_lines(
+        tmp_path,
+        ["beat", "-l", "info", "-s", str(tmp_path / "schedule"), "--pidfile", ""],
+        until="scheduler started",
+    )
+    started = [e for e in _parsed(lines) if e["logger"] == "config.celery"]
+    assert started[0]["message"].startswith("scheduler started: ")

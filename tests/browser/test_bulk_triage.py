@@ -114,6 +114,7 @@ def test_bulk_recheck_of_twenty_unknown_outcomes(live_server, browser_page, outa
     expect(page.locator("#job-region")).to_have_attribute("data-status", "running")
     assert page.locator("#job-region").get_attribute("data-polling") == "true"
     assert page.locator("#job-processed").inner_text() == "0"
+    expect(page.locator("#job-cancel-form")).to_be_visible()
     page.screenshot(path=str(SCREENSHOTS / "console-bulk-job-running.png"), full_page=True)
 
     # The worker runs the job; the page follows it to the end without a reload.
@@ -124,6 +125,7 @@ def test_bulk_recheck_of_twenty_unknown_outcomes(live_server, browser_page, outa
     assert page.locator("#job-done").inner_text() == str(OUTAGE)
     assert page.locator("#job-failed").inner_text() == "0"
     assert page.locator("#job-region").get_attribute("data-polling") == "false"
+    expect(page.locator("#job-cancel-form")).to_have_count(0)  # no cancelling what has ended
     expect(page.locator("#job-items tbody tr[data-state='done']")).to_have_count(OUTAGE)
     page.screenshot(path=str(SCREENSHOTS / "console-bulk-job-done.png"), full_page=True)
 

@@ -313,6 +313,9 @@ class JobDetailView(StaffRequiredMixin, View):
             "poll_url": f"{reverse('console-job', args=[job.job_id])}?{urlencode(query)}",
             "list_url": job_list_url(job),
             "can_cancel": running and has_role(request.user, Role.OPERATOR),
+            # The cancel form lies outside the polled region (a reason being typed stays):
+            # the poll that finds the job ended takes it away too, out of band.
+            "drop_cancel_form": not running and is_htmx(request),
         }
         template = self.partial_template_name if is_htmx(request) else self.template_name
         response = TemplateResponse(request, template, context)

@@ -109,3 +109,20 @@ def test_a_previewed_at_that_is_no_instant_is_ignored_not_a_500(three, operator_
     )
     assert response.status_code == 200
     assert '<span class="count" id="bulk-count">3</span>' in response.content.decode()
+
+
+def test_the_poll_that_finds_the_job_ended_takes_its_cancel_form_away(three, operator_browser):
+    """The form lies outside the polled region: it stayed, offering to cancel a job that had
+    ended, until the page was reloaded."""
+    confirm(operator_browser, {**ALL_UNKNOWN, "reason": REASON})
+    job = BulkJob.objects.get()
+    url = f"/jobs/{job.job_id}/"
+    poll = {"HTTP_HX_REQUEST": "true"}
+    assert 'hx-swap-oob="delete"' not in operator_browser.get(url, **poll).content.decode()
+
+    bulk_job_run(job_id=job.job_id)
+
+    region = operator_browser.get(url, **poll).content.decode()
+    assert '<div id="job-cancel-form" hx-swap-oob="delete"></div>' in region
+    page = operator_browser.get(url).content.decode()
+    assert 'id="job-cancel-form"' not in page  # a full page draws no form, and no stray div

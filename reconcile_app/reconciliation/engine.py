@@ -37,9 +37,13 @@ from reconcile_app.reconciliation.types import (
 # every entry that ever stated it (a reconcile then reads an index, flat in history).
 # 3: each field says how it was read (`mode`), so replay folds again exactly the events the
 # reconcile folded, whatever the source's mode is by then.
+# 4: an event-sourced field folds only the events valid by its read time (the snapshot's
+# valid-time cut-off): an event recorded now but effective later (a revocation scheduled
+# for next week) does not describe the present.
 # Replay rebuilds a snapshot with the version it was issued under.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 SCHEMAS_WITHOUT_READ_MODE = frozenset({"1", "2"})
+SCHEMAS_FOLDING_LATER_VALID_EVENTS = frozenset({"1", "2", "3"})
 
 
 def classify(

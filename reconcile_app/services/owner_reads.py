@@ -55,7 +55,10 @@ def read_fields(
     folded: dict[str, FieldRead] = {}
     for name in event_sourced:
         names = [f.name for f in spec.fields if f.source == name]
-        for read in _folded(spec, sources[name], names, delivered.get(name), events_at):
+        # Only what holds by now: an event effective later does not describe the present.
+        for read in _folded(
+            spec, sources[name], names, delivered.get(name), events_at, valid_by=events_at
+        ):
             folded[read.field] = read
     reads: list[FieldRead] = []
     for field_spec in spec.fields:
@@ -169,7 +172,8 @@ def folded_reads(
 ) -> list[FieldRead]:
     """One event-sourced source's fields: its events recorded by `recorded_before` (else
     now), folded with the contract's reducer; with `valid_by`, only the events valid by then
-    (replay). A source whose adapter cannot be made fails its fields as `unavailable`."""
+    (a reconcile: its read time; replay: the snapshot's). A source whose adapter cannot be
+    made fails its fields as `unavailable`."""
     # The read is "the events recorded by read_at": stored with the snapshot, it lets replay
     # fold exactly the same events.
     read_at = recorded_before or timezone.now()

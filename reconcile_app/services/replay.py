@@ -23,7 +23,10 @@ from reconcile_app.choices import ReadStatus
 from reconcile_app.errors import ValidationFailed
 from reconcile_app.models import DecisionSnapshot, Source
 from reconcile_app.reconciliation import engine
-from reconcile_app.reconciliation.engine import SCHEMAS_WITHOUT_READ_MODE
+from reconcile_app.reconciliation.engine import (
+    SCHEMAS_FOLDING_LATER_VALID_EVENTS,
+    SCHEMAS_WITHOUT_READ_MODE,
+)
 from reconcile_app.reconciliation.types import (
     NOT_PROPOSED,
     Binding,
@@ -106,10 +109,12 @@ def refold_event_sourced(
     corrected: bool,
     valid_time: datetime,
     modes_recorded: bool,
+    valid_by_read: bool = True,
 ) -> list[FieldRead]:
     """Event-sourced fields are rebuilt from the owner's event log, not taken on trust.
 
-    As recorded: the events recorded by each read's own read time. Corrected: every event
+    As recorded: the events recorded by each read's own read time (and, `valid_by_read`,
+    valid by then: content schema 4 folds no event effective after its read). Corrected: every event
     recorded until now that describes a moment up to the valid-time cut-off (late arrivals).
     The sources refolded are those whose events the reconcile folded: by each read's recorded
     `mode` (`modes_recorded`, content schema 3), else by the source's mode now. A source
@@ -135,7 +140,7 @@ def refold_event_sourced(
             subject=subject,
             fields=fields,
             recorded_before=timezone.now() if corrected else stored.read_at,
-            valid_by=valid_time if corrected else None,
+            valid_by=valid_time if corrected else (stored.read_at if valid_by_read else None),
         )
         for read in refolded:
             original = by_field[read.field]
@@ -196,6 +201,7 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
             corrected=mode == "corrected",
             valid_time=valid_time,
             modes_recorded=schema_version not in SCHEMAS_WITHOUT_READ_MODE,
+            valid_by_read=schema_version not in SCHEMAS_FOLDING_LATER_VALID_EVENTS,
         )
     outcome = engine.evaluate(
         contract=spec,

@@ -1,0 +1,86 @@
+"""An event-sourced field folds only the events valid by the read (seed 002: "Reconstructing
+'what is true now?' uses the corrected valid state"; DESIGN.md: two clocks, valid-time
+cut-off). An event recorded now but effective next week does not describe the present."""
+
+from __future__ import annotations
+
+import pytest
+
+from reconcile_app.services import replay
+from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
+from sandbox_app.services import sandbox_event_append, sandbox_record_write
+from tests.conftest import ago, make_agent
+
+SUBJECT = "account-scheduled-end"
+LEDGER = "hardship-ledger"
+
+
+@pytest.fixture
+def letter_agent(estate):
+    return make_agent("letter-agent", ["collections-letter:send_collections_letter"])
+
+
+def _event(event_id: str, kind: str, valid_from) -> None:
+    sandbox_event_append(
+        source=LEDGER, event_id=event_id, type=kind, subject=SUBJECT, valid_from=valid_from
+    )
+
+
+def _letter(agent):
+    return snapshot_issue(
+        principal=agent.principal,
+        request=ReconcileRequest(
+            subject=SUBJECT,
+            purpose="collections",
+            decision_class="collections-letter",
+            proposed_action="send_collections_letter",
+        ),
+    )
+
+
+@pytest.fixture
+def hardship_ending_next_week(letter_agent):
+    sandbox_record_write(
+        source="correspondence-service", subject=SUBJECT, field="letter_status", value="none"
+    )
+    _event("sched-1", "PaymentMissed", ago(days=1))
+    _event("sched-2", "HardshipApproved", ago(hours=1))
+    # Recorded now, effective in a week: the arrangement is still active today.
+    _event("sched-3", "HardshipRevoked", ago(days=-7))
+
+
+def test_a_revocation_effective_next_week_does_not_end_the_hardship_now(
+    hardship_ending_next_week, letter_agent
+):
+    snapshot = _letter(letter_agent)
+
+    fields = snapshot.content["fields"]
+    assert fields["hardship_active"]["value"] is True
+    assert fields["collections_eligible"]["value"] is False
+    assert snapshot.content["decision"]["result"] == "deny"
+    assert snapshot.content["decision"]["permitted_actions"] == []
+    valid_from = fields["hardship_active"]["valid_from"]
+    assert valid_from <= snapshot.content["cutoffs"]["valid_time"]
+
+
+def test_such_a_snapshot_replays_exactly_both_ways(hardship_ending_next_week, letter_agent):
+    snapshot = _letter(letter_agent)
+
+    for mode in ("as_recorded", "corrected"):
+        result = replay.snapshot_replay(snapshot=snapshot, mode=mode)
+
+        assert result.exact, (mode, result.differences)
+
+
+def test_once_its_valid_time_comes_the_revocation_counts(letter_agent):
+    sandbox_record_write(
+        source="correspondence-service", subject=SUBJECT, field="letter_status", value="none"
+    )
+    _event("past-1", "PaymentMissed", ago(days=9))
+    _event("past-2", "HardshipApproved", ago(days=8))
+    _event("past-3", "HardshipRevoked", ago(seconds=1))
+
+    snapshot = _letter(letter_agent)
+
+    assert snapshot.content["fields"]["hardship_active"]["value"] is False
+    assert snapshot.content["decision"]["result"] == "allow"

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import Exists
 from django.utils import timezone
 
-from reconcile_app.canonical import same_value
+from reconcile_app.canonical import rfc3339, same_value
 from reconcile_app.choices import EffectStatus, EvidenceKind, ReadStatus
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
 from reconcile_app.models import Effect
@@ -55,7 +55,14 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
     if lookup.outcome == LookupOutcome.FOUND:
         return effect_accept(effect_id=effect.pk, receipt=lookup.receipt or {}, via="resolution")
     target = adapter_for(effect.source).read(effect.subject, effect.field)
-    untouched = target.status == ReadStatus.OK and target.version == effect.expected_version
+    # A view older than the command (a lagging replica) shows the version it was sent against
+    # whether or not it executed: only a view from after it proves the target untouched.
+    current = not (
+        target.observed_at and effect.outcome_at and target.observed_at < effect.outcome_at
+    )
+    untouched = (
+        target.status == ReadStatus.OK and target.version == effect.expected_version and current
+    )
     with transaction.atomic():
         effect = effect_locked(effect_id)
         if effect.status != EffectStatus.UNKNOWN:
@@ -87,7 +94,10 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
             )
         else:
             delay = RESOLUTION_BACKOFF[min(attempt, len(RESOLUTION_BACKOFF) - 1)]
-            detail: dict[str, Any] = {"attempt": attempt, "unresolved": _unresolved(lookup, target)}
+            detail: dict[str, Any] = {
+                "attempt": attempt,
+                "unresolved": _unresolved(lookup, target, current),
+            }
             if target.status == ReadStatus.OK:
                 detail["target_version"] = target.version
                 # What an operator weighs: the target holds exactly what this effect writes,
@@ -104,12 +114,17 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
     return effect
 
 
-def _unresolved(lookup: Any, target: Any) -> str:
+def _unresolved(lookup: Any, target: Any, current: bool) -> str:
     """Why neither the owner's ledger nor the target settled it (shown on the effect page)."""
     if lookup.outcome == LookupOutcome.UNAVAILABLE:
         return "owner's ledger unavailable"
     if target.status != ReadStatus.OK:
         return f"ledger has no key and the target could not be read ({target.status})"
+    if not current:
+        return (
+            "ledger has no key and the owner answered from a view older than the command "
+            f"({rfc3339(target.observed_at)})"
+        )
     return "ledger has no key but the target changed since"
 
 

@@ -7,6 +7,8 @@ owner again carries the If-Match it was sent with, which the first execution mad
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 from reconcile_app.models import Effect, EffectEvent
@@ -96,3 +98,32 @@ def test_an_operator_settles_it_and_the_readback_verifies(collectible, agent, op
     assert resolved.json()["status"] == "accepted"
     assert effect_readback(effect_id=effect.pk).status == "verified"
     assert owner_record() == ("released", 43)
+
+
+def test_a_view_older_than_the_command_never_proves_it_did_not_execute(
+    collectible, agent, monkeypatch
+):
+    """The owner executed and forgot the key; a lagging replica still shows the version the
+    command was sent against. Read from before the command, that proves nothing: the effect
+    stays unknown (it was resolved not_executed, a lost effect the agent would then redo)."""
+    snapshot = reconcile(agent)
+    sandbox_fault_add(source="case-service", kind="lose_dedupe_record", count=1)
+    sandbox_fault_add(source="case-service", kind="timeout_after_commit", count=1)
+    commit(agent, snapshot, "release_collections_hold", "released", "k-4")
+    effect = Effect.objects.get(idempotency_key="k-4")
+    assert owner_record() == ("released", 43)  # it did execute
+    adapter = type(adapter_for(effect.source))
+    fresh_read = adapter.read
+
+    def replica_behind(self, subject, field):
+        read = fresh_read(self, subject, field)
+        stale = effect.outcome_at - timedelta(seconds=5)
+        return replace(read, value="collect", version=42, observed_at=stale)
+
+    monkeypatch.setattr(adapter, "read", replica_behind)
+    assert effect_resolve_unknown(effect_id=effect.pk).status == "unknown"
+    attempt = EffectEvent.objects.filter(effect=effect, kind="resolution_attempt").last()
+    assert "view older than the command" in attempt.detail["unresolved"]
+
+    monkeypatch.setattr(adapter, "read", fresh_read)  # caught up: the target moved on
+    assert effect_resolve_unknown(effect_id=effect.pk).status == "unknown"

@@ -23,6 +23,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
+from django.db import connection
+
 from config.prepared_cursor import hot_cursor
 from reconcile_app.models import ConfigurationEpoch, QuarantineEpoch
 
@@ -45,10 +47,35 @@ _EPOCHS_SQL = (
 )
 
 
+# The same, each row held FOR SHARE until the transaction ends (PostgreSQL).
+_EPOCHS_HELD_SQL = (
+    f"SELECT (SELECT epoch FROM {ConfigurationEpoch._meta.db_table} WHERE id = 1 FOR SHARE), "  # noqa: S608  # nosec B608
+    f"(SELECT epoch FROM {QuarantineEpoch._meta.db_table} WHERE id = 1 FOR SHARE)"
+)
+
+
 def epochs_read() -> Epochs:
     """Both epochs, in one query."""
-    with hot_cursor(_EPOCHS_SQL) as cursor:
-        cursor.execute(_EPOCHS_SQL)
+    return _epochs(_EPOCHS_SQL)
+
+
+def epochs_held() -> Epochs:
+    """Inside a transaction: both epochs, held until it ends. A change either covers (a
+    key, a capability, a contract, a source, a quarantine) moves its epoch in its own
+    transaction, so it waits for this one to commit, or has committed and is seen here: on
+    PostgreSQL the rows are locked FOR SHARE; SQLite's IMMEDIATE transactions serialise
+    writers anyway."""
+    return _epochs(_EPOCHS_HELD_SQL if connection.vendor == "postgresql" else _EPOCHS_SQL)
+
+
+def epochs_seen() -> Epochs:
+    """The epochs the request pinned, or (unpinned) as they are now."""
+    return _pinned.get() or epochs_read()
+
+
+def _epochs(sql: str) -> Epochs:
+    with hot_cursor(sql) as cursor:
+        cursor.execute(sql)
         configuration, quarantine = cursor.fetchone()
     return Epochs(configuration=configuration, quarantine=quarantine)
 

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -24,6 +25,7 @@ from django.utils import timezone
 
 from reconcile_app.canonical import content_hash
 from reconcile_app.choices import EffectStatus, EvidenceKind
+from reconcile_app.epochs import Epochs, epochs_held, epochs_repin, epochs_seen
 from reconcile_app.errors import DomainError, NotFound, ValidationFailed
 from reconcile_app.limits import identifier_check
 from reconcile_app.models import DecisionSnapshot, Effect, Principal
@@ -178,7 +180,8 @@ def effect_commit(
         return _resolve_on_retry(existing)
     if snapshot is None:
         raise NotFound(f"no snapshot {snapshot_id}", code="snapshot_not_found")
-    authorised = _authorise(
+    gate = partial(
+        _authorise,
         principal=principal,
         snapshot=snapshot,
         action=action,
@@ -187,8 +190,11 @@ def effect_commit(
         expected=expected,
         granted_actions=granted_actions,
     )
+    seen = epochs_seen()
+    authorised = gate()
     try:
         with transaction.atomic():
+            authorised = _still_authorised(seen, authorised, gate, snapshot)
             effect = Effect.objects.create(
                 idempotency_key=key,
                 fingerprint=fingerprint,
@@ -251,6 +257,27 @@ def _authorise(
     return authorised
 
 
+def _still_authorised(
+    seen: Epochs,
+    authorised: Authorisation,
+    gate: Callable[[], Authorisation],
+    snapshot: DecisionSnapshot,
+) -> Authorisation:
+    """Inside the transaction that records the effect: the gate's answer still holds.
+
+    The gate runs before the transaction; a quarantine of the source, a capability taken
+    away or another contract version activated meanwhile would otherwise be recorded and
+    sent all the same. The epochs are held until the effect is recorded, so such a change
+    either waits for it (the effect was authorised first) or committed since the gate ran
+    and moved an epoch: then the gate runs again, on what is current now.
+    """
+    if epochs_held() == seen:
+        return authorised
+    epochs_repin()
+    snapshot.contract.refresh_from_db(fields=["status", "activated_at"])
+    return gate()
+
+
 def _never_reached_owner(effect: Effect) -> bool:
     return (
         effect.status == EffectStatus.REJECTED
@@ -265,7 +292,8 @@ def _send_again(effect: Effect, *, principal: Principal, target: ActionTarget) -
     have closed, its contract been superseded, a source quarantined since). Of two retries
     racing, one moves the effect; the other finds it in flight (409) or settled.
     """
-    _authorise(
+    gate = partial(
+        _authorise,
         principal=principal,
         snapshot=effect.snapshot,
         action=effect.action,
@@ -273,7 +301,10 @@ def _send_again(effect: Effect, *, principal: Principal, target: ActionTarget) -
         resulting_value=effect.resulting_value,
         expected=effect.expected_version,
     )
+    seen = epochs_seen()
+    authorised = gate()
     with transaction.atomic():
+        _still_authorised(seen, authorised, gate, effect.snapshot)
         moved = Effect.objects.filter(pk=effect.pk, status=EffectStatus.REJECTED).update(
             status=EffectStatus.RECORDED, outcome={}, outcome_at=None
         )

@@ -67,6 +67,11 @@ def correction_create(
             note=reason,
             recorded_by=principal_for_user(actor) if getattr(actor, "pk", None) else None,
         )
+        # Asked again under the ledger's lock, which the append holds: two operators
+        # correcting one entry at once both passed the check above, and both corrections
+        # (with two replacements, two values "in force") were recorded.
+        if Correction.objects.filter(corrected=bad).exists():
+            raise Conflict(f"{evidence_id} is already corrected", code="already_corrected")
         correction = Correction.objects.create(
             correction_id=f"cor_{secrets.token_hex(8)}",
             corrected=bad,

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from reconcile_app.canonical import content_hash
 from reconcile_app.choices import EffectStatus, EvidenceKind
-from reconcile_app.epochs import Epochs, epochs_held, epochs_repin, epochs_seen
+from reconcile_app.epochs import epochs_seen
 from reconcile_app.errors import DomainError, NotFound, ValidationFailed
 from reconcile_app.limits import identifier_check
 from reconcile_app.models import DecisionSnapshot, Effect, Principal
@@ -33,7 +33,9 @@ from reconcile_app.services.effects.gate import (
     ActionTarget,
     Authorisation,
     action_target,
+    authorisation_held,
     effect_authorise,
+    evidence_held,
 )
 from reconcile_app.services.effects.resolution import effect_resolve_unknown
 from reconcile_app.services.effects.state import (
@@ -194,7 +196,7 @@ def effect_commit(
     authorised = gate()
     try:
         with transaction.atomic():
-            authorised = _still_authorised(seen, authorised, gate, snapshot)
+            authorised = authorisation_held(seen, authorised, gate, snapshot)
             effect = Effect.objects.create(
                 idempotency_key=key,
                 fingerprint=fingerprint,
@@ -227,6 +229,7 @@ def effect_commit(
                 idempotency_key=key,
                 action=action,
             )
+            evidence_held(snapshot)
     except IntegrityError:
         # A concurrent request with the same key was recorded first.
         return _resolve_on_retry(_existing(key, fingerprint))
@@ -257,27 +260,6 @@ def _authorise(
     return authorised
 
 
-def _still_authorised(
-    seen: Epochs,
-    authorised: Authorisation,
-    gate: Callable[[], Authorisation],
-    snapshot: DecisionSnapshot,
-) -> Authorisation:
-    """Inside the transaction that records the effect: the gate's answer still holds.
-
-    The gate runs before the transaction; a quarantine of the source, a capability taken
-    away or another contract version activated meanwhile would otherwise be recorded and
-    sent all the same. The epochs are held until the effect is recorded, so such a change
-    either waits for it (the effect was authorised first) or committed since the gate ran
-    and moved an epoch: then the gate runs again, on what is current now.
-    """
-    if epochs_held() == seen:
-        return authorised
-    epochs_repin()
-    snapshot.contract.refresh_from_db(fields=["status", "activated_at"])
-    return gate()
-
-
 def _never_reached_owner(effect: Effect) -> bool:
     return (
         effect.status == EffectStatus.REJECTED
@@ -304,12 +286,13 @@ def _send_again(effect: Effect, *, principal: Principal, target: ActionTarget) -
     seen = epochs_seen()
     authorised = gate()
     with transaction.atomic():
-        _still_authorised(seen, authorised, gate, effect.snapshot)
+        authorisation_held(seen, authorised, gate, effect.snapshot)
         moved = Effect.objects.filter(pk=effect.pk, status=EffectStatus.REJECTED).update(
             status=EffectStatus.RECORDED, outcome={}, outcome_at=None
         )
         if moved:
             effect_event(effect, "retried", {"previous": effect.outcome})
+        evidence_held(effect.snapshot)
     if not moved:
         return _resolve_on_retry(_existing(effect.idempotency_key, effect.fingerprint))
     effect_reload(effect)

@@ -11,16 +11,26 @@ is the version it read, and its commit window is open.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
 from reconcile_app.canonical import same_value
 from reconcile_app.choices import ContractStatus, DecisionResult, EscalationStatus
+from reconcile_app.epochs import Epochs, epochs_held, epochs_repin
 from reconcile_app.errors import Conflict, DomainError, Forbidden
-from reconcile_app.models import DecisionSnapshot, Escalation, EvidenceEntry, Principal, Source
+from reconcile_app.models import (
+    DecisionSnapshot,
+    Escalation,
+    EvidenceEntry,
+    LedgerHead,
+    Principal,
+    Source,
+)
 from reconcile_app.selectors.approvals import (
     escalation_approver,
     snapshot_approval,
@@ -60,6 +70,50 @@ def action_target(snapshot: DecisionSnapshot | None, action: str) -> ActionTarge
     return ActionTarget(
         field=spec.actions[action], values=list(values) if values is not None else None
     )
+
+
+# The ledger's head, held FOR SHARE: every append (a correction, a superseding entry) moves
+# it, so one waits for the holder's transaction, or committed before and is seen by it.
+_LEDGER_HELD = f"SELECT seq FROM {LedgerHead._meta.db_table} WHERE id = 1 FOR SHARE"  # noqa: S608  # nosec B608
+
+
+def ledger_held() -> None:
+    """Inside a transaction: no evidence is appended until it ends (PostgreSQL; SQLite's
+    IMMEDIATE transactions serialise writers anyway)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_LEDGER_HELD)
+
+
+def authorisation_held(
+    seen: Epochs,
+    authorised: Authorisation,
+    gate: Callable[[], Authorisation],
+    snapshot: DecisionSnapshot,
+) -> Authorisation:
+    """First in the transaction that records the effect: the gate's answer still holds.
+
+    The gate runs before that transaction: a quarantine of the source, a capability taken
+    away or another contract version activated meanwhile would otherwise be recorded and
+    sent all the same. The epochs are held until the effect is recorded, so such a change
+    either waits for it (the effect was authorised first), or committed since the gate ran
+    and moved an epoch: then the gate runs again, on what is current now.
+    """
+    if epochs_held() == seen:
+        return authorised
+    epochs_repin()
+    snapshot.contract.refresh_from_db(fields=["status", "activated_at"])
+    return gate()
+
+
+def evidence_held(snapshot: DecisionSnapshot) -> None:
+    """Last in the transaction that records the effect: the snapshot's evidence still
+    stands. A correction (or a superseding entry) appended since the gate asked would
+    otherwise let the effect be recorded and sent on withdrawn evidence. With the ledger's
+    head held, one appended later waits for the record. Last, so the head is taken after
+    every row lock the record takes (an accept locks its effect, then appends)."""
+    ledger_held()
+    snapshot_withdrawn_check(snapshot)
 
 
 def effect_authorise(
@@ -214,6 +268,12 @@ def _check_still_authoritative(snapshot: DecisionSnapshot) -> None:
             "version: reconcile again under the active one",
             code="contract_superseded",
         )
+    snapshot_withdrawn_check(snapshot)
+
+
+def snapshot_withdrawn_check(snapshot: DecisionSnapshot) -> None:
+    """409 `snapshot_tainted` once evidence the snapshot used is revoked or superseded (a
+    correction, or an entry superseding it) or a correction tainted the snapshot."""
     used = [item["evidence_id"] for item in snapshot.content["evidence_manifest"]]
     withdrawn = list(
         EvidenceEntry.objects.filter(

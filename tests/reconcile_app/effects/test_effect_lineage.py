@@ -14,8 +14,9 @@ from tests.lineage_app.recorded_edges import edges
 from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile, released
 
 # Statements one first POST /effects runs: the snapshot, the key, the evidence and taint
-# checks; recorded (the epochs held, insert, event, lineage); sent (update and event); the
-# owner's sandbox (its fault list and write); accepted (lock, update, the ledger entry with its head,
+# checks; recorded (the epochs held, insert, event, lineage, then the ledger's head held and
+# the evidence and taint checks again); sent (update and event); the owner's sandbox (its
+# fault list and write); accepted (lock, update, the ledger entry with its head,
 # support and lineage, the event, the reload); the representation's compensation. Inside
 # the test's transaction each atomic block adds its savepoint and release. On PostgreSQL a
 # write of the graph is one statement (three on SQLite: the nodes, their ids, the edges) and
@@ -23,7 +24,7 @@ from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile, rel
 # and the move of its head one statement (a fresh id is not looked up first); the support
 # row is one upsert, and the receipt's snapshot, read with the effect, is not looked
 # up again. Before those, a commit ran 40 statements on PostgreSQL and 42 on SQLite.
-COMMIT_STATEMENTS = {"postgresql": 32, "sqlite": 41}
+COMMIT_STATEMENTS = {"postgresql": 35, "sqlite": 43}
 
 
 def _edges_into(evidence_id: str) -> set[tuple[str, str]]:

@@ -16,6 +16,7 @@ import pytest
 
 from reconcile_app.models import Contract, Effect
 from reconcile_app.services.agent_access import capabilities_revoke
+from reconcile_app.services.corrections import correction_create
 from reconcile_app.services.effects import commit as commit_module
 from reconcile_app.services.quarantine import quarantine_create
 from sandbox_app.models import SandboxEffect
@@ -88,6 +89,21 @@ def test_another_version_going_live_meanwhile_refuses_the_commit(collectible, ag
     response = commit(agent, snapshot, ACTION, "released", "held-v")
     assert (response.status_code, response.json()["code"]) == (409, "contract_superseded")
     _nothing_sent("held-v")
+
+
+def test_a_correction_of_its_evidence_meanwhile_refuses_the_commit(
+    collectible, agent, operator, meanwhile
+):
+    snapshot = reconcile(agent)
+    assert [e["evidence_id"] for e in snapshot["evidence_manifest"]] == ["ev-collect"]
+    meanwhile(
+        lambda: correction_create(
+            evidence_id="ev-collect", reason="wrong account", actor=operator.user
+        )
+    )
+    response = commit(agent, snapshot, ACTION, "released", "held-t")
+    assert (response.status_code, response.json()["code"]) == (409, "snapshot_tainted")
+    _nothing_sent("held-t")
 
 
 def test_a_change_elsewhere_meanwhile_lets_the_commit_through(

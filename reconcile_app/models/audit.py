@@ -20,7 +20,9 @@ class AuditEvent(AppendOnlyModel):
     actor_name = models.CharField(max_length=150)
     action = models.CharField(max_length=60, db_index=True)
     object_kind = models.CharField(max_length=40)
-    object_ref = models.CharField(max_length=200, db_index=True)
+    # Room for the longest ref a service writes: a sandbox record's `source/subject/field`
+    # (a source slug of 100, two identifiers of 200: API.md "Input limits").
+    object_ref = models.CharField(max_length=510, db_index=True)
     reason = models.TextField(blank=True, default="")
     # Indexed: an auditor follows one request (a bulk job's many rows) by it.
     request_id = models.CharField(max_length=64, blank=True, default="", db_index=True)

@@ -22,7 +22,7 @@ class SandboxRecord(models.Model):
 
     source = models.SlugField(max_length=100)
     subject = models.CharField(max_length=200)
-    field = models.CharField(max_length=150)
+    field = models.CharField(max_length=200)
     value = models.JSONField(null=True)
     version = models.PositiveBigIntegerField()
     valid_from = models.DateTimeField()
@@ -140,7 +140,7 @@ class SandboxEvent(models.Model):
     seq = models.BigIntegerField()
     type = models.CharField(max_length=60)
     subject = models.CharField(max_length=200, db_index=True)
-    field = models.CharField(max_length=150, blank=True, default="")
+    field = models.CharField(max_length=200, blank=True, default="")
     value = models.JSONField(null=True, blank=True)
     valid_from = models.DateTimeField()
     recorded_at = models.DateTimeField()

@@ -8,7 +8,6 @@ own classes in the type stubs; the names are the API contract, so those lines te
 
 from __future__ import annotations
 
-from django.core.validators import validate_slug
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -30,7 +29,7 @@ from reconcile_app.selectors.ledger import promotion_escalation_id
 class EvidenceInput(serializers.Serializer):
     kind = serializers.ChoiceField(choices=EvidenceKind.choices)
     subject = Identifier()
-    field = Identifier(max_length=150, required=False, allow_blank=True, default="")
+    field = Identifier(required=False, allow_blank=True, default="")
     value = Value(required=False, allow_null=True, default=None)
     source = Identifier()  # type: ignore[assignment]  # API name
     observed_at = serializers.DateTimeField()
@@ -65,10 +64,10 @@ class EvidenceOutput(serializers.Serializer):
 
 
 class MemoryInput(serializers.Serializer):
-    memory_class = Identifier(max_length=100, validators=[validate_slug])
+    memory_class = Identifier()
     subject = Identifier()
     purpose = Text(max_length=150)
-    field = Identifier(max_length=150, required=False, allow_blank=True, default="")
+    field = Identifier(required=False, allow_blank=True, default="")
     fact_key = Identifier(required=False, allow_blank=True, default="")
     value = Value(allow_null=True)
     derived_from = NonEmptyRefs(
@@ -212,7 +211,7 @@ class CorrectionInput(serializers.Serializer):
 
 class QuarantineInput(serializers.Serializer):
     scope = serializers.ChoiceField(choices=QuarantineScope.choices)
-    target = Identifier(max_length=150)
+    target = Identifier()
     reason = Justification()
     since = serializers.DateTimeField(required=False, allow_null=True, default=None)
     ends_at = serializers.DateTimeField(required=False, allow_null=True, default=None)

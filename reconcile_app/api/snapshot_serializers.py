@@ -38,10 +38,10 @@ class ClaimInput(serializers.Serializer):
 
     memory_id = Identifier(max_length=100, required=False)
     subject = Identifier(required=False)
-    field = Identifier(max_length=150, required=False)
+    field = Identifier(required=False)
     value = Value(allow_null=True, required=False)
     written_at = serializers.DateTimeField(required=False, allow_null=True)
-    memory_class = Identifier(max_length=100, required=False, allow_blank=True)
+    memory_class = Identifier(required=False, allow_blank=True)
     purpose = Text(max_length=150, required=False, allow_blank=True)
     derived_from = serializers.ListField(child=Text(max_length=200), required=False, max_length=100)
     note = Text(max_length=2000, required=False, allow_blank=True, default="")

@@ -95,7 +95,7 @@ class ContractAction(models.Model):
 
     contract = models.ForeignKey(Contract, on_delete=models.CASCADE, related_name="actions")
     name = models.SlugField(max_length=150)
-    field = models.CharField(max_length=150)
+    field = models.CharField(max_length=200)
     values = models.JSONField(null=True, blank=True)
 
     class Meta:

@@ -53,7 +53,7 @@ class Effect(models.Model):
     )
     action = models.CharField(max_length=150)
     subject = models.CharField(max_length=200)
-    field = models.CharField(max_length=150)
+    field = models.CharField(max_length=200)
     resulting_value = models.JSONField(null=True)
     expected_version = models.BigIntegerField()
     status = models.CharField(

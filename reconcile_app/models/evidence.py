@@ -20,7 +20,7 @@ class EvidenceEntry(AppendOnlyModel):
     evidence_id = models.CharField(max_length=100, unique=True)
     kind = models.CharField(max_length=20, choices=EvidenceKind.choices)
     subject = models.CharField(max_length=200, db_index=True)
-    field = models.CharField(max_length=150, blank=True, default="")
+    field = models.CharField(max_length=200, blank=True, default="")
     value = models.JSONField(null=True, blank=True)
     source = models.CharField(max_length=200)
     observed_at = models.DateTimeField()
@@ -74,7 +74,7 @@ class EvidenceSupport(models.Model):
     """
 
     subject = models.CharField(max_length=200)
-    field = models.CharField(max_length=150, blank=True, default="")
+    field = models.CharField(max_length=200, blank=True, default="")
     value_key = models.CharField(max_length=64, help_text="SHA-256 of the value's canonical JSON")
     # No database constraint: a derived index must never stand in the way of the ledger
     # (verify_ledger is how a removed entry is found, not a foreign key error).

@@ -53,7 +53,7 @@ class MemoryRecord(models.Model):
     memory_class = models.SlugField(max_length=100, db_index=True)
     subject = models.CharField(max_length=200, db_index=True)
     purpose = models.CharField(max_length=150)
-    field = models.CharField(max_length=150, blank=True, default="")
+    field = models.CharField(max_length=200, blank=True, default="")
     fact_key = models.CharField(max_length=200, blank=True, default="", db_index=True)
     value = models.JSONField(null=True)
     note = models.TextField(blank=True, default="")

@@ -74,7 +74,7 @@ class StateRead(AppendOnlyModel):
     """
 
     snapshot = models.ForeignKey(DecisionSnapshot, on_delete=models.PROTECT, related_name="reads")
-    field = models.CharField(max_length=150)
+    field = models.CharField(max_length=200)
     # Indexed by the (source, version) index below, which leads with it.
     source = models.ForeignKey(
         "reconcile_app.Source", on_delete=models.PROTECT, related_name="+", db_index=False
@@ -113,10 +113,10 @@ class ClaimVerdict(AppendOnlyModel):
     )
     index = models.PositiveIntegerField()
     subject = models.CharField(max_length=200)
-    field = models.CharField(max_length=150)
+    field = models.CharField(max_length=200)
     value = models.JSONField(null=True)
     written_at = models.DateTimeField(null=True)
-    memory_class = models.CharField(max_length=100, blank=True, default="")
+    memory_class = models.CharField(max_length=200, blank=True, default="")
     purpose = models.CharField(max_length=150, blank=True, default="")
     derived_from = models.JSONField(default=list)
     note = models.TextField(blank=True, default="")
@@ -181,7 +181,7 @@ class Contradiction(models.Model):
     last_seen_at = models.DateTimeField(null=True, blank=True)
     kind = models.CharField(max_length=20, choices=ContradictionKind.choices)
     subject = models.CharField(max_length=200)
-    field = models.CharField(max_length=150)
+    field = models.CharField(max_length=200)
     state_value = models.JSONField(null=True)
     state_source = models.CharField(max_length=200)
     state_ref = models.CharField(max_length=200)

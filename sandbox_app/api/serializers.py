@@ -53,7 +53,7 @@ class SandboxAuthorityOutput(serializers.Serializer):
 
 class SandboxEffectInput(serializers.Serializer):
     subject = Identifier()
-    field = Identifier(max_length=150)
+    field = Identifier()
     action = Text(max_length=150)
     resulting_value = Value(allow_null=True)
 
@@ -62,7 +62,7 @@ class SandboxEventInput(serializers.Serializer):
     event_id = Text(max_length=100)
     type = Text(max_length=60)
     subject = Identifier()
-    field = Identifier(max_length=150, required=False, allow_blank=True, default="")
+    field = Identifier(required=False, allow_blank=True, default="")
     value = Value(required=False, allow_null=True, default=None)
     seq = serializers.IntegerField(required=False, allow_null=True, default=None)
     valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)

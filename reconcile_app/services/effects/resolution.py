@@ -33,6 +33,13 @@ from reconcile_app.services.enqueue import enqueue_on_commit, enqueue_or_refuse
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.sources import LookupOutcome, adapter_for
 
+# A resolution says what became of a command, not what its field holds: recorded on the
+# effect's subject and field as an outcome without a `resulting_value`, it asserts no value
+# (selectors/ledger.py `asserted_value`). As an observation, its value — the resolution
+# itself — disagreed with the owner's state, and every later decision on the subject met an
+# open contradiction (escalated or refused) until someone attested the field again.
+RESOLUTION_KIND = EvidenceKind.EFFECT_RECEIPT
+
 
 def effect_resolve_unknown(*, effect_id: int) -> Effect:
     """unknown → accepted | not_executed, or stays unknown (with the next check scheduled)."""
@@ -71,7 +78,7 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
             # The owner's ledger never saw the key and the target is still at the version we
             # sent against: the command did not execute.
             entry = evidence_append(
-                kind=EvidenceKind.OBSERVATION,
+                kind=RESOLUTION_KIND,
                 subject=effect.subject,
                 field=effect.field,
                 value={"idempotency_key": effect.idempotency_key, "outcome": "not_executed"},
@@ -152,7 +159,7 @@ def effect_resolve_manually(
         # unknown → accepted) and a readback checks the target like any other.
         new_status = EffectStatus.ACCEPTED if outcome == "succeeded" else EffectStatus.NOT_EXECUTED
         entry = evidence_append(
-            kind=EvidenceKind.OBSERVATION,
+            kind=RESOLUTION_KIND,
             subject=effect.subject,
             field=effect.field,
             value={"idempotency_key": idempotency_key, "outcome": outcome},

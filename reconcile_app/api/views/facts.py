@@ -161,7 +161,9 @@ def _question(request: Request, fact_key: str) -> tuple[date, datetime | None, d
                 ) from exc
         echo["on"] = on.isoformat()
     except DomainError as exc:
-        for name, value in echo.items():
+        # Every answer but 200 carries `candidates` (API.md): a question that cannot be asked
+        # considered none and opened nothing.
+        for name, value in {**echo, "candidates": [], "escalation_id": None}.items():
             exc.extra.setdefault(name, value)
         raise
     return on, as_of, echo

@@ -191,6 +191,8 @@ def test_bad_questions_are_refused_with_the_question_echoed(
     body = response.json()
     assert body["code"] == code
     assert (body["as_of"], body["on"]) == (as_of, on)
+    # API.md: "every non-200 body has `candidates`" (none asked about: nothing opened).
+    assert (body["candidates"], body["escalation_id"]) == ([], None)
 
 
 def test_a_time_a_moment_ahead_is_already_the_future(rebaselined, agent):

@@ -31,6 +31,7 @@ def evidence_body(field: str) -> dict:
 
 def memory_body(field: str, memory_class: str = "episodic") -> dict:
     entry = EvidenceEntry.objects.first()
+    assert entry is not None  # the estate holds evidence
     return {
         "memory_class": memory_class,
         "subject": ACCOUNT,

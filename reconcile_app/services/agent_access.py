@@ -21,8 +21,15 @@ from reconcile_app.services.principals import api_key_issue, parse_capability
 
 
 def _agent(name: str) -> Principal:
+    # FOR NO KEY UPDATE: it serialises changes to the agent's access as FOR UPDATE did, but
+    # lets a commit of the agent's effect check its foreign key (FOR KEY SHARE). That commit
+    # holds the epochs from its start (services/effects/gate.authorisation_held), which the
+    # change then moves: with FOR UPDATE each waited on the other (PostgreSQL: deadlock
+    # detected, the commit a 503).
     principal = (
-        Principal.objects.select_for_update().filter(name=name, kind=PrincipalKind.AGENT).first()
+        Principal.objects.select_for_update(no_key=True)
+        .filter(name=name, kind=PrincipalKind.AGENT)
+        .first()
     )
     if principal is None:
         raise NotFound(f"no agent principal named {name!r}", code="principal_not_found")

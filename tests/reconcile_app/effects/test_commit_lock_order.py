@@ -1,11 +1,17 @@
-"""The commit holds the epochs (FOR SHARE) from its first statement to its end; a change that
-locks its own rows first and then moves an epoch must not wait on a row the commit needs
-after the epochs (PostgreSQL: deadlock detected, one of the two a 500)."""
+"""The transaction that records an effect holds the epochs (FOR SHARE) from its start and the
+ledger's head (FOR SHARE) at its end, on PostgreSQL: a change those cover, made while it is
+open, waits for the record. And a change that locks rows of its own before it moves an epoch
+must not hold one the record needs after the epochs: the agent's row, which the effect's
+foreign key checks at commit (each waited on the other: deadlock detected, the commit a 503).
+
+Each test pauses the commit at one point in that transaction, in this thread, and makes the
+change from another, so the interleaving is forced, not hoped for."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,11 +22,14 @@ from reconcile_app.services.agent_access import (
     agent_key_rotate,
     capabilities_revoke,
 )
+from reconcile_app.services.corrections import correction_create
 from reconcile_app.services.effects import commit as commit_module
+from reconcile_app.services.quarantine import quarantine_create
 from tests.conftest import COLLECTIONS
 from tests.reconcile_app.effects.conftest import commit, reconcile
 
 ACTION = "release_collections_hold"
+PAUSE = 1.5  # seconds: longer than PostgreSQL's deadlock_timeout (1 s)
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL"),
@@ -28,7 +37,46 @@ pytestmark = [
 ]
 
 
-CHANGES = {
+def _race(monkeypatch, agent, point: str, change: Callable[[], Any]) -> dict[str, Any]:
+    """Commit, pausing just after `point` (a step of the record's transaction) while another
+    thread makes `change`. What each answered, and whether the change ended before the
+    commit went on."""
+    snapshot = reconcile(agent)
+    reached = threading.Event()
+    real = getattr(commit_module, point)
+    seen: dict[str, Any] = {}
+
+    def step_then_pause(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        reached.set()
+        time.sleep(PAUSE)
+        seen["resumed"] = time.monotonic()
+        return result
+
+    monkeypatch.setattr(commit_module, point, step_then_pause)
+
+    def rival() -> None:
+        try:
+            reached.wait(timeout=30)
+            change()
+            seen["change"] = "done"
+        except BaseException as exc:  # anything else is the finding
+            seen["change"] = f"{type(exc).__name__}: {exc}"
+        finally:
+            seen["changed"] = time.monotonic()
+            connections.close_all()
+
+    thread = threading.Thread(target=rival)
+    thread.start()
+    try:
+        seen["commit"] = commit(agent, snapshot, ACTION, "released", "lock-order").status_code
+    finally:
+        thread.join(timeout=60)
+    seen["waited"] = seen["changed"] > seen["resumed"]
+    return seen
+
+
+ACCESS_CHANGES = {
     "revoke": lambda name, actor: capabilities_revoke(
         name=name, capabilities=[f"{COLLECTIONS}:{ACTION}"], reason="withdrawn", actor=actor
     ),
@@ -39,42 +87,44 @@ CHANGES = {
 }
 
 
-@pytest.mark.parametrize("change", sorted(CHANGES))
-def test_the_agents_access_changed_while_it_commits_is_no_deadlock(
+@pytest.mark.parametrize("change", sorted(ACCESS_CHANGES))
+def test_the_agents_access_changed_while_it_commits_waits_and_deadlocks_nothing(
     collectible, agent, operator, monkeypatch, change
 ):
     """The change locks the agent's row, then moves the configuration epoch, which the
-    commit holds; the commit's foreign key to the agent must not wait on that row lock.
-    Authorised first, the effect is recorded; the change lands after it."""
-    snapshot = reconcile(agent)
-    held = threading.Event()
-    real = commit_module.authorisation_held
+    commit holds. Authorised first, the effect is recorded; the change lands after it."""
+    seen = _race(
+        monkeypatch,
+        agent,
+        "authorisation_held",
+        lambda: ACCESS_CHANGES[change](agent.name, operator.user),
+    )
+    assert (seen["commit"], seen["change"], seen["waited"]) == (201, "done", True), seen
 
-    def held_then_pause(*args: Any, **kwargs: Any) -> Any:
-        result = real(*args, **kwargs)
-        held.set()
-        time.sleep(1.5)  # the revoke locks the agent's row and waits on the epochs
-        return result
 
-    monkeypatch.setattr(commit_module, "authorisation_held", held_then_pause)
-    outcome: list[str] = []
+def test_a_quarantine_made_while_the_effect_is_recorded_waits_for_the_record(
+    collectible, agent, operator, monkeypatch
+):
+    seen = _race(
+        monkeypatch,
+        agent,
+        "authorisation_held",
+        lambda: quarantine_create(
+            scope="source", target="case-service", reason="bad data", actor=operator.user
+        ),
+    )
+    assert (seen["commit"], seen["change"], seen["waited"]) == (201, "done", True), seen
 
-    def revoke() -> None:
-        try:
-            held.wait(timeout=30)
-            CHANGES[change](agent.name, operator.user)
-            outcome.append("changed")
-        except BaseException as exc:  # the finding
-            outcome.append(f"change {type(exc).__name__}: {exc}")
-        finally:
-            connections.close_all()
 
-    rival = threading.Thread(target=revoke)
-    rival.start()
-    try:
-        response = commit(agent, snapshot, ACTION, "released", "lock-order")
-        outcome.append(f"commit {response.status_code}")
-    except BaseException as exc:
-        outcome.append(f"commit {type(exc).__name__}: {exc}")
-    rival.join(timeout=60)
-    assert sorted(outcome) == ["changed", "commit 201"], outcome
+def test_a_correction_made_while_the_effect_is_recorded_waits_for_the_record(
+    collectible, agent, operator, monkeypatch
+):
+    seen = _race(
+        monkeypatch,
+        agent,
+        "evidence_held",
+        lambda: correction_create(
+            evidence_id="ev-collect", reason="wrong account", actor=operator.user
+        ),
+    )
+    assert (seen["commit"], seen["change"], seen["waited"]) == (201, "done", True), seen

@@ -63,9 +63,10 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
         return effect_accept(effect_id=effect.pk, receipt=lookup.receipt or {}, via="resolution")
     target = adapter_for(effect.source).read(effect.subject, effect.field)
     # A view older than the command (a lagging replica) shows the version it was sent against
-    # whether or not it executed: only a view from after it proves the target untouched.
-    current = not (
-        target.observed_at and effect.outcome_at and target.observed_at < effect.outcome_at
+    # whether or not it executed: only a view from after it proves the target untouched. One
+    # that vouches for no time (no `observed_at`) proves nothing, as such a read is stale.
+    current = target.observed_at is not None and not (
+        effect.outcome_at and target.observed_at < effect.outcome_at
     )
     untouched = (
         target.status == ReadStatus.OK and target.version == effect.expected_version and current
@@ -127,6 +128,8 @@ def _unresolved(lookup: Any, target: Any, current: bool) -> str:
         return "owner's ledger unavailable"
     if target.status != ReadStatus.OK:
         return f"ledger has no key and the target could not be read ({target.status})"
+    if not current and target.observed_at is None:
+        return "ledger has no key and the owner's view vouches for no time (no observed_at)"
     if not current:
         return (
             "ledger has no key and the owner answered from a view older than the command "

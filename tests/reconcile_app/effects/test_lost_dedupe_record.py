@@ -127,3 +127,29 @@ def test_a_view_older_than_the_command_never_proves_it_did_not_execute(
 
     monkeypatch.setattr(adapter, "read", fresh_read)  # caught up: the target moved on
     assert effect_resolve_unknown(effect_id=effect.pk).status == "unknown"
+
+
+def test_a_view_that_vouches_for_no_time_never_proves_it_did_not_execute(
+    collectible, agent, monkeypatch
+):
+    """An owner whose record carries no `observed_at` (missing, or not a timestamp with a
+    zone: `owner_time` reads it as None) says nothing of when its view was taken: a replica
+    that has not seen the command shows the version it was sent against. As a read is judged
+    stale without one (fails closed), it proves nothing: the effect stays unknown."""
+    snapshot = reconcile(agent)
+    sandbox_fault_add(source="case-service", kind="lose_dedupe_record", count=1)
+    sandbox_fault_add(source="case-service", kind="timeout_after_commit", count=1)
+    commit(agent, snapshot, "release_collections_hold", "released", "k-5")
+    effect = Effect.objects.get(idempotency_key="k-5")
+    assert owner_record() == ("released", 43)  # it did execute
+    adapter = type(adapter_for(effect.source))
+    fresh_read = adapter.read
+
+    def replica_undated(self, subject, field):
+        read = fresh_read(self, subject, field)
+        return replace(read, value="collect", version=42, observed_at=None)
+
+    monkeypatch.setattr(adapter, "read", replica_undated)
+    assert effect_resolve_unknown(effect_id=effect.pk).status == "unknown"
+    attempt = EffectEvent.objects.filter(effect=effect, kind="resolution_attempt").last()
+    assert "no observed_at" in attempt.detail["unresolved"]

@@ -33,12 +33,27 @@ from reconcile_app.services.enqueue import enqueue_on_commit, enqueue_or_refuse
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.sources import LookupOutcome, adapter_for
 
-# A resolution says what became of a command, not what its field holds: recorded on the
-# effect's subject and field as an outcome without a `resulting_value`, it asserts no value
-# (selectors/ledger.py `asserted_value`). As an observation, its value — the resolution
-# itself — disagreed with the owner's state, and every later decision on the subject met an
-# open contradiction (escalated or refused) until someone attested the field again.
-RESOLUTION_KIND = EvidenceKind.EFFECT_RECEIPT
+
+def resolution_observed(effect: Effect, outcome: str) -> dict[str, Any]:
+    """A resolution's ledger entry, less its source, time and note: an observation of what
+    became of the command, on the effect's subject but on no field. On the effect's field its
+    value (the resolution itself) disagreed with the owner's state, and every later decision
+    on the subject met an open contradiction (escalated or refused) until someone attested
+    the field again; kept as an `effect_receipt` it would have said a person's word was the
+    owner's receipt. The field it concerns is in the value."""
+    return {
+        "kind": EvidenceKind.OBSERVATION,
+        "subject": effect.subject,
+        "field": "",
+        "value": {
+            "idempotency_key": effect.idempotency_key,
+            "field": effect.field,
+            "outcome": outcome,
+        },
+        "derived_from": [effect.snapshot.snapshot_id],
+        "derived_from_held": True,
+        "generated_by": effect.idempotency_key,
+    }
 
 
 def effect_resolve_unknown(*, effect_id: int) -> Effect:
@@ -79,16 +94,10 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
             # The owner's ledger never saw the key and the target is still at the version we
             # sent against: the command did not execute.
             entry = evidence_append(
-                kind=RESOLUTION_KIND,
-                subject=effect.subject,
-                field=effect.field,
-                value={"idempotency_key": effect.idempotency_key, "outcome": "not_executed"},
+                **resolution_observed(effect, "not_executed"),
                 source=effect.source.name,
                 observed_at=target.observed_at or timezone.now(),
-                derived_from=[effect.snapshot.snapshot_id],
-                derived_from_held=True,
                 note="resolution: owner's ledger has no such key; target unchanged",
-                generated_by=effect.idempotency_key,
             )
             Effect.objects.filter(pk=effect.pk, status=EffectStatus.UNKNOWN).update(
                 status=EffectStatus.NOT_EXECUTED,
@@ -162,16 +171,10 @@ def effect_resolve_manually(
         # unknown → accepted) and a readback checks the target like any other.
         new_status = EffectStatus.ACCEPTED if outcome == "succeeded" else EffectStatus.NOT_EXECUTED
         entry = evidence_append(
-            kind=RESOLUTION_KIND,
-            subject=effect.subject,
-            field=effect.field,
-            value={"idempotency_key": idempotency_key, "outcome": outcome},
+            **resolution_observed(effect, outcome),
             source=f"operator:{getattr(actor, 'username', 'unknown')}",
             observed_at=timezone.now(),
-            derived_from=[effect.snapshot.snapshot_id],
-            derived_from_held=True,
             note=f"manual resolution: {reason}",
-            generated_by=idempotency_key,
         )
         accepted = new_status == EffectStatus.ACCEPTED
         now = timezone.now()

@@ -1,5 +1,5 @@
 """A resolution (the worker's or an operator's) is recorded in the ledger on the effect's
-subject and field, but it says what became of a command, not what the field holds: later
+subject, but it says what became of a command, not what the field holds: later
 decisions on that subject must not read it as an observation disagreeing with the owner's
 state (an open contradiction: `escalate` or `refuse` for every later reconcile)."""
 
@@ -36,17 +36,21 @@ def assert_decided_without_contradiction(agent) -> None:
 
 
 def resolution_entry() -> EvidenceEntry:
-    (entry,) = EvidenceEntry.objects.filter(
-        subject=SUBJECT, field="collections_status", note__contains="resolution"
-    )
+    (entry,) = EvidenceEntry.objects.filter(subject=SUBJECT, note__contains="resolution")
+    assert (entry.kind, entry.field) == ("observation", "")  # an observation, of no field
     assert entry.value["idempotency_key"] == "k-1"
+    assert entry.value["field"] == "collections_status"
     return entry
 
 
 def test_the_workers_not_executed_resolution_contradicts_nothing(never_executed, agent):
     assert effect_resolve_unknown(effect_id=never_executed.pk).status == "not_executed"
 
-    assert resolution_entry().value == {"idempotency_key": "k-1", "outcome": "not_executed"}
+    assert resolution_entry().value == {
+        "idempotency_key": "k-1",
+        "field": "collections_status",
+        "outcome": "not_executed",
+    }
     assert_decided_without_contradiction(agent)
 
 
@@ -57,7 +61,9 @@ def test_an_operators_resolution_contradicts_nothing(never_executed, agent, oper
     )
     assert response.status_code == 200, response.content
 
-    assert resolution_entry().note == "manual resolution: asked the owner"
+    entry = resolution_entry()
+    assert entry.note == "manual resolution: asked the owner"
+    assert (entry.source, entry.value["outcome"]) == ("operator:olivia-operator", outcome)
     assert_decided_without_contradiction(agent)
 
 

@@ -55,10 +55,9 @@ def read_fields(
     folded: dict[str, FieldRead] = {}
     for name in event_sourced:
         names = [f.name for f in spec.fields if f.source == name]
-        # Only what holds by now: an event effective later does not describe the present.
-        for read in _folded(
-            spec, sources[name], names, delivered.get(name), events_at, valid_by=events_at
-        ):
+        answer = delivered.get(name)
+        bound = fold_bound(events_at, answer.observed_at if answer else None)
+        for read in _folded(spec, sources[name], names, answer, events_at, valid_by=bound):
             folded[read.field] = read
     reads: list[FieldRead] = []
     for field_spec in spec.fields:
@@ -184,6 +183,16 @@ def folded_reads(
         else:
             delivered = events_failing_closed(adapter, subject, read_at)
     return _folded(spec, source, fields, delivered, read_at, valid_by)
+
+
+def fold_bound(read_at: datetime, observed_at: datetime | None) -> datetime:
+    """The latest valid time a live fold takes events for: only what holds by now (an event
+    effective later, a revocation scheduled for next week, does not describe the present).
+    "Now" is the later of our read time and the time the owner vouched for its answer: an
+    owner whose clock runs ahead of ours stamps an event effective at once a little after
+    our now, and that event holds. Replay of a content-schema-4 snapshot takes the same
+    bound from the read it stored (its `read_at` and `observed_at`)."""
+    return max(read_at, observed_at) if observed_at else read_at
 
 
 def _folded(

@@ -36,7 +36,7 @@ from reconcile_app.reconciliation.types import (
 )
 from reconcile_app.selectors.contracts import contract_spec
 from reconcile_app.selectors.ledger import evidence_as_of
-from reconcile_app.services.owner_reads import folded_reads
+from reconcile_app.services.owner_reads import fold_bound, folded_reads
 
 MODES = ("as_recorded", "corrected")
 
@@ -114,7 +114,7 @@ def refold_event_sourced(
     """Event-sourced fields are rebuilt from the owner's event log, not taken on trust.
 
     As recorded: the events recorded by each read's own read time (and, `valid_by_read`,
-    valid by then: content schema 4 folds no event effective after its read). Corrected: every event
+    content schema 4, valid by then: `owner_reads.fold_bound`). Corrected: every event
     recorded until now that describes a moment up to the valid-time cut-off (late arrivals).
     The sources refolded are those whose events the reconcile folded: by each read's recorded
     `mode` (`modes_recorded`, content schema 3), else by the source's mode now. A source
@@ -140,7 +140,9 @@ def refold_event_sourced(
             subject=subject,
             fields=fields,
             recorded_before=timezone.now() if corrected else stored.read_at,
-            valid_by=valid_time if corrected else (stored.read_at if valid_by_read else None),
+            valid_by=valid_time
+            if corrected
+            else (fold_bound(stored.read_at, stored.observed_at) if valid_by_read else None),
         )
         for read in refolded:
             original = by_field[read.field]

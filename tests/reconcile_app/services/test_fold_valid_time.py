@@ -4,6 +4,8 @@ cut-off). An event recorded now but effective next week does not describe the pr
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from reconcile_app.services import replay
@@ -84,3 +86,35 @@ def test_once_its_valid_time_comes_the_revocation_counts(letter_agent):
 
     assert snapshot.content["fields"]["hardship_active"]["value"] is False
     assert snapshot.content["decision"]["result"] == "allow"
+
+
+def test_an_owner_whose_clock_runs_ahead_has_its_newest_event_counted(letter_agent, monkeypatch):
+    """The owner stamps an approval effective at once by its own clock, two seconds ahead of
+    ours: bounded by our clock alone the fold left it out, and the letter was allowed to a
+    customer the owner had just put on hardship. The bound is the later of our read time and
+    the owner's vouched time, and replay takes it from the stored read."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from sandbox_app.adapter import SandboxAdapter
+
+    sandbox_record_write(
+        source="correspondence-service", subject=SUBJECT, field="letter_status", value="none"
+    )
+    _event("ahead-1", "PaymentMissed", ago(days=1))
+    ahead = timezone.now() + timedelta(seconds=2)
+    _event("ahead-2", "HardshipApproved", ahead)
+    events = SandboxAdapter.events
+
+    def owner_clock_ahead(self, *args, **kwargs):
+        answer = events(self, *args, **kwargs)
+        return replace(answer, observed_at=ahead + timedelta(milliseconds=5))
+
+    monkeypatch.setattr(SandboxAdapter, "events", owner_clock_ahead)
+    snapshot = _letter(letter_agent)
+
+    assert snapshot.content["fields"]["hardship_active"]["value"] is True
+    assert snapshot.content["decision"]["result"] == "deny"
+    result = replay.snapshot_replay(snapshot=snapshot, mode="as_recorded")
+    assert result.exact, result.differences

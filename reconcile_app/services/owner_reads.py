@@ -14,6 +14,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from reconcile_app.choices import ReadStatus
+from reconcile_app.instants import FUTURE_TOLERANCE
 from reconcile_app.models import Source
 from reconcile_app.reconciliation.types import ContractSpec, FieldRead
 from reconcile_app.reducers import fold, reducer_named
@@ -190,9 +191,13 @@ def fold_bound(read_at: datetime, observed_at: datetime | None) -> datetime:
     effective later, a revocation scheduled for next week, does not describe the present).
     "Now" is the later of our read time and the time the owner vouched for its answer: an
     owner whose clock runs ahead of ours stamps an event effective at once a little after
-    our now, and that event holds. Replay of a content-schema-4 snapshot takes the same
-    bound from the read it stored (its `read_at` and `observed_at`)."""
-    return max(read_at, observed_at) if observed_at else read_at
+    our now, and that event holds. Only as far ahead as clocks drift (the skew evidence is
+    allowed, `instants.FUTURE_TOLERANCE`): an owner vouching for next week would otherwise
+    have next week's events describe today. Replay of a content-schema-4 snapshot takes the
+    same bound from the read it stored (its `read_at` and `observed_at`)."""
+    if observed_at is None:
+        return read_at
+    return max(read_at, min(observed_at, read_at + FUTURE_TOLERANCE))
 
 
 def _folded(

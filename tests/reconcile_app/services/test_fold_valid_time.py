@@ -118,3 +118,18 @@ def test_an_owner_whose_clock_runs_ahead_has_its_newest_event_counted(letter_age
     assert snapshot.content["decision"]["result"] == "deny"
     result = replay.snapshot_replay(snapshot=snapshot, mode="as_recorded")
     assert result.exact, result.differences
+
+
+def test_an_owner_vouching_for_next_week_does_not_bring_next_weeks_events_forward():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from reconcile_app.instants import FUTURE_TOLERANCE
+    from reconcile_app.services.owner_reads import fold_bound
+
+    now = timezone.now()
+    assert fold_bound(now, None) == now
+    assert fold_bound(now, now - timedelta(hours=1)) == now  # a replica behind: our now
+    assert fold_bound(now, now + timedelta(seconds=2)) == now + timedelta(seconds=2)
+    assert fold_bound(now, now + timedelta(days=7)) == now + FUTURE_TOLERANCE

@@ -67,6 +67,12 @@ def effect_readback(*, effect_id: int) -> Effect:
         and effect.resulting_version is not None
         and read.version >= effect.resulting_version
     )
+    if not reached and read.observed_at is None:
+        # A view that vouches for no time may be one from before the commit: it cannot show
+        # the postcondition absent (a view holding the written version is proof at any age).
+        _cannot_conclude(
+            effect, f"{effect.source.name} answered with a view that vouches for no time"
+        )
     with transaction.atomic():
         effect = effect_locked(effect_id, known=effect)
         if effect.status not in READBACK_STATUSES:

@@ -11,6 +11,8 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from reconcile_app.models import Effect, EffectEvent
 from reconcile_app.services.effects import effect_readback, effect_resolve_unknown
 from reconcile_app.sources import ApplyOutcome, EffectCommand, LookupOutcome, adapter_for
@@ -100,12 +102,18 @@ def test_an_operator_settles_it_and_the_readback_verifies(collectible, agent, op
     assert owner_record() == ("released", 43)
 
 
-def test_a_view_older_than_the_command_never_proves_it_did_not_execute(
-    collectible, agent, monkeypatch
+@pytest.mark.parametrize(
+    ("vouched", "said"),
+    [("before the command", "view older than the command"), ("no time", "no observed_at")],
+)
+def test_a_view_that_may_predate_the_command_never_proves_it_did_not_execute(
+    collectible, agent, monkeypatch, vouched, said
 ):
     """The owner executed and forgot the key; a lagging replica still shows the version the
-    command was sent against. Read from before the command, that proves nothing: the effect
-    stays unknown (it was resolved not_executed, a lost effect the agent would then redo)."""
+    command was sent against. A view from before the command, or one that vouches for no
+    time (missing, or not a timestamp with a zone: `owner_time` reads it as None; a read is
+    judged stale without one), proves nothing: the effect stays unknown (it was resolved
+    not_executed, a lost effect the agent would then redo)."""
     snapshot = reconcile(agent)
     sandbox_fault_add(source="case-service", kind="lose_dedupe_record", count=1)
     sandbox_fault_add(source="case-service", kind="timeout_after_commit", count=1)
@@ -114,42 +122,16 @@ def test_a_view_older_than_the_command_never_proves_it_did_not_execute(
     assert owner_record() == ("released", 43)  # it did execute
     adapter = type(adapter_for(effect.source))
     fresh_read = adapter.read
+    taken = None if vouched == "no time" else effect.outcome_at - timedelta(seconds=5)
 
     def replica_behind(self, subject, field):
         read = fresh_read(self, subject, field)
-        stale = effect.outcome_at - timedelta(seconds=5)
-        return replace(read, value="collect", version=42, observed_at=stale)
+        return replace(read, value="collect", version=42, observed_at=taken)
 
     monkeypatch.setattr(adapter, "read", replica_behind)
     assert effect_resolve_unknown(effect_id=effect.pk).status == "unknown"
     attempt = EffectEvent.objects.filter(effect=effect, kind="resolution_attempt").last()
-    assert "view older than the command" in attempt.detail["unresolved"]
+    assert said in attempt.detail["unresolved"]
 
     monkeypatch.setattr(adapter, "read", fresh_read)  # caught up: the target moved on
     assert effect_resolve_unknown(effect_id=effect.pk).status == "unknown"
-
-
-def test_a_view_that_vouches_for_no_time_never_proves_it_did_not_execute(
-    collectible, agent, monkeypatch
-):
-    """An owner whose record carries no `observed_at` (missing, or not a timestamp with a
-    zone: `owner_time` reads it as None) says nothing of when its view was taken: a replica
-    that has not seen the command shows the version it was sent against. As a read is judged
-    stale without one (fails closed), it proves nothing: the effect stays unknown."""
-    snapshot = reconcile(agent)
-    sandbox_fault_add(source="case-service", kind="lose_dedupe_record", count=1)
-    sandbox_fault_add(source="case-service", kind="timeout_after_commit", count=1)
-    commit(agent, snapshot, "release_collections_hold", "released", "k-5")
-    effect = Effect.objects.get(idempotency_key="k-5")
-    assert owner_record() == ("released", 43)  # it did execute
-    adapter = type(adapter_for(effect.source))
-    fresh_read = adapter.read
-
-    def replica_undated(self, subject, field):
-        read = fresh_read(self, subject, field)
-        return replace(read, value="collect", version=42, observed_at=None)
-
-    monkeypatch.setattr(adapter, "read", replica_undated)
-    assert effect_resolve_unknown(effect_id=effect.pk).status == "unknown"
-    attempt = EffectEvent.objects.filter(effect=effect, kind="resolution_attempt").last()
-    assert "no observed_at" in attempt.detail["unresolved"]

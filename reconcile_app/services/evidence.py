@@ -309,3 +309,16 @@ def evidence_attest(
                 },
             )
     return entry
+
+
+# The ledger's head held FOR SHARE: every append moves it under FOR UPDATE (`_chained`), so
+# an append waits for the holder's transaction, or committed before and is seen by it.
+_LEDGER_HELD = f"SELECT seq FROM {LedgerHead._meta.db_table} WHERE id = 1 FOR SHARE"  # noqa: S608  # nosec B608
+
+
+def ledger_held() -> None:
+    """Inside a transaction: no evidence is appended until it ends (PostgreSQL; SQLite's
+    IMMEDIATE transactions serialise writers anyway)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_LEDGER_HELD)

@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from lineage_app.selectors.blast import blast_radius
 from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import EffectStatus, QuarantineScope, QuarantineStatus
-from reconcile_app.epochs import EpochCache, pinned_epoch
+from reconcile_app.epochs import EpochCache, epochs_held, pinned_epoch
 from reconcile_app.errors import Conflict, Locked, NotFound, ValidationFailed
 from reconcile_app.instants import FUTURE_TOLERANCE
 from reconcile_app.models import (
@@ -88,16 +88,11 @@ def quarantined_memory_classes() -> frozenset[str]:
 def epoch_check(expected: int) -> bool:
     """Inside the snapshot's transaction: is the quarantine view it used still current?
 
-    On PostgreSQL the FOR SHARE lock waits for a quarantine being created or lifted to
-    commit, so a snapshot is either committed before it or sees it; SQLite's IMMEDIATE
-    transactions serialise writers, which gives the same guarantee.
+    Held until the transaction ends (`epochs.epochs_held`): on PostgreSQL a quarantine being
+    created or lifted waits for the snapshot to commit, or committed before and is seen here;
+    SQLite's IMMEDIATE transactions serialise writers, which gives the same guarantee.
     """
-    table = QuarantineEpoch._meta.db_table
-    with connection.cursor() as cursor:
-        lock = " FOR SHARE" if connection.vendor == "postgresql" else ""
-        cursor.execute(f"SELECT epoch FROM {table} WHERE id = 1{lock}")  # noqa: S608  # nosec B608
-        row = cursor.fetchone()
-    return (row[0] if row else 0) == expected
+    return (epochs_held().quarantine or 0) == expected
 
 
 def _bump_epoch() -> None:

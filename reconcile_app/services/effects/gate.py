@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
@@ -27,7 +26,6 @@ from reconcile_app.models import (
     DecisionSnapshot,
     Escalation,
     EvidenceEntry,
-    LedgerHead,
     Principal,
     Source,
 )
@@ -38,6 +36,7 @@ from reconcile_app.selectors.approvals import (
 )
 from reconcile_app.selectors.configuration import capable_actions, source_named
 from reconcile_app.selectors.contracts import contract_spec
+from reconcile_app.services.evidence import ledger_held
 
 
 class PreconditionFailed(DomainError):
@@ -70,19 +69,6 @@ def action_target(snapshot: DecisionSnapshot | None, action: str) -> ActionTarge
     return ActionTarget(
         field=spec.actions[action], values=list(values) if values is not None else None
     )
-
-
-# The ledger's head, held FOR SHARE: every append (a correction, a superseding entry) moves
-# it, so one waits for the holder's transaction, or committed before and is seen by it.
-_LEDGER_HELD = f"SELECT seq FROM {LedgerHead._meta.db_table} WHERE id = 1 FOR SHARE"  # noqa: S608  # nosec B608
-
-
-def ledger_held() -> None:
-    """Inside a transaction: no evidence is appended until it ends (PostgreSQL; SQLite's
-    IMMEDIATE transactions serialise writers anyway)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(_LEDGER_HELD)
 
 
 def authorisation_held(

@@ -20,6 +20,7 @@ from reconcile_app.services.effects.state import (
     effect_event,
     effect_locked,
     source_held,
+    view_predates,
 )
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.sources import adapter_for
@@ -56,7 +57,7 @@ def effect_readback(*, effect_id: int) -> Effect:
         _cannot_conclude(
             effect, f"{effect.source.name}: owner {read.status} {read.detail}".rstrip()
         )
-    if read.observed_at is not None and effect.outcome_at and read.observed_at < effect.outcome_at:
+    if view_predates(read, effect):
         _cannot_conclude(
             effect,
             f"{effect.source.name} answered from a view older than the commit "

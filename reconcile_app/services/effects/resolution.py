@@ -28,6 +28,7 @@ from reconcile_app.services.effects.state import (
     effect_event,
     effect_locked,
     source_held,
+    view_predates,
 )
 from reconcile_app.services.enqueue import enqueue_on_commit, enqueue_or_refuse
 from reconcile_app.services.evidence import evidence_append
@@ -80,9 +81,7 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
     # A view older than the command (a lagging replica) shows the version it was sent against
     # whether or not it executed: only a view from after it proves the target untouched. One
     # that vouches for no time (no `observed_at`) proves nothing, as such a read is stale.
-    current = target.observed_at is not None and not (
-        effect.outcome_at and target.observed_at < effect.outcome_at
-    )
+    current = target.observed_at is not None and not view_predates(target, effect)
     untouched = (
         target.status == ReadStatus.OK and target.version == effect.expected_version and current
     )

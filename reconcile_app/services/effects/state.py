@@ -129,6 +129,13 @@ def effect_check_failed(effect_id: int, why: str) -> None:
     )
 
 
+def view_predates(read: Any, effect: Effect) -> bool:
+    """The owner vouched for a view older than the effect's outcome: a replica that may not
+    have seen the command yet (a read with no `observed_at` vouches for nothing either way;
+    each caller says what that proves)."""
+    return bool(read.observed_at and effect.outcome_at and read.observed_at < effect.outcome_at)
+
+
 def source_held(source: str) -> bool:
     """Work against a quarantined source waits: readbacks and resolutions are held."""
     from reconcile_app.services.quarantine import quarantines_active

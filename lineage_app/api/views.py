@@ -30,12 +30,13 @@ TAG = "lineage"
 # The schema's problem codes per status (the host's schema turns them into problem+json
 # responses; lineage_app raises DRF exceptions with these codes, lineage_app.api.exceptions).
 PROBLEM_CODES = "x-problem-codes"
+DEPTH = OpenApiParameter(
+    "depth",
+    {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH},
+    description=f"1..{MAX_DEPTH}; unbounded if absent",
+)
 COMMON = [
-    OpenApiParameter(
-        "depth",
-        {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH},
-        description=f"1..{MAX_DEPTH}; unbounded if absent",
-    ),
+    DEPTH,
     OpenApiParameter(
         "as_of", OpenApiTypes.DATETIME, description="only edges recorded by this RFC 3339 time"
     ),
@@ -286,7 +287,7 @@ class ProvView(LineageAPIView):
         "`export_too_large` (narrow it with `depth`, or page through `ancestors` and "
         "`descendants`), never a document missing part of it.",
         tags=[TAG],
-        parameters=[OpenApiParameter("format", str, enum=["json", "provn"]), COMMON[0]],
+        parameters=[OpenApiParameter("format", str, enum=["json", "provn"]), DEPTH],
         responses={
             (200, "application/json"): OpenApiTypes.OBJECT,
             (200, PROV_N): OpenApiTypes.STR,

@@ -172,8 +172,8 @@ def folded_reads(
 ) -> list[FieldRead]:
     """One event-sourced source's fields: its events recorded by `recorded_before` (else
     now), folded with the contract's reducer; with `valid_by`, only the events valid by then
-    (a reconcile: its read time; replay: the snapshot's). A source whose adapter cannot be
-    made fails its fields as `unavailable`."""
+    (replay: `fold_bound` of the stored read, or the snapshot's cut-off for `corrected`). A
+    source whose adapter cannot be made fails its fields as `unavailable`."""
     # The read is "the events recorded by read_at": stored with the snapshot, it lets replay
     # fold exactly the same events.
     read_at = recorded_before or timezone.now()

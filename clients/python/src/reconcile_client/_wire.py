@@ -91,7 +91,15 @@ Flow = Generator[Step, Reply, T]
 
 def path(*parts: str) -> str:
     """An API path with each dynamic part escaped (keys are identifiers, but never trust)."""
-    return "/".join([API, *(quote(part, safe="") for part in parts)])
+    return "/".join([API, *(segment(part) for part in parts)])
+
+
+def segment(part: str) -> str:
+    """One path segment, percent-encoded. `.` and `..` are encoded too: left as they are, the
+    URL is normalised before sending (`effects/.` is the list of effects, `facts/../current`
+    is another route) and the server never sees the identifier it would refuse."""
+    quoted = quote(part, safe="")
+    return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted
 
 
 def jsonable(value: Any) -> Any:

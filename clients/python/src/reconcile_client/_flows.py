@@ -25,6 +25,7 @@ from reconcile_client._wire import (
     Sleep,
     compact,
     exchange,
+    header_safe,
     json_of,
     path,
     problem,
@@ -125,13 +126,23 @@ def _commit_under(
     if_match: str | None,
     attempts: int,
 ) -> Flow[Effect]:
-    if not key.isascii():
+    if not header_safe(key):
         # An HTTP header cannot carry it (the server's rule too, docs/api.md "Input limits"):
-        # refused here as the server would, not as an encoding error from the transport.
+        # refused here as the server would, not as an encoding error from the transport, nor
+        # as a lost answer (httpx refuses a control character before sending anything, and a
+        # "lost" commit would be reported as an outcome unknown under a key nobody can ask).
         raise ValidationError(
             status=400,
             code="invalid_identifier",
-            detail=f"Idempotency-Key {key!r} must be ASCII (refused before sending)",
+            detail=f"Idempotency-Key {key!r} must be printable ASCII without whitespace or "
+            "control characters (refused before sending)",
+        )
+    if if_match is not None and not header_safe(if_match):
+        raise ValidationError(
+            status=400,
+            code="invalid_if_match",
+            detail=f'If-Match must be a quoted version, e.g. "42", not {if_match!r} '
+            "(refused before sending)",
         )
     if if_match is None:
         snap = target if isinstance(target, Snapshot) else None

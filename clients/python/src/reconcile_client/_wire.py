@@ -102,6 +102,12 @@ def segment(part: str) -> str:
     return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted
 
 
+def header_safe(value: str) -> bool:
+    """Whether an HTTP header can carry `value` as it is: printable ASCII, no surrounding
+    whitespace. httpx refuses anything else before sending, and its error quotes the value."""
+    return value.isascii() and value.isprintable() and value == value.strip()
+
+
 def jsonable(value: Any) -> Any:
     """Datetimes as RFC 3339 UTC with a `Z`, dates as ISO, dataclass-like claims as dicts."""
     if isinstance(value, datetime):

@@ -155,3 +155,20 @@ def test_the_mcp_server_lists_and_serves_the_six_tools(served: Served) -> None:
     assert problem["detail"]
     fact = seen["fact"]
     assert fact.isError and structured(fact)["status"] >= 400 and structured(fact)["code"]
+
+
+async def status_of_nothing(served: Served, key: str) -> CallToolResult:
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "reconcile_client.mcp"], env=client_env(served, key)
+    )
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        return await session.call_tool("effect_status", {"idempotency_key": "k-none"})
+
+
+def test_a_key_set_with_its_newline_serves_and_never_reaches_the_model(served: Served) -> None:
+    """RECONCILE_API_KEY from a secret file often ends in a newline. httpx refused the header
+    and quoted it: every tool error handed the key to the model (connection_failed)."""
+    result = asyncio.run(status_of_nothing(served, served.agent.key + "\n"))
+    assert served.agent.key not in str(result.content)
+    assert (structured(result)["status"], structured(result)["code"]) == (404, "effect_not_found")

@@ -1,14 +1,17 @@
-"""What the client puts on the wire is what it was asked to send: an identifier reaches the
-server as it is (`.` and `..` are not normalised into another route), and a value no header can
-carry is refused before sending (not reported as a lost answer)."""
+"""What the client puts on the wire is what it was asked to send, or nothing: an identifier
+reaches the server as it is (`.` and `..` are not normalised into another route), a value no
+header can carry is refused before sending (not reported as a lost answer), and the API key
+never appears in an exception, a log line or a model's tool result."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from reconcile_client import ReconcileClient, _flows, errors
+from reconcile_client.aio import AsyncReconcileClient
 from reconcile_client.models import Snapshot
 
-from tests.clients.conftest import RELEASE
+from tests.clients.conftest import RELEASE, Served
 from tests.clients.test_flows import SNAPSHOT, Driver
 
 
@@ -60,3 +63,30 @@ def test_a_commit_no_header_can_carry_is_refused_before_sending(
         )
     assert (caught.value.status, caught.value.code) == (400, code)
     assert driver.sent == [] and caught.value.idempotency_key == key
+
+
+def test_a_key_read_with_its_newline_works_and_never_leaks(served: Served) -> None:
+    """A key from a file or a secret often ends in a newline: it is the key. A key no header
+    can carry is refused without being repeated."""
+    with served.client(served.agent.key + "\n") as client:
+        assert client.me().name == served.agent.name
+    for bad in (served.agent.key + "\x00", "", "clé"):
+        with pytest.raises(ValueError) as refused:
+            ReconcileClient(served.url, bad)
+        assert served.agent.key not in str(refused.value)
+        with pytest.raises(ValueError):
+            AsyncReconcileClient(served.url, bad)
+
+
+def test_a_header_httpx_refuses_is_not_quoted_into_the_error(served: Served) -> None:
+    """httpx's LocalProtocolError quotes the refused header: with your own httpx client
+    carrying a bad Authorization, the error must not hand the key to a log or a model."""
+    secret = served.agent.key
+    http = httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {secret}\n"})
+    with (
+        ReconcileClient(served.url, secret, http_client=http) as client,
+        pytest.raises(errors.TransportError) as caught,
+    ):
+        client.me()
+    assert secret not in str(caught.value) and secret not in str(caught.value.as_dict())
+    http.close()

@@ -21,6 +21,7 @@ from reconcile_client.client import (
     DEFAULT_COMMIT_ATTEMPTS,
     DEFAULT_TIMEOUT,
     client_headers,
+    no_answer,
     to_httpx,
 )
 from reconcile_client.models import Effect, Escalation, Evidence, Fact, Me, Memory, Snapshot
@@ -70,10 +71,8 @@ class AsyncReconcileClient:
     async def _send(self, request: HttpRequest) -> Answer | NoAnswer:
         try:
             response = await self._http.request(request.method, request.path, **to_httpx(request))
-        except httpx.TimeoutException as exc:
-            return NoAnswer(reason=f"{type(exc).__name__}: {exc}", timed_out=True)
         except httpx.TransportError as exc:
-            return NoAnswer(reason=f"{type(exc).__name__}: {exc}", timed_out=False)
+            return no_answer(exc)
         return decode(response.status_code, response.headers, response.content)
 
     async def _run(self, flow: Flow[T]) -> T:

@@ -21,6 +21,7 @@ from reconcile_client._wire import (
     Reply,
     Sleep,
     decode,
+    header_safe,
 )
 from reconcile_client.models import Effect, Escalation, Evidence, Fact, Me, Memory, Snapshot
 
@@ -31,11 +32,31 @@ DEFAULT_COMMIT_ATTEMPTS = 4
 
 
 def client_headers(api_key: str) -> dict[str, str]:
+    """The headers of every request. The key is taken without surrounding whitespace (a key
+    read from a file or a secret often ends in a newline); a key no header can carry is
+    refused here, without repeating it, rather than by httpx at each request, whose error
+    quotes the whole Authorization header into every exception and log line."""
+    key = api_key.strip()
+    if not key or not header_safe(key):
+        raise ValueError("api_key is empty or holds characters an HTTP header cannot carry")
     return {
-        "Authorization": f"Bearer {api_key}",
+        "Authorization": f"Bearer {key}",
         "Accept": "application/json, application/problem+json",
         "User-Agent": USER_AGENT,
     }
+
+
+def no_answer(exc: httpx.TransportError) -> NoAnswer:
+    """What httpx raised, as no answer (sync and async alike)."""
+    if isinstance(exc, httpx.LocalProtocolError):
+        # httpx refused to put our own request on the wire; its message quotes the header it
+        # refused, which may be Authorization: the key must not reach errors, logs or a model.
+        return NoAnswer(
+            reason="LocalProtocolError: a header value HTTP cannot carry", timed_out=False
+        )
+    return NoAnswer(
+        reason=f"{type(exc).__name__}: {exc}", timed_out=isinstance(exc, httpx.TimeoutException)
+    )
 
 
 def to_httpx(request: HttpRequest) -> dict[str, Any]:
@@ -94,10 +115,8 @@ class ReconcileClient:
     def _send(self, request: HttpRequest) -> Answer | NoAnswer:
         try:
             response = self._http.request(request.method, request.path, **to_httpx(request))
-        except httpx.TimeoutException as exc:
-            return NoAnswer(reason=f"{type(exc).__name__}: {exc}", timed_out=True)
         except httpx.TransportError as exc:
-            return NoAnswer(reason=f"{type(exc).__name__}: {exc}", timed_out=False)
+            return no_answer(exc)
         return decode(response.status_code, response.headers, response.content)
 
     def _run(self, flow: Flow[T]) -> T:

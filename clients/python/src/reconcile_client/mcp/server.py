@@ -278,4 +278,9 @@ def main() -> None:
         raise SystemExit(2)
     url = os.environ.get("RECONCILE_URL", DEFAULT_URL)
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    build_server(AsyncReconcileClient(url, api_key)).run(transport="stdio")
+    try:
+        client = AsyncReconcileClient(url, api_key)
+    except ValueError as refused:  # a key no header can carry; the message never repeats it
+        print(f"reconcile-mcp: RECONCILE_API_KEY: {refused}", file=sys.stderr)
+        raise SystemExit(2) from None
+    build_server(client).run(transport="stdio")

@@ -8,11 +8,12 @@ from __future__ import annotations
 import httpx
 import pytest
 from reconcile_client import ReconcileClient, _flows, errors
+from reconcile_client._wire import decode
 from reconcile_client.aio import AsyncReconcileClient
 from reconcile_client.models import Snapshot
 
 from tests.clients.conftest import RELEASE, Served
-from tests.clients.test_flows import SNAPSHOT, Driver
+from tests.clients.test_flows import EFFECT, SNAPSHOT, Driver, answer
 
 
 def test_dot_identifiers_reach_the_server_as_they_are(rc: ReconcileClient) -> None:
@@ -90,3 +91,18 @@ def test_a_header_httpx_refuses_is_not_quoted_into_the_error(served: Served) -> 
         client.me()
     assert secret not in str(caught.value) and secret not in str(caught.value.as_dict())
     http.close()
+
+
+def test_wait_rides_out_a_proxys_gateway_error() -> None:
+    """Behind a proxy a 502/504 is an answer lost on its way (a commit counts it so): a poll
+    asks again, rather than raising ServerError in the middle of an effect's settling."""
+    gateway = decode(502, {"content-type": "text/html"}, b"<html>bad gateway</html>")
+    done = answer(200, {**EFFECT, "status": "verified"})
+    clock = iter([0.0, 0.1, 0.2])
+    driver = Driver([gateway, done])
+    effect = driver.run(_flows.wait("k-1", timeout=10, interval=0.5, clock=lambda: next(clock)))
+    assert effect.status == "verified" and driver.slept == [0.5]
+    # A 502 problem of the product's own is an answer: raised as it is.
+    coded = answer(502, {"code": "owner_bad_gateway", "detail": "x"})
+    with pytest.raises(errors.ServerError):
+        Driver([coded]).run(_flows.wait("k-1", timeout=10, interval=0.5, clock=lambda: 0.0))

@@ -231,9 +231,10 @@ def wait(
     while True:
         reply = yield Send(HttpRequest("GET", path("effects", key)))
         pause = delay
-        if isinstance(reply, Answer) and reply.status in NOT_YET:
-            # Throttled or briefly unavailable: not an answer about the effect. Ask again
-            # when the server says (within the deadline), as a lost GET is asked again.
+        if isinstance(reply, Answer) and (reply.status in NOT_YET or _gateway_lost(reply)):
+            # Throttled, briefly unavailable, or a proxy's 502/504 (the answer lost on its
+            # way, as a commit counts it): not an answer about the effect. Ask again when the
+            # server says (within the deadline), as a lost GET is asked again.
             pause = retry_after(reply) or delay
         elif isinstance(reply, Answer):
             last = Effect.from_json(json_of(reply), replayed=bool(last and last.replayed))

@@ -259,3 +259,33 @@ def test_a_proxys_gateway_error_on_a_commit_is_a_lost_answer() -> None:
     with pytest.raises(errors.CommitOutcomeUnknown) as caught:
         commit(Driver([gateway, gateway]), attempts=2)
     assert "HTTP 504" in caught.value.detail
+
+
+@pytest.mark.parametrize(
+    "not_yet",
+    [
+        answer(429, {"code": "throttled"}, **{"Retry-After": "3"}),
+        answer(503, {"code": "database_unavailable"}, **{"Retry-After": "3"}),
+    ],
+)
+def test_a_retry_throttled_or_unavailable_after_a_loss_asks_again(not_yet: Answer) -> None:
+    """After a lost attempt, a 429 or a 503 of Reconcile's own says nothing of that attempt
+    (it may have been executed): raised as RateLimited / Unavailable ("try later"), it led an
+    agent to commit again under a new key (examples/agent.py reconciled again). The same key
+    goes again after Retry-After; past the budget the outcome is unknown."""
+    lost = NoAnswer(reason="ReadTimeout", timed_out=True)
+    replayed = answer(200, EFFECT, **{"Idempotent-Replayed": "true"})
+    driver = Driver([lost, not_yet, replayed])
+    assert commit(driver).replayed
+    assert [request.headers["Idempotency-Key"] for request in driver.sent] == ["k-1"] * 3
+    assert driver.slept == [0.2, 3.0]
+    with pytest.raises(errors.CommitOutcomeUnknown) as caught:
+        commit(Driver([lost, not_yet, not_yet, not_yet, not_yet]), attempts=3)
+    assert caught.value.idempotency_key == "k-1"
+    # Without a lost attempt, nothing was done: the problem is raised as it is.
+    with pytest.raises((errors.RateLimited, errors.Unavailable)):
+        commit(Driver([not_yet]))
+    # owner_unavailable says the owner never took the command: raised, to send again.
+    down = answer(503, {"code": "owner_unavailable"})
+    with pytest.raises(errors.OwnerUnavailable):
+        commit(Driver([lost, down]))

@@ -170,16 +170,18 @@ def _commit_under(
             yield Sleep(_backoff(lost))
             continue
         assert isinstance(reply, Answer)
-        if _in_flight(reply) and lost:
+        if lost and _not_yet(reply):
             if busy >= attempts:
-                # Our own lost attempt is still being worked on: its outcome is not known yet,
-                # and only this key may ever ask about it.
+                # Our own lost attempt is still being worked on, or nothing would tell us: its
+                # outcome is not known yet, and only this key may ever ask about it.
                 raise CommitOutcomeUnknown(
                     idempotency_key=key,
                     attempts=lost,
-                    detail=f"the first attempt was still in flight after {busy} more asks",
+                    detail=f"the first attempt's outcome was still unknown after {busy} more "
+                    f"asks (last answer: HTTP {reply.status})",
                 )
-            # Our own lost attempt is still being processed: ask again, same key, shortly.
+            # Our own lost attempt is still being processed, or this answer says nothing of
+            # it: ask again, same key, when the server says.
             busy += 1
             yield Sleep(retry_after(reply) or _backoff(busy))
             continue
@@ -198,6 +200,15 @@ def _gateway_lost(answer: Answer) -> bool:
     gave up waiting for it. The request may have reached the server: as good as no answer."""
     coded = isinstance(answer.body, Mapping) and "code" in answer.body
     return answer.status in (502, 504) and not coded
+
+
+def _not_yet(answer: Answer) -> bool:
+    """An answer, after a lost attempt, that says nothing of that attempt (which may have been
+    executed): the key still in flight, throttled, or Reconcile itself briefly unavailable. A
+    503 `owner_unavailable` does say: the owner never took the command."""
+    code = answer.body.get("code") if isinstance(answer.body, Mapping) else None
+    unavailable = answer.status == 503 and code != "owner_unavailable"
+    return _in_flight(answer) or answer.status == 429 or unavailable
 
 
 def _in_flight(answer: Answer) -> bool:

@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--wait", type=float, default=30.0, help="seconds to wait per effect")
     parser.add_argument("--pause", type=float, default=1.0, help="seconds between rounds")
     args = parser.parse_args(argv)
-    if not args.key:
+    if not args.key.strip():
         parser.error("an API key is needed: --key or RECONCILE_API_KEY")
     task = Task(
         decision_class=args.decision_class,

@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 PREFIX = "RECONCILE_"
 _TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
+_FALSE = {"0", "false", "no", "off"}
 
 
 def env_str(name: str, default: str) -> str:
@@ -21,7 +21,9 @@ def env_str(name: str, default: str) -> str:
 
 def env_bool(name: str, default: bool) -> bool:
     raw = os.environ.get(PREFIX + name)
-    if raw is None:
+    # Empty is unset, as for integers: `RECONCILE_SECURE_COOKIES=` (a compose file passing
+    # an unset variable on) must not turn a production default off.
+    if raw is None or raw.strip() == "":
         return default
     lowered = raw.strip().lower()
     if lowered in _TRUE:

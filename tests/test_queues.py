@@ -3,7 +3,11 @@ its own, and a worker started without -Q consumes every one of them."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+from django.conf import settings
 
 from config.celery import app
 from config.queues import CORRECTIONS, DEFAULT, DRILLS, READBACKS, TASK_QUEUES
@@ -50,3 +54,17 @@ def test_each_queue_is_bound_alone_so_a_message_is_delivered_once():
     # Queues sharing an exchange and routing key would each receive a copy of every message.
     bindings = {(queue.exchange.name, queue.routing_key) for queue in app.amqp.queues.values()}
     assert bindings == {(name, name) for name in TASK_QUEUES}
+
+
+def test_the_deploy_guides_queue_table_names_every_task_on_its_queue():
+    # docs/deploy.md, "Workers, per queue", is what a deployer sizes each queue's workers by;
+    # it left the bulk jobs and the lost-work sweep off `default`.
+    text = (Path(settings.BASE_DIR) / "docs" / "deploy.md").read_text()
+    table = text[text.index("## Workers, per queue") :].split("\n\n")[2]
+    documented = {
+        task: queue
+        for queue, tasks in re.findall(r"^\| `(\w+)` \| ([^|]+) \|", table, re.M)
+        for task in re.findall(r"`(\w+)`", tasks)
+    }
+
+    assert documented == {name.rsplit(".", 1)[1]: queue_of(name) for name in PRODUCT_TASKS}

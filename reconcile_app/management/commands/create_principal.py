@@ -10,14 +10,20 @@ from reconcile_app.services.principals import principal_create
 
 class Command(BaseCommand):
     help = (
-        "Create an agent principal with capabilities DECISION_CLASS:ACTION. "
+        "Create an agent (a service principal) with its capabilities. "
         "Prints the API key alone on the last line, once: only its hash is stored."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
         parser.add_argument(
-            "--capability", action="append", default=[], metavar="DECISION_CLASS:ACTION"
+            "--capability",
+            action="append",
+            default=[],
+            metavar="CAPABILITY",
+            help="repeatable: DECISION_CLASS:ACTION (reconcile the class, commit the action), "
+            "attest:SOURCE (append evidence of that source) or fact:PATTERN (write fact "
+            "records whose key matches the glob)",
         )
 
     def handle(self, *args: Any, name: str, capability: list[str], **options: Any) -> None:

@@ -130,3 +130,14 @@ def test_create_user_refuses_an_unknown_group(db):
             "create_user", "mallory", "--group", "superhero", stdout=StringIO(), stderr=StringIO()
         )
     assert not User.objects.filter(username="mallory").exists()
+
+
+def test_create_principal_help_names_every_kind_of_capability():
+    # The help said DECISION_CLASS:ACTION alone, so a deployer reading it would never learn
+    # that attest:SOURCE and fact:PATTERN are given the same way (README, docs/api.md).
+    from reconcile_app.management.commands.create_principal import Command
+
+    help_text = Command().create_parser("manage.py", "create_principal").format_help()
+
+    for capability in ("DECISION_CLASS:ACTION", "attest:SOURCE", "fact:PATTERN"):
+        assert capability in help_text

@@ -97,6 +97,32 @@ def test_bad_options_are_refused_before_anything_starts(args, message):
     assert message in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("family", "host"), [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")]
+)
+def test_an_address_in_use_is_refused_before_anything_starts(tmp_path, family, host):
+    # `--bind HOST:PORT` takes an IPv6 address as gunicorn does, bracketed; the check that
+    # the port is free used to fail on it with a traceback and let the start go on.
+    with socket.socket(family) as taken:
+        taken.bind((host, 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        bind = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
+        done = dev(
+            "serve",
+            "--bind",
+            bind,
+            DATABASE_URL="postgres://db/reconcile",
+            CELERY_BROKER_URL="redis://redis:6379/0",
+            RECONCILE_SECRET_KEY=SECRET,
+            RECONCILE_VAR_DIR=str(tmp_path),
+        )
+    assert done.returncode == 1
+    assert f"{bind} is in use" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "migrating" not in done.stdout
+
+
 # --- a real start and stop ----------------------------------------------------------------------
 
 

@@ -63,7 +63,8 @@ def outage_of(exception: Exception) -> Outage | None:
 
 
 class BodyLimitMiddleware:
-    """413 for a body over RECONCILE_MAX_BODY_BYTES, decided from Content-Length alone.
+    """413 for a body over RECONCILE_MAX_BODY_BYTES, decided from Content-Length alone, and
+    411 for a body sent without one.
 
     Nothing is read or parsed first: a 6 MiB body used to reach the JSON parser and the
     serializers, and ended in a 500. Django's own DATA_UPLOAD_MAX_MEMORY_SIZE (set to the
@@ -74,6 +75,8 @@ class BodyLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if _chunked_without_length(request):
+            return _length_required(request)
         limit: int = settings.RECONCILE_MAX_BODY_BYTES
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
@@ -91,6 +94,23 @@ class BodyLimitMiddleware:
                 )
             return HttpResponse(detail, status=413, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+def _chunked_without_length(request: HttpRequest) -> bool:
+    encoding = request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
+    return "chunked" in encoding and not request.META.get("CONTENT_LENGTH")
+
+
+def _length_required(request: HttpRequest) -> HttpResponse:
+    """411 for a chunked body. Django reads a WSGI body by its Content-Length alone, so a
+    chunked one (a client streaming it) arrived as empty and was answered 400 "this field is
+    required", about a body that did carry the field."""
+    detail = "send the body with a Content-Length: a chunked request body is not read"
+    if request.path.startswith("/api/"):
+        return problem_json_response(
+            status_code=411, code="length_required", title="Length required", detail=detail
+        )
+    return HttpResponse(detail, status=411, content_type="text/plain; charset=utf-8")
 
 
 def _holds_nul(request: HttpRequest) -> bool:

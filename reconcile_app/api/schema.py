@@ -33,13 +33,15 @@ class BearerKeyScheme(OpenApiAuthenticationExtension):
 PROBLEM_MEDIA = "application/problem+json"
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 # Codes any operation can answer, whatever it does: no or bad credentials, an Accept header
-# that rules out JSON, a body over the size limit (decided on Content-Length, for any
-# method), the rate limit, a database or a shared cache that cannot be reached, and a request
-# Django refuses before any view (a Host not allowed, over 1,000 query parameters).
+# that rules out JSON, a chunked body (bodies are read by their length), a body over the size
+# limit (decided on Content-Length, for any method), the rate limit, a database or a shared
+# cache that cannot be reached, and a request Django refuses before any view (a Host not
+# allowed, over 1,000 query parameters).
 COMMON_CODES: dict[str, list[str]] = {
     "400": ["invalid_request"],
     "401": ["authentication_failed", "not_authenticated"],
     "406": ["not_acceptable"],
+    "411": ["length_required"],
     "413": ["payload_too_large"],
     "429": ["throttled"],
     "503": ["cache_unavailable", "database_unavailable"],

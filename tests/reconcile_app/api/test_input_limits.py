@@ -5,10 +5,15 @@ Each refusal is a problem+json with a stable code, and nothing is written.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
+from typing import Any
 
 import pytest
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 
 from reconcile_app.limits import identifier_problem
 from reconcile_app.models import (
@@ -60,6 +65,60 @@ def test_a_console_form_over_the_limit_is_413_too(client, settings, db):
     settings.RECONCILE_MAX_BODY_BYTES = 100
     response = client.post("/accounts/login/", {"username": "u" * 200, "password": "p"})
     assert response.status_code == 413
+
+
+def _wsgi_chunked(path: str, body: bytes, headers: dict[str, str]) -> tuple[str, bytes]:
+    """A request as a WSGI server hands over a chunked body: the body readable, its length
+    never stated (gunicorn decodes the chunks and sets no CONTENT_LENGTH)."""
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": path,
+        "SERVER_NAME": "testserver",
+        "SERVER_PORT": "80",
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.errors": sys.stderr,
+        "CONTENT_TYPE": "application/json",
+        "HTTP_TRANSFER_ENCODING": "chunked",
+        **headers,
+    }
+    answered: list[str] = []
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        answered.append(status)
+        return lambda data: None
+
+    # As Django's test client does: the test's connection (and its transaction) stays open.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        response = WSGIHandler()(environ, start_response)
+        content = b"".join(response)
+        response.close()
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+    return answered[0], content
+
+
+def test_a_chunked_body_is_411_not_read_as_empty(estate, agent, now):
+    # It used to be read as no body at all: 400 "this field is required" about a body that
+    # held every field.
+    seed_collectible(now)
+    status, content = _wsgi_chunked(
+        "/api/v1/reconcile",
+        json.dumps(reconcile_body()).encode(),
+        {"HTTP_AUTHORIZATION": f"Bearer {agent.key}"},
+    )
+
+    assert status.startswith("411")
+    assert json.loads(content)["code"] == "length_required"
+    assert not DecisionSnapshot.objects.exists()
+
+
+def test_a_chunked_console_form_is_411_too(db):
+    status, _ = _wsgi_chunked("/accounts/login/", b"username=u&password=p", {})
+    assert status.startswith("411")
 
 
 # --- Single values ----------------------------------------------------------------------------

@@ -59,12 +59,20 @@ def configure(config: dict[str, Any]) -> None:
     logging.captureWarnings(True)
 
 
+LOG_FORMATS = ("json", "text")
+
+
 def logging_settings(*, log_format: str, level: str) -> dict[str, Any]:
     """Django's LOGGING: one JSON line per record (`text` for a terminal), at `level`."""
     given, level = level, level.upper()  # "debug" is what people type
     if level not in logging.getLevelNamesMapping():  # WARN and FATAL too, as logging takes
         names = ", ".join(sorted(logging.getLevelNamesMapping()))
         raise ImproperlyConfigured(f"RECONCILE_LOG_LEVEL is {given!r}: one of {names}.")
+    # A typo ("txt") would otherwise give JSON lines to someone who asked for a terminal's.
+    if log_format.strip().lower() not in LOG_FORMATS:
+        raise ImproperlyConfigured(
+            f"RECONCILE_LOG_FORMAT is {log_format!r}: one of {', '.join(LOG_FORMATS)}."
+        )
     return {
         "version": 1,
         "disable_existing_loggers": False,
@@ -77,7 +85,7 @@ def logging_settings(*, log_format: str, level: str) -> dict[str, Any]:
             "console": {
                 "class": "logging.StreamHandler",
                 "filters": ["context"],
-                "formatter": "text" if log_format == "text" else "json",
+                "formatter": log_format.strip().lower(),
             }
         },
         "root": {"handlers": ["console"], "level": level},

@@ -210,6 +210,17 @@ def test_a_log_level_in_lower_case_is_taken_and_an_unknown_one_named(tmp_path):
     assert "RECONCILE_LOG_LEVEL is 'chatty'" in result.stderr
 
 
+def test_a_log_format_in_any_case_is_taken_and_an_unknown_one_named(tmp_path):
+    env = {**os.environ, "RECONCILE_VAR_DIR": str(tmp_path)}
+    for log_format in ("json", "TEXT"):
+        env["RECONCILE_LOG_FORMAT"] = log_format
+        assert _run([sys.executable, "manage.py", "check"], env).returncode == 0, log_format
+    env["RECONCILE_LOG_FORMAT"] = "txt"  # was taken, silently, as JSON
+    result = _run([sys.executable, "manage.py", "check"], env)
+    assert result.returncode != 0
+    assert "RECONCILE_LOG_FORMAT is 'txt'" in result.stderr
+
+
 def test_a_negative_trusted_proxy_count_refuses_to_start(tmp_path):
     env = {**os.environ, "RECONCILE_TRUSTED_PROXY_COUNT": "-1", "RECONCILE_VAR_DIR": str(tmp_path)}
     result = _run([sys.executable, "manage.py", "check"], env)

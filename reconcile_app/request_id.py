@@ -9,6 +9,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 
 from config.logs import principal_var, request_id_var
+from reconcile_app.services.key_use import key_in_use
 
 HEADER = "HTTP_X_REQUEST_ID"
 _SAFE = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -28,6 +29,7 @@ class RequestIdMiddleware:
         # thread sets its own before anything logs.
         request_id_var.set(request_id)
         principal_var.set("")
+        key_in_use.set(None)
         response = self.get_response(request)
         response["X-Request-ID"] = request_id
         return response

@@ -84,6 +84,10 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         )
         if exc.retry_after is not None:
             response["Retry-After"] = str(exc.retry_after)
+        if exc.status == 401:
+            # Access taken back while the request ran (principals.access_held): the same
+            # challenge as a key refused at authentication (RFC 9110, 11.6.1).
+            response["WWW-Authenticate"] = "Bearer"
         return response
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()

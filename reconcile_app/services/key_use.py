@@ -5,6 +5,7 @@ and the tokens service (which builds on principals) both reach it without a cycl
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 
 from django.core.cache import cache
 from django.utils import timezone
@@ -14,6 +15,11 @@ LAST_USE_CACHE_PREFIX = "reconcile:apikey-used:"
 # hot path, and "last used" to the minute is what a person needs to spot a stale token.
 LAST_USE_EVERY_SECONDS = 60.0
 _last_noted: dict[str, float] = {}
+
+# The key that opened this request, as (principal pk, key prefix); None for a session or
+# outside a request. Set on authentication and cleared as each request starts (a thread
+# serves many): a write checks that key again if access changed meanwhile (access_held).
+key_in_use: ContextVar[tuple[int, str] | None] = ContextVar("reconcile_key_in_use", default=None)
 
 
 def api_key_note_use(*, prefix: str) -> None:

@@ -15,11 +15,11 @@ from django.db import transaction
 
 from reconcile_app.choices import PrincipalKind, Role
 from reconcile_app.epochs import EpochCache
-from reconcile_app.errors import Conflict, ValidationFailed
+from reconcile_app.errors import Conflict, DomainError, ValidationFailed
 from reconcile_app.limits import identifier_problem
 from reconcile_app.models import ApiKey, Capability, Principal
 from reconcile_app.services.audit import audit_record
-from reconcile_app.services.key_use import api_key_note_use
+from reconcile_app.services.key_use import api_key_note_use, key_in_use
 
 KEY_PREFIX = "rk"
 PEOPLE_ROLES = (Role.OPERATOR, Role.REVIEWER, Role.AUDITOR)
@@ -68,7 +68,29 @@ def api_key_authenticate(raw_key: str) -> Principal | None:
     if principal.disabled_at is not None or not principal.user.is_active:
         return None
     api_key_note_use(prefix=prefix)
+    key_in_use.set((principal.pk, prefix))
     return principal
+
+
+def access_held(principal_id: int) -> None:
+    """Inside a transaction holding the epochs (epochs.epochs_held), once the configuration
+    epoch moved since the request was authenticated: 401 `authentication_failed` if the
+    principal was disabled, its user deactivated or the key that opened the request revoked
+    meanwhile. Each of those moves the epoch in its own transaction, so it committed and is
+    seen here, or waits for this one (which was then authorised first)."""
+    still = Principal.objects.filter(
+        pk=principal_id, disabled_at__isnull=True, user__is_active=True
+    )
+    in_use = key_in_use.get()
+    if in_use is not None and in_use[0] == principal_id:
+        still = still.filter(keys__prefix=in_use[1], keys__revoked_at__isnull=True)
+    if not still.exists():
+        raise DomainError(
+            "access was taken back while the request ran (key revoked or principal disabled)",
+            code="authentication_failed",
+            status=401,
+            title="Authentication failed",
+        )
 
 
 def parse_capability(text: str) -> tuple[str, str]:

@@ -37,6 +37,7 @@ from reconcile_app.selectors.approvals import (
 from reconcile_app.selectors.configuration import capable_actions, source_named
 from reconcile_app.selectors.contracts import contract_spec
 from reconcile_app.services.evidence import ledger_held
+from reconcile_app.services.principals import access_held
 
 
 class PreconditionFailed(DomainError):
@@ -81,13 +82,18 @@ def authorisation_held(
 
     The gate runs before that transaction: a quarantine of the source, a capability taken
     away or another contract version activated meanwhile would otherwise be recorded and
-    sent all the same. The epochs are held until the effect is recorded, so such a change
-    either waits for it (the effect was authorised first), or committed since the gate ran
-    and moved an epoch: then the gate runs again, on what is current now.
+    sent all the same (so would one whose key was revoked, or whose principal disabled,
+    after authentication). The epochs are held until the effect is recorded, so such a
+    change either waits for it (the effect was authorised first), or committed since the
+    gate ran and moved an epoch: then access and the gate are checked again, on what is
+    current now.
     """
     if epochs_held() == seen:
         return authorised
     epochs_repin()
+    # The gate asks what the principal may do, not whether it may still act at all: a key
+    # revoked or the principal disabled since the request was authenticated stops it here.
+    access_held(snapshot.principal_id)
     snapshot.contract.refresh_from_db(fields=["status", "activated_at"])
     return gate()
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from django.db import connection, connections
 
+from reconcile_app.models import Effect
 from reconcile_app.services.agent_access import (
     agent_enabled_set,
     agent_key_rotate,
@@ -128,3 +129,20 @@ def test_a_correction_made_while_the_effect_is_recorded_waits_for_the_record(
         ),
     )
     assert (seen["commit"], seen["change"], seen["waited"]) == (201, "done", True), seen
+
+
+@pytest.mark.parametrize("change", ["disable", "rotate"])
+def test_access_taken_back_after_the_gate_ran_stops_the_commit(
+    collectible, agent, operator, monkeypatch, change
+):
+    """The key opened the request and the gate authorised it; the operator took the access
+    back before the record's transaction began. The gate asks what the agent may do, not
+    whether it may still act: the effect used to be recorded and sent all the same."""
+    seen = _race(
+        monkeypatch,
+        agent,
+        "_authorise",
+        lambda: ACCESS_CHANGES[change](agent.name, operator.user),
+    )
+    assert (seen["commit"], seen["change"]) == (401, "done"), seen
+    assert not Effect.objects.filter(idempotency_key="lock-order").exists()

@@ -8,11 +8,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from reconcile_app.choices import MEMORY_IN_FORCE, EscalationStatus, MemoryStatus, Role
+from reconcile_app.epochs import epochs_held
 from reconcile_app.errors import Conflict, Forbidden, Locked, NotFound, ValidationFailed
 from reconcile_app.models import DecisionSnapshot, Escalation, MemoryRecord, Principal
 from reconcile_app.roles import has_role
@@ -25,6 +26,11 @@ NEXT_ACTIONS = {
     "authority_ambiguous": "confirm which record is the registered {fact_key}",
     "owner_missing": "assign an owner to {fact_key} or retire the ownerless record",
 }
+
+
+# The advisory-lock namespace of fact keys ("FACT" in ASCII): none of the product's other
+# advisory locks uses it (the migration lock is a single 64-bit key, another key space).
+FACT_KEY_LOCK = 0x46414354
 
 
 def _new_id() -> str:
@@ -118,6 +124,27 @@ def _joinable(conflict_key: str, commit_window_seconds: int) -> Escalation | Non
     )
 
 
+def fact_keys_held(fact_key: str, derived_from: Sequence[str] = ()) -> None:
+    """Inside a transaction: the freeze of `fact_key`, and of each key a memory among
+    `derived_from` records, waits until it ends, or was opened before and is seen by its
+    checks (fact_key_write_check, fact_candidates_check); the freeze takes the same lock
+    (services/facts.fact_current). PostgreSQL advisory locks, taken in key order so two
+    holders never wait on each other; SQLite's IMMEDIATE transactions serialise writers."""
+    if connection.vendor != "postgresql":
+        return
+    memory_ids = [ref.partition(":")[2] for ref in derived_from if ref.startswith("memory:")]
+    keys = {fact_key} | set(
+        MemoryRecord.objects.filter(memory_id__in=memory_ids)
+        .exclude(fact_key="")
+        .values_list("fact_key", flat=True)
+        if memory_ids
+        else ()
+    )
+    with connection.cursor() as cursor:
+        for key in sorted(key for key in keys if key):
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [FACT_KEY_LOCK, key])
+
+
 def fact_key_write_check(fact_key: str) -> None:
     """Writes to a fact key wait while its escalation is open; history stays readable."""
     if not fact_key:
@@ -181,6 +208,10 @@ def escalation_decide(
     if not rationale or not rationale.strip():
         raise ValidationFailed("a decision needs a rationale", code="rationale_required")
     with transaction.atomic():
+        # The epochs first, as every write under them takes them (epochs.epochs_held): a
+        # quarantine of a promotion's class then waits for the decision, or committed before
+        # and refuses it (promotion_settle); never promoted into a class quarantined since.
+        epochs_held()
         escalation = (
             Escalation.objects.select_for_update(of=("self",))
             .select_related("requested_by")

@@ -19,6 +19,7 @@ from django.utils import timezone
 from config.insert_batch import inserted_fields, prepared_values
 from reconcile_app.canonical import content_hash, rfc3339
 from reconcile_app.choices import EvidenceKind
+from reconcile_app.epochs import epochs_held, epochs_repin, epochs_seen
 from reconcile_app.errors import Conflict, DomainError, Forbidden, ValidationFailed
 from reconcile_app.instants import FUTURE_TOLERANCE
 from reconcile_app.models import EvidenceEntry, LedgerHead, Principal
@@ -26,6 +27,7 @@ from reconcile_app.selectors.capabilities import may_attest, principal_is_operat
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.evidence_support import evidence_support_note
 from reconcile_app.services.fresh_ids import fresh_candidate, new_record_id
+from reconcile_app.services.principals import access_held
 from reconcile_app.services.provenance import evidence_lineage
 from reconcile_app.services.references import missing_references, split_reference
 
@@ -260,6 +262,7 @@ def evidence_attest(
             "which marks what relied on the entry",
             code="correction_requires_operator",
         )
+    seen = epochs_seen()
     observed_at_check(observed_at)
     operator = principal_is_operator(principal)
     vouched = {source}
@@ -268,14 +271,15 @@ def evidence_attest(
         vouched |= set(
             EvidenceEntry.objects.filter(evidence_id=superseded).values_list("source", flat=True)
         )
-    for name in sorted(vouched):
-        if not operator and not may_attest(principal, name):
-            raise Forbidden(
-                f"{principal.name} may not attest evidence of {name} (needs attest:{name})",
-                code="attestation_not_allowed",
-                capability=f"attest:{name}",
-            )
+    _vouch_check(principal, vouched, operator=operator)
     with transaction.atomic():
+        # The epochs first, held to the end (as an effect's commit holds them): access taken
+        # back since the request was authenticated moved one, and is checked again now; one
+        # taken back later waits for the entry.
+        if epochs_held().configuration != seen.configuration:
+            epochs_repin()
+            access_held(principal.pk)
+            _vouch_check(principal, vouched, operator=operator)
         entry = evidence_append(
             kind=kind,
             subject=subject,
@@ -309,6 +313,16 @@ def evidence_attest(
                 },
             )
     return entry
+
+
+def _vouch_check(principal: Principal, vouched: set[str], *, operator: bool) -> None:
+    for name in sorted(vouched):
+        if not operator and not may_attest(principal, name):
+            raise Forbidden(
+                f"{principal.name} may not attest evidence of {name} (needs attest:{name})",
+                code="attestation_not_allowed",
+                capability=f"attest:{name}",
+            )
 
 
 # The ledger's head held FOR SHARE: every append moves it under FOR UPDATE (`_chained`), so

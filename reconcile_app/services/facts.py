@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from fnmatch import fnmatchcase
 
+from django.db import transaction
+
 from reconcile_app.choices import MEMORY_IN_FORCE, EscalationStatus, ReadStatus
 from reconcile_app.models import Escalation, MemoryRecord, Principal, Source
-from reconcile_app.services.escalations import escalation_open_for_fact
+from reconcile_app.services.escalations import escalation_open_for_fact, fact_keys_held
 from reconcile_app.services.quarantine import quarantined_memory_classes
 from reconcile_app.sources import AuthorityResult, adapter_for
 
@@ -100,6 +102,13 @@ def authority_source_for(fact_key: str, sources: Sequence[Source] | None = None)
     return None
 
 
+def _selection(fact_key: str, on: date, authority: AuthorityResult | None) -> Selection:
+    records = list(
+        MemoryRecord.objects.filter(fact_key=fact_key).select_related("agent").order_by("id")
+    )
+    return select_current_guarded(records, on, authority, quarantined_memory_classes())
+
+
 @dataclass(frozen=True)
 class FactAnswer:
     selection: Selection
@@ -116,23 +125,27 @@ def fact_current(
     already open (an auditor's look changes nothing, and freezes no key)."""
     source = authority_source_for(fact_key)
     authority = adapter_for(source).authority(fact_key) if source is not None else None
-    records = list(
-        MemoryRecord.objects.filter(fact_key=fact_key).select_related("agent").order_by("id")
-    )
-    selection = select_current_guarded(records, on, authority, quarantined_memory_classes())
+    selection = _selection(fact_key, on, authority)
     escalation = None
     if selection.code in ESCALATING_CODES and not opens_escalation:
         escalation = Escalation.objects.filter(
             fact_key=fact_key, status=EscalationStatus.OPEN
         ).first()
     elif selection.code in ESCALATING_CODES:
-        escalation = escalation_open_for_fact(
-            code=selection.code,
-            fact_key=fact_key,
-            candidate_refs=selection.candidates,
-            authority_owner=authority.owner if authority else "",
-            requested_by=requested_by,
-        )
+        with transaction.atomic():
+            # The freeze holds the key's writes off and weighs the records again: one that
+            # landed after the first read would be left out of the candidates, written to a
+            # key frozen without it.
+            fact_keys_held(fact_key)
+            selection = _selection(fact_key, on, authority)
+            if selection.code in ESCALATING_CODES:
+                escalation = escalation_open_for_fact(
+                    code=selection.code,
+                    fact_key=fact_key,
+                    candidate_refs=selection.candidates,
+                    authority_owner=authority.owner if authority else "",
+                    requested_by=requested_by,
+                )
     return FactAnswer(
         selection=selection,
         authority=authority,

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from reconcile_app.choices import MEMORY_IN_FORCE, MemoryKind, MemoryStatus
+from reconcile_app.epochs import Epochs, epochs_held, epochs_repin, epochs_seen
 from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
 from reconcile_app.models import MemoryClass, MemoryRecord, Principal
 from reconcile_app.selectors.capabilities import (
@@ -22,7 +23,12 @@ from reconcile_app.selectors.capabilities import (
     principal_is_person,
 )
 from reconcile_app.services.audit import audit_record
-from reconcile_app.services.escalations import fact_candidates_check, fact_key_write_check
+from reconcile_app.services.escalations import (
+    fact_candidates_check,
+    fact_key_write_check,
+    fact_keys_held,
+)
+from reconcile_app.services.evidence import ledger_held
 from reconcile_app.services.fresh_ids import new_record_id
 from reconcile_app.services.memory_rules import (
     EXPIRING_KINDS,
@@ -35,6 +41,7 @@ from reconcile_app.services.memory_rules import (
     target_check,
 )
 from reconcile_app.services.memory_status import memory_status_begin, memory_status_move
+from reconcile_app.services.principals import access_held
 from reconcile_app.services.promotions import promotion_open
 from reconcile_app.services.provenance import memory_lineage
 from reconcile_app.services.quarantine import memory_class_check
@@ -78,15 +85,11 @@ def memory_admit(
         raise ValidationFailed("a memory needs a field or a fact_key", code="target_missing")
     if memory_id is not None and not MEMORY_ID.match(memory_id):
         raise ValidationFailed("memory_id has invalid characters", code="invalid_memory_id")
+    seen = epochs_seen()
     declared = memory_class_get(memory_class)
     target_check(declared, field=field, fact_key=fact_key)
     operator = principal_is_operator(agent)
-    if fact_key and not may_write_fact(agent, fact_key):
-        raise Forbidden(
-            f"{agent.name} may not write fact records of {fact_key} (needs fact:PATTERN)",
-            code="fact_write_not_allowed",
-            fact_key=fact_key,
-        )
+    _fact_write_check(agent, fact_key)
     # An agent derives from its own memories and snapshots only; a fact key's writers may
     # supersede any record of that key, whoever wrote it (the capability governs the key).
     own = None if operator else agent
@@ -107,6 +110,8 @@ def memory_admit(
     review = reviewed(declared)
     now = timezone.now()
     with transaction.atomic():
+        _writer_held(agent, seen, fact_key)
+        fact_keys_held(fact_key, derived_from)
         memory_class_check(memory_class)
         fact_key_write_check(fact_key)
         fact_candidates_check(derived_from)
@@ -177,7 +182,36 @@ def memory_admit(
                     "status": record.status,
                 },
             )
+        if declared.kind == MemoryKind.PREFERENCE:
+            # Last, the ledger's head held to the end (evidence.ledger_held, after every row
+            # lock, as an effect's commit takes it): consent revoked since it was checked
+            # above is seen now, and one revoked later waits for this record.
+            ledger_held()
+            consent_check(declared, subject=subject, derived_from=derived_from)
     return record
+
+
+def _fact_write_check(agent: Principal, fact_key: str) -> None:
+    if fact_key and not may_write_fact(agent, fact_key):
+        raise Forbidden(
+            f"{agent.name} may not write fact records of {fact_key} (needs fact:PATTERN)",
+            code="fact_write_not_allowed",
+            fact_key=fact_key,
+        )
+
+
+def _writer_held(agent: Principal, seen: Epochs, fact_key: str) -> None:
+    """First in the write's transaction: the epochs held until it ends (as an effect's
+    commit holds them, services/effects/gate.authorisation_held), so a quarantine of the
+    class waits for the write (and counts it as it applies) or committed before the class
+    is checked. Access taken back since the request was authenticated (a key revoked, the
+    writer disabled, a fact capability withdrawn) moved the configuration epoch: then the
+    writer's access is checked again, on what is current now."""
+    if epochs_held().configuration == seen.configuration:
+        return
+    epochs_repin()
+    access_held(agent.pk)
+    _fact_write_check(agent, fact_key)
 
 
 def _superseded(

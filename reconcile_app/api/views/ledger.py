@@ -11,6 +11,7 @@ from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from reconcile_app.api.epoch_views import EpochPinnedMixin
 from reconcile_app.api.openapi import api_operation, identifier_path
 from reconcile_app.api.permissions import AgentOrOperatorWrites
 from reconcile_app.api.serializers import EvidenceInput, EvidenceOutput, MemoryInput, MemoryOutput
@@ -38,7 +39,8 @@ from reconcile_app.services.principals import principal_acting
         "deleted. An agent sees the entries it attested; people in a role see all.",
     )
 )
-class EvidenceListView(generics.ListAPIView):
+class EvidenceListView(EpochPinnedMixin, generics.ListAPIView):
+    # As memory writes: pinned before the key is authenticated (services/evidence.py).
     permission_classes = [AgentOrOperatorWrites]
     serializer_class = EvidenceOutput
     filter_backends = [DjangoFilterBackend]
@@ -101,7 +103,9 @@ class EvidenceDetailView(generics.RetrieveAPIView):
         "role); `?status=suggested` lists what awaits review.",
     )
 )
-class MemoryListView(generics.ListAPIView):
+class MemoryListView(EpochPinnedMixin, generics.ListAPIView):
+    # A write pins the epochs before its key is authenticated: access taken back after
+    # that moves them, and the write checks it again (services/memory._writer_held).
     permission_classes = [AgentOrOperatorWrites]
     serializer_class = MemoryOutput
     filter_backends = [DjangoFilterBackend]

@@ -16,6 +16,7 @@ from django.utils.safestring import SafeString
 from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
 from drills_app.selectors import DRILL_METRICS
+from reconcile_app.console.tables.common import PagedTable
 from reconcile_app.templatetags.chart_tags import pct
 from reconcile_app.templatetags.reconcile_tags import EMPTY, badge, duration, ts
 
@@ -94,7 +95,7 @@ def run_parameters(run: Any) -> str:
     return f"{repeat} trial{'' if repeat == 1 else 's'} per scenario · {count} scenarios"
 
 
-class DrillRunTable(tables.Table):
+class DrillRunTable(PagedTable):
     pick = tables.Column(empty_values=(), verbose_name="Compare", orderable=False)
     id = tables.Column(verbose_name="Run")
     kind = tables.Column()

@@ -10,7 +10,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from reconcile_app.choices import BulkJobKind
-from reconcile_app.console.tables.common import TABLE_TEMPLATE
+from reconcile_app.console.tables.common import TABLE_TEMPLATE, PagedTable
 from reconcile_app.models import BulkJobItem
 from reconcile_app.templatetags.reconcile_tags import EMPTY, badge, ts
 
@@ -43,7 +43,7 @@ def pick_box(name: str, value: Any, label: str) -> SafeString:
     )
 
 
-class JobItemTable(tables.Table):
+class JobItemTable(PagedTable):
     """Each item of a job: where it stood when the job reached it, and where it left it."""
 
     position = tables.Column(verbose_name="#", attrs={"td": {"class": "num"}})

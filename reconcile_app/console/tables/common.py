@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import django_tables2 as tables
+from django.core.paginator import Paginator
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -15,6 +16,10 @@ from reconcile_app.templatetags.reconcile_tags import (
 )
 
 TABLE_TEMPLATE = "reconcile_app/tables/console_table.html"
+# The most rows one page of a table shows, whatever `?per_page=` asks: django-tables2 takes
+# the page size from the URL, and a page of every row (thousands in an incident) held a web
+# worker past its timeout, while a size below one was a server error.
+MAX_PER_PAGE = 100
 
 
 def snapshot_link(snapshot_id: str) -> SafeString:
@@ -36,7 +41,24 @@ def side_by_side(value: Any, source: str, ref: str) -> SafeString:
     )
 
 
-class StableOrderTable(tables.Table):
+class PagedTable(tables.Table):
+    """A table whose page size, asked for in the URL, stays between one row and MAX_PER_PAGE
+    (none, zero or less: the table's own size)."""
+
+    def paginate(
+        self,
+        paginator_class: type[Paginator] = Paginator,
+        per_page: int | None = None,
+        page: int | str = 1,
+        *args: Any,
+        **kwargs: Any,
+    ) -> PagedTable:
+        asked = per_page if per_page is not None and per_page > 0 else self._meta.per_page
+        super().paginate(paginator_class, min(asked, MAX_PER_PAGE), page, *args, **kwargs)
+        return self
+
+
+class StableOrderTable(PagedTable):
     """A table whose sorted rows keep ties in one order: the row's id, in the sort's direction.
 
     Sorting by a column with repeated values (a status, a source, a name) leaves the order of

@@ -385,3 +385,12 @@ def test_back_to_the_list_keeps_its_tab_and_filters(three, operator_browser):
         "status": ["unknown"],
         "action": ["release_collections_hold"],
     }
+
+
+@pytest.mark.parametrize("asked", ["-1", "0", "abc"])
+def test_a_mistyped_page_size_shows_a_real_page(three, operator_browser, asked):
+    confirm(operator_browser, {**ALL_UNKNOWN, "reason": REASON})
+    job = BulkJob.objects.get()
+    response = operator_browser.get(f"/jobs/{job.job_id}/", {"per_page": asked})
+    assert response.status_code == 200
+    assert response.content.decode().count('data-state="pending"') == 3

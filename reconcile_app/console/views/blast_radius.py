@@ -31,6 +31,9 @@ BLAST_REGION_TEMPLATE = "reconcile_app/partials/blast_region.html"
 
 
 HIGHEST_VERSION = 2**62
+# The highest page number taken from the URL (as the lineage API's `page`): the page becomes
+# an SQL OFFSET, and one past a 64-bit integer was a server error, not the last page.
+MAX_PAGE = 10**6
 
 
 def blast_context(
@@ -38,7 +41,7 @@ def blast_context(
 ) -> dict[str, Any]:
     """Counts by kind and one page of one review kind, as a tabbed, paginated table."""
     try:
-        page = max(1, int(request.GET.get("page", "1")))
+        page = min(max(1, int(request.GET.get("page", "1"))), MAX_PAGE)
     except ValueError:
         page = 1
     found = review_page(

@@ -130,6 +130,13 @@ def test_lists_are_paginated(bulk, operator_browser):
     assert rows(beyond.decode()) == listed[2]
 
 
+@pytest.mark.parametrize("asked", ["99999999999999999999", str(2**62)])
+def test_a_page_number_past_any_offset_shows_the_last_page(bulk, operator_browser, asked):
+    response = operator_browser.get(f"/lineage/blast-radius/?reducer=bulk@1&page={asked}")
+    assert response.status_code == 200
+    assert len(rows(response.content.decode())) == 60 - 2 * PER_PAGE
+
+
 def test_tabs_and_pages_swap_the_region_only(bulk, operator_browser):
     response = operator_browser.get(
         "/lineage/blast-radius/?reducer=bulk@1&page=2", HTTP_HX_REQUEST="true"

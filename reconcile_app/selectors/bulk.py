@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.db import connection
@@ -210,6 +211,23 @@ def effect_selection(
         },
         statuses=statuses,
     )
+
+
+def effect_batch_end(
+    *, action: str, filters: dict[str, Any], filterset_class: type[FilterSet]
+) -> datetime | None:
+    """Where a job over more than MAX_ITEMS of these effects stops: the commit time of the
+    first row past them in queue order (the rows committed before it are the oldest, at most
+    MAX_ITEMS), or None when they fit in one job."""
+    actionable = EFFECT_ACTIONABLE.get(action)  # type: ignore[call-overload]
+    data = _filter_data(filters, EFFECT_FILTERS, filterset_class, EffectFilterSet)
+    queryset = _filtered(filterset_class(data=data, queryset=console_effects()))
+    first_left = (
+        queryset.filter(status__in=actionable)
+        .order_by("created_at", "id")
+        .values_list("created_at", flat=True)[MAX_ITEMS : MAX_ITEMS + 1]
+    )
+    return next(iter(first_left), None)
 
 
 def console_contradiction_rows() -> QuerySet[Contradiction]:

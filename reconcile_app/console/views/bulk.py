@@ -54,6 +54,7 @@ from reconcile_app.selectors.bulk import (
     EFFECT_FILTERS,
     SAMPLE_SIZE,
     Selection,
+    effect_batch_end,
     job_get,
     job_items,
 )
@@ -69,6 +70,8 @@ from reconcile_app.services.bulk_jobs import (
 CONFIRM_ABOVE = 10
 # The instant a filter's preview was drawn, carried to its confirmation.
 PREVIEWED_AT = "previewed_at"
+# How many rows matched when the preview took only the oldest MAX_ITEMS (shown, not read).
+BATCH_OF = "batch_of"
 
 
 @dataclass(frozen=True)
@@ -224,12 +227,16 @@ class BulkPreviewView(OperatorRequiredMixin, View):
             data[PREVIEWED_AT] = timezone.now().isoformat()
         try:
             choice = self.choice(data)
-            selection = self.select(data, choice)
+            try:
+                selection = self.select(data, choice)
+            except ValidationFailed as refused:
+                data = self.oldest_batch(data, choice, refused)
+                selection = self.select(data, choice)
         except DomainError as refused:
             error = error or refused
         hidden = [
             (name, value)
-            for name in ("do", "scope", self.ref_param, *self.filters, PREVIEWED_AT)
+            for name in ("do", "scope", self.ref_param, *self.filters, PREVIEWED_AT, BATCH_OF)
             for value in data.getlist(name)
             if value
         ]
@@ -253,12 +260,30 @@ class BulkPreviewView(OperatorRequiredMixin, View):
             "previewed_at": _instant(data.get(PREVIEWED_AT))
             if data.get("scope") == "filter"
             else None,
+            "batch_of": data.get(BATCH_OF, ""),
             "error": error,
             "back_url": f"{reverse(self.list_url_name)}?{urlencode(back)}",
         }
         return TemplateResponse(
             request, self.template_name, context, status=error.status if error else 200
         )
+
+    def oldest_batch(self, data: QueryDict, choice: Choice, refused: ValidationFailed) -> QueryDict:
+        """More rows match a list's filters than one job takes: the oldest of them, pinned
+        (as the preview's instant is) to before the first row left out. In an outage the
+        queue is thousands deep; "all N matching" then works through it a job at a time,
+        where refusing it left the operator to split the list by hand."""
+        if refused.code != "selection_too_large" or not (
+            self.pinned_by and data.get("scope") == "filter"
+        ):
+            raise refused
+        end = effect_batch_end(action=choice.action, **self.asked(data))
+        if end is None:
+            raise refused
+        data = data.copy()
+        data[PREVIEWED_AT] = end.isoformat()
+        data[BATCH_OF] = str(refused.extra.get("count", ""))
+        return data
 
 
 def _instant(text: str | None) -> datetime | None:

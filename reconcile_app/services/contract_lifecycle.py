@@ -208,8 +208,13 @@ def _go_live(
     first's version live since its request, and exactly one version is active (the partial
     unique index is the backstop).
     """
+    # FOR NO KEY UPDATE, as an agent's access change locks its row (services/agent_access):
+    # it serialises activations as FOR UPDATE did, but lets a snapshot of the class check its
+    # contract foreign key (FOR KEY SHARE). An escalating snapshot holds the epochs from the
+    # start of its transaction, which the status change below then moves: with FOR UPDATE
+    # each waited on the other (PostgreSQL: deadlock detected, the reconcile a 503).
     versions = list(
-        Contract.objects.select_for_update()
+        Contract.objects.select_for_update(no_key=True)
         .filter(decision_class=contract.decision_class)
         .order_by("pk")  # one lock order for every activation: no deadlock between two
     )

@@ -218,16 +218,21 @@ def effect_batch_end(
 ) -> datetime | None:
     """Where a job over more than MAX_ITEMS of these effects stops: the commit time of the
     first row past them in queue order (the rows committed before it are the oldest, at most
-    MAX_ITEMS), or None when they fit in one job."""
+    MAX_ITEMS), or None when they fit in one job, or when no row was committed before it
+    (rows of one instant, a restored or bulk-loaded queue, cannot be split by time: the batch
+    would be empty, and "nothing matches" said of a queue too deep for one job)."""
     actionable = EFFECT_ACTIONABLE.get(action)  # type: ignore[call-overload]
     data = _filter_data(filters, EFFECT_FILTERS, filterset_class, EffectFilterSet)
     queryset = _filtered(filterset_class(data=data, queryset=console_effects()))
-    first_left = (
+    in_order = (
         queryset.filter(status__in=actionable)
         .order_by("created_at", "id")
-        .values_list("created_at", flat=True)[MAX_ITEMS : MAX_ITEMS + 1]
+        .values_list("created_at", flat=True)
     )
-    return next(iter(first_left), None)
+    first_left = next(iter(in_order[MAX_ITEMS : MAX_ITEMS + 1]), None)
+    if first_left is None or next(iter(in_order[:1])) >= first_left:
+        return None
+    return first_left
 
 
 def console_contradiction_rows() -> QuerySet[Contradiction]:

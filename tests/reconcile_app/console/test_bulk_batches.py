@@ -7,6 +7,7 @@ import re
 
 from reconcile_app.models import BulkJob
 from reconcile_app.services.bulk_jobs import bulk_job_run
+from tests.conftest import ago
 from tests.reconcile_app.console.test_bulk import (  # noqa: F401 (a fixture)
     ALL_UNKNOWN,
     PREVIEW,
@@ -52,3 +53,20 @@ def test_ticked_rows_beyond_one_job_are_still_refused(three, operator_browser, m
     )
     assert response.status_code == 400
     assert 'data-code="selection_too_large"' in response.content.decode()
+
+
+def test_a_batch_whose_boundary_ties_with_every_older_row_says_so_not_nothing_matched(
+    three, operator_browser, monkeypatch
+):
+    """Rows committed in one instant (a restored or bulk-loaded queue) cannot be split by
+    commit time: the batch before the first row left out would be empty. The preview said
+    "nothing matches this selection" of a queue of 3; the limit is what stands in the way."""
+    from reconcile_app.models import Effect
+
+    Effect.objects.filter(idempotency_key__in=three).update(created_at=ago(minutes=5))
+    monkeypatch.setattr("reconcile_app.selectors.bulk.MAX_ITEMS", 2)
+    response = operator_browser.get(PREVIEW, {**ALL_UNKNOWN, "do": "not_executed"})
+    page = response.content.decode()
+    assert 'data-code="nothing_matched"' not in page
+    assert (response.status_code, 'data-code="selection_too_large"' in page) == (400, True)
+    assert not BulkJob.objects.exists()

@@ -386,8 +386,11 @@ if not RECONCILE_SOURCE_TOKEN_ENV_PREFIX.strip():
         "any environment variable as an owner's token."
     )
 
-# One JSON line per event (config/logs.py); RECONCILE_LOG_FORMAT=text for a terminal.
+# One JSON line per event (config/logs.py); RECONCILE_LOG_FORMAT=text for a terminal. Empty
+# is unset, as for booleans and numbers (config/env.py): a compose file passing an unset
+# variable on gets the default, not a refusal to start (./dev reads them the same way).
 LOGGING_CONFIG = "config.logs.configure"
 LOGGING = logging_settings(
-    log_format=env_str("LOG_FORMAT", "json"), level=env_str("LOG_LEVEL", "INFO")
+    log_format=env_str("LOG_FORMAT", "").strip() or "json",
+    level=env_str("LOG_LEVEL", "").strip() or "INFO",
 )

@@ -221,6 +221,16 @@ def test_a_log_format_in_any_case_is_taken_and_an_unknown_one_named(tmp_path):
     assert "RECONCILE_LOG_FORMAT is 'txt'" in result.stderr
 
 
+def test_log_settings_left_empty_keep_their_defaults(tmp_path):
+    """`RECONCILE_LOG_FORMAT=` (a compose file passing an unset variable on) is unset, as an
+    empty boolean or number is: it refused to start ("RECONCILE_LOG_FORMAT is ''"), where
+    ./dev, reading the same variable, took JSON."""
+    env = {**os.environ, "RECONCILE_VAR_DIR": str(tmp_path)}
+    env.update(RECONCILE_LOG_FORMAT="", RECONCILE_LOG_LEVEL=" ")
+    result = _run([sys.executable, "manage.py", "check"], env)
+    assert result.returncode == 0, result.stderr
+
+
 def test_a_negative_trusted_proxy_count_refuses_to_start(tmp_path):
     env = {**os.environ, "RECONCILE_TRUSTED_PROXY_COUNT": "-1", "RECONCILE_VAR_DIR": str(tmp_path)}
     result = _run([sys.executable, "manage.py", "check"], env)

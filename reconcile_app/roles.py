@@ -22,6 +22,12 @@ def roles_of(user: Any) -> frozenset[str]:
     return cached
 
 
+def roles_forget(user: Any) -> None:
+    """Drop the roles cached on the user: the next question reads them again (a write that
+    finds access changed while its request ran asks as what the user is now)."""
+    user.__dict__.pop("_reconcile_roles", None)
+
+
 def is_staff_role(user: Any) -> bool:
     return bool(roles_of(user) & STAFF_ROLES)
 

@@ -23,6 +23,7 @@ from reconcile_app.epochs import epochs_held, epochs_repin, epochs_seen
 from reconcile_app.errors import Conflict, DomainError, Forbidden, ValidationFailed
 from reconcile_app.instants import FUTURE_TOLERANCE
 from reconcile_app.models import EvidenceEntry, LedgerHead, Principal
+from reconcile_app.roles import roles_forget
 from reconcile_app.selectors.capabilities import may_attest, principal_is_operator
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.evidence_support import evidence_support_note
@@ -279,6 +280,9 @@ def evidence_attest(
         if epochs_held().configuration != seen.configuration:
             epochs_repin()
             access_held(principal.pk)
+            # An operator may vouch for any source: asked again as what they are now.
+            roles_forget(principal.user)
+            operator = principal_is_operator(principal)
             _vouch_check(principal, vouched, operator=operator)
         entry = evidence_append(
             kind=kind,

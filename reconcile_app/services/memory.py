@@ -17,6 +17,7 @@ from reconcile_app.choices import MEMORY_IN_FORCE, MemoryKind, MemoryStatus
 from reconcile_app.epochs import Epochs, epochs_held, epochs_repin, epochs_seen
 from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
 from reconcile_app.models import MemoryClass, MemoryRecord, Principal
+from reconcile_app.roles import roles_forget
 from reconcile_app.selectors.capabilities import (
     may_write_fact,
     principal_is_operator,
@@ -211,6 +212,7 @@ def _writer_held(agent: Principal, seen: Epochs, fact_key: str) -> None:
         return
     epochs_repin()
     access_held(agent.pk)
+    roles_forget(agent.user)  # an operator may write any fact key: asked as they are now
     _fact_write_check(agent, fact_key)
 
 

@@ -336,3 +336,32 @@ def test_access_taken_back_after_authentication_stops_the_attestation(
     )
     assert (seen["write"], seen["change"]) == (401, True), seen
     assert not EvidenceEntry.objects.filter(evidence_id="ev-after-revoke").exists()
+
+
+def test_an_operator_role_taken_back_after_authentication_stops_an_attestation(
+    estate, operator, monkeypatch
+):
+    """An operator may attest any source; one whose role is taken away while the request
+    runs is asked again as what they are now (no `attest:` capability): nothing appended."""
+    seen = _race(
+        monkeypatch,
+        evidence_module,
+        "observed_at_check",
+        lambda: (
+            operator.post(
+                "/api/v1/evidence",
+                {
+                    "evidence_id": "ev-after-demotion",
+                    "kind": "observation",
+                    "subject": "A-1",
+                    "field": "collections_status",
+                    "value": "collect",
+                    "source": "case-ledger",
+                    "observed_at": "2026-08-30T09:00:00Z",
+                },
+            ).status_code
+        ),
+        lambda: operator.user.groups.clear() or True,
+    )
+    assert (seen["write"], seen["change"]) == (403, True), seen
+    assert not EvidenceEntry.objects.filter(evidence_id="ev-after-demotion").exists()

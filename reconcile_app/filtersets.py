@@ -141,6 +141,15 @@ class ContradictionFilterSet(django_filters.FilterSet):
     kind = django_filters.ChoiceFilter(choices=ContradictionKind.choices)
     subject = django_filters.CharFilter()
     field = django_filters.CharFilter()
+    # When they were detected (their snapshot's issue time), as the effects list has by
+    # commit time: narrow a bulk resolve by time, and pin "all N matching" to the rows a
+    # preview showed while new ones keep arriving.
+    detected_after = InstantFilter(
+        field_name="detected_at", lookup_expr="gte", label="Detected at or after"
+    )
+    detected_before = InstantFilter(
+        field_name="detected_at", lookup_expr="lt", label="Detected before"
+    )
 
     class Meta:
         model = Contradiction

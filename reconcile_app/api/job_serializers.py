@@ -91,6 +91,8 @@ class ContradictionBulkFilter(serializers.Serializer):
     subject = FilterValue(required=False)
     field = FilterValue(required=False)
     kind = FilterValue(required=False)
+    detected_after = FilterValue(required=False, help_text="RFC 3339: detected at or after")
+    detected_before = FilterValue(required=False, help_text="RFC 3339: detected before")
 
 
 class ContradictionBulkInput(serializers.Serializer):

@@ -40,7 +40,7 @@ EFFECT_FILTERS = (
     "created_after",
     "created_before",
 )
-CONTRADICTION_FILTERS = ("status", "kind", "subject", "field")
+CONTRADICTION_FILTERS = ("status", "kind", "subject", "field", "detected_after", "detected_before")
 # What each action on effects may act on (anything else is skipped when the job reaches it).
 EFFECT_ACTIONABLE = {
     BulkJobAction.READBACK: CHECKABLE,
@@ -275,8 +275,7 @@ def contradiction_selection(
             asked={"keys": [str(pk) for pk in wanted]},
         )
     data = _filter_data(filters, CONTRADICTION_FILTERS, filterset_class, ContradictionFilterSet)
-    queryset = _filtered(filterset_class(data=data, queryset=console_contradiction_rows()))
-    queryset = queryset.filter(status=ContradictionStatus.OPEN).order_by("detected_at", "id")
+    queryset = _open_contradictions(data, filterset_class)
     refs = [str(pk) for pk in queryset.values_list("pk", flat=True)[: MAX_ITEMS + 1]]
     _nothing(len(refs))
     _bounded(len(refs) if len(refs) <= MAX_ITEMS else queryset.count())
@@ -288,6 +287,23 @@ def contradiction_selection(
             "read_by": filterset_class.__name__,
         },
     )
+
+
+def _open_contradictions(data: QueryDict, filterset_class: type[FilterSet]) -> QuerySet:
+    queryset = _filtered(filterset_class(data=data, queryset=console_contradiction_rows()))
+    return queryset.filter(status=ContradictionStatus.OPEN).order_by("detected_at", "id")
+
+
+def contradiction_batch_end(
+    *, action: str = "", filters: dict[str, Any], filterset_class: type[FilterSet]
+) -> datetime | None:
+    """effect_batch_end for contradictions: the detection time of the first open one past
+    the oldest MAX_ITEMS (`action` is taken for the same call: a resolve, the only one)."""
+    data = _filter_data(filters, CONTRADICTION_FILTERS, filterset_class, ContradictionFilterSet)
+    first_left = _open_contradictions(data, filterset_class).values_list("detected_at", flat=True)[
+        MAX_ITEMS : MAX_ITEMS + 1
+    ]
+    return next(iter(first_left), None)
 
 
 def job_get(*, job_id: str) -> BulkJob:

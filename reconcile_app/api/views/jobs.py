@@ -129,8 +129,9 @@ class EffectBulkView(APIView):
 
 CONTRADICTIONS_BULK_DESCRIPTION = """Resolve many open contradictions as one job, each with `note`.
 
-Name them by `ids` or by `filter` (`subject`, `field`, `kind`, `status`: the contradictions
-list's filters, each one text; only open ones are taken), never both. 202 with the `job_id`
+Name them by `ids` or by `filter` (`subject`, `field`, `kind`, `status`, `detected_after`,
+`detected_before`: the contradictions list's filters, each one text; only open ones are
+taken), never both. 202 with the `job_id`
 and `count`; one Celery
 task then resolves each through the same service as `POST /contradictions/{id}/resolve`, each
 in its own transaction, skipping any resolved meanwhile. Every audit row carries this

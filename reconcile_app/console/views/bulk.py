@@ -54,6 +54,7 @@ from reconcile_app.selectors.bulk import (
     EFFECT_FILTERS,
     SAMPLE_SIZE,
     Selection,
+    contradiction_batch_end,
     effect_batch_end,
     job_get,
     job_items,
@@ -147,6 +148,9 @@ class BulkPreviewView(OperatorRequiredMixin, View):
     # the list already bounds them): in an outage new ones arrive every few seconds, and a
     # confirmation refused for each newcomer would never start.
     pinned_by: str = "created_before"
+    # Where the oldest MAX_ITEMS of a deeper selection end, in `pinned_by`'s terms.
+    batch_end = staticmethod(effect_batch_end)
+    pinned_as = "committed"
 
     def get(self, request: HttpRequest) -> HttpResponse:
         return self.preview(request, request.GET)
@@ -261,6 +265,7 @@ class BulkPreviewView(OperatorRequiredMixin, View):
             if data.get("scope") == "filter"
             else None,
             "batch_of": data.get(BATCH_OF, ""),
+            "pinned_as": self.pinned_as,
             "error": error,
             "back_url": f"{reverse(self.list_url_name)}?{urlencode(back)}",
         }
@@ -277,7 +282,7 @@ class BulkPreviewView(OperatorRequiredMixin, View):
             self.pinned_by and data.get("scope") == "filter"
         ):
             raise refused
-        end = effect_batch_end(action=choice.action, **self.asked(data))
+        end = self.batch_end(action=choice.action, **self.asked(data))
         if end is None:
             raise refused
         data = data.copy()
@@ -297,7 +302,9 @@ def _instant(text: str | None) -> datetime | None:
 
 class ContradictionBulkPreviewView(BulkPreviewView):
     kind = BulkJobKind.CONTRADICTIONS
-    pinned_by = ""
+    pinned_by = "detected_before"
+    batch_end = staticmethod(contradiction_batch_end)
+    pinned_as = "detected"
     choices = CONTRADICTION_CHOICES
     filters = CONTRADICTION_FILTERS
     filterset_class = ConsoleContradictionFilterSet

@@ -200,6 +200,7 @@ BADGE_COLOURS: dict[str, str] = {
     "pending": "blue",
     "done": "green",
     "skipped": "grey",
+    "still_unknown": "amber",
     # Contract versions, their activations and release gates.
     "draft": "blue",
     "retired": "grey",
@@ -269,9 +270,13 @@ class BulkJobStatus(models.TextChoices):
 
 
 class BulkItemState(models.TextChoices):
-    """One item of a bulk job: waiting, acted on, found already concluded, or refused."""
+    """One item of a bulk job: waiting, acted on, found already concluded, re-checked and
+    still unknown, or refused."""
 
     PENDING = "pending"
     DONE = "done"
     SKIPPED = "skipped"
+    # Re-checked without error, and the owner could not settle it: unresolved, an outcome of
+    # its own (DESIGN: succeeded | failed | unresolved), neither done for good nor an error.
+    STILL_UNKNOWN = "still_unknown"
     FAILED = "failed"

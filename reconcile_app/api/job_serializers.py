@@ -120,7 +120,9 @@ class JobFailure(serializers.Serializer):
 
 class JobOutput(serializers.ModelSerializer):
     """A job's progress. `done` counts items finished without error (`skipped` ones — already
-    concluded when the job reached them — included); `done + failed == count` once `done`."""
+    concluded when the job reached them — included, and `still_unknown` ones: re-checked, and
+    the owner could not settle them yet); `done + failed == count` once `done`. `failed`
+    counts errors only: an outcome still unknown after asking is unresolved, not failed."""
 
     status = serializers.ChoiceField(choices=BulkJobStatus.choices)
     # Declared rather than derived from the model: a PositiveIntegerField's range is the
@@ -129,6 +131,11 @@ class JobOutput(serializers.ModelSerializer):
     done = serializers.IntegerField(min_value=0)
     failed = serializers.IntegerField(min_value=0)
     skipped = serializers.IntegerField(min_value=0)
+    still_unknown = serializers.IntegerField(
+        min_value=0,
+        help_text="re-checked without error and still unknown (counted in `done` too): "
+        "they stay in the unknown-outcome queue",
+    )
     created_by = serializers.CharField(source="created_by_name")
     failures = serializers.SerializerMethodField()
     cancelled_by = serializers.CharField(
@@ -148,6 +155,7 @@ class JobOutput(serializers.ModelSerializer):
             "done",
             "failed",
             "skipped",
+            "still_unknown",
             "created_by",
             "created_at",
             "finished_at",

@@ -13,7 +13,8 @@ class BulkJob(models.Model):
     States: created `running` with its items fixed (the selection is resolved when the job is
     made, so a filter that later matches more rows never grows the job); the task acts on
     each `pending` item in turn, each in its own transaction, and moves it to `done`,
-    `skipped` (already concluded when the job reached it: nothing is redone) or `failed`;
+    `skipped` (already concluded when the job reached it: nothing is redone),
+    `still_unknown` (re-checked, and the owner could not settle it yet) or `failed`;
     when no item is pending the job is `done` (`finished_at` set). An operator may cancel a
     running job (`running → cancelled`, with who and why): its pending items are skipped, the
     item being acted on at that moment finishes or is undone, and nothing more is done.
@@ -26,11 +27,11 @@ class BulkJob(models.Model):
     those rescues. Running it again is safe: only `pending` items are acted on.
 
     Invariants: `count` is the number of items and never changes; `done` counts items
-    finished without error (`skipped` ones included, and counted again in `skipped`);
-    `done + failed <= count`, equal once the job is `done`. Counters move only in the
-    transaction that moves their item out of `pending`, so a redelivered task cannot count
-    an item twice. Every audit row the job writes carries `request_id`, the id of the
-    request that created it.
+    finished without error (`skipped` and `still_unknown` ones included, and counted again
+    in `skipped` / `still_unknown`); `done + failed <= count`, equal once the job is `done`.
+    Counters move only in the transaction that moves their item out of `pending`, so a
+    redelivered task cannot count an item twice. Every audit row the job writes carries
+    `request_id`, the id of the request that created it.
     """
 
     job_id = models.CharField(max_length=40, unique=True)
@@ -48,6 +49,7 @@ class BulkJob(models.Model):
     done = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0)
+    still_unknown = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
@@ -70,7 +72,8 @@ class BulkJob(models.Model):
             models.CheckConstraint(
                 condition=models.Q(done__lte=models.F("count"))
                 & models.Q(failed__lte=models.F("count"))
-                & models.Q(skipped__lte=models.F("done")),
+                & models.Q(skipped__lte=models.F("done"))
+                & models.Q(still_unknown__lte=models.F("done")),
                 name="bulk_job_counts_bounded",
             )
         ]
@@ -90,16 +93,16 @@ class BulkJob(models.Model):
 class BulkJobItem(models.Model):
     """One effect (by idempotency key) or contradiction (by id) of a bulk job.
 
-    States: `pending → done | skipped | failed`, once, by a conditional UPDATE on `pending`.
-    `before` and `after` are the object's status when the job reached it and when it left;
-    `detail` says why an item was skipped or failed.
+    States: `pending → done | skipped | still_unknown | failed`, once, by a conditional
+    UPDATE on `pending`. `before` and `after` are the object's status when the job reached it
+    and when it left; `detail` says why an item was skipped, is still unknown or failed.
     """
 
     job = models.ForeignKey(BulkJob, on_delete=models.CASCADE, related_name="items")
     position = models.PositiveIntegerField()
     ref = models.CharField(max_length=200)
     state = models.CharField(
-        max_length=10, choices=BulkItemState.choices, default=BulkItemState.PENDING
+        max_length=20, choices=BulkItemState.choices, default=BulkItemState.PENDING
     )
     before = models.CharField(max_length=40, blank=True, default="")
     after = models.CharField(max_length=40, blank=True, default="")

@@ -1,6 +1,6 @@
 """One item of a bulk job: acted on through the single-row services, then recorded.
 
-Each item moves `pending → done | skipped | failed` once (a conditional UPDATE on
+Each item moves `pending → done | skipped | still_unknown | failed` once (a conditional UPDATE on
 `pending`), in the transaction of what it did, so two runs of one job never both act.
 """
 
@@ -52,6 +52,7 @@ def item_finish(
             done=F("done") + int(ok),
             failed=F("failed") + int(not ok),
             skipped=F("skipped") + int(state == BulkItemState.SKIPPED),
+            still_unknown=F("still_unknown") + int(state == BulkItemState.STILL_UNKNOWN),
         )
     return bool(moved)
 
@@ -140,15 +141,19 @@ def effect_check_item(job: BulkJob, item_id: int, key: str) -> None:
         error = f"{type(exc).__name__}: {exc}"
     effect.refresh_from_db()
     after = effect.status
+    state = BulkItemState.FAILED if error else BulkItemState.DONE
+    detail = error
     if not error and after == EffectStatus.UNKNOWN:
-        error = (
+        # Asked without error and unresolved: its own outcome, not a failure (the owner down
+        # or its source held is what "unknown" means until one answers; nothing went wrong).
+        state = BulkItemState.STILL_UNKNOWN
+        detail = (
             f"still unknown: {effect.source.name} is quarantined, its work is held"
             if source_held(effect.source.name)
             else "still unknown: the owner could not settle it yet; the next check is scheduled"
         )
     with transaction.atomic():
-        state = BulkItemState.FAILED if error else BulkItemState.DONE
-        if not item_finish(job, item_id, state, before=before, after=after, detail=error):
+        if not item_finish(job, item_id, state, before=before, after=after, detail=detail):
             # Cancelled while the owner was asked (or another run finished the row): the
             # check happened all the same, in the operator's name. The row says so and the
             # audit has it; it stays counted as the cancel counted it.
@@ -156,7 +161,7 @@ def effect_check_item(job: BulkJob, item_id: int, key: str) -> None:
                 before=before,
                 after=after,
                 detail=f"re-checked as the job was cancelled: {before} → {after}"
-                + (f" ({error})" if error else ""),
+                + (f" ({detail})" if detail else ""),
             )
         audit_record(
             actor=job.created_by,
@@ -169,7 +174,8 @@ def effect_check_item(job: BulkJob, item_id: int, key: str) -> None:
             after={
                 "status": after,
                 "job_id": job.job_id,
-                **({"error": error} if error else {}),
+                # Why it is still unknown is said too, not as an error: nothing failed.
+                **({"error": error} if error else {"detail": detail} if detail else {}),
             },
         )
 

@@ -128,7 +128,7 @@ def test_only_operators_start_jobs_and_people_read_them(unknowns, operator, audi
     assert (missing.status_code, missing.json()["code"]) == (404, "job_not_found")
 
 
-def test_a_job_reports_its_failures(
+def test_a_recheck_the_owner_cannot_settle_is_still_unknown_not_failed(
     unknowns, operator, eager_tasks, django_capture_on_commit_callbacks, django_assert_num_queries
 ):
     from sandbox_app.services import sandbox_fault_add
@@ -138,11 +138,25 @@ def test_a_job_reports_its_failures(
         job_id = operator.post(
             BULK, {"filter": {"status": "unknown"}, "action": "readback", "reason": REASON}
         ).json()["job_id"]
-    with django_assert_num_queries(JOB_QUERIES + 1):
+    with django_assert_num_queries(JOB_QUERIES):
         job = operator.get(f"/api/v1/jobs/{job_id}").json()
-    assert (job["status"], job["done"], job["failed"]) == ("done", 0, 3)
+    assert (job["status"], job["done"], job["failed"]) == ("done", 3, 0)
+    assert (job["still_unknown"], job["failures"]) == (3, [])
+    assert set(Effect.objects.values_list("status", flat=True)) == {"unknown"}
+
+
+def test_a_job_reports_its_failures(unknowns, operator, auditor, django_assert_num_queries):
+    job_id = operator.post(
+        BULK, {"filter": {"status": "unknown"}, "action": "readback", "reason": REASON}
+    ).json()["job_id"]
+    operator.user.is_active = False
+    operator.user.save(update_fields=["is_active"])
+    bulk_job_run(job_id=job_id)
+    with django_assert_num_queries(JOB_QUERIES + 1):
+        job = auditor.get(f"/api/v1/jobs/{job_id}").json()
+    assert (job["status"], job["done"], job["failed"], job["still_unknown"]) == ("done", 0, 3, 0)
     assert [failure["ref"] for failure in job["failures"]] == unknowns
-    assert all(failure["detail"].startswith("still unknown") for failure in job["failures"])
+    assert all("no longer an active operator" in failure["detail"] for failure in job["failures"])
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,8 @@ REFUSED_STATUSES = frozenset({400, 403, 404, 409, 412, 422, 423})
 SKIPPED_PREFIXES = ("/api/", "/accounts/", "/metrics", "/static/", "/admin/")
 
 
-def _page_it_came_from(request: HttpRequest) -> str | None:
+def page_it_came_from(request: HttpRequest) -> str | None:
+    """The console page (path and query) the Referer names, on this host; else None."""
     referer = request.headers.get("Referer", "")
     if not referer:
         return None
@@ -73,7 +74,7 @@ class RefusedFormRedirectMiddleware:
         response = self.get_response(request)
         if not _is_refused_page(request, response):
             return response
-        page = _page_it_came_from(request)
+        page = page_it_came_from(request)
         if page is None:
             return response
         if hasattr(response, "render") and not response.is_rendered:  # type: ignore[attr-defined]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.views import View
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
@@ -27,6 +29,7 @@ from reconcile_app.console.mixins import (
     is_htmx,
     not_found_is_404,
 )
+from reconcile_app.console.refusals import page_it_came_from
 from reconcile_app.console.tables.contradictions import ContradictionTable
 from reconcile_app.console.views.bulk import CONTRADICTION_CHOICES, bulk_filters
 from reconcile_app.errors import Conflict, ValidationFailed
@@ -94,7 +97,8 @@ class ContradictionListView(
 class ContradictionResolveView(OperatorRequiredMixin, View):
     """An operator closes a contradiction with a note; audited by the service.
 
-    htmx gets the updated row back; a plain form post is redirected to the list.
+    htmx gets the updated row back; a plain form post is redirected to the list as the
+    operator left it (tab, filters, page), with what happened.
     """
 
     def post(self, request: HttpRequest, contradiction_id: int) -> HttpResponse:
@@ -120,7 +124,7 @@ class ContradictionResolveView(OperatorRequiredMixin, View):
                 messages.error(request, error)
             else:
                 messages.success(request, f"Contradiction {contradiction_id} resolved.")
-            return redirect("console-contradictions")
+            return redirect(_the_list_it_came_from(request))
 
         with not_found_is_404():
             row = console_contradiction(contradiction_id=contradiction_id)
@@ -141,3 +145,13 @@ class ContradictionResolveView(OperatorRequiredMixin, View):
             # The page re-reads its tab counts when it hears this (see the region partial).
             response["HX-Trigger"] = "contradiction-resolved"
         return response
+
+
+def _the_list_it_came_from(request: HttpRequest) -> str:
+    """The list page the form was posted from, its query (tab, filters, page) kept, as the
+    refused-form redirect keeps it (console/refusals.py): sent to the bare list, an operator
+    working through a filtered page lost it with every resolve. Only the list itself, never
+    another page a Referer may name."""
+    listed = reverse("console-contradictions")
+    page = page_it_came_from(request)
+    return page if page is not None and urlsplit(page).path == listed else listed

@@ -179,6 +179,32 @@ def test_plain_form_post_redirects_back_with_a_message(operator_browser, contrad
     assert f"Contradiction {contradiction.pk} resolved." in page
 
 
+@pytest.mark.parametrize("note", ["   ", "Resolved without JavaScript."])
+def test_plain_form_post_goes_back_to_the_list_as_the_operator_left_it(
+    operator_browser, make_snapshot, note
+):
+    """Refused (a blank note) or not, the list comes back with its tab, filters and page:
+    it came back bare, and an operator working down a filtered page started over."""
+    for index in range(3):
+        make_snapshot(subject=f"account-{index}", claimed="collect")
+    row = Contradiction.objects.order_by("pk").first()
+    left = "/contradictions/?status=open&subject=account&per_page=2&page=2"
+    response = resolve(operator_browser, row, note, HTTP_REFERER=f"http://testserver{left}")
+    assert (response.status_code, response["Location"]) == (302, left)
+    said = "A note is required" if note.isspace() else f"Contradiction {row.pk} resolved."
+    assert said in operator_browser.get(left).content.decode()
+
+
+@pytest.mark.parametrize(
+    "referer",
+    ["http://elsewhere.example/contradictions/?page=2", "http://testserver/effects/?page=2", ""],
+)
+def test_plain_form_post_goes_back_only_to_this_list(operator_browser, contradiction, referer):
+    headers = {"HTTP_REFERER": referer} if referer else {}
+    response = resolve(operator_browser, contradiction, "noted", **headers)
+    assert response["Location"] == "/contradictions/"
+
+
 def test_unknown_contradiction_is_404(operator_browser, estate):
     response = operator_browser.post("/contradictions/999/resolve/", {"note": "x"})
     assert response.status_code == 404

@@ -229,6 +229,13 @@ def effect_batch_end(
         .order_by("created_at", "id")
         .values_list("created_at", flat=True)
     )
+    return _batch_end(in_order)
+
+
+def _batch_end(in_order: QuerySet) -> datetime | None:
+    """The instant of the first row past the oldest MAX_ITEMS of `in_order` (a values list
+    of instants, oldest first), or None when they fit in one job or when no row is older
+    than it: rows of one instant cannot be split by time, and the batch would be empty."""
     first_left = next(iter(in_order[MAX_ITEMS : MAX_ITEMS + 1]), None)
     if first_left is None or next(iter(in_order[:1])) >= first_left:
         return None
@@ -300,10 +307,10 @@ def contradiction_batch_end(
     """effect_batch_end for contradictions: the detection time of the first open one past
     the oldest MAX_ITEMS (`action` is taken for the same call: a resolve, the only one)."""
     data = _filter_data(filters, CONTRADICTION_FILTERS, filterset_class, ContradictionFilterSet)
-    first_left = _open_contradictions(data, filterset_class).values_list("detected_at", flat=True)[
-        MAX_ITEMS : MAX_ITEMS + 1
-    ]
-    return next(iter(first_left), None)
+    # One snapshot's contradictions share its issue time: ties are likelier than for effects.
+    return _batch_end(
+        _open_contradictions(data, filterset_class).values_list("detected_at", flat=True)
+    )
 
 
 def job_get(*, job_id: str) -> BulkJob:

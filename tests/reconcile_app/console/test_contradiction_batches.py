@@ -123,3 +123,18 @@ def test_the_list_and_the_api_narrow_contradictions_by_detection_time(
     )
     assert started.status_code == 202, started.content
     assert started.json()["count"] == 1
+
+
+def test_a_batch_whose_oldest_rows_share_the_boundary_instant_is_refused_not_empty(
+    estate, agent, operator_browser, monkeypatch
+):
+    # One snapshot's contradictions share its issue time: three at one instant cannot be
+    # split by time, and an empty batch would say "nothing matches" of a queue too deep.
+    monkeypatch.setattr("reconcile_app.selectors.bulk.MAX_ITEMS", 2)
+    contradictions(agent, 3)
+    Contradiction.objects.update(detected_at=timezone.now() - timedelta(minutes=5))
+
+    response = operator_browser.get(PREVIEW, ALL_OPEN)
+
+    assert response.status_code == 400
+    assert 'data-code="selection_too_large"' in response.content.decode()

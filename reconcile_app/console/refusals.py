@@ -37,7 +37,9 @@ def page_it_came_from(request: HttpRequest) -> str | None:
         return None
     # A form that posts to its own page (the bulk preview, the no-JS quarantine form) is
     # moved too: its refusal would otherwise sit at the POST URL, and a reload re-post it.
-    if not parts.path.startswith("/"):
+    # `//other.host/…` (or `/\\other.host`) would be a redirect off this host: browsers read
+    # such a Location as a scheme-relative URL.
+    if not parts.path.startswith("/") or parts.path.startswith(("//", "/\\")):
         return None
     return parts.path + (f"?{parts.query}" if parts.query else "")
 

@@ -192,6 +192,13 @@ def test_a_post_from_another_site_or_without_a_referer_is_answered_in_place(
         url, {"rationale": ""}, HTTP_REFERER="https://elsewhere.example/escalations/"
     )
     assert elsewhere.status_code == 400
+    # This host's URL whose path names another host: `Location: //elsewhere.example/` would
+    # send the browser there (a scheme-relative URL).
+    for path in ("//elsewhere.example/escalations/", "/\\elsewhere.example/escalations/"):
+        off_host = reviewer_browser.post(
+            url, {"rationale": ""}, HTTP_REFERER=f"http://testserver{path}"
+        )
+        assert off_host.status_code == 400, off_host.get("Location")
 
 
 def test_htmx_posts_never_push_their_action_url(operator_browser):

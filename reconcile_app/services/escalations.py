@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -128,8 +129,10 @@ def fact_keys_held(fact_key: str, derived_from: Sequence[str] = ()) -> None:
     """Inside a transaction: the freeze of `fact_key`, and of each key a memory among
     `derived_from` records, waits until it ends, or was opened before and is seen by its
     checks (fact_key_write_check, fact_candidates_check); the freeze takes the same lock
-    (services/facts.fact_current). PostgreSQL advisory locks, taken in key order so two
-    holders never wait on each other; SQLite's IMMEDIATE transactions serialise writers."""
+    (services/facts.fact_current). PostgreSQL advisory locks, taken in the order of their
+    ids (not the keys': two keys whose ids collide share a lock, and sorting by key could
+    then take it out of order) so two holders never wait on each other; SQLite's IMMEDIATE
+    transactions serialise writers."""
     if connection.vendor != "postgresql":
         return
     memory_ids = [ref.partition(":")[2] for ref in derived_from if ref.startswith("memory:")]
@@ -141,8 +144,18 @@ def fact_keys_held(fact_key: str, derived_from: Sequence[str] = ()) -> None:
         else ()
     )
     with connection.cursor() as cursor:
-        for key in sorted(key for key in keys if key):
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [FACT_KEY_LOCK, key])
+        for lock_id in fact_key_lock_ids(keys):
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [FACT_KEY_LOCK, lock_id])
+
+
+def fact_key_lock_ids(fact_keys: set[str]) -> list[int]:
+    """The keys' lock ids, each once, in the one order every holder takes them."""
+    return sorted({fact_key_lock_id(key) for key in fact_keys if key})
+
+
+def fact_key_lock_id(fact_key: str) -> int:
+    """The key's advisory-lock id: a signed 32-bit integer, the lock function's second int."""
+    return int.from_bytes(hashlib.sha256(fact_key.encode()).digest()[:4], "big", signed=True)
 
 
 def fact_key_write_check(fact_key: str) -> None:

@@ -13,13 +13,11 @@ tests/reconcile_app/effects/test_commit_lock_order.py)."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from reconcile_app.errors import DomainError
 from reconcile_app.models import Escalation, EvidenceEntry, MemoryRecord
@@ -34,9 +32,8 @@ from reconcile_app.services.facts import fact_current
 from reconcile_app.services.memory import fact_today, memory_admit
 from reconcile_app.services.quarantine import quarantine_apply, quarantine_create
 from tests.conftest import ago, make_person
+from tests.races import paused_race
 from tests.reconcile_app.facts.conftest import REGISTRY, authority
-
-PAUSE = 1.5  # seconds: longer than PostgreSQL's deadlock_timeout (1 s)
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL"),
@@ -44,45 +41,7 @@ pytestmark = [
 ]
 
 
-def _race(
-    monkeypatch, module: Any, point: str, write: Callable[[], Any], change: Callable[[], Any]
-) -> dict[str, Any]:
-    """`write()`, pausing just after `module.point` while another thread makes `change`.
-    What each answered, and whether the change ended after the write went on."""
-    reached = threading.Event()
-    real = getattr(module, point)
-    seen: dict[str, Any] = {}
-
-    def step_then_pause(*args: Any, **kwargs: Any) -> Any:
-        result = real(*args, **kwargs)
-        if not reached.is_set():
-            reached.set()
-            time.sleep(PAUSE)
-            seen["resumed"] = time.monotonic()
-        return result
-
-    monkeypatch.setattr(module, point, step_then_pause)
-
-    def rival() -> None:
-        try:
-            reached.wait(timeout=30)
-            seen["change"] = change()
-        except BaseException as exc:  # anything else is the finding
-            seen["change"] = f"{type(exc).__name__}: {exc}"
-        finally:
-            seen["changed"] = time.monotonic()
-            connections.close_all()
-
-    thread = threading.Thread(target=rival)
-    thread.start()
-    try:
-        seen["write"] = write()
-    except DomainError as exc:
-        seen["write"] = exc.code
-    finally:
-        thread.join(timeout=60)
-    seen["waited"] = seen["changed"] > seen["resumed"]
-    return seen
+_race = paused_race
 
 
 def _evidence() -> None:
@@ -309,6 +268,23 @@ def test_consent_withdrawn_while_a_preference_is_written_admits_nothing(
     assert not MemoryRecord.objects.filter(memory_id="pref-raced").exists()
 
 
+def _attestation(persona, evidence_id: str) -> Callable[[], Any]:
+    return lambda: (
+        persona.post(
+            "/api/v1/evidence",
+            {
+                "evidence_id": evidence_id,
+                "kind": "observation",
+                "subject": "A-1",
+                "field": "collections_status",
+                "value": "collect",
+                "source": "case-ledger",
+                "observed_at": "2026-08-30T09:00:00Z",
+            },
+        ).status_code
+    )
+
+
 @pytest.mark.parametrize("change", sorted(ACCESS_CHANGES))
 def test_access_taken_back_after_authentication_stops_the_attestation(
     estate, agent, operator, monkeypatch, change
@@ -318,20 +294,7 @@ def test_access_taken_back_after_authentication_stops_the_attestation(
         monkeypatch,
         evidence_module,
         "observed_at_check",
-        lambda: (
-            agent.post(
-                "/api/v1/evidence",
-                {
-                    "evidence_id": "ev-after-revoke",
-                    "kind": "observation",
-                    "subject": "A-1",
-                    "field": "collections_status",
-                    "value": "collect",
-                    "source": "case-ledger",
-                    "observed_at": "2026-08-30T09:00:00Z",
-                },
-            ).status_code
-        ),
+        _attestation(agent, "ev-after-revoke"),
         lambda: bool(ACCESS_CHANGES[change](agent.name, operator.user)),
     )
     assert (seen["write"], seen["change"]) == (401, True), seen
@@ -347,20 +310,7 @@ def test_an_operator_role_taken_back_after_authentication_stops_an_attestation(
         monkeypatch,
         evidence_module,
         "observed_at_check",
-        lambda: (
-            operator.post(
-                "/api/v1/evidence",
-                {
-                    "evidence_id": "ev-after-demotion",
-                    "kind": "observation",
-                    "subject": "A-1",
-                    "field": "collections_status",
-                    "value": "collect",
-                    "source": "case-ledger",
-                    "observed_at": "2026-08-30T09:00:00Z",
-                },
-            ).status_code
-        ),
+        _attestation(operator, "ev-after-demotion"),
         lambda: operator.user.groups.clear() or True,
     )
     assert (seen["write"], seen["change"]) == (403, True), seen

@@ -9,13 +9,11 @@ change from another, so the interleaving is forced, not hoped for."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from reconcile_app.models import Effect
 from reconcile_app.services.agent_access import (
@@ -27,10 +25,10 @@ from reconcile_app.services.corrections import correction_create
 from reconcile_app.services.effects import commit as commit_module
 from reconcile_app.services.quarantine import quarantine_create
 from tests.conftest import COLLECTIONS
+from tests.races import paused_race
 from tests.reconcile_app.effects.conftest import commit, reconcile
 
 ACTION = "release_collections_hold"
-PAUSE = 1.5  # seconds: longer than PostgreSQL's deadlock_timeout (1 s)
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL"),
@@ -43,38 +41,19 @@ def _race(monkeypatch, agent, point: str, change: Callable[[], Any]) -> dict[str
     thread makes `change`. What each answered, and whether the change ended before the
     commit went on."""
     snapshot = reconcile(agent)
-    reached = threading.Event()
-    real = getattr(commit_module, point)
-    seen: dict[str, Any] = {}
 
-    def step_then_pause(*args: Any, **kwargs: Any) -> Any:
-        result = real(*args, **kwargs)
-        reached.set()
-        time.sleep(PAUSE)
-        seen["resumed"] = time.monotonic()
-        return result
+    def changed() -> str:
+        change()
+        return "done"
 
-    monkeypatch.setattr(commit_module, point, step_then_pause)
-
-    def rival() -> None:
-        try:
-            reached.wait(timeout=30)
-            change()
-            seen["change"] = "done"
-        except BaseException as exc:  # anything else is the finding
-            seen["change"] = f"{type(exc).__name__}: {exc}"
-        finally:
-            seen["changed"] = time.monotonic()
-            connections.close_all()
-
-    thread = threading.Thread(target=rival)
-    thread.start()
-    try:
-        seen["commit"] = commit(agent, snapshot, ACTION, "released", "lock-order").status_code
-    finally:
-        thread.join(timeout=60)
-    seen["waited"] = seen["changed"] > seen["resumed"]
-    return seen
+    seen = paused_race(
+        monkeypatch,
+        commit_module,
+        point,
+        lambda: commit(agent, snapshot, ACTION, "released", "lock-order").status_code,
+        changed,
+    )
+    return {**seen, "commit": seen["write"]}
 
 
 ACCESS_CHANGES = {

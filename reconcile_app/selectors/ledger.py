@@ -11,7 +11,7 @@ import functools
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Exists, OuterRef, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
 from config import raw_select
 from reconcile_app.choices import EvidenceKind
@@ -117,8 +117,13 @@ def evidence_as_of(
     fields: set[str],
     recorded_by: datetime,
     observed_by: datetime | None = None,
+    known_by: datetime | None = None,
 ) -> list[EvidenceView]:
     """Evidence for the subject's fields recorded by the cut-off, with withdrawals applied.
+
+    With `observed_by`, only entries observed by then count, except (with `known_by`) those
+    already recorded by `known_by`: what a decision knew stays known, even an entry dated a
+    little ahead of its clock (attestations may run 300 s ahead), which it relied on.
 
     One query whatever the number of claims or entries: withdrawal (a revoking or superseding
     entry recorded by the cut-off) is an EXISTS on the same table — two of them, one per
@@ -138,7 +143,10 @@ def evidence_as_of(
     )
     if observed_by is not None:
         # Two clocks: what held by the valid-time cut-off, as recorded by `recorded_by`.
-        entries = entries.filter(observed_at__lte=observed_by)
+        held = Q(observed_at__lte=observed_by)
+        if known_by is not None:
+            held |= Q(recorded_at__lte=known_by)
+        entries = entries.filter(held)
     rows = (
         entries.annotate(withdrawn=Exists(revoked) | Exists(superseded))
         .order_by("seq")

@@ -4,7 +4,8 @@
 reads stored in the snapshot, the evidence recorded by the recorded-time cut-off, the same
 contract, policy and reducer versions — and must reproduce the hash exactly. `corrected`
 reruns the same decision over today's ledger (revocations, replacements) for facts that held
-by the valid-time cut-off, and reports what changed. Neither ever reads an owner afresh.
+by the valid-time cut-off (or that it knew then), and reports what changed. Neither ever
+reads an owner afresh.
 """
 
 from __future__ import annotations
@@ -193,6 +194,9 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
             fields=fields,
             recorded_by=timezone.now(),
             observed_by=valid_time,
+            # Entries the decision saw count even if dated past its valid-time cut-off:
+            # dropping them would report a change that no correction made.
+            known_by=recorded_time,
         )
     reads = recorded_reads(original)
     if refold:

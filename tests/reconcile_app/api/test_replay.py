@@ -105,3 +105,22 @@ def test_replay_mode_is_validated(collectible, agent):
     snapshot = reconcile(agent)
     response = agent.post(f"/api/v1/snapshots/{snapshot['snapshot_id']}/replay", {"mode": "x"})
     assert response.status_code == 400
+
+
+def test_corrected_replay_keeps_what_the_decision_knew_dated_just_ahead(collectible, agent):
+    # An attestation may be dated up to 300 s ahead of the server's clock (skew): recorded
+    # before the decision, it is support the decision rested on, not a late arrival.
+    ahead = evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="collect",
+        source="case-ledger",
+        observed_at=ago(seconds=-60),
+    )
+    snapshot = reconcile(agent)
+    assert snapshot["fields"]["collections_status"]["evidence"] == [ahead.evidence_id]
+    # Nothing was corrected since: the corrected replay must not report a change.
+    corrected = replay(agent, snapshot["snapshot_id"], "corrected")
+    assert corrected["differences"] == []
+    assert corrected["exact"] is True

@@ -16,10 +16,23 @@ from lineage_app.conf import prov_namespace
 from lineage_app.models import Edge, Node
 from lineage_app.registry import registry
 
+# What PROV-N writes in a local name as it is, or behind a reversible backslash escape.
+PROVN_LOCAL_PUNCTUATION = frozenset("_~.-!$&'()*+,;=?#")
+
+
+def _local_char(char: str) -> str:
+    """The character, or its UTF-8 percent-encoding where neither an IRI nor PROV-N can carry
+    it as it is (`"`, `<`, a space, a backslash, `%` itself …). prov would percent-encode it
+    only on the PROV-N side (and is to refuse it, prov#524): the two formats would then name
+    the node by two IRIs, and the PROV-JSON one would not be an IRI at all."""
+    if char in PROVN_LOCAL_PUNCTUATION or (char.isalnum() and (char.isascii() or char.isalpha())):
+        return char
+    return "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+
 
 def _qualified(prefix: str, node: Node) -> str:
     safe = node.ref.replace("/", "__").replace("@", "_at_").replace(":", "_")
-    return f"{prefix}:{node.kind}_{safe}"
+    return f"{prefix}:{node.kind}_{''.join(map(_local_char, safe))}"
 
 
 def prov_document(nodes: list[Node], edges: list[Edge]) -> ProvDocument:

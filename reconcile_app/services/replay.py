@@ -4,8 +4,10 @@
 reads stored in the snapshot, the evidence recorded by the recorded-time cut-off, the same
 contract, policy and reducer versions — and must reproduce the hash exactly. `corrected`
 reruns the same decision over today's ledger (revocations, replacements) for facts that held
-by the valid-time cut-off (or that it knew then), and reports what changed. Neither ever
-reads an owner afresh.
+by the valid-time cut-off (or that it knew then), and reports what changed. Neither reads
+an owner's current state afresh: an event-sourced source's events are asked of its owner
+again, as recorded by each read's own time, and folded as the reconcile folded them
+(`refold_event_sourced`).
 """
 
 from __future__ import annotations

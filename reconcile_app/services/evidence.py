@@ -19,16 +19,15 @@ from django.utils import timezone
 from config.insert_batch import inserted_fields, prepared_values
 from reconcile_app.canonical import content_hash, rfc3339
 from reconcile_app.choices import EvidenceKind
-from reconcile_app.epochs import epochs_held, epochs_repin, epochs_seen
+from reconcile_app.epochs import epochs_seen
 from reconcile_app.errors import Conflict, DomainError, Forbidden, ValidationFailed
 from reconcile_app.instants import FUTURE_TOLERANCE
 from reconcile_app.models import EvidenceEntry, LedgerHead, Principal
-from reconcile_app.roles import roles_forget
 from reconcile_app.selectors.capabilities import may_attest, principal_is_operator
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.evidence_support import evidence_support_note
 from reconcile_app.services.fresh_ids import fresh_candidate, new_record_id
-from reconcile_app.services.principals import access_held
+from reconcile_app.services.principals import access_changed_since
 from reconcile_app.services.provenance import evidence_lineage
 from reconcile_app.services.references import missing_references, split_reference
 
@@ -277,11 +276,8 @@ def evidence_attest(
         # The epochs first, held to the end (as an effect's commit holds them): access taken
         # back since the request was authenticated moved one, and is checked again now; one
         # taken back later waits for the entry.
-        if epochs_held().configuration != seen.configuration:
-            epochs_repin()
-            access_held(principal.pk)
+        if access_changed_since(principal, seen):
             # An operator may vouch for any source: asked again as what they are now.
-            roles_forget(principal.user)
             operator = principal_is_operator(principal)
             _vouch_check(principal, vouched, operator=operator)
         entry = evidence_append(

@@ -14,10 +14,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from reconcile_app.choices import MEMORY_IN_FORCE, MemoryKind, MemoryStatus
-from reconcile_app.epochs import Epochs, epochs_held, epochs_repin, epochs_seen
+from reconcile_app.epochs import epochs_seen
 from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
 from reconcile_app.models import MemoryClass, MemoryRecord, Principal
-from reconcile_app.roles import roles_forget
 from reconcile_app.selectors.capabilities import (
     may_write_fact,
     principal_is_operator,
@@ -42,7 +41,7 @@ from reconcile_app.services.memory_rules import (
     target_check,
 )
 from reconcile_app.services.memory_status import memory_status_begin, memory_status_move
-from reconcile_app.services.principals import access_held
+from reconcile_app.services.principals import access_changed_since
 from reconcile_app.services.promotions import promotion_open
 from reconcile_app.services.provenance import memory_lineage
 from reconcile_app.services.quarantine import memory_class_check
@@ -111,7 +110,10 @@ def memory_admit(
     review = reviewed(declared)
     now = timezone.now()
     with transaction.atomic():
-        _writer_held(agent, seen, fact_key)
+        # The class's quarantine waits for the write (and counts it) or committed before the
+        # class is checked; a fact capability withdrawn meanwhile is asked again.
+        if access_changed_since(agent, seen):
+            _fact_write_check(agent, fact_key)
         fact_keys_held(fact_key, derived_from)
         memory_class_check(memory_class)
         fact_key_write_check(fact_key)
@@ -199,21 +201,6 @@ def _fact_write_check(agent: Principal, fact_key: str) -> None:
             code="fact_write_not_allowed",
             fact_key=fact_key,
         )
-
-
-def _writer_held(agent: Principal, seen: Epochs, fact_key: str) -> None:
-    """First in the write's transaction: the epochs held until it ends (as an effect's
-    commit holds them, services/effects/gate.authorisation_held), so a quarantine of the
-    class waits for the write (and counts it as it applies) or committed before the class
-    is checked. Access taken back since the request was authenticated (a key revoked, the
-    writer disabled, a fact capability withdrawn) moved the configuration epoch: then the
-    writer's access is checked again, on what is current now."""
-    if epochs_held().configuration == seen.configuration:
-        return
-    epochs_repin()
-    access_held(agent.pk)
-    roles_forget(agent.user)  # an operator may write any fact key: asked as they are now
-    _fact_write_check(agent, fact_key)
 
 
 def _superseded(

@@ -14,10 +14,11 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 
 from reconcile_app.choices import PrincipalKind, Role
-from reconcile_app.epochs import EpochCache
+from reconcile_app.epochs import EpochCache, Epochs, epochs_held, epochs_repin
 from reconcile_app.errors import Conflict, DomainError, ValidationFailed
 from reconcile_app.limits import identifier_problem
 from reconcile_app.models import ApiKey, Capability, Principal
+from reconcile_app.roles import roles_forget
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.key_use import api_key_note_use, key_in_use
 
@@ -91,6 +92,20 @@ def access_held(principal_id: int) -> None:
             status=401,
             title="Authentication failed",
         )
+
+
+def access_changed_since(principal: Principal, seen: Epochs) -> bool:
+    """First in a write's transaction: the epochs held until it ends, so an access change
+    waits for the write or committed before it. One committed since the request pinned
+    `seen` moved the configuration epoch: then the principal is checked again (401 if its
+    key was revoked or it was disabled meanwhile), its roles are read afresh, and True tells
+    the caller to ask its own capability again, on what is current now."""
+    if epochs_held().configuration == seen.configuration:
+        return False
+    epochs_repin()
+    access_held(principal.pk)
+    roles_forget(principal.user)
+    return True
 
 
 def parse_capability(text: str) -> tuple[str, str]:

@@ -179,6 +179,15 @@ class ContractRefOutput(serializers.Serializer):
 class CutoffsOutput(serializers.Serializer):
     valid_time = serializers.DateTimeField()
     recorded_time = serializers.DateTimeField()
+    ledger_seq = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        help_text=(
+            "How far along the evidence chain the decision read (the last entry's `seq` it "
+            "could see); replay `as_recorded` reads no further. Absent on snapshots issued "
+            "before content schema 5."
+        ),
+    )
 
 
 class ManifestEntryOutput(serializers.Serializer):

@@ -16,7 +16,13 @@ from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from config import raw_select
 from reconcile_app.choices import EvidenceKind
 from reconcile_app.errors import NotFound
-from reconcile_app.models import Escalation, EvidenceEntry, EvidenceSupport, MemoryRecord
+from reconcile_app.models import (
+    Escalation,
+    EvidenceEntry,
+    EvidenceSupport,
+    LedgerHead,
+    MemoryRecord,
+)
 from reconcile_app.reconciliation.types import EvidenceView
 from reconcile_app.roles import is_staff_role
 from reconcile_app.services.promotions import PROMOTION
@@ -116,14 +122,22 @@ def evidence_as_of(
     subject: str,
     fields: set[str],
     recorded_by: datetime,
+    ledger_seq: int | None = None,
     observed_by: datetime | None = None,
     known_by: datetime | None = None,
+    known_seq: int | None = None,
 ) -> list[EvidenceView]:
     """Evidence for the subject's fields recorded by the cut-off, with withdrawals applied.
 
-    With `observed_by`, only entries observed by then count, except (with `known_by`) those
-    already recorded by `known_by`: what a decision knew stays known, even an entry dated a
-    little ahead of its clock (attestations may run 300 s ahead), which it relied on.
+    With `ledger_seq`, only entries up to that position of the chain count (and only
+    withdrawals up to it): what a reconcile could see, although an entry further on was
+    stamped earlier than its cut-off (an append stamps `recorded_at` under the chain head's
+    lock and commits a moment later; a reader in that gap does not see it).
+
+    With `observed_by`, only entries observed by then count, except (with `known_by`, up to
+    `known_seq`) those already recorded by `known_by`: what a decision knew stays known, even
+    an entry dated a little ahead of its clock (attestations may run 300 s ahead), which it
+    relied on.
 
     One query whatever the number of claims or entries: withdrawal (a revoking or superseding
     entry recorded by the cut-off) is an EXISTS on the same table — two of them, one per
@@ -131,21 +145,22 @@ def evidence_as_of(
     supersedes = id` cannot use either index: PostgreSQL scanned the table once per entry
     (quadratic: a 100,000-entry history took over 15 minutes).
     """
-    revoked = EvidenceEntry.objects.filter(revokes_id=OuterRef("pk"), recorded_at__lte=recorded_by)
-    superseded = EvidenceEntry.objects.filter(
-        supersedes_id=OuterRef("pk"), recorded_at__lte=recorded_by
-    )
+    recorded = Q(recorded_at__lte=recorded_by)
+    if ledger_seq is not None:
+        recorded &= Q(seq__lte=ledger_seq)
+    revoked = EvidenceEntry.objects.filter(recorded, revokes_id=OuterRef("pk"))
+    superseded = EvidenceEntry.objects.filter(recorded, supersedes_id=OuterRef("pk"))
     entries = EvidenceEntry.objects.filter(
-        subject=subject,
-        field__in=fields,
-        recorded_at__lte=recorded_by,
-        kind__in=STATE_ASSERTING_KINDS,
+        recorded, subject=subject, field__in=fields, kind__in=STATE_ASSERTING_KINDS
     )
     if observed_by is not None:
         # Two clocks: what held by the valid-time cut-off, as recorded by `recorded_by`.
         held = Q(observed_at__lte=observed_by)
         if known_by is not None:
-            held |= Q(recorded_at__lte=known_by)
+            known = Q(recorded_at__lte=known_by)
+            if known_seq is not None:
+                known &= Q(seq__lte=known_seq)
+            held |= known
         entries = entries.filter(held)
     rows = (
         entries.annotate(withdrawn=Exists(revoked) | Exists(superseded))
@@ -157,38 +172,47 @@ def evidence_as_of(
 
 def evidence_latest(
     *, subject: str, fields: set[str], recorded_by: datetime
-) -> list[EvidenceView] | None:
+) -> tuple[list[EvidenceView] | None, int]:
     """The latest unwithdrawn entry stating each value of the subject's fields, from the
-    EvidenceSupport index: one query, however long the history. None when a row moved after
-    `recorded_by` (an append racing this read): then only the ledger itself answers exactly
-    as of the cut-off (`evidence_as_of`)."""
-    if not fields:
-        return []
+    EvidenceSupport index, and the chain's position the read saw (`ledger_seq`): one query,
+    however long the history. The position comes from the same statement, so it names
+    exactly the entries the read could see (appends commit in chain order: they serialise on
+    the head). Views are None when a row moved after `recorded_by` (an append racing this
+    read): then only the ledger itself answers exactly as of the cut-off (`evidence_as_of`,
+    up to that position)."""
     rows = raw_select.select(
-        _support_sql(len(fields)), [subject, *fields], [SUPPORT_CHANGED_AT, *SUPPORT_ENTRY_FIELDS]
+        _support_sql(len(fields)),
+        [subject, *fields],
+        [None, SUPPORT_CHANGED_AT, *SUPPORT_ENTRY_FIELDS],
     )
+    ledger_seq = int(rows[0][0])  # the head's derived table always yields one row
     views = []
-    for changed_at, *entry in rows:
+    for _, changed_at, *entry in rows:
+        if changed_at is None:
+            continue  # no support row for these fields (the head's row alone)
         if changed_at > recorded_by:
-            return None
+            return None, ledger_seq
         if entry[0] is None:
             continue  # every entry stating this value was withdrawn
         view = _asserting_view((*entry[:9], False, entry[9]))
         if view is not None:
             views.append(view)
-    return views
+    return views, ledger_seq
 
 
 # The entry's columns `_asserting_view` reads (bar `withdrawn`), in its order.
 SUPPORT_ENTRY_COLUMNS = (*ENTRY_VIEW_COLUMNS, "revokes")
 (SUPPORT_CHANGED_AT,) = raw_select.fields(EvidenceSupport, "changed_at")
+HEAD_ROW = 1  # LedgerHead's single row
 SUPPORT_ENTRY_FIELDS = raw_select.fields(EvidenceEntry, *SUPPORT_ENTRY_COLUMNS)
 
 
 @functools.lru_cache(maxsize=64)
 def _support_sql(field_count: int) -> str:
-    """Each support row of the subject's fields with its entry (none once withdrawn): the
-    ORM's join, without building a queryset on every reconcile."""
+    """The chain head's position, then each support row of the subject's fields with its
+    entry (none once withdrawn): the ORM's join, without building a queryset on every
+    reconcile. The head is a derived table of one row (0 before the first append) that the
+    support rows join, so the position is read in the same snapshot as the rows."""
 
     def support(name: str) -> str:
         return raw_select.column(EvidenceSupport, name, "s")
@@ -196,13 +220,20 @@ def _support_sql(field_count: int) -> str:
     def entry(name: str) -> str:
         return raw_select.column(EvidenceEntry, name, "e")
 
-    placeholders = ", ".join(["%s"] * field_count)
+    def head(name: str) -> str:
+        return raw_select.column(LedgerHead, name, "lh")
+
+    placeholders = ", ".join(["%s"] * field_count) or "NULL"
     return (
-        f"SELECT {support('changed_at')}, {', '.join(map(entry, SUPPORT_ENTRY_COLUMNS))} "  # noqa: S608  # nosec B608
-        f"FROM {raw_select.table(EvidenceSupport, 's')} "
+        f"SELECT h.ledger_seq, {support('changed_at')}, "  # noqa: S608  # nosec B608
+        f"{', '.join(map(entry, SUPPORT_ENTRY_COLUMNS))} "
+        f"FROM (SELECT COALESCE(MAX({head('seq')}), 0) AS ledger_seq "
+        f"FROM {raw_select.table(LedgerHead, 'lh')} "
+        f"WHERE {head(LedgerHead._meta.pk.name)} = {HEAD_ROW}) h "
+        f"LEFT OUTER JOIN {raw_select.table(EvidenceSupport, 's')} "
+        f"ON {support('subject')} = %s AND {support('field')} IN ({placeholders}) "
         f"LEFT OUTER JOIN {raw_select.table(EvidenceEntry, 'e')} "
-        f"ON {support('entry')} = {entry(EvidenceEntry._meta.pk.name)} "
-        f"WHERE {support('subject')} = %s AND {support('field')} IN ({placeholders})"
+        f"ON {support('entry')} = {entry(EvidenceEntry._meta.pk.name)}"
     )
 
 

@@ -151,12 +151,15 @@ def _snapshot_issue_once(
     relevant_fields = {f.name for f in spec.fields} | {
         claim.field for claim in claims if claim.subject == request.subject
     }
-    evidence = evidence_latest(
+    evidence, ledger_seq = evidence_latest(
         subject=request.subject, fields=relevant_fields, recorded_by=decided_at
     )
     if evidence is None:
         evidence = evidence_as_of(
-            subject=request.subject, fields=relevant_fields, recorded_by=decided_at
+            subject=request.subject,
+            fields=relevant_fields,
+            recorded_by=decided_at,
+            ledger_seq=ledger_seq,
         )
     binding = Binding(
         principal=principal.name,
@@ -177,6 +180,7 @@ def _snapshot_issue_once(
         capable_actions=capable,
         valid_time=decided_at,
         recorded_time=decided_at,
+        ledger_seq=ledger_seq,
     )
     return snapshot_persist(
         principal=principal,

@@ -1,7 +1,8 @@
 """Replay a snapshot: as it was knowable then, or under today's corrections.
 
 `as_recorded` rebuilds the content from what was recorded by the snapshot's cut-offs — the
-reads stored in the snapshot, the evidence recorded by the recorded-time cut-off, the same
+reads stored in the snapshot, the evidence recorded by the recorded-time cut-off (and, from
+content schema 5, no further along the chain than the decision read), the same
 contract, policy and reducer versions — and must reproduce the hash exactly. `corrected`
 reruns the same decision over today's ledger (revocations, replacements) for facts that held
 by the valid-time cut-off (or that it knew then), and reports what changed. Neither reads
@@ -182,6 +183,8 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
     )
     valid_time = _time(original["cutoffs"]["valid_time"])
     recorded_time = _time(original["cutoffs"]["recorded_time"])
+    # Content schema 5 on: the evidence chain's position the decision read up to.
+    ledger_seq = original["cutoffs"].get("ledger_seq")
     assert valid_time is not None and recorded_time is not None
     schema_version = original.get("schema_version", "1")
     claims = recorded_claims(original)
@@ -189,7 +192,12 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
         claim.field for claim in claims if claim.subject == binding.subject
     }
     if mode == "as_recorded":
-        evidence = evidence_as_of(subject=binding.subject, fields=fields, recorded_by=recorded_time)
+        evidence = evidence_as_of(
+            subject=binding.subject,
+            fields=fields,
+            recorded_by=recorded_time,
+            ledger_seq=ledger_seq,
+        )
     else:
         evidence = evidence_as_of(
             subject=binding.subject,
@@ -199,6 +207,7 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
             # Entries the decision saw count even if dated past its valid-time cut-off:
             # dropping them would report a change that no correction made.
             known_by=recorded_time,
+            known_seq=ledger_seq,
         )
     reads = recorded_reads(original)
     if refold:
@@ -223,6 +232,7 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
         valid_time=valid_time,
         recorded_time=recorded_time,
         schema_version=schema_version,
+        ledger_seq=ledger_seq,
     )
     replayed_hash = content_hash(outcome.content)
     return ReplayResult(

@@ -77,12 +77,13 @@ def test_the_index_agrees_with_the_ledger(steps):
             )
         appended.append(entry.evidence_id)
         later = timezone.now() + timedelta(seconds=1)
-        from_index = evidence_latest(subject=subject, fields={FIELD}, recorded_by=later)
+        from_index, ledger_seq = evidence_latest(subject=subject, fields={FIELD}, recorded_by=later)
         from_ledger = latest_per_value(
             evidence_as_of(subject=subject, fields={FIELD}, recorded_by=later)
         )
         assert from_index is not None
         assert _ids(from_index) == _ids(from_ledger)
+        assert ledger_seq == entry.seq
 
 
 def test_the_index_reads_values_and_times_as_the_ledger_does(db):
@@ -112,7 +113,7 @@ def test_the_index_reads_values_and_times_as_the_ledger_does(db):
     fields = {"status", "limit", "flags", "absent"}
     later = timezone.now() + timedelta(seconds=1)
 
-    from_index = evidence_latest(subject=subject, fields=fields, recorded_by=later)
+    from_index, ledger_seq = evidence_latest(subject=subject, fields=fields, recorded_by=later)
     from_ledger = latest_per_value(
         evidence_as_of(subject=subject, fields=fields, recorded_by=later)
     )
@@ -122,7 +123,8 @@ def test_the_index_reads_values_and_times_as_the_ledger_does(db):
     assert sorted(from_index, key=_key) == sorted(from_ledger, key=_key)
     assert all(view.observed_at == observed for view in from_index)
     assert all(view.recorded_at.tzinfo is not None for view in from_index)
-    assert evidence_latest(subject=subject, fields=set(), recorded_by=later) == []
+    assert evidence_latest(subject=subject, fields=set(), recorded_by=later) == ([], ledger_seq)
+    assert ledger_seq == EvidenceEntry.objects.order_by("seq").last().seq
 
 
 def _key(view):
@@ -154,7 +156,7 @@ def test_a_tie_goes_to_the_greater_id_in_code_point_order_whatever_the_collation
         )
     later = timezone.now() + timedelta(seconds=1)
 
-    from_index = evidence_latest(subject="acct-tie", fields={FIELD}, recorded_by=later)
+    from_index, _ = evidence_latest(subject="acct-tie", fields={FIELD}, recorded_by=later)
     from_ledger = latest_per_value(
         evidence_as_of(subject="acct-tie", fields={FIELD}, recorded_by=later)
     )
@@ -173,16 +175,19 @@ def test_a_cut_off_before_the_latest_change_reads_the_ledger(db):
         source="case-ledger",
         observed_at=timezone.now(),
     )
-    assert evidence_latest(subject="acct-cut", fields={FIELD}, recorded_by=first.recorded_at)
+    assert evidence_latest(subject="acct-cut", fields={FIELD}, recorded_by=first.recorded_at)[0]
     before = first.recorded_at - timedelta(microseconds=1)
-    assert evidence_latest(subject="acct-cut", fields={FIELD}, recorded_by=before) is None
+    assert evidence_latest(subject="acct-cut", fields={FIELD}, recorded_by=before) == (
+        None,
+        first.seq,
+    )
 
 
 def test_a_snapshot_issued_under_schema_1_replays_exactly(estate, agent, monkeypatch):
     """Snapshots issued before the index listed every supporting entry: replay keeps that."""
     account("acct-v1", history=5)
     # As before the index: the ledger read in full, every supporting entry listed.
-    monkeypatch.setattr(reconcile_service, "evidence_latest", lambda **kwargs: None)
+    monkeypatch.setattr(reconcile_service, "evidence_latest", lambda **kwargs: (None, None))
     monkeypatch.setattr(
         reconcile_service.engine,
         "evaluate",

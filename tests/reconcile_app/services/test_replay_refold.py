@@ -129,7 +129,7 @@ def test_a_snapshot_taken_while_its_event_sourced_owner_was_quarantined_replays_
 def test_each_field_says_how_it_was_read(folded_snapshot: DecisionSnapshot):
     snapshot = issued_again(folded_snapshot)
 
-    assert snapshot.content["schema_version"] == "4"
+    assert snapshot.content["schema_version"] == "5"
     assert {(read["source"], read["mode"]) for read in snapshot.content["fields"].values()} == {
         ("hardship-ledger", "event_sourced"),
         ("correspondence-service", "live"),

@@ -1,0 +1,79 @@
+"""An evidence append in flight while a decision is made, on PostgreSQL: replay as recorded
+still reproduces the decision exactly.
+
+`evidence_append` stamps the entry's `recorded_at` under the chain head's lock and commits a
+moment later. A reconcile reading the ledger in that gap does not see the entry although its
+own recorded-time cut-off is later; replay used to read by `recorded_at` alone, found the
+entry, and answered `exact: false` for a decision nothing had changed. The snapshot now says
+how far along the chain it read (`cutoffs.ledger_seq`, content schema 5) and replay reads no
+further. The append is paused inside its transaction, in this thread, while another thread
+reconciles, so the interleaving is forced, not hoped for (tests/races.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.utils.dateparse import parse_datetime
+
+from reconcile_app.models import EvidenceEntry
+from reconcile_app.services import evidence as evidence_module
+from reconcile_app.services.evidence import evidence_append
+from tests.conftest import ago
+from tests.races import paused_race
+from tests.reconcile_app.effects.conftest import SUBJECT, collectible, reconcile  # noqa: F401
+
+pytestmark = [
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL"),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+def _append_contradicting_observation() -> str:
+    # Another source saying "hold" where the owner says "collect": were the decision to see
+    # it, its content would carry a contradiction and the entry in the field's evidence.
+    return evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="hold",
+        source="hardship-desk",
+        observed_at=ago(minutes=1),
+        evidence_id="ev-in-flight",
+    ).evidence_id
+
+
+def _replay(persona, snapshot_id: str, mode: str) -> dict[str, Any]:
+    response = persona.post(f"/api/v1/snapshots/{snapshot_id}/replay", {"mode": mode})
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_a_decision_made_while_an_append_is_in_flight_replays_exactly(
+    collectible, agent, monkeypatch
+):
+    seen = paused_race(
+        monkeypatch,
+        evidence_module,
+        "evidence_support_note",
+        _append_contradicting_observation,
+        lambda: reconcile(agent),
+    )
+
+    decided = seen["change"]
+    assert isinstance(decided, dict), decided
+    assert seen["write"] == "ev-in-flight"
+    assert not seen["waited"]  # the reconcile read while the append was still open
+    in_flight = EvidenceEntry.objects.get(evidence_id="ev-in-flight")
+    cutoffs = decided["cutoffs"]
+    # The race itself: stamped before the decision's cut-off, yet not what it saw.
+    assert in_flight.recorded_at < parse_datetime(cutoffs["recorded_time"])
+    assert "ev-in-flight" not in decided["fields"]["collections_status"]["evidence"]
+    assert decided["contradictions"] == []
+    assert cutoffs["ledger_seq"] == in_flight.seq - 1
+
+    as_recorded = _replay(agent, decided["snapshot_id"], "as_recorded")
+    assert as_recorded["exact"] is True, as_recorded["differences"]
+    assert as_recorded["replayed_hash"] == as_recorded["original_hash"]

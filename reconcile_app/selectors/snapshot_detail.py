@@ -99,6 +99,7 @@ class SnapshotDetail:
     schema_version: str
     valid_time: datetime | None
     recorded_time: datetime | None
+    ledger_seq: int | None  # content schema 5 on: how far along the evidence chain it read
     fields: list[FieldRow]
     claims: list[dict[str, Any]]
     verdicts: list[tuple[str, int]]
@@ -207,6 +208,7 @@ def console_snapshot_detail(*, snapshot_id: str) -> SnapshotDetail:
         schema_version=content.get("schema_version", snapshot.schema_version),
         valid_time=valid_time,
         recorded_time=_when(cutoffs.get("recorded_time")),
+        ledger_seq=cutoffs.get("ledger_seq"),
         fields=field_rows(content, valid_time),
         claims=[
             {**claim, "written_at": _when(claim.get("written_at"))}

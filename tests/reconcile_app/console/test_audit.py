@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from reconcile_app.models import AuditEvent, Contradiction, Quarantine
+from reconcile_app.models import AuditEvent, Contradiction, EvidenceEntry, Quarantine
 from reconcile_app.selectors.audit import CSV_COLUMNS, audit_changes, object_timeline
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.quarantine import quarantine_create, quarantine_lift
@@ -285,6 +285,17 @@ def test_snapshot_page_says_when_nobody_acted_on_it(auditor_browser, make_snapsh
     timeline = page.split('class="panel audit-timeline"', 1)[1]
     assert "No operator actions recorded on this snapshot." in timeline
     assert "<table" not in timeline.split("</section>", 1)[0]
+
+
+def test_snapshot_page_says_how_far_along_the_evidence_chain_it_read(
+    auditor_browser, make_snapshot
+):
+    snapshot = make_snapshot()
+    seen = snapshot.content["cutoffs"]["ledger_seq"]
+    assert seen == EvidenceEntry.objects.order_by("seq").values_list("seq", flat=True).last()
+    page = auditor_browser.get(f"/snapshots/{snapshot.snapshot_id}/").content.decode()
+    cutoffs = page.split('id="cutoffs-h"', 1)[1].split("</section>", 1)[0]
+    assert "Evidence read up to" in cutoffs and f"entry #{seen}<" in cutoffs
 
 
 def test_contradiction_rows_unfold_their_history(operator_browser, make_snapshot):

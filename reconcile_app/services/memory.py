@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from reconcile_app.choices import MEMORY_IN_FORCE, MemoryKind, MemoryStatus
@@ -90,14 +91,11 @@ def memory_admit(
     target_check(declared, field=field, fact_key=fact_key)
     operator = principal_is_operator(agent)
     _fact_write_check(agent, fact_key)
-    # An agent derives from its own memories and snapshots only; a fact key's writers may
-    # supersede any record of that key, whoever wrote it (the capability governs the key).
+    # An agent derives from its own memories and snapshots only.
     own = None if operator else agent
     missing = missing_references(derived_from, visible_to=own)
-    if supersedes:
-        missing += missing_references(
-            [f"memory:{supersedes}"], visible_to=None if fact_key else own
-        )
+    if supersedes and not _supersedable(supersedes, own=own, fact_key=fact_key):
+        missing.append(f"memory:{supersedes}")
     if missing:
         raise ValidationFailed(
             f"unknown references: {', '.join(missing)}", code="unknown_reference", missing=missing
@@ -201,6 +199,18 @@ def _fact_write_check(agent: Principal, fact_key: str) -> None:
             code="fact_write_not_allowed",
             fact_key=fact_key,
         )
+
+
+def _supersedable(memory_id: str, *, own: Principal | None, fact_key: str) -> bool:
+    """Whether the record a write names in `supersedes` is there for the writer: any for an
+    operator (`own` None); for an agent its own, or a record of the fact key it writes (its
+    writers may supersede any record of that key, whoever wrote it: the capability governs
+    the key). Another principal's other records are not there, as for a read (404): a write
+    names nothing of them, not even what they are about (`supersession_mismatch`)."""
+    records = MemoryRecord.objects.filter(memory_id=memory_id)
+    if own is not None:
+        records = records.filter(Q(agent=own) | Q(fact_key=fact_key) if fact_key else Q(agent=own))
+    return records.exists()
 
 
 def _superseded(

@@ -128,6 +128,36 @@ def test_another_agents_plain_memory_is_not_there_to_supersede(registry, agent, 
     assert MemoryRecord.objects.get(memory_id="note-1").status == "current"
 
 
+def test_a_fact_write_names_no_record_outside_its_key_nor_what_it_is_about(
+    registry, agent, operator
+):
+    """A fact key's writers supersede any record of that key; any other record of another
+    principal is not there (as for a plain write), rather than "about <subject> <field>"."""
+    note = agent.post(
+        "/api/v1/memories",
+        {
+            "memory_id": "note-1",
+            "memory_class": "episodic",
+            "subject": "acct-private",
+            "purpose": "collections",
+            "field": "collections_status",
+            "value": "hold",
+            "derived_from": ["ev-registry-r18"],
+        },
+    )
+    assert note.status_code == 201, note.content
+    assert write(operator, fact_key="quota.cluster-a", memory_id="q-ops").status_code == 201
+    colleague = make_agent("eval-agent", ["fact:baseline.*"])
+
+    for theirs in ("note-1", "q-ops"):
+        body = refused(
+            write(colleague, memory_id=f"b-{theirs}", supersedes=theirs), 400, "unknown_reference"
+        )
+        assert body["missing"] == [f"memory:{theirs}"]
+        assert "acct-private" not in str(body) and "quota" not in str(body)
+    assert set(MemoryRecord.objects.values_list("status", flat=True)) == {"current"}
+
+
 def test_an_operator_writes_any_fact_and_is_audited(registry, operator):
     response = write(operator, fact_key="quota.cluster-a", memory_id="q-ops", note="set by ops")
     assert response.status_code == 201, response.content

@@ -179,15 +179,6 @@ class ContractRefOutput(serializers.Serializer):
 class CutoffsOutput(serializers.Serializer):
     valid_time = serializers.DateTimeField()
     recorded_time = serializers.DateTimeField()
-    ledger_seq = serializers.IntegerField(
-        required=False,
-        min_value=0,
-        help_text=(
-            "How far along the evidence chain the decision read (the last entry's `seq` it "
-            "could see); replay `as_recorded` reads no further. Absent on snapshots issued "
-            "before content schema 5."
-        ),
-    )
 
 
 class ManifestEntryOutput(serializers.Serializer):
@@ -222,6 +213,15 @@ class SnapshotOutput(serializers.Serializer):
     contract = ContractRefOutput()
     reducer_version = serializers.CharField(allow_null=True)
     cutoffs = CutoffsOutput()
+    ledger_seq = serializers.IntegerField(
+        allow_null=True,
+        min_value=0,
+        help_text=(
+            "How far along the evidence chain the decision read (the `seq` of the last entry "
+            "it could see); replay `as_recorded` reads no further. Null on snapshots issued "
+            "before content schema 5."
+        ),
+    )
     evidence_manifest = ManifestEntryOutput(many=True)
     tainted_by = serializers.ListField(
         child=serializers.CharField(), help_text="corrections downstream of which it sits"

@@ -40,7 +40,7 @@ from reconcile_app.reconciliation.types import (
 # 4: an event-sourced field folds only the events valid by its read time (the snapshot's
 # valid-time cut-off): an event recorded now but effective later (a revocation scheduled
 # for next week) does not describe the present.
-# 5: the cut-offs say how far along the evidence chain the decision read (`ledger_seq`):
+# 5: the content says how far along the evidence chain the decision read (`ledger_seq`):
 # an entry stamped before the recorded-time cut-off but committed after the read is not
 # what the decision knew, and replay leaves it out.
 # Replay rebuilds a snapshot with the version it was issued under.
@@ -257,13 +257,10 @@ def evaluate(
             {"evidence_id": evidence_id, "hash": hashes[evidence_id]}
             for evidence_id in manifest_ids
         ],
-        "cutoffs": {
-            "valid_time": rfc3339(valid_time),
-            "recorded_time": rfc3339(recorded_time),
-            # How far along the evidence chain the decision read (content schema 5): replay
-            # reads up to it, not by time alone (`selectors.ledger.evidence_as_of`).
-            **({"ledger_seq": ledger_seq} if ledger_seq is not None else {}),
-        },
+        "cutoffs": {"valid_time": rfc3339(valid_time), "recorded_time": rfc3339(recorded_time)},
+        # How far along the evidence chain the decision read (content schema 5): replay reads
+        # up to it, not by time alone (`selectors.ledger.evidence_as_of`).
+        **({"ledger_seq": ledger_seq} if ledger_seq is not None else {}),
     }
     return Outcome(content=content, verdicts=verdicts, contradictions=contradictions)
 

@@ -208,7 +208,7 @@ def console_snapshot_detail(*, snapshot_id: str) -> SnapshotDetail:
         schema_version=content.get("schema_version", snapshot.schema_version),
         valid_time=valid_time,
         recorded_time=_when(cutoffs.get("recorded_time")),
-        ledger_seq=cutoffs.get("ledger_seq"),
+        ledger_seq=content.get("ledger_seq"),
         fields=field_rows(content, valid_time),
         claims=[
             {**claim, "written_at": _when(claim.get("written_at"))}

@@ -82,6 +82,7 @@ def snapshot_representation(snapshot: DecisionSnapshot) -> dict[str, Any]:
         },
         "reducer_version": content["reducer_version"],
         "cutoffs": content["cutoffs"],
+        "ledger_seq": content.get("ledger_seq"),
         "evidence_manifest": content["evidence_manifest"],
         # Corrections downstream of which this snapshot sits (the snapshot itself is immutable).
         "tainted_by": relations.tainted_by,

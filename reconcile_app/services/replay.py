@@ -184,7 +184,7 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
     valid_time = _time(original["cutoffs"]["valid_time"])
     recorded_time = _time(original["cutoffs"]["recorded_time"])
     # Content schema 5 on: the evidence chain's position the decision read up to.
-    ledger_seq = original["cutoffs"].get("ledger_seq")
+    ledger_seq = original.get("ledger_seq")
     assert valid_time is not None and recorded_time is not None
     schema_version = original.get("schema_version", "1")
     claims = recorded_claims(original)

@@ -26,6 +26,8 @@ def test_allow_commit_retry_with_the_same_key_then_verified(
     assert snapshot.fields["collections_status"].version == 42
     assert snapshot.authorises(RELEASE)
     assert snapshot.actions[RELEASE].if_match == '"42"'
+    assert isinstance(snapshot.ledger_seq, int) and snapshot.ledger_seq > 0
+    assert set(snapshot.cutoffs) == {"valid_time", "recorded_time"}
 
     effect = rc.commit(snapshot, action=RELEASE, resulting_value="released")
     assert effect.status == "accepted" and not effect.replayed

@@ -5,7 +5,7 @@ still reproduces the decision exactly.
 moment later. A reconcile reading the ledger in that gap does not see the entry although its
 own recorded-time cut-off is later; replay used to read by `recorded_at` alone, found the
 entry, and answered `exact: false` for a decision nothing had changed. The snapshot now says
-how far along the chain it read (`cutoffs.ledger_seq`, content schema 5) and replay reads no
+how far along the chain it read (`ledger_seq`, content schema 5) and replay reads no
 further. The append is paused inside its transaction, in this thread, while another thread
 reconciles, so the interleaving is forced, not hoped for (tests/races.py).
 """
@@ -72,7 +72,7 @@ def test_a_decision_made_while_an_append_is_in_flight_replays_exactly(
     assert in_flight.recorded_at < parse_datetime(cutoffs["recorded_time"])
     assert "ev-in-flight" not in decided["fields"]["collections_status"]["evidence"]
     assert decided["contradictions"] == []
-    assert cutoffs["ledger_seq"] == in_flight.seq - 1
+    assert decided["ledger_seq"] == in_flight.seq - 1
 
     as_recorded = _replay(agent, decided["snapshot_id"], "as_recorded")
     assert as_recorded["exact"] is True, as_recorded["differences"]

@@ -204,6 +204,8 @@ class Snapshot:
     tainted_by: tuple[str, ...]
     # UNSET unless the request bound a value (`proposed_value`): then only that one.
     proposed_value: Any | Unset = UNSET
+    # How far along the evidence chain the decision read (None before content schema 5).
+    ledger_seq: int | None = None
     raw: Json = dataclasses.field(default_factory=dict, repr=False, compare=False, metadata=OWN)
 
     @classmethod
@@ -235,6 +237,7 @@ class Snapshot:
             cutoffs={name: instant(value) for name, value in (data.get("cutoffs") or {}).items()},
             tainted_by=strs(data.get("tainted_by")),
             proposed_value=data.get("proposed_value", UNSET),
+            ledger_seq=data.get("ledger_seq"),
             raw=data,
         )
 

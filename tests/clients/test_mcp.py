@@ -114,6 +114,14 @@ async def session_run(served: Served, on_hold: str) -> dict[str, Any]:
             )
         )
         seen["fact"] = await session.call_tool("current_fact", {"fact_key": "baseline.nothing"})
+        # Arguments the tools' schemas refuse, and a tool that does not exist.
+        seen["no_action"] = await session.call_tool(
+            "commit_effect", {"snapshot_id": snapshot["snapshot_id"], "acton": RELEASE}
+        )
+        seen["claims_text"] = await session.call_tool(
+            "reconcile", {"subject": served.subject, **ask, "claims": 17}
+        )
+        seen["no_tool"] = await session.call_tool("reconcile_everything", {})
     return seen
 
 
@@ -155,6 +163,16 @@ def test_the_mcp_server_lists_and_serves_the_six_tools(served: Served) -> None:
     assert problem["detail"]
     fact = seen["fact"]
     assert fact.isError and structured(fact)["status"] >= 400 and structured(fact)["code"]
+
+    # Refused arguments read as the API's refusals do: a code, and what each argument lacks.
+    for name, argument in (("no_action", "action"), ("claims_text", "claims")):
+        assert seen[name].isError
+        refused = structured(seen[name])
+        assert (refused["status"], refused["code"]) == (400, "invalid_request"), refused
+        assert argument in refused["errors"] and argument in refused["detail"]
+    no_tool = seen["no_tool"]
+    assert no_tool.isError
+    assert (structured(no_tool)["status"], structured(no_tool)["code"]) == (404, "unknown_tool")
 
 
 async def status_of_nothing(served: Served, key: str) -> CallToolResult:

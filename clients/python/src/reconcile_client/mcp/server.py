@@ -15,14 +15,14 @@ import json
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from datetime import date, datetime
 from typing import Annotated, Any
 
 from mcp.server.fastmcp import FastMCP
-from mcp.types import CallToolResult, TextContent
-from pydantic import Field
+from mcp.types import CallToolResult, ContentBlock, TextContent
+from pydantic import Field, ValidationError
 
 from reconcile_client._wire import UNSET
 from reconcile_client.aio import AsyncReconcileClient
@@ -106,6 +106,42 @@ async def answer(call: Awaitable[Any]) -> CallToolResult:
     return result(dict(found.raw))
 
 
+def arguments_refused(refusal: ValidationError) -> CallToolResult:
+    """Arguments the tool's schema refuses, as the API refuses a body: 400 `invalid_request`
+    with `errors` by argument, so a model reads a code whatever refused it. (FastMCP's own
+    answer is a line of text: "Error executing tool …: 1 validation error for …".)"""
+    errors: dict[str, list[str]] = {}
+    for error in refusal.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        errors.setdefault(where, []).append(str(error["msg"]))
+    detail = "; ".join(f"{where}: {' '.join(messages)}" for where, messages in errors.items())
+    return result(
+        {"status": 400, "code": "invalid_request", "detail": detail, "errors": errors}, error=True
+    )
+
+
+class ReconcileMCP(FastMCP):
+    """FastMCP whose refusals of a call carry a `code`, as every answer of the API does."""
+
+    async def call_tool(  # type: ignore[override]
+        self, name: str, arguments: dict[str, Any]
+    ) -> Sequence[ContentBlock] | dict[str, Any] | CallToolResult:
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            return result(
+                {"status": 404, "code": "unknown_tool", "detail": f"no tool named {name!r}"},
+                error=True,
+            )
+        # The arguments as FastMCP will take them, checked first, so that only their refusal
+        # (never an error inside a tool) is answered as one.
+        metadata = tool.fn_metadata
+        try:
+            metadata.arg_model.model_validate(metadata.pre_parse_json(arguments))
+        except ValidationError as refused:
+            return arguments_refused(refused)
+        return await super().call_tool(name, arguments)
+
+
 def build_server(client: AsyncReconcileClient) -> FastMCP:
     @asynccontextmanager
     async def lifespan(_: FastMCP) -> AsyncIterator[None]:
@@ -115,7 +151,9 @@ def build_server(client: AsyncReconcileClient) -> FastMCP:
             await client.aclose()
 
     # WARNING: stderr is for a person reading a log, not for every request served.
-    server = FastMCP("reconcile", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
+    server = ReconcileMCP(
+        "reconcile", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING"
+    )
 
     @server.tool(name="reconcile", description=RECONCILE)
     async def reconcile(

@@ -31,9 +31,11 @@ from reconcile_client import (
     Forbidden,
     Locked,
     NotAuthorised,
+    NotFound,
     OwnerRefused,
     OwnerUnavailable,
     PreconditionFailed,
+    RateLimited,
     ReconcileClient,
     ReconcileError,
     Snapshot,
@@ -44,8 +46,22 @@ from reconcile_client import (
 
 # How often one subject is reconciled again after the state moved under a commit.
 MAX_ROUNDS = 3
-# How often one command is sent under its key while the owner is unreachable.
+# How often one command is sent under its key while it was not taken (the owner unreachable,
+# the agent throttled, the command never reaching Reconcile).
 OWNER_ATTEMPTS = 3
+# The longest it waits before asking again, whatever Retry-After says (seconds).
+LONGEST_PAUSE = 5.0
+
+
+class NeverArrived(Exception):
+    """After a commit went unanswered, Reconcile holds nothing under its key: the command
+    never reached it, so the same command may go again under the same key."""
+
+    def __init__(self, idempotency_key: str | None) -> None:
+        super().__init__(idempotency_key)
+        self.idempotency_key = idempotency_key
+        self.code = "never_arrived"
+        self.retry_after: float | None = None
 
 
 @dataclass(frozen=True)
@@ -76,7 +92,14 @@ class Agent:
     def act(self, subject: str) -> str:
         """One subject, from recall to a settled outcome. Returns how it ended."""
         for _ in range(MAX_ROUNDS):
-            snapshot = self.decide(subject)
+            try:
+                snapshot = self.decide(subject)
+            except RateLimited as slow:
+                # Too many requests: nothing was decided. Ask again when the server says.
+                pause = min(slow.retry_after or self.pause_seconds, LONGEST_PAUSE)
+                self.say(f"{subject}: {slow.code}; deciding again in {pause:g} s")
+                time.sleep(pause)
+                continue
             outcome = self.react(subject, snapshot)
             if outcome != "again":
                 return outcome
@@ -146,15 +169,16 @@ class Agent:
         for attempt in range(1, OWNER_ATTEMPTS + 1):
             try:
                 return self.commit_once(subject, snapshot, key)
-            except OwnerUnavailable as down:
-                # The owner never took the command: nothing happened. The same command goes
-                # again under the same key (docs/api.md): a new key for it is what an agent
-                # must never learn, so after the last attempt it waits for a later run.
+            except (OwnerUnavailable, RateLimited, NeverArrived) as down:
+                # The command was not taken (the owner unreachable, the agent throttled, or it
+                # never reached Reconcile): nothing happened. The same command goes again
+                # under the same key (docs/api.md): a new key for it is what an agent must
+                # never learn, so after the last attempt it waits for a later run.
                 key = down.idempotency_key
                 if attempt == OWNER_ATTEMPTS:
                     self.say(f"{subject}: {down.code} after {attempt} attempts under {key}")
-                    return "owner_unavailable"
-                pause = min(down.retry_after or self.pause_seconds, 5.0)
+                    return "owner_unavailable" if isinstance(down, OwnerUnavailable) else "again"
+                pause = min(down.retry_after or self.pause_seconds, LONGEST_PAUSE)
                 self.say(f"{subject}: {down.code}; the same command under {key} in {pause:g} s")
                 time.sleep(pause)
         raise AssertionError("unreachable: the last attempt returns")
@@ -183,7 +207,7 @@ class Agent:
         except Locked as problem:
             self.say(f"{subject}: held by people ({problem.code})")
             return "held"
-        except OwnerUnavailable:
+        except (OwnerUnavailable, RateLimited):
             raise  # `commit` sends it again under its key
         except Unavailable as problem:
             # Reconcile itself could not answer (its database, its cache): decide again later.
@@ -191,7 +215,14 @@ class Agent:
             return "again"
         except CommitOutcomeUnknown as lost:
             self.say(f"{subject}: no answer; asking about {lost.idempotency_key}, not re-sending")
-            return self.settle(subject, self.client.wait(lost.idempotency_key))
+            try:
+                settled = self.client.wait(lost.idempotency_key)
+            except NotFound:
+                # Reconcile holds no command under the key: it never arrived (the same key
+                # again is safe whatever happened: a second copy is answered, not executed).
+                self.say(f"{subject}: nothing under {lost.idempotency_key}: it never arrived")
+                raise NeverArrived(lost.idempotency_key) from None
+            return self.settle(subject, settled)
         self.say(f"{subject}: committed {effect.idempotency_key}: {effect.status}")
         if effect.status == "unknown":
             self.say(f"{subject}: the owner did not answer: asking, never re-sending")

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import httpx
 import pytest
 from reconcile_client import ReconcileClient, Snapshot
 
@@ -198,3 +199,96 @@ def test_the_example_agent_sends_a_command_the_owner_never_took_again_under_its_
         line.startswith(f"P20: owner_unavailable; the same command under {effect.idempotency_key}")
         for line in said
     )
+
+
+def throttle_once(monkeypatch: pytest.MonkeyPatch, method: str, path: str) -> list[str | None]:
+    """The live server's own throttle refuses the first `method path` (429, Retry-After):
+    the Idempotency-Key it carried, if any, is recorded."""
+    from reconcile_app import security
+
+    real = security.PrincipalRateThrottle.allow_request
+    refused: list[str | None] = []
+
+    def first_refused(self: Any, request: Any, view: Any) -> bool:
+        if (request.method, request.path) == (method, path) and not refused:
+            refused.append(request.headers.get("Idempotency-Key"))
+            self.retry_in = 0.1
+            return False
+        return real(self, request, view)
+
+    monkeypatch.setattr(security.PrincipalRateThrottle, "allow_request", first_refused)
+    return refused
+
+
+def test_a_throttled_first_commit_goes_again_under_its_key(
+    served: Served, example: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 429 to a commit: nothing was taken. The agent used to stop ("stopped: 429"); it
+    waits as told and sends the same command under the same key (no second decision)."""
+    refused = throttle_once(monkeypatch, "POST", "/api/v1/effects")
+    pallet(served, "P21")
+    said: list[str] = []
+    with served.client() as client:
+        agent = example.Agent(client, example_task(example), say=said.append, pause_seconds=0)
+        assert agent.run(["P21"]) == {"P21": "verified"}
+    (effect,) = Effect.objects.filter(subject="P21")
+    assert refused == [effect.idempotency_key]
+    assert said.count("P21: decision allow (allowed)") == 1
+    assert (
+        f"P21: throttled; the same command under {effect.idempotency_key} in 1 s"
+    )  # Retry-After: whole seconds in said
+
+
+def test_a_throttled_reconcile_is_asked_again(
+    served: Served, example: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refused = throttle_once(monkeypatch, "POST", "/api/v1/reconcile")
+    pallet(served, "P22")
+    said: list[str] = []
+    with served.client() as client:
+        agent = example.Agent(client, example_task(example), say=said.append, pause_seconds=0)
+        assert agent.run(["P22"]) == {"P22": "verified"}
+    assert refused == [None]
+    assert "P22: throttled; deciding again in 1 s"  # Retry-After: whole seconds in said
+
+
+def test_a_commit_that_never_arrived_goes_again_under_its_key(
+    served: Served, example: ModuleType
+) -> None:
+    """Every attempt of the first commit fails to connect: the outcome is unknown to the
+    agent, which asks (never re-sending blindly); Reconcile holds nothing under the key
+    (404), so the same command goes again under the same key. The agent used to stop."""
+    lost: list[str] = []
+
+    class RefusedFirstCommits(httpx.HTTPTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            if request.method == "POST" and request.url.path == "/api/v1/effects" and not lost:
+                lost.append(request.headers["Idempotency-Key"])
+                raise httpx.ConnectError("connection refused", request=request)
+            if lost and len(lost) < 2 and request.url.path == "/api/v1/effects":
+                lost.append(request.headers["Idempotency-Key"])
+                raise httpx.ConnectError("connection refused", request=request)
+            return super().handle_request(request)
+
+    pallet(served, "P23")
+    said: list[str] = []
+    http = httpx.Client(
+        base_url=served.url,
+        headers={"Authorization": f"Bearer {served.agent.key}"},
+        transport=RefusedFirstCommits(),
+    )
+    with ReconcileClient(served.url, served.agent.key, http_client=http, commit_attempts=2) as rc:
+        agent = example.Agent(rc, example_task(example), say=said.append, pause_seconds=0)
+        assert agent.run(["P23"]) == {"P23": "verified"}
+    http.close()
+    (effect,) = Effect.objects.filter(subject="P23")
+    assert lost == [effect.idempotency_key] * 2  # both lost attempts under the one key
+    assert said.count("P23: decision allow (allowed)") == 1
+    assert f"P23: nothing under {effect.idempotency_key}: it never arrived" in said
+    assert served_executions(effect.idempotency_key) == 1
+
+
+def served_executions(key: str) -> int:
+    from sandbox_app.models import SandboxEffect
+
+    return SandboxEffect.objects.filter(source=WAREHOUSE, idempotency_key=key).count()

@@ -245,3 +245,11 @@ class ReplayOutput(serializers.Serializer):
     original_hash = serializers.CharField()
     replayed_hash = serializers.CharField()
     differences = ReplayDifferenceOutput(many=True)
+    unavailable_sources = serializers.ListField(
+        child=serializers.CharField(),
+        help_text=(
+            "Sources whose events the decision folded but which could not give them again "
+            "now (down, timed out, adapter or reducer gone): the replay is incomplete, not "
+            "the decision changed; asking again later may make it exact."
+        ),
+    )

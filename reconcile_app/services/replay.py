@@ -54,6 +54,10 @@ class ReplayResult:
     replayed_hash: str
     differences: list[dict[str, Any]] = field(default_factory=list)
     content: dict[str, Any] = field(default_factory=dict)
+    # Sources whose events the reconcile folded but which could not give them again now
+    # (down, timed out, their adapter or reducer gone): the replay could not be completed,
+    # which is not the decision changing. Asking again later may make it exact.
+    unavailable_sources: list[str] = field(default_factory=list)
 
 
 def _time(raw: str | None) -> datetime | None:
@@ -209,7 +213,7 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
             known_by=recorded_time,
             known_seq=ledger_seq,
         )
-    reads = recorded_reads(original)
+    recorded = reads = recorded_reads(original)
     if refold:
         reads = refold_event_sourced(
             spec=spec,
@@ -243,6 +247,13 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
         replayed_hash=replayed_hash,
         differences=content_differences(original, outcome.content),
         content=outcome.content,
+        unavailable_sources=sorted(
+            {
+                now.source
+                for then, now in zip(recorded, reads, strict=True)
+                if then.status not in NOTHING_FOLDED and now.status in NOTHING_FOLDED
+            }
+        ),
     )
 
 

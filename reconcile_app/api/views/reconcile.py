@@ -150,5 +150,6 @@ class SnapshotReplayView(APIView):
                 "original_hash": result.original_hash,
                 "replayed_hash": result.replayed_hash,
                 "differences": result.differences,
+                "unavailable_sources": result.unavailable_sources,
             }
         )

@@ -62,6 +62,7 @@ def test_as_recorded_replay_is_exact(collectible, agent, scenario):
     assert result["exact"] is True, result["differences"]
     assert result["replayed_hash"] == result["original_hash"]
     assert result["differences"] == []
+    assert result["unavailable_sources"] == []
 
 
 def test_wednesday_replay_never_sees_thursdays_correction(collectible, agent, operator):

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from reconcile_app.demo.estate_loader import demo_estate_load
 from reconcile_app.models import AuditEvent, DecisionSnapshot, EvidenceEntry
+from sandbox_app.services import sandbox_fault_add
 from tests.reconcile_app.console.conftest import signed_in
 from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
     chain,
@@ -112,3 +114,24 @@ def test_agents_and_strangers_cannot_replay_here(chain, agent):
 def test_unknown_snapshot_is_404(operator_browser, db):
     response = operator_browser.post("/snapshots/snap_nope/replay/", {"mode": "as_recorded"})
     assert response.status_code == 404
+
+
+def test_a_replay_an_owner_could_not_complete_says_so_apart_from_the_differences(
+    auditor_browser,
+):
+    """The demo's letter folds the hardship ledger's events: with the ledger down now, the
+    replay differs because it could not ask, and the page says that, not that the decision
+    changed."""
+    demo_estate_load()
+    snapshot = DecisionSnapshot.objects.filter(decision_class="collections-letter").first()
+    assert snapshot is not None
+    ledger = snapshot.content["fields"]["hardship_active"]["source"]
+    assert replay(auditor_browser, snapshot.snapshot_id, "as_recorded").count("Could not") == 0
+    sandbox_fault_add(source=ledger, kind="unavailable", count=1)
+
+    page = replay(auditor_browser, snapshot.snapshot_id, "as_recorded")
+
+    assert 'data-exact="false"' in page
+    incomplete = page.split('class="alert replay-incomplete"', 1)[1].split("</p>", 1)[0]
+    assert f'<span class="mono">{ledger}</span> could not give its events again now' in incomplete
+    assert differences(page)["fields.hardship_active.status"][1] == "unavailable"

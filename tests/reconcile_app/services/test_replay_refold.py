@@ -106,6 +106,8 @@ def test_replay_of_an_owner_whose_adapter_is_gone_now_reports_it(
     changed = {d["path"]: d["replayed"] for d in result.differences}
     assert changed["fields.hardship_active.status"] == "unavailable"
     assert changed["decision.result"] == "refuse"
+    # Said apart from the differences: the replay is incomplete, the decision did not change.
+    assert result.unavailable_sources == [ledger]
 
 
 def test_a_snapshot_taken_while_its_event_sourced_owner_was_quarantined_replays_exactly(
@@ -124,6 +126,7 @@ def test_a_snapshot_taken_while_its_event_sourced_owner_was_quarantined_replays_
         result = replay.snapshot_replay(snapshot=snapshot, mode=mode)
 
         assert result.exact, (mode, result.differences)
+        assert result.unavailable_sources == []  # nothing was folded then: nothing is missing
 
 
 def test_each_field_says_how_it_was_read(folded_snapshot: DecisionSnapshot):
@@ -148,6 +151,7 @@ def test_a_snapshot_taken_while_its_event_sourced_owner_was_down_replays_exactly
         result = replay.snapshot_replay(snapshot=snapshot, mode=mode)
 
         assert result.exact, (mode, result.differences)
+        assert result.unavailable_sources == []  # nothing was folded then: nothing is missing
 
 
 def test_a_source_read_live_then_is_not_folded_now_that_it_is_event_sourced(

@@ -150,3 +150,22 @@ def resolve_roots(node_ids: list[str]) -> tuple[list[int], list[str]]:
     """Row ids of the given `kind:ref` ids that exist, in one query."""
     found = lookup(node_ids)
     return [found[node] for node in node_ids if node in found], [n for n in node_ids if n in found]
+
+
+def ancestor_refs(node: str, kind: str) -> list[str]:
+    """Refs of every `kind` node that `node` derives from, however far up (derivation only:
+    an invalidation is not followed, as in `_cte`). Two queries: the node's row, the walk.
+    Each reached node's kind is an index lookup, not a join, for the reason `reach` gives."""
+    root_ids, _ = resolve_roots([node])
+    if not root_ids:
+        return []
+    cte, params = _cte("ancestors", root_ids, None, None, invalidations=False)
+    node_table = Node._meta.db_table
+    sql = (
+        f"{cte} SELECT ref FROM (SELECT (SELECT n.ref FROM {node_table} n"  # noqa: S608  # nosec B608
+        f" WHERE n.id = r.id AND n.kind = %s) AS ref FROM reach r) found"
+        f" WHERE ref IS NOT NULL ORDER BY ref"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, kind])
+        return [ref for (ref,) in cursor.fetchall()]

@@ -18,6 +18,7 @@ from reconcile_app.models import (
     MemoryStatusEvent,
     Quarantine,
 )
+from reconcile_app.selectors.memory_taint import Upstream, corrections_upstream
 from reconcile_app.services.promotions import PROMOTION
 from reconcile_app.services.quarantine import ACTIVE
 from reconcile_app.services.references import split_reference
@@ -44,6 +45,9 @@ class MemoryDetail:
     history: list[MemoryStatusEvent]
     superseded_by: list[MemoryRecord]
     promotion: Escalation | None
+    # Corrections of evidence it derives from, however far up: a suggestion then cannot be
+    # promoted (`memory_tainted`), and any record of it deserves a look.
+    tainted_by: list[Upstream]
 
     @property
     def derivations(self) -> list[Derivation]:
@@ -70,7 +74,8 @@ class MemoryDetail:
 
 
 def console_memory_detail(*, memory_id: str) -> MemoryDetail:
-    """Six queries, however long its history or how many records name it."""
+    """Nine queries, however long its history or how many records name it, or how far up
+    its derivation goes."""
     record = (
         MemoryRecord.objects.select_related("agent", "supersedes")
         .filter(memory_id=memory_id)
@@ -99,4 +104,5 @@ def console_memory_detail(*, memory_id: str) -> MemoryDetail:
         .select_related("requested_by", "decided_by")
         .order_by("opened_at", "id")
         .first(),
+        tainted_by=corrections_upstream(record.memory_id),
     )

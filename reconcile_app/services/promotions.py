@@ -13,6 +13,8 @@ from django.utils import timezone
 from reconcile_app.choices import MEMORY_IN_FORCE, MemoryStatus
 from reconcile_app.errors import Conflict
 from reconcile_app.models import Escalation, MemoryRecord, Principal
+from reconcile_app.selectors.memory_taint import corrections_upstream
+from reconcile_app.services import evidence as ledger  # a module: evidence imports this one
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.memory_status import memory_status_move
 from reconcile_app.services.quarantine import memory_class_check
@@ -38,6 +40,23 @@ def promotion_open(*, memory: MemoryRecord, owner: str, requested_by: Principal)
     )
 
 
+def _grounds_check(memory: MemoryRecord) -> None:
+    """Refuse to bring into force a belief whose evidence was corrected since it was
+    suggested (as a commit on a tainted snapshot is refused). Under the ledger's head, held
+    FOR SHARE after the rows (the lock order): a correction appends under it, so it either
+    committed before and is seen here, or waits for this decision."""
+    ledger.ledger_held()
+    upstream = corrections_upstream(memory.memory_id)
+    if upstream:
+        named = ", ".join(f"{item.correction_id} ({item.evidence_id})" for item in upstream)
+        raise Conflict(
+            f"{memory.memory_id} derives from evidence corrected since it was suggested: "
+            f"{named}. Reject it; its writer suggests again from what holds now.",
+            code="memory_tainted",
+            tainted_by=[item.correction_id for item in upstream],
+        )
+
+
 def promotion_settle(
     *,
     escalation: Escalation,
@@ -57,6 +76,7 @@ def promotion_settle(
     if approve:
         # A quarantined class admits nothing new: no write, and no promotion into force.
         memory_class_check(memory.memory_class)
+        _grounds_check(memory)
     if approve and memory.supersedes_id is not None:
         replaced = MemoryRecord.objects.select_for_update().get(pk=memory.supersedes_id)
         if replaced.status == MemoryStatus.SUPERSEDED:

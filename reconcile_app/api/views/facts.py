@@ -296,7 +296,7 @@ DECISION_PROBLEMS = {
     400: ["rationale_required", "selection_required", "invalid_selection"],
     403: ["people_only", "forbidden", "self_approval_forbidden"],
     404: ["escalation_not_found"],
-    409: ["already_decided", "supersession_conflict"],
+    409: ["already_decided", "supersession_conflict", "memory_tainted"],
     423: ["memory_class_quarantined"],
 }
 

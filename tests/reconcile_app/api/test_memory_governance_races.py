@@ -315,3 +315,45 @@ def test_an_operator_role_taken_back_after_authentication_stops_an_attestation(
     )
     assert (seen["write"], seen["change"]) == (403, True), seen
     assert not EvidenceEntry.objects.filter(evidence_id="ev-after-demotion").exists()
+
+
+def _promotion_approved(escalation: Escalation, reviewer: Any) -> Callable[[], Any]:
+    return lambda: (
+        escalation_decide(
+            escalation_id=escalation.escalation_id,
+            reviewer=reviewer.user,
+            approve=True,
+            rationale="a sound procedure",
+        ).status
+    )
+
+
+@pytest.mark.parametrize(
+    ("point", "decided", "waited"),
+    [
+        # Paused before its grounds are weighed: the correction commits first and is seen.
+        ("memory_class_check", "memory_tainted", False),
+        # Paused after, the ledger's head held: the correction waits, then lists the memory.
+        ("corrections_upstream", "approved", True),
+    ],
+)
+def test_a_correction_while_a_promotion_is_decided_is_seen_or_waits(
+    estate, agent, operator, monkeypatch, point, decided, waited
+):
+    _evidence()
+    _write(agent, "runbooks", "mem-procedure")()
+    escalation = Escalation.objects.get(memory__memory_id="mem-procedure")
+    reviewer = make_person("rhys-reviewer", "reviewer")
+
+    seen = _race(
+        monkeypatch,
+        promotions_module,
+        point,
+        _promotion_approved(escalation, reviewer),
+        lambda: correction_create(evidence_id="ev-race", reason="misread", actor=operator.user),
+    )
+
+    assert (seen["write"], seen["waited"]) == (decided, waited), seen
+    status = MemoryRecord.objects.get(memory_id="mem-procedure").status
+    assert status == ("active" if decided == "approved" else "suggested")
+    assert seen["change"].counts.get("memory") == 1  # in the correction's list to review

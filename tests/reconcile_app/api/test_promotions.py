@@ -9,8 +9,10 @@ import pytest
 from django.contrib.auth.models import Group
 
 from reconcile_app.models import AuditEvent, Escalation, MemoryRecord, MemoryStatusEvent
+from reconcile_app.services.corrections import correction_create
 from tests.conftest import Persona, make_agent, make_person
 from tests.factories import ACCOUNT, EvidenceFactory
+from tests.reconcile_app.effects.conftest import collectible, reconcile  # noqa: F401
 from tests.reconcile_app.facts.conftest import (  # noqa: F401 (registry is a fixture)
     authority,
     current,
@@ -233,3 +235,42 @@ def test_a_decision_needs_a_rationale_and_happens_once(agent, reviewer, observed
     again = decide(reviewer, escalation_id, "approve", "yes after all")
     assert (again.status_code, again.json()["code"]) == (409, "already_decided")
     assert MemoryRecord.objects.get().status == "rejected"
+
+
+def test_a_suggestion_whose_evidence_was_corrected_is_not_promoted(
+    agent, reviewer, operator, observed
+):
+    """As a commit on a tainted snapshot is refused: the grounds of the belief were
+    withdrawn after it was suggested, and approving it would bring it into force anyway."""
+    memory = suggest(agent)
+    correction = correction_create(evidence_id="ev-seen", reason="misread", actor=operator.user)
+
+    response = decide(reviewer, memory["promotion_escalation_id"], "approve")
+
+    assert response.status_code == 409, response.content
+    problem = response.json()
+    assert problem["code"] == "memory_tainted"
+    assert problem["tainted_by"] == [correction.correction_id]
+    assert correction.correction_id in problem["detail"] and "ev-seen" in problem["detail"]
+    assert status_of(memory["memory_id"]) == "suggested"
+    assert not AuditEvent.objects.filter(action="memory.promote").exists()
+    rejected = decide(reviewer, memory["promotion_escalation_id"], "reject", "grounds withdrawn")
+    assert rejected.status_code == 200, rejected.content
+    assert status_of(memory["memory_id"]) == "rejected"
+
+
+def test_a_suggestion_derived_from_a_snapshot_is_tainted_by_the_snapshots_evidence(
+    collectible, agent, reviewer, operator
+):
+    """However far up: the memory derives from a snapshot, which used ev-collect."""
+    snapshot = reconcile(agent)
+    memory = suggest(agent, derived_from=[snapshot["snapshot_id"]])
+    assert decide(reviewer, memory["promotion_escalation_id"], "approve", "x").status_code == 200
+
+    later = suggest(agent, derived_from=[snapshot["snapshot_id"]], value="read twice")
+    correction = correction_create(evidence_id="ev-collect", reason="wrong", actor=operator.user)
+    response = decide(reviewer, later["promotion_escalation_id"], "approve")
+
+    assert (response.status_code, response.json()["code"]) == (409, "memory_tainted")
+    assert response.json()["tainted_by"] == [correction.correction_id]
+    assert status_of(later["memory_id"]) == "suggested"

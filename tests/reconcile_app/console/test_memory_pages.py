@@ -18,8 +18,9 @@ from tests.reconcile_app.console.memory_world import (  # noqa: F401 (fixtures)
 CLASSES_QUERIES = 6
 # session, user, the user's groups, the record (with its writer and what it supersedes), its
 # class, its own and its class's quarantines (one query), its status history, what supersedes it, its promotion, and
-# its audit timeline.
-MEMORY_QUERIES = 10
+# its audit timeline; and the corrections upstream of it (its lineage node, the walk up, the
+# corrections of the evidence reached).
+MEMORY_QUERIES = 13
 
 
 def class_row(page: str, name: str) -> str:

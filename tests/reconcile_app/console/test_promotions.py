@@ -7,6 +7,7 @@ import re
 import pytest
 
 from reconcile_app.models import AuditEvent, Escalation, MemoryRecord
+from reconcile_app.services.corrections import correction_create
 from tests.reconcile_app.console.conftest import signed_in
 from tests.reconcile_app.console.memory_world import (  # noqa: F401 (fixtures)
     basis,
@@ -251,3 +252,27 @@ def test_the_form_is_csrf_protected(reviewer, agent, basis):
     assert response.status_code == 403
     waiting.refresh_from_db()
     assert waiting.status == "suggested"
+
+
+def test_a_suggestion_whose_evidence_was_corrected_says_so_and_is_not_promoted(
+    reviewer_browser, agent, operator, basis
+):
+    waiting = write(agent)
+    correction = correction_create(
+        evidence_id=basis, reason="not our playbook", actor=operator.user
+    )
+
+    page = reviewer_browser.get(f"/memories/{waiting.memory_id}/").content.decode()
+    banner = page.split('id="memory-tainted"', 1)[1].split("</p>", 1)[0]
+    assert f'href="/corrections/{correction.correction_id}/"' in banner
+    assert f"({basis})" in banner and "cannot be promoted" in banner
+
+    response = approve(reviewer_browser, waiting, rationale="looks right to me")
+    assert response.status_code == 409
+    assert 'id="decision-error"' in response.content.decode()
+    assert "memory_tainted" in response.content.decode()
+    waiting.refresh_from_db()
+    assert waiting.status == "suggested"
+    assert reject(reviewer_browser, waiting, rationale="its grounds are gone").status_code == 302
+    waiting.refresh_from_db()
+    assert waiting.status == "rejected"

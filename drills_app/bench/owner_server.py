@@ -84,7 +84,7 @@ class OwnerHandler(BaseHTTPRequestHandler):
                 "idempotency_key": self.headers.get("Idempotency-Key"),
                 "subject": command.get("subject"),
                 "field": command.get("field"),
-                "version": 8,
+                "resulting_version": 8,
             },
         )
 

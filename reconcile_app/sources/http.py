@@ -35,7 +35,12 @@ from reconcile_app.sources import (
     ReadResult,
     SourceAdapter,
 )
-from reconcile_app.sources.owner_answers import authority_answer, owner_time, shown
+from reconcile_app.sources.owner_answers import (
+    authority_answer,
+    owner_time,
+    receipt_problem,
+    shown,
+)
 from reconcile_app.sources.owner_client import (
     owner_asks_at_once,
     owner_base,
@@ -55,17 +60,6 @@ def _unsafe_identifier(value: object) -> bool:
     (docs/api.md "Input limits"); this is the same rule again where the URL is built.
     """
     return not isinstance(value, str) or identifier_problem(value) is not None
-
-
-def _receipt_mismatch(receipt: dict[str, Any], command: EffectCommand) -> str | None:
-    """Which key of the receipt is not the command's, or None when it is proof of it."""
-    for key in ("idempotency_key", "subject", "field"):
-        asked = getattr(command, key)
-        if key not in receipt:
-            return f"the receipt has no {key} (asked {shown(asked)})"
-        if receipt[key] != asked:
-            return f"the receipt's {key} is {shown(receipt[key])}, asked {shown(asked)}"
-    return None
 
 
 @dataclass(frozen=True)
@@ -215,7 +209,13 @@ class HttpAdapter(SourceAdapter):
         except ValueError:
             answer = {}
         if response.status_code in (200, 201) and isinstance(answer, dict):
-            if mismatch := _receipt_mismatch(answer, command):
+            if mismatch := receipt_problem(
+                answer,
+                idempotency_key=command.idempotency_key,
+                subject=command.subject,
+                field=command.field,
+                expected_version=command.expected_version,
+            ):
                 # The owner answered, but not with proof of this command (a confused owner,
                 # a cache or proxy answering for another request): it may or may not have
                 # executed, so it is unknown, and the owner's ledger decides.

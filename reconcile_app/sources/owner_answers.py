@@ -1,5 +1,5 @@
-"""Reading what an owner answered over HTTP (the owner contract of docs/api.md): its
-timestamps, and its answer to `GET authority/{fact_key}`, now or `?as_of=`."""
+"""Reading what an owner answered (the owner contract of docs/api.md): its timestamps, its
+receipts, and its answer to `GET authority/{fact_key}`, now or `?as_of=`."""
 
 from __future__ import annotations
 
@@ -38,6 +38,42 @@ def shown(value: object) -> str:
     """An identifier or an owner's value in a detail: quoted, escaped and kept short."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+# The largest version an effect can record (its versions are 64-bit integers).
+VERSION_MOST = 2**63 - 1
+
+
+def receipt_problem(
+    receipt: Any, *, idempotency_key: str, subject: str, field: str, expected_version: int
+) -> str | None:
+    """Why `receipt` is not proof that the command with this key, target and If-Match
+    executed, or None when it is.
+
+    It must name the command's idempotency key, subject and field, and the version the write
+    produced: an integer past the one the command was sent against (a compare-and-set write
+    moves the version on; readbacks judge the target against it). Anything else is an
+    answer, not proof: a confused owner, or a cache or proxy answering for another request.
+    """
+    if not isinstance(receipt, dict):
+        return f"the receipt is not an object ({type(receipt).__name__})"
+    asked = {"idempotency_key": idempotency_key, "subject": subject, "field": field}
+    for key, value in asked.items():
+        if key not in receipt:
+            return f"the receipt has no {key} (asked {shown(value)})"
+        if receipt[key] != value:
+            return f"the receipt's {key} is {shown(receipt[key])}, asked {shown(value)}"
+    version = receipt.get("resulting_version")
+    if not (
+        isinstance(version, int)
+        and not isinstance(version, bool)
+        and expected_version < version <= VERSION_MOST
+    ):
+        return (
+            f"the receipt's resulting_version is {shown(version)}: not a version past "
+            f"{expected_version}, the one the command was sent against"
+        )
+    return None
 
 
 def authority_answer(

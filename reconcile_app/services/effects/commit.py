@@ -52,6 +52,7 @@ from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.provenance import effect_lineage
 from reconcile_app.services.quarantine import source_check, sources_read_check
 from reconcile_app.sources import ApplyOutcome, EffectCommand, adapter_for
+from reconcile_app.sources.owner_answers import receipt_problem
 
 
 @dataclass(frozen=True)
@@ -311,6 +312,18 @@ def _send(effect: Effect) -> Effect:
             expected_version=effect.expected_version,
         )
     )
+    if result.outcome == ApplyOutcome.ACCEPTED and (
+        problem := receipt_problem(
+            result.receipt,
+            idempotency_key=effect.idempotency_key,
+            subject=effect.subject,
+            field=effect.field,
+            expected_version=effect.expected_version,
+        )
+    ):
+        # An adapter's "accepted" is taken only with proof of this command (the `http` one
+        # checks its owner's receipts itself; any other adapter's are checked here).
+        return _mark_unknown(effect, problem, code="receipt_mismatch")
     if result.outcome == ApplyOutcome.ACCEPTED:
         return effect_accept(
             effect_id=effect.pk, receipt=result.receipt or {}, via="receipt", known=effect

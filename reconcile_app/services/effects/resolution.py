@@ -32,7 +32,8 @@ from reconcile_app.services.effects.state import (
 )
 from reconcile_app.services.enqueue import enqueue_on_commit, enqueue_or_refuse
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.sources import LookupOutcome, adapter_for
+from reconcile_app.sources import LookupOutcome, LookupResult, adapter_for
+from reconcile_app.sources.owner_answers import receipt_problem
 
 
 def resolution_observed(effect: Effect, outcome: str) -> dict[str, Any]:
@@ -76,7 +77,19 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
         return effect
     lookup = adapter_for(effect.source).lookup_effect(effect.idempotency_key)
     if lookup.outcome == LookupOutcome.FOUND:
-        return effect_accept(effect_id=effect.pk, receipt=lookup.receipt or {}, via="resolution")
+        # The ledger's receipt settles it only as proof of this command (any adapter's).
+        problem = receipt_problem(
+            lookup.receipt,
+            idempotency_key=effect.idempotency_key,
+            subject=effect.subject,
+            field=effect.field,
+            expected_version=effect.expected_version,
+        )
+        if problem is None:
+            return effect_accept(
+                effect_id=effect.pk, receipt=lookup.receipt or {}, via="resolution"
+            )
+        lookup = LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail=problem)
     target = adapter_for(effect.source).read(effect.subject, effect.field)
     # A view older than the command (a lagging replica) shows the version it was sent against
     # whether or not it executed: only a view from after it proves the target untouched. One
@@ -133,7 +146,11 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
 def _unresolved(lookup: Any, target: Any, current: bool) -> str:
     """Why neither the owner's ledger nor the target settled it (shown on the effect page)."""
     if lookup.outcome == LookupOutcome.UNAVAILABLE:
-        return "owner's ledger unavailable"
+        return (
+            f"owner's ledger unavailable: {lookup.detail}"
+            if lookup.detail
+            else ("owner's ledger unavailable")
+        )
     if target.status != ReadStatus.OK:
         return f"ledger has no key and the target could not be read ({target.status})"
     if not current and target.observed_at is None:

@@ -203,7 +203,12 @@ def tls_owner(certificate_authority, tmp_path, monkeypatch) -> Iterator[StubOwne
 
 def test_an_https_owner_is_verified_and_its_connection_kept(tls_owner):
     tls_owner.body = record()
-    tls_owner.post_body = {"idempotency_key": "k-1", "subject": "acct-1", "field": "status"}
+    tls_owner.post_body = {
+        "idempotency_key": "k-1",
+        "subject": "acct-1",
+        "field": "status",
+        "resulting_version": 4,
+    }
     owner = adapter(tls_owner.url)
 
     read = owner.read("acct-1", "status")

@@ -36,6 +36,7 @@ from reconcile_app.sources import (
     SourceAdapter,
 )
 from reconcile_app.sources.owner_answers import (
+    VERSION_MOST,
     authority_answer,
     owner_time,
     receipt_problem,
@@ -60,6 +61,20 @@ def _unsafe_identifier(value: object) -> bool:
     (docs/api.md "Input limits"); this is the same rule again where the URL is built.
     """
     return not isinstance(value, str) or identifier_problem(value) is not None
+
+
+def _version_or_none(value: object) -> int | None:
+    """A version the owner named in a refusal, or None when what it sent is none."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= VERSION_MOST:
+        return value
+    return None
+
+
+def _detail(said: dict[str, Any], default: str) -> str:
+    """The owner's `detail`, as text and kept short (it is stored and shown)."""
+    detail = said.get("detail", default)
+    text = detail if isinstance(detail, str) else shown(detail)
+    return text if len(text) <= 500 else text[:497] + "..."
 
 
 @dataclass(frozen=True)
@@ -207,15 +222,19 @@ class HttpAdapter(SourceAdapter):
         try:
             answer = response.json()
         except ValueError:
-            answer = {}
-        if response.status_code in (200, 201) and isinstance(answer, dict):
-            if mismatch := receipt_problem(
+            answer = None
+        if 200 <= response.status_code < 300:
+            mismatch = receipt_problem(
                 answer,
                 idempotency_key=command.idempotency_key,
                 subject=command.subject,
                 field=command.field,
                 expected_version=command.expected_version,
-            ):
+            )
+            if response.status_code not in (200, 201):
+                # 202 "queued", 204 "done, nothing to say": a success without a receipt.
+                mismatch = f"owner answered {response.status_code}, which is no receipt"
+            if mismatch:
                 # The owner answered, but not with proof of this command (a confused owner,
                 # a cache or proxy answering for another request): it may or may not have
                 # executed, so it is unknown, and the owner's ledger decides.
@@ -223,19 +242,22 @@ class HttpAdapter(SourceAdapter):
                     outcome=ApplyOutcome.UNKNOWN, code="receipt_mismatch", detail=mismatch
                 )
             return ApplyResult(outcome=ApplyOutcome.ACCEPTED, receipt=answer)
+        # A refusal's body is the owner's to shape: an object, or nothing of it is used.
+        said = answer if isinstance(answer, dict) else {}
         if response.status_code == 412:
+            expected = _version_or_none(said.get("expected", command.expected_version))
             return ApplyResult(
                 outcome=ApplyOutcome.REJECTED,
                 code="version_changed",
-                expected=answer.get("expected", command.expected_version),
-                found=answer.get("found"),
-                detail=str(answer.get("detail", "precondition failed")),
+                expected=expected if expected is not None else command.expected_version,
+                found=_version_or_none(said.get("found")),
+                detail=_detail(said, "precondition failed"),
             )
         if response.status_code == 422:
             return ApplyResult(
                 outcome=ApplyOutcome.REJECTED,
                 code="idempotency_key_reused",
-                detail=str(answer.get("detail", "key reused")),
+                detail=_detail(said, "key reused"),
             )
         if response.status_code >= 500 and response.status_code != 503:
             # A crash or a gateway that gave up waiting: the owner may have executed it.
@@ -247,7 +269,7 @@ class HttpAdapter(SourceAdapter):
         return ApplyResult(
             outcome=ApplyOutcome.REJECTED,
             code="owner_unavailable" if response.status_code == 503 else "owner_refused",
-            detail=f"owner answered {response.status_code}: {answer.get('detail', '')}",
+            detail=f"owner answered {response.status_code}: {_detail(said, '')}",
         )
 
     def lookup_effect(self, idempotency_key: str) -> LookupResult:

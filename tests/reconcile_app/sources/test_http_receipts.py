@@ -141,3 +141,55 @@ def test_a_ledger_receipt_for_this_command_settles_it(stub_owner, http_agent):
     effect = effect_resolve_unknown(effect_id=effect.pk)
 
     assert (effect.status, effect.resulting_version) == ("accepted", 10)
+
+
+# --- A refusal's body is the owner's to shape ---------------------------------------------------
+
+
+@pytest.mark.parametrize("body", [[1], "nope", 7, None], ids=["list", "string", "number", "null"])
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [(412, "version_changed"), (422, "idempotency_key_reused"), (400, "owner_refused")],
+)
+def test_a_refusal_whose_body_is_not_an_object_is_still_a_refusal(stub_owner, body, status, code):
+    """Before: `answer.get` on a list or a string raised, and the commit answered 500."""
+    stub_owner.post_status, stub_owner.post_body = status, body
+
+    result = adapter_for(Source.objects.get(name="case-service-http")).apply(COMMAND)
+
+    assert (result.outcome, result.code) == (ApplyOutcome.REJECTED, code)
+    if status == 412:
+        assert (result.expected, result.found) == (COMMAND.expected_version, None)
+
+
+def test_a_412_naming_no_versions_records_none(stub_owner):
+    stub_owner.post_status = 412
+    stub_owner.post_body = {"expected": "abc", "found": {"x": 1}, "detail": ["x" * 2000]}
+
+    result = adapter_for(Source.objects.get(name="case-service-http")).apply(COMMAND)
+
+    assert (result.expected, result.found) == (COMMAND.expected_version, None)
+    assert len(result.detail) <= 500
+
+
+@pytest.mark.parametrize("status", [202, 204])
+def test_a_success_without_a_receipt_is_unknown_not_rejected(stub_owner, status):
+    """Before: a 202 (queued) or 204 was `rejected` (`owner_refused`) though it may execute."""
+    stub_owner.post_status = status
+    stub_owner.post_body = receipt() if status == 202 else b""
+
+    result = adapter_for(Source.objects.get(name="case-service-http")).apply(COMMAND)
+
+    assert (result.outcome, result.code) == (ApplyOutcome.UNKNOWN, "receipt_mismatch")
+
+
+def test_a_commit_refused_with_a_list_body_answers_the_refusal(stub_owner, http_agent):
+    stub_owner.body = record()
+    snapshot = reconcile_through_http(http_agent)
+    stub_owner.post_status, stub_owner.post_body = 412, [1]
+
+    response = _commit(http_agent, snapshot, "ours-4")
+
+    assert response.status_code == 412, response.content
+    assert response.json()["code"] == "version_changed"
+    assert Effect.objects.get(idempotency_key="ours-4").status == "rejected"

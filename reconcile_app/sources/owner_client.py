@@ -19,6 +19,7 @@ import contextvars
 import os
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from functools import cache, partial
@@ -235,17 +236,52 @@ def owner_url(base: httpx.URL, path: str) -> httpx.URL:
 _DROPPED = (httpx.RemoteProtocolError, httpx.ReadError)
 
 
+# The most an owner's answer may hold: records, receipts and events are small, and an answer
+# is read whole into memory.
+OWNER_ANSWER_BYTES_MOST = 8 * 1024 * 1024
+
+
+class OwnerAnswerTooLarge(httpx.DecodingError):
+    """The owner's answer was larger than OWNER_ANSWER_BYTES_MOST (nothing of it is used)."""
+
+
+def _answer_read(method: str, url: httpx.URL, *, timeout: float, **kwargs: Any) -> httpx.Response:
+    """One request, its answer read whole within `timeout` seconds of the first byte and at
+    most OWNER_ANSWER_BYTES_MOST long. httpx's own timeout is per read of the socket: an owner
+    trickling a byte every second would hold the call (and the web worker) for as long as it
+    liked, and one sending gigabytes would be read into memory."""
+    with owner_client().stream(method, url, timeout=timeout, **kwargs) as response:
+        deadline = time.monotonic() + timeout
+        body = bytearray()
+        for chunk in response.iter_bytes():  # decoded: a compressed bomb is bounded too
+            body += chunk
+            if len(body) > OWNER_ANSWER_BYTES_MOST:
+                raise OwnerAnswerTooLarge(
+                    f"the owner's answer is over {OWNER_ANSWER_BYTES_MOST} bytes",
+                    request=response.request,
+                )
+            if time.monotonic() > deadline:
+                raise httpx.ReadTimeout(
+                    f"the owner's answer took over {timeout:g} s to arrive",
+                    request=response.request,
+                )
+        # What read() would have kept: the answer's content, for .json() and .text.
+        response._content = bytes(body)
+    return response
+
+
 def owner_request(method: str, url: httpx.URL, **kwargs: Any) -> httpx.Response:
-    """One request on the process's client. A GET the owner dropped is asked once more, on
-    another connection: it changes nothing, and a kept connection the owner was closing
-    must not fail a read. A POST is never sent twice: its failure is the caller's to judge
-    (for a commit, `unknown` until the owner's ledger answers)."""
+    """One request on the process's client (its answer bounded in time and size:
+    `_answer_read`). A GET the owner dropped is asked once more, on another connection: it
+    changes nothing, and a kept connection the owner was closing must not fail a read. A
+    POST is never sent twice: its failure is the caller's to judge (for a commit, `unknown`
+    until the owner's ledger answers)."""
     try:
-        return owner_client().request(method, url, **kwargs)
+        return _answer_read(method, url, **kwargs)
     except _DROPPED:
         if method != "GET":
             raise
-    return owner_client().request(method, url, **kwargs)
+    return _answer_read(method, url, **kwargs)
 
 
 def _forget_after_fork() -> None:

@@ -36,9 +36,9 @@ from reconcile_app.sources import (
     SourceAdapter,
 )
 from reconcile_app.sources.owner_answers import (
-    VERSION_MOST,
     authority_answer,
     owner_time,
+    owner_version,
     receipt_problem,
     shown,
 )
@@ -63,11 +63,12 @@ def _unsafe_identifier(value: object) -> bool:
     return not isinstance(value, str) or identifier_problem(value) is not None
 
 
-def _version_or_none(value: object) -> int | None:
-    """A version the owner named in a refusal, or None when what it sent is none."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= VERSION_MOST:
-        return value
-    return None
+def _event_seq(value: object) -> int:
+    """An event's position in the owner's log, as strictly as a version (ValueError if not)."""
+    seq = owner_version(value)
+    if seq is None:
+        raise ValueError(f"event seq {shown(value)} is not a position")
+    return seq
 
 
 def _detail(said: dict[str, Any], default: str) -> str:
@@ -157,8 +158,10 @@ class HttpAdapter(SourceAdapter):
             )
         try:
             body = response.json()
-            version = int(body["version"])
-        except (ValueError, KeyError, TypeError, OverflowError):  # 1e999 is no version
+            version = owner_version(body["version"])
+        except (ValueError, KeyError, TypeError):
+            version = None
+        if version is None:  # no record, or no version one could send back in If-Match
             return ReadResult.failed(
                 ReadStatus.UNAVAILABLE, f"{self.source.name} sent a malformed record"
             )
@@ -245,12 +248,12 @@ class HttpAdapter(SourceAdapter):
         # A refusal's body is the owner's to shape: an object, or nothing of it is used.
         said = answer if isinstance(answer, dict) else {}
         if response.status_code == 412:
-            expected = _version_or_none(said.get("expected", command.expected_version))
+            expected = owner_version(said.get("expected", command.expected_version))
             return ApplyResult(
                 outcome=ApplyOutcome.REJECTED,
                 code="version_changed",
                 expected=expected if expected is not None else command.expected_version,
-                found=_version_or_none(said.get("found")),
+                found=owner_version(said.get("found")),
                 detail=_detail(said, "precondition failed"),
             )
         if response.status_code == 422:
@@ -326,7 +329,7 @@ class HttpAdapter(SourceAdapter):
             events = [
                 Event(
                     event_id=str(item["event_id"]),
-                    seq=int(item["seq"]),
+                    seq=_event_seq(item["seq"]),
                     type=str(item["type"]),
                     subject=str(item["subject"]),
                     field=str(item.get("field") or ""),

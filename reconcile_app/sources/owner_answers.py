@@ -44,6 +44,17 @@ def shown(value: object) -> str:
 VERSION_MOST = 2**63 - 1
 
 
+def owner_version(value: object) -> int | None:
+    """A version as an owner may send it: a JSON integer (or its decimal digits as a string)
+    from 0 to VERSION_MOST; None for anything else. `int()` took 42.9 for 42 and `true` for
+    1: a record read at a version the owner never had."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 19:
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= VERSION_MOST:
+        return value
+    return None
+
+
 def receipt_problem(
     receipt: Any, *, idempotency_key: str, subject: str, field: str, expected_version: int
 ) -> str | None:

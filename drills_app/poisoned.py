@@ -23,7 +23,7 @@ from typing import Any
 
 from drills_app.world import CASE_SOURCE, COMPLAINTS_SOURCE, DECISION_CLASS, FIELD, PURPOSE
 from reconcile_app.choices import DecisionResult, Verdict
-from reconcile_app.errors import DomainError
+from reconcile_app.errors import Conflict, DomainError
 from reconcile_app.models import DecisionSnapshot, MemoryRecord, Principal
 from reconcile_app.selectors.lineage import memory_citations, memory_fed
 from reconcile_app.services.effects import OwnerUnavailable, effect_commit, effect_readback
@@ -201,26 +201,34 @@ def poisoned_memory_trial(*, principal: Principal, subject: str, now: datetime) 
         actor=None,
     )
     trial.quarantine_id = quarantine.quarantine_id
-    quarantine_apply(quarantine_id=quarantine.quarantine_id)
-    trial.steps.append(f"quarantine {quarantine.quarantine_id} applied")
-    trial.listed = memory_fed(memory_id=record.memory_id)
-    trial.citations_before = memory_citations(memory_id=record.memory_id)
+    lift_reason = f"drill {NAME} did not finish: the trial's record is not used again"
+    try:
+        _quarantined(principal, trial, record.memory_id)
+        lift_reason = f"drill {NAME} finished: the trial's record is not used again"
+    finally:
+        # Pass or fail, the drill leaves no record held: the quarantine is the trial's own
+        # (an operator who lifted it meanwhile has done this already).
+        with suppress(Conflict):
+            quarantine_lift(quarantine_id=quarantine.quarantine_id, reason=lift_reason, actor=None)
+    trial.check()
+    return trial
+
+
+def _quarantined(principal: Principal, trial: PoisonedTrial, memory_id: str) -> None:
+    """With the record quarantined: what its lineage lists, the later recalls, the replays."""
+    quarantine_apply(quarantine_id=trial.quarantine_id)
+    trial.steps.append(f"quarantine {trial.quarantine_id} applied")
+    trial.listed = memory_fed(memory_id=memory_id)
+    trial.citations_before = memory_citations(memory_id=memory_id)
     for commits in COMMITS_AFTER:
         snapshot = _recall(principal, trial, commits)
         trial.later_snapshots.append(snapshot.snapshot_id)
         trial.later_decisions.append(snapshot.decision_receipt.decision_id)
         trial.later_verdicts.append(snapshot.content["claims"][0]["verdict"])
-    trial.citations_after = memory_citations(memory_id=record.memory_id)
-    downstream = set(memory_fed(memory_id=record.memory_id)["snapshot"])
+    trial.citations_after = memory_citations(memory_id=memory_id)
+    downstream = set(memory_fed(memory_id=memory_id)["snapshot"])
     trial.later_downstream = [ref for ref in trial.later_snapshots if ref in downstream]
     _replay(trial, trial.fed_snapshots + trial.later_snapshots)
-    quarantine_lift(
-        quarantine_id=quarantine.quarantine_id,
-        reason=f"drill {NAME} finished: the trial's record is not used again",
-        actor=None,
-    )
-    trial.check()
-    return trial
 
 
 def poisoned_memory_report(trials: list[PoisonedTrial]) -> dict[str, Any]:

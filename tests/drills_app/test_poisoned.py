@@ -118,3 +118,19 @@ def test_the_run_page_shows_it(db, operator):
     assert f'href="/lineage/blast-radius/?node=memory:{memory_id}"' in page
     drills = signed_in(operator).get("/drills/").content.decode()
     assert "then a poisoned memory" in drills
+
+
+def test_a_trial_that_fails_after_the_quarantine_still_lifts_it(db, monkeypatch):
+    """Pass or fail, a drill leaves no record held: the trial's quarantine is its own."""
+
+    def replay_down(trial: poisoned.PoisonedTrial, snapshot_ids: list[str]) -> None:
+        raise RuntimeError("replay service down")
+
+    monkeypatch.setattr(poisoned, "_replay", replay_down)
+    with pytest.raises(RuntimeError):
+        drill_suite_run(ONLY_POISONED)
+
+    quarantine = Quarantine.objects.get(scope="memory")
+    assert quarantine.status == "lifted"
+    assert "did not finish" in quarantine.lift_reason
+    assert not Quarantine.objects.filter(status__in=["applying", "applied"]).exists()

@@ -2,9 +2,10 @@
 under quarantine, and the history (the API's list and detail and the console's quarantine
 page alike).
 
-A target is trusted unless an active (applying or applied) quarantine names it. Memory classes
-have no table of their own: they are the classes memories were written with, the classes
-claims were presented with, and any class a quarantine has named.
+A target is trusted unless an active (applying or applied) quarantine names it. The memory
+classes are those declared (a class no memory was written in yet can be quarantined ahead of
+one, as the API allows), the classes memories were written with, the classes claims were
+presented with, and any class a quarantine has named.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from reconcile_app.models import (
     ClaimVerdict,
     DecisionSnapshot,
     Effect,
+    MemoryClass,
     MemoryRecord,
     Quarantine,
     Source,
@@ -107,6 +109,7 @@ def quarantine_targets() -> list[QuarantineTarget]:
         MemoryRecord.objects.order_by()
         .values_list("memory_class", flat=True)
         .union(
+            MemoryClass.objects.order_by().values_list("name", flat=True),
             ClaimVerdict.objects.order_by()
             .exclude(memory_class="")
             .values_list("memory_class", flat=True),
@@ -164,7 +167,8 @@ def _memory_notes(memory_ids: list[str]) -> dict[str, str]:
 
 def _memory_class_known(name: str) -> bool:
     return (
-        MemoryRecord.objects.filter(memory_class=name).exists()
+        MemoryClass.objects.filter(name=name).exists()
+        or MemoryRecord.objects.filter(memory_class=name).exists()
         or ClaimVerdict.objects.filter(memory_class=name).exists()
         or Quarantine.objects.filter(scope=QuarantineScope.MEMORY_CLASS, target=name).exists()
     )

@@ -42,6 +42,17 @@ def test_every_source_and_memory_class_is_listed_with_its_state(
         assert '<span class="badge badge-grey">trusted</span>' in row
 
 
+def test_a_declared_class_no_memory_was_written_in_yet_can_be_quarantined(operator_browser, estate):
+    """Declared by its file (the API quarantines it too): listed, and its dialog opens, before
+    the first memory of it arrives, e.g. a policy class a poisoning is feared to reach."""
+    page = operator_browser.get("/quarantine/").content.decode()
+    assert 'data-state="trusted"' in row_of(page, "target-memory-class-house-rules")
+    response = new(operator_browser, "house-rules", scope="memory_class")
+    assert response.status_code == 200
+    assert 'id="quarantine-form"' in response.content.decode()
+    assert operator_browser.get("/quarantine/targets/memory_class/house-rules/").status_code == 200
+
+
 def test_memory_classes_of_stored_memories_are_listed(auditor_browser, registry, agent):
     from tests.reconcile_app.facts.conftest import remember
 

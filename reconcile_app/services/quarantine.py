@@ -213,7 +213,14 @@ def quarantine_create(
             object_ref=quarantine.quarantine_id,
             reason=reason,
             request_id=request_id,
-            after={"scope": scope, "target": target, "status": quarantine.status},
+            # The end a person chose is theirs: the system's lift then is traced to it.
+            after={
+                "scope": scope,
+                "target": target,
+                "status": quarantine.status,
+                "since": rfc3339(quarantine.since),
+                "ends_at": rfc3339(ends_at),
+            },
         )
         enqueue_on_commit(quarantine_apply_task, quarantine.quarantine_id)
     return quarantine

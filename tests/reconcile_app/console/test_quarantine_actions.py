@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from reconcile_app.canonical import rfc3339
 from reconcile_app.console.mixins import MAX_POLLS
 from reconcile_app.models import AuditEvent, Quarantine
 from reconcile_app.services.quarantine import quarantine_apply, quarantine_create, quarantine_lift
@@ -126,7 +127,13 @@ def test_creating_is_audited_with_the_request_id(operator_browser, estate, opera
     # The same id as the response header (and the access log).
     assert event.request_id == response["X-Request-ID"] != ""
     assert event.reason == "Owner reports corrupt exports."
-    assert event.after == {"scope": "source", "target": CASE, "status": "applying"}
+    assert event.after == {
+        "scope": "source",
+        "target": CASE,
+        "status": "applying",
+        "since": rfc3339(quarantine.since),
+        "ends_at": None,
+    }
 
 
 def test_a_memory_class_is_quarantined_the_same_way(operator_browser, make_snapshot):

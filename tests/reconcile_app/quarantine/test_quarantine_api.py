@@ -178,6 +178,24 @@ def test_quarantine_with_an_end_time_lifts_itself(collectible, operator):
     assert Quarantine.objects.get(quarantine_id=created["id"]).status == "lifted"
 
 
+def test_the_creation_audit_row_says_when_it_ends_and_how_far_back_it_looks(collectible, operator):
+    """An end chosen by a person is theirs: the system's lift at that time is traced to it."""
+    ends_at = timezone.now() + timedelta(minutes=5)
+    since = ago(hours=2)
+    created = quarantine(
+        operator,
+        "source",
+        "case-service",
+        ends_at=ends_at.isoformat(),
+        since=since.isoformat(),
+    )
+    quarantines_expire(now=ends_at + timedelta(minutes=1))
+    create, lift = AuditEvent.objects.filter(object_ref=created["id"]).order_by("at", "pk")
+    assert create.after["ends_at"] == created["ends_at"]
+    assert create.after["since"] == created["since"]
+    assert (lift.actor_name, lift.reason) == ("system", "ended at its scheduled end time")
+
+
 def test_a_lookback_dated_ahead_is_refused_and_nothing_is_quarantined(collectible, operator):
     ahead = operator.post(
         "/api/v1/quarantines",

@@ -8,8 +8,11 @@ own classes in the type stubs; the names are the API contract, so those lines te
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from reconcile_app.api.fields import Identifier, Justification, NonEmptyRefs, Text, Value
 from reconcile_app.api.problem_serializers import FactAuthorityOutput
@@ -21,6 +24,7 @@ from reconcile_app.choices import (
     QuarantineScope,
     QuarantineStatus,
 )
+from reconcile_app.errors import ValidationFailed
 from reconcile_app.limits import MAX_REASON_CHARACTERS
 from reconcile_app.models import MemoryRecord
 from reconcile_app.selectors.ledger import promotion_escalation_id
@@ -209,8 +213,22 @@ class CorrectionInput(serializers.Serializer):
     replacement = ReplacementInput(required=False, allow_null=True, default=None)
 
 
+class QuarantineScopeField(serializers.ChoiceField):
+    """One of the three scopes; anything else (null, a number, a list, another word) is the
+    operation's declared 400 `invalid_scope`, not DRF's generic `invalid_request`."""
+
+    def run_validation(self, data: Any = empty) -> Any:
+        if data is not empty and data not in QuarantineScope.values:
+            raise ValidationFailed(
+                "scope must be source, memory_class or memory",
+                code="invalid_scope",
+                errors={"scope": [f"{data!r} is not one of {', '.join(QuarantineScope.values)}"]},
+            )
+        return super().run_validation(data)
+
+
 class QuarantineInput(serializers.Serializer):
-    scope = serializers.ChoiceField(choices=QuarantineScope.choices)
+    scope = QuarantineScopeField(choices=QuarantineScope.choices)
     target = Identifier()
     reason = Justification()
     since = serializers.DateTimeField(required=False, allow_null=True, default=None)

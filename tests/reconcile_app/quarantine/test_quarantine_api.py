@@ -304,3 +304,13 @@ def test_lifting_a_source_quarantine_resumes_the_checks_it_held(
     assert effects_sweep()["resolutions"] == 1
     lift = AuditEvent.objects.get(object_ref=created["id"], action="quarantine.lift")
     assert lift.after["effects_resumed"] == 1
+
+
+@pytest.mark.parametrize("scope", ["galaxy", "", 7, ["source"], None])
+def test_an_unknown_scope_is_the_declared_invalid_scope(collectible, operator, scope):
+    """The schema names `invalid_scope` for a scope that is none of the three."""
+    response = operator.post(
+        "/api/v1/quarantines", {"scope": scope, "target": "case-service", "reason": "why"}
+    )
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_scope")
+    assert not Quarantine.objects.exists()

@@ -102,6 +102,7 @@ def _results_for(run: DrillRun) -> tuple[dict[str, Any], bool | None]:
         on_progress=progress,
         started_by=run.started_by,
         run_label=f"run #{run.pk}",
+        run_id=run.pk,
     )
     return report, bool(report["passed"])
 

@@ -271,17 +271,23 @@ def drill_suite_run(
     *,
     started_by: Any = None,
     run_label: str = "",
+    run_id: int | None = None,
 ) -> dict[str, Any]:
     """Run every selected scenario `repeat` times on both arms; the report is plain JSON.
     Whatever the trials leave open in the operators' queues is closed at the end, pass or
-    fail (cleanup.py), naming `started_by` in the note."""
+    fail (cleanup.py), naming `started_by` in the note. The attempts of one stored run
+    share a prefix (`drill-{run_id}r…`): a worker killed mid-run leaves its message to be
+    delivered again, and the next attempt closes what the dead one left open too."""
     parameters.check()
     started = time.perf_counter()
     principal = drill_estate_ensure()
-    tag = secrets.token_hex(3)  # unique subjects and keys: the drill can run again and again
+    prefix = f"{run_id}r" if run_id is not None else ""
+    # Unique subjects and keys: the drill can run again and again.
+    tag = f"{prefix}{secrets.token_hex(3)}"
+    subjects = f"drill-{prefix}" if prefix else f"drill-{tag}-"
     by = getattr(started_by, "username", "") or "the command line"
     note = (
-        f"Closed by the drill {run_label or 'run'} (subjects drill-{tag}-*, started by {by}) "
+        f"Closed by the drill {run_label or 'run'} (subjects {subjects}*, started by {by}) "
         "that opened it: a drill's question, nobody's to answer."
     )
     try:
@@ -289,11 +295,11 @@ def drill_suite_run(
     except BaseException:
         # Close what the trials opened before the failure, without hiding why they stopped.
         try:
-            drill_rows_close(principal=principal, subjects=f"drill-{tag}-", note=note)
+            drill_rows_close(principal=principal, subjects=subjects, note=note)
         except Exception:
             logger.exception("the failed drill's open rows could not be closed")
         raise
-    closed = drill_rows_close(principal=principal, subjects=f"drill-{tag}-", note=note)
+    closed = drill_rows_close(principal=principal, subjects=subjects, note=note)
     report["closed"] = closed.as_dict()
     report["tag"] = tag
     report["elapsed_seconds"] = round(time.perf_counter() - started, 3)

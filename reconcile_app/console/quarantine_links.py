@@ -1,8 +1,9 @@
 """Where each of a quarantine's "affected" counts is listed, so a count is a link.
 
 A source's snapshots and allowed decisions are the snapshot list filtered by that source from
-the quarantine's `since` (the same window the count used); its effects are the effects list
-for that source. What descends from a memory class or record (memories, claims, downstream
+the quarantine's `since` (the same window the count used), and so are its effects; its pending
+effects (of any age, in three statuses no one tab shows) open all of the source's effects.
+What descends from a memory class or record (memories, claims, downstream
 snapshots, decisions, effects) is its blast radius, on the tab of that kind.
 """
 
@@ -28,7 +29,10 @@ def affected_url(*, scope: str, target: str, name: str, since: datetime | None) 
             return _url("console-snapshots", source=target, **window)
         if name == "decisions":
             return _url("console-snapshots", source=target, result="allow", **window)
-        if name in ("effects", "effects_pending"):
+        if name == "effects":
+            created = {"created_after": rfc3339(since) or ""} if since else {}
+            return _url("console-effects", status="all", source=target, **created)
+        if name == "effects_pending":
             return _url("console-effects", status="all", source=target)
         return None
     if scope == QuarantineScope.MEMORY_CLASS:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
-from reconcile_app.models import Quarantine
+from reconcile_app.models import Effect, Quarantine
 from reconcile_app.services.quarantine import quarantine_create, quarantine_lift
+from tests.reconcile_app.console.conftest import commit_effect
 from tests.reconcile_app.console.quarantine_steps import (
     new,
     quarantined,  # noqa: F401 (a fixture)
@@ -121,6 +124,22 @@ def test_dialog_previews_what_a_source_quarantine_would_touch(operator_browser, 
     assert 'hx-post="/quarantine/new/"' in body
     assert "csrfmiddlewaretoken" in body
     assert not Quarantine.objects.exists()  # the preview writes nothing
+
+
+def test_the_effects_count_opens_the_effects_it_counts(operator_browser, agent, estate):
+    """The count looks back to the quarantine's start; so does the list it opens."""
+    commit_effect(agent, "e-old")
+    commit_effect(agent, "e-new")
+    Effect.objects.filter(idempotency_key="e-old").update(
+        created_at=timezone.now() - timedelta(days=30)
+    )
+    body = new(operator_browser).content.decode()
+    effects = re.search(
+        r'<li data-name="effects"><a href="([^"]+)"[^>]*><strong class="num">1</strong>', body
+    )
+    assert effects, body
+    listed = operator_browser.get(html.unescape(effects.group(1))).content.decode()
+    assert re.findall(r'href="/effects/(e-[a-z]+)/"', listed) == ["e-new"]
 
 
 def test_dialog_previews_a_memory_class(operator_browser, registry, agent):

@@ -30,6 +30,16 @@ EXCLUSIVE_WINDOW = timedelta(minutes=15)
 START_LOCK = 0x4452494C
 
 
+ABANDONED = (
+    "abandoned: no worker finished it within {minutes} minutes (a killed worker, a lost "
+    "message); other drills may have run since, so it was not started again"
+)
+
+
+def _abandoned_error() -> str:
+    return ABANDONED.format(minutes=int(EXCLUSIVE_WINDOW.total_seconds() // 60))
+
+
 def _starts_held() -> None:
     """Inside the start's transaction: another start waits until this one commits, and then
     sees its run. Locking the running rows locks nothing when there are none (two starts
@@ -48,6 +58,11 @@ def drill_run_start(*, kind: str, parameters: dict[str, Any], started_by: Any = 
     with transaction.atomic():
         if kind == DrillRunKind.DRILL:
             _starts_held()
+            # A drill still "running" past its window is one no worker will finish: say so,
+            # rather than showing it running for good.
+            DrillRun.objects.filter(
+                kind=kind, status=DrillRunStatus.RUNNING, started_at__lt=now - EXCLUSIVE_WINDOW
+            ).update(status=DrillRunStatus.FAILED, error=_abandoned_error(), finished_at=now)
             busy = (
                 DrillRun.objects.select_for_update()
                 .filter(
@@ -127,6 +142,10 @@ def drill_run_execute(*, run_id: int) -> DrillRun:
         raise NotFound(f"no drill run {run_id}", code="drill_run_not_found")
     if run.status != DrillRunStatus.RUNNING:
         return run
+    if run.kind == DrillRunKind.DRILL and run.started_at < timezone.now() - EXCLUSIVE_WINDOW:
+        # Its message came back late (a worker lost): the window that kept other drills off
+        # the drill's sources has passed, and one may be running now.
+        return drill_run_fail(run_id=run_id, error=_abandoned_error())
     try:
         results, passed = _results_for(run)
     except Exception as exc:

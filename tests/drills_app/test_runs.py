@@ -100,3 +100,22 @@ def test_a_stale_running_drill_does_not_block_forever(db):
         started_at=stuck.started_at - runs.EXCLUSIVE_WINDOW * 2
     )
     assert drill_run_start(kind=DrillRunKind.DRILL, parameters={}).pk != stuck.pk
+    # It is no longer shown running, and its message, delivered late, runs nothing now that
+    # another drill may hold the sandbox.
+    stuck.refresh_from_db()
+    assert stuck.status == DrillRunStatus.FAILED and "abandoned" in stuck.error
+    assert drill_run_execute(run_id=stuck.pk).status == DrillRunStatus.FAILED
+
+
+def test_a_drill_delivered_after_its_window_runs_nothing(db, monkeypatch):
+    late = drill_run_start(kind=DrillRunKind.DRILL, parameters={"repeat": 1})
+    DrillRun.objects.filter(pk=late.pk).update(
+        started_at=late.started_at - runs.EXCLUSIVE_WINDOW - runs.EXCLUSIVE_WINDOW / 15
+    )
+    ran = []
+    monkeypatch.setattr(runs, "_results_for", lambda run: ran.append(run) or ({}, True))
+
+    finished = drill_run_execute(run_id=late.pk)
+
+    assert ran == []
+    assert finished.status == DrillRunStatus.FAILED and "abandoned" in finished.error

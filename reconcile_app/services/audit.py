@@ -6,6 +6,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from config.logs import request_id_var
 from reconcile_app.models import AuditEvent
 
 
@@ -20,7 +21,11 @@ def audit_record(
     before: Any = None,
     after: Any = None,
 ) -> AuditEvent:
-    """Call inside the transaction of the change it describes, so both land or neither does."""
+    """Call inside the transaction of the change it describes, so both land or neither does.
+
+    Without a `request_id`, the one the work runs under: the web request's, or in a Celery
+    task the request's that enqueued it (config/celery.py carries it), else the task's id. A
+    drill's or a sweep's rows then lead back to the start that caused them."""
     return AuditEvent.objects.create(
         at=timezone.now(),
         actor=actor if getattr(actor, "pk", None) else None,
@@ -29,7 +34,7 @@ def audit_record(
         object_kind=object_kind,
         object_ref=object_ref,
         reason=reason,
-        request_id=request_id,
+        request_id=request_id or request_id_var.get(),
         before=before,
         after=after,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from config.logs import request_id_var
 from drills_app import drift, runs
 from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
@@ -15,6 +16,7 @@ from drills_app.runs import (
 )
 from drills_app.tasks import execute_drill_run
 from reconcile_app.errors import NotFound, ValidationFailed
+from reconcile_app.models import AuditEvent
 
 BENCH = {"episodes": 20, "max_horizon": 3}
 
@@ -119,3 +121,27 @@ def test_a_drill_delivered_after_its_window_runs_nothing(db, monkeypatch):
 
     assert ran == []
     assert finished.status == DrillRunStatus.FAILED and "abandoned" in finished.error
+
+
+def test_a_drills_audit_rows_lead_back_to_the_request_that_started_it(
+    operator, eager_tasks, django_capture_on_commit_callbacks
+):
+    """The drill's own rows (its quarantine placed and lifted, what it closed) are the
+    system's doing, under the request id the start ran under (carried into the task by
+    config/celery.py): they used to carry none, tied to no start."""
+    before = AuditEvent.objects.order_by("id").values_list("id", flat=True).last() or 0
+    started_under = request_id_var.set("req-drill-7")
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            run = drill_run_enqueue(
+                kind=DrillRunKind.DRILL,
+                parameters={"repeat": 1, "scenarios": ["poisoned_memory"]},
+                started_by=operator.user,
+            )
+    finally:
+        request_id_var.reset(started_under)
+    run.refresh_from_db()
+    assert run.status == DrillRunStatus.COMPLETE, run.error
+    rows = AuditEvent.objects.filter(actor_name="system", id__gt=before)
+    assert {"quarantine.create", "quarantine.lift"} <= set(rows.values_list("action", flat=True))
+    assert set(rows.values_list("request_id", flat=True)) == {"req-drill-7"}

@@ -217,6 +217,10 @@ class EscalationStatus(models.TextChoices):
     REJECTED = "rejected"
 
 
+# The code of an escalation that reviews a suggested memory (services/promotions.py).
+PROMOTION = "promotion"
+
+
 class QuarantineScope(models.TextChoices):
     SOURCE = "source"
     MEMORY_CLASS = "memory_class"

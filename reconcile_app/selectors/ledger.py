@@ -14,7 +14,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
 from config import raw_select
-from reconcile_app.choices import EvidenceKind
+from reconcile_app.choices import PROMOTION, EvidenceKind
 from reconcile_app.errors import NotFound
 from reconcile_app.models import (
     Escalation,
@@ -25,7 +25,6 @@ from reconcile_app.models import (
 )
 from reconcile_app.reconciliation.types import EvidenceView
 from reconcile_app.roles import is_staff_role
-from reconcile_app.services.promotions import PROMOTION
 
 STATE_ASSERTING_KINDS = (
     EvidenceKind.OBSERVATION,

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from reconcile_app.choices import MemoryStatus, QuarantineScope
+from reconcile_app.choices import PROMOTION, MemoryStatus, QuarantineScope
 from reconcile_app.errors import NotFound
 from reconcile_app.models import (
     Escalation,
@@ -19,7 +19,6 @@ from reconcile_app.models import (
     Quarantine,
 )
 from reconcile_app.selectors.memory_taint import Upstream, corrections_upstream
-from reconcile_app.services.promotions import PROMOTION
 from reconcile_app.services.quarantine import ACTIVE
 from reconcile_app.services.references import split_reference
 

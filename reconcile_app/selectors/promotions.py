@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
-from reconcile_app.choices import MemoryAdmission
+from reconcile_app.choices import PROMOTION, MemoryAdmission
 from reconcile_app.models import Escalation, MemoryClass
-from reconcile_app.services.promotions import PROMOTION
 
 
 def console_promotions() -> QuerySet[Escalation]:

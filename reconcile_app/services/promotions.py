@@ -10,16 +10,15 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from reconcile_app.choices import MEMORY_IN_FORCE, MemoryStatus
+from reconcile_app.choices import MEMORY_IN_FORCE, PROMOTION, MemoryStatus
 from reconcile_app.errors import Conflict
 from reconcile_app.models import Escalation, MemoryRecord, Principal
 from reconcile_app.selectors.memory_taint import corrections_upstream
-from reconcile_app.services import evidence as ledger  # a module: evidence imports this one
 from reconcile_app.services.audit import audit_record
+from reconcile_app.services.evidence import ledger_held
 from reconcile_app.services.memory_status import memory_status_move
 from reconcile_app.services.quarantine import memory_class_check
 
-PROMOTION = "promotion"
 READ_HISTORY = ["read_history"]
 
 
@@ -45,7 +44,7 @@ def _grounds_check(memory: MemoryRecord) -> None:
     suggested (as a commit on a tainted snapshot is refused). Under the ledger's head, held
     FOR SHARE after the rows (the lock order): a correction appends under it, so it either
     committed before and is seen here, or waits for this decision."""
-    ledger.ledger_held()
+    ledger_held()
     upstream = corrections_upstream(memory.memory_id)
     if upstream:
         named = ", ".join(f"{item.correction_id} ({item.evidence_id})" for item in upstream)

@@ -83,6 +83,17 @@ def _quarantine_applied(operator, memory_class: str) -> Callable[[], Any]:
     return change
 
 
+def _promotion_approved(escalation: Escalation, reviewer: Any) -> Callable[[], Any]:
+    return lambda: (
+        escalation_decide(
+            escalation_id=escalation.escalation_id,
+            reviewer=reviewer.user,
+            approve=True,
+            rationale="a sound procedure",
+        ).status
+    )
+
+
 def test_a_class_quarantined_while_a_memory_is_written_waits_and_counts_it(
     estate, agent, operator, monkeypatch
 ):
@@ -110,14 +121,7 @@ def test_a_class_quarantined_while_a_promotion_is_decided_waits_for_it(
         monkeypatch,
         promotions_module,
         "memory_class_check",
-        lambda: (
-            escalation_decide(
-                escalation_id=escalation.escalation_id,
-                reviewer=reviewer.user,
-                approve=True,
-                rationale="a sound procedure",
-            ).status
-        ),
+        _promotion_approved(escalation, reviewer),
         _quarantine_applied(operator, "runbooks"),
     )
     assert (seen["write"], seen["waited"]) == ("approved", True), seen
@@ -315,17 +319,6 @@ def test_an_operator_role_taken_back_after_authentication_stops_an_attestation(
     )
     assert (seen["write"], seen["change"]) == (403, True), seen
     assert not EvidenceEntry.objects.filter(evidence_id="ev-after-demotion").exists()
-
-
-def _promotion_approved(escalation: Escalation, reviewer: Any) -> Callable[[], Any]:
-    return lambda: (
-        escalation_decide(
-            escalation_id=escalation.escalation_id,
-            reviewer=reviewer.user,
-            approve=True,
-            rationale="a sound procedure",
-        ).status
-    )
 
 
 @pytest.mark.parametrize(

@@ -234,9 +234,8 @@ def test_a_throttled_first_commit_goes_again_under_its_key(
     (effect,) = Effect.objects.filter(subject="P21")
     assert refused == [effect.idempotency_key]
     assert said.count("P21: decision allow (allowed)") == 1
-    assert (
-        f"P21: throttled; the same command under {effect.idempotency_key} in 1 s"
-    )  # Retry-After: whole seconds in said
+    # Retry-After is whole seconds: the 0.1 s the throttle asked is sent as 1.
+    assert f"P21: throttled; the same command under {effect.idempotency_key} in 1 s" in said
 
 
 def test_a_throttled_reconcile_is_asked_again(
@@ -249,7 +248,7 @@ def test_a_throttled_reconcile_is_asked_again(
         agent = example.Agent(client, example_task(example), say=said.append, pause_seconds=0)
         assert agent.run(["P22"]) == {"P22": "verified"}
     assert refused == [None]
-    assert "P22: throttled; deciding again in 1 s"  # Retry-After: whole seconds in said
+    assert "P22: throttled; deciding again in 1 s" in said  # Retry-After: whole seconds
 
 
 def test_a_commit_that_never_arrived_goes_again_under_its_key(

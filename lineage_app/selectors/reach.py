@@ -152,20 +152,24 @@ def resolve_roots(node_ids: list[str]) -> tuple[list[int], list[str]]:
     return [found[node] for node in node_ids if node in found], [n for n in node_ids if n in found]
 
 
-def ancestor_refs(node: str, kind: str) -> list[str]:
-    """Refs of every `kind` node that `node` derives from, however far up (derivation only:
-    an invalidation is not followed, as in `_cte`). Two queries: the node's row, the walk.
-    Each reached node's kind is an index lookup, not a join, for the reason `reach` gives."""
-    root_ids, _ = resolve_roots([node])
+def ancestor_refs(nodes: list[str], kind: str) -> list[str]:
+    """Refs of every `kind` node among `nodes` or that they derive from, however far up
+    (derivation only: an invalidation is not followed, as in `_cte`). Two queries: the nodes'
+    rows, the walk. Each reached node's kind is an index lookup, not a join, for the reason
+    `reach` gives."""
+    prefix = f"{kind}:"
+    found = {node.removeprefix(prefix) for node in nodes if node.startswith(prefix)}
+    root_ids, _ = resolve_roots(nodes)
     if not root_ids:
-        return []
+        return sorted(found)
     cte, params = _cte("ancestors", root_ids, None, None, invalidations=False)
     node_table = Node._meta.db_table
     sql = (
         f"{cte} SELECT ref FROM (SELECT (SELECT n.ref FROM {node_table} n"  # noqa: S608  # nosec B608
         f" WHERE n.id = r.id AND n.kind = %s) AS ref FROM reach r) found"
-        f" WHERE ref IS NOT NULL ORDER BY ref"
+        f" WHERE ref IS NOT NULL"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, kind])
-        return [ref for (ref,) in cursor.fetchall()]
+        found.update(ref for (ref,) in cursor.fetchall())
+    return sorted(found)

@@ -103,5 +103,5 @@ def console_memory_detail(*, memory_id: str) -> MemoryDetail:
         .select_related("requested_by", "decided_by")
         .order_by("opened_at", "id")
         .first(),
-        tainted_by=corrections_upstream(record.memory_id),
+        tainted_by=corrections_upstream(record),
     )

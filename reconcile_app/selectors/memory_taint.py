@@ -4,6 +4,12 @@ snapshots and memories it was made from, corrected since (revoked or superseded)
 A snapshot downstream of a correction is tainted and its commit refused (`snapshot_tainted`);
 a suggested memory downstream of one is not promoted into force (`promotion_settle`), and its
 page says why, so that a reviewer never approves a belief whose grounds were withdrawn.
+
+A memory's grounds are what it names in `derived_from`, not the record it supersedes: the
+lineage draws that edge as a derivation too, but the successor replaces the record rather
+than being made from it (as a correction is not made from the entry it replaces). Walked,
+it carried the superseded record's corrections onto its replacement, and the very
+suggestion the refusal asks for — one made from what holds now — was refused in turn.
 """
 
 from __future__ import annotations
@@ -11,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lineage_app.selectors.reach import ancestor_refs
-from reconcile_app.models import Correction
+from reconcile_app.models import Correction, MemoryRecord
+from reconcile_app.services.references import split_reference
 
 
 @dataclass(frozen=True)
@@ -20,10 +27,11 @@ class Upstream:
     evidence_id: str  # the entry it corrected
 
 
-def corrections_upstream(memory_id: str) -> list[Upstream]:
+def corrections_upstream(memory: MemoryRecord) -> list[Upstream]:
     """Every correction of an entry the memory derives from, oldest first. Three queries,
     whatever the depth of its derivation."""
-    evidence = ancestor_refs(f"memory:{memory_id}", "evidence")
+    roots = [":".join(split_reference(ref)) for ref in memory.derived_from]
+    evidence = ancestor_refs(roots, "evidence")
     if not evidence:
         return []
     found = (

@@ -45,7 +45,7 @@ def _grounds_check(memory: MemoryRecord) -> None:
     FOR SHARE after the rows (the lock order): a correction appends under it, so it either
     committed before and is seen here, or waits for this decision."""
     ledger_held()
-    upstream = corrections_upstream(memory.memory_id)
+    upstream = corrections_upstream(memory)
     if upstream:
         named = ", ".join(f"{item.correction_id} ({item.evidence_id})" for item in upstream)
         raise Conflict(

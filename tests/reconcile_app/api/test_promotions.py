@@ -274,3 +274,24 @@ def test_a_suggestion_derived_from_a_snapshot_is_tainted_by_the_snapshots_eviden
     assert (response.status_code, response.json()["code"]) == (409, "memory_tainted")
     assert response.json()["tainted_by"] == [correction.correction_id]
     assert status_of(later["memory_id"]) == "suggested"
+
+
+def test_a_suggestion_superseding_a_memory_on_corrected_evidence_is_promoted(
+    agent, reviewer, operator, observed
+):
+    """The remedy the refusal names: a suggestion made from what holds now, superseding the
+    memory whose evidence was corrected, comes into force. Superseding a record is not being
+    made from its grounds (as a correction is not derived from the entry it replaces)."""
+    first = suggest(agent)
+    assert decide(reviewer, first["promotion_escalation_id"], "approve").status_code == 200
+    correction_create(evidence_id="ev-seen", reason="misread", actor=operator.user)
+    EvidenceFactory(evidence_id="ev-read-again", value="collect")
+
+    second = suggest(agent, derived_from=["ev-read-again"], supersedes=first["memory_id"])
+    response = decide(reviewer, second["promotion_escalation_id"], "approve")
+
+    assert response.status_code == 200, response.content
+    assert (status_of(second["memory_id"]), status_of(first["memory_id"])) == (
+        "active",
+        "superseded",
+    )

@@ -49,6 +49,24 @@ def drill_rows_close(*, principal: Principal, subjects: str, note: str) -> Close
     its memories there, in one transaction, each audited as `system` with `note`."""
     now = timezone.now()
     with transaction.atomic():
+        # The quarantines first: lifting one moves the quarantine epoch, and every write
+        # under the epochs takes them before its rows (a reviewer's decision of one of these
+        # escalations among them). Lifted after the escalations were locked, the two waited
+        # on each other and PostgreSQL failed one.
+        held = Quarantine.objects.filter(
+            scope=QuarantineScope.MEMORY,
+            status__in=ACTIVE,
+            target__in=MemoryRecord.objects.filter(
+                agent=principal, subject__startswith=subjects
+            ).values("memory_id"),
+        ).values_list("quarantine_id", flat=True)
+        lifted = 0
+        for quarantine_id in list(held):
+            try:
+                quarantine_lift(quarantine_id=quarantine_id, reason=note, actor=None)
+            except Conflict:
+                continue  # someone lifted it meanwhile
+            lifted += 1
         escalations = list(
             Escalation.objects.select_for_update(of=("self",))
             # A decision's question only: a promotion's, a fact key's or an effect's would
@@ -94,18 +112,4 @@ def drill_rows_close(*, principal: Principal, subjects: str, note: str) -> Close
             except Conflict:
                 continue  # someone resolved it meanwhile
             closed += 1
-        held = Quarantine.objects.filter(
-            scope=QuarantineScope.MEMORY,
-            status__in=ACTIVE,
-            target__in=MemoryRecord.objects.filter(
-                agent=principal, subject__startswith=subjects
-            ).values("memory_id"),
-        ).values_list("quarantine_id", flat=True)
-        lifted = 0
-        for quarantine_id in list(held):
-            try:
-                quarantine_lift(quarantine_id=quarantine_id, reason=note, actor=None)
-            except Conflict:
-                continue  # someone lifted it meanwhile
-            lifted += 1
     return Closed(escalations=len(escalations), contradictions=closed, quarantines=lifted)

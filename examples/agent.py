@@ -177,7 +177,7 @@ class Agent:
                 key = down.idempotency_key
                 if attempt == OWNER_ATTEMPTS:
                     self.say(f"{subject}: {down.code} after {attempt} attempts under {key}")
-                    return "owner_unavailable" if isinstance(down, OwnerUnavailable) else "again"
+                    return "owner_unavailable" if isinstance(down, OwnerUnavailable) else down.code
                 pause = min(down.retry_after or self.pause_seconds, LONGEST_PAUSE)
                 self.say(f"{subject}: {down.code}; the same command under {key} in {pause:g} s")
                 time.sleep(pause)

@@ -75,7 +75,6 @@ def promotion_settle(
     if approve:
         # A quarantined class admits nothing new: no write, and no promotion into force.
         memory_class_check(memory.memory_class)
-        _grounds_check(memory)
     if approve and memory.supersedes_id is not None:
         replaced = MemoryRecord.objects.select_for_update().get(pk=memory.supersedes_id)
         if replaced.status == MemoryStatus.SUPERSEDED:
@@ -89,6 +88,8 @@ def promotion_settle(
                 code="supersession_conflict",
                 superseded=replaced.memory_id,
             )
+    if approve:
+        _grounds_check(memory)  # last: the ledger's head after every row (the lock order)
     decision = f"{'promoted' if approve else 'rejected'} by escalation {escalation.escalation_id}"
     to = MemoryStatus.ACTIVE if approve else MemoryStatus.REJECTED
     moved = memory_status_move(

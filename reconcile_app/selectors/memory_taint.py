@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from lineage_app.selectors.reach import ancestor_refs
 from reconcile_app.models import Correction, MemoryRecord
-from reconcile_app.services.references import split_reference
+from reconcile_app.services.provenance import ref_node
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,7 @@ class Upstream:
 def corrections_upstream(memory: MemoryRecord) -> list[Upstream]:
     """Every correction of an entry the memory derives from, oldest first. Three queries,
     whatever the depth of its derivation."""
-    roots = [":".join(split_reference(ref)) for ref in memory.derived_from]
-    evidence = ancestor_refs(roots, "evidence")
+    evidence = ancestor_refs([ref_node(ref) for ref in memory.derived_from], "evidence")
     if not evidence:
         return []
     found = (

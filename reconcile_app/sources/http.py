@@ -37,6 +37,7 @@ from reconcile_app.sources import (
 )
 from reconcile_app.sources.owner_answers import (
     authority_answer,
+    integer_version,
     owner_time,
     owner_version,
     receipt_problem,
@@ -248,12 +249,12 @@ class HttpAdapter(SourceAdapter):
         # A refusal's body is the owner's to shape: an object, or nothing of it is used.
         said = answer if isinstance(answer, dict) else {}
         if response.status_code == 412:
-            expected = owner_version(said.get("expected", command.expected_version))
+            expected = integer_version(said.get("expected", command.expected_version))
             return ApplyResult(
                 outcome=ApplyOutcome.REJECTED,
                 code="version_changed",
                 expected=expected if expected is not None else command.expected_version,
-                found=owner_version(said.get("found")),
+                found=integer_version(said.get("found")),
                 detail=_detail(said, "precondition failed"),
             )
         if response.status_code == 422:

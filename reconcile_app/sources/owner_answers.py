@@ -44,15 +44,21 @@ def shown(value: object) -> str:
 VERSION_MOST = 2**63 - 1
 
 
-def owner_version(value: object) -> int | None:
-    """A version as an owner may send it: a JSON integer (or its decimal digits as a string)
-    from 0 to VERSION_MOST; None for anything else. `int()` took 42.9 for 42 and `true` for
-    1: a record read at a version the owner never had."""
-    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 19:
-        value = int(value)
+def integer_version(value: object) -> int | None:
+    """`value` when it is a JSON integer from 0 to VERSION_MOST (a version an effect can
+    record), else None: `true` is no version, nor 42.9."""
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= VERSION_MOST:
         return value
     return None
+
+
+def owner_version(value: object) -> int | None:
+    """A record's version as an owner may send it: an `integer_version`, or its decimal
+    digits as a string (an ETag's text); None for anything else. `int()` took 42.9 for 42
+    and `true` for 1: a record read at a version the owner never had."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 19:
+        value = int(value)
+    return integer_version(value)
 
 
 def receipt_problem(
@@ -74,14 +80,11 @@ def receipt_problem(
             return f"the receipt has no {key} (asked {shown(value)})"
         if receipt[key] != value:
             return f"the receipt's {key} is {shown(receipt[key])}, asked {shown(value)}"
-    version = receipt.get("resulting_version")
-    if not (
-        isinstance(version, int)
-        and not isinstance(version, bool)
-        and expected_version < version <= VERSION_MOST
-    ):
+    version = integer_version(receipt.get("resulting_version"))
+    if version is None or version <= expected_version:
         return (
-            f"the receipt's resulting_version is {shown(version)}: not a version past "
+            f"the receipt's resulting_version is {shown(receipt.get('resulting_version'))}: "
+            "not a version past "
             f"{expected_version}, the one the command was sent against"
         )
     return None

@@ -18,6 +18,7 @@ from reconcile_client import ReconcileClient, Snapshot
 from reconcile_app.models import Effect, MemoryRecord
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.memory import memory_admit
+from sandbox_app.models import SandboxEffect
 from sandbox_app.services import sandbox_fault_add, sandbox_record_write
 from tests.clients.conftest import Served, client_env, served  # noqa: F401 (a fixture)
 from tests.conftest import ago
@@ -117,6 +118,19 @@ def example_task(example: ModuleType) -> Any:
     )
 
 
+def acted(
+    client: ReconcileClient, example: ModuleType, subject: str, **options: Any
+) -> tuple[str, list[str]]:
+    """How the example agent, through `client`, ended `subject`, and what it said."""
+    said: list[str] = []
+    with client:
+        agent = example.Agent(
+            client, example_task(example), say=said.append, **{"pause_seconds": 0, **options}
+        )
+        outcome = agent.run([subject])[subject]
+    return outcome, said
+
+
 class MovingOwner(ReconcileClient):
     """Before the first commit, someone moves the pallet (and the ledger records it)."""
 
@@ -146,10 +160,8 @@ def test_the_example_agent_reconciles_again_after_a_version_change(
     served: Served, example: ModuleType
 ) -> None:
     pallet(served, "P18")
-    said: list[str] = []
-    with MovingOwner(served.url, served.agent.key) as client:
-        agent = example.Agent(client, example_task(example), say=said.append, pause_seconds=0)
-        assert agent.run(["P18"]) == {"P18": "verified"}
+    outcome, said = acted(MovingOwner(served.url, served.agent.key), example, "P18")
+    assert outcome == "verified"
     assert "P18: version_changed: what the snapshot read no longer holds" in said
     assert said.count("P18: decision allow (allowed)") == 2
 
@@ -162,10 +174,8 @@ def test_the_example_agent_asks_about_an_unknown_outcome(
     monkeypatch.setattr(tasks.effect_resolve_task, "delay", lambda effect_id: None)
     pallet(served, "P19")
     sandbox_fault_add(source=WAREHOUSE, kind="timeout_after_commit", count=1)
-    said: list[str] = []
-    with served.client() as client:
-        agent = example.Agent(client, example_task(example), say=said.append, wait_seconds=0.5)
-        assert agent.run(["P19"]) == {"P19": "unknown"}
+    outcome, said = acted(served.client(), example, "P19", wait_seconds=0.5)
+    assert outcome == "unknown"
     assert "P19: the owner did not answer: asking, never re-sending" in said
     assert said[-1].startswith("P19: still unknown; operators resolve ")
 
@@ -188,10 +198,8 @@ def test_the_example_agent_sends_a_command_the_owner_never_took_again_under_its_
     """docs/api.md: after 503 owner_unavailable a retry with the same key is a new attempt;
     a new key for the same command is what an agent must not learn."""
     pallet(served, "P20")
-    said: list[str] = []
-    with UnreachableOwner(served.url, served.agent.key) as client:
-        agent = example.Agent(client, example_task(example), say=said.append, pause_seconds=0)
-        assert agent.run(["P20"]) == {"P20": "verified"}
+    outcome, said = acted(UnreachableOwner(served.url, served.agent.key), example, "P20")
+    assert outcome == "verified"
     assert said.count("P20: decision allow (allowed)") == 1  # no second decision
     (effect,) = Effect.objects.filter(subject="P20")
     assert effect.status == "verified"
@@ -227,10 +235,8 @@ def test_a_throttled_first_commit_goes_again_under_its_key(
     waits as told and sends the same command under the same key (no second decision)."""
     refused = throttle_once(monkeypatch, "POST", "/api/v1/effects")
     pallet(served, "P21")
-    said: list[str] = []
-    with served.client() as client:
-        agent = example.Agent(client, example_task(example), say=said.append, pause_seconds=0)
-        assert agent.run(["P21"]) == {"P21": "verified"}
+    outcome, said = acted(served.client(), example, "P21")
+    assert outcome == "verified"
     (effect,) = Effect.objects.filter(subject="P21")
     assert refused == [effect.idempotency_key]
     assert said.count("P21: decision allow (allowed)") == 1
@@ -243,10 +249,8 @@ def test_a_throttled_reconcile_is_asked_again(
 ) -> None:
     refused = throttle_once(monkeypatch, "POST", "/api/v1/reconcile")
     pallet(served, "P22")
-    said: list[str] = []
-    with served.client() as client:
-        agent = example.Agent(client, example_task(example), say=said.append, pause_seconds=0)
-        assert agent.run(["P22"]) == {"P22": "verified"}
+    outcome, said = acted(served.client(), example, "P22")
+    assert outcome == "verified"
     assert refused == [None]
     assert "P22: throttled; deciding again in 1 s" in said  # Retry-After: whole seconds
 
@@ -261,33 +265,25 @@ def test_a_commit_that_never_arrived_goes_again_under_its_key(
 
     class RefusedFirstCommits(httpx.HTTPTransport):
         def handle_request(self, request: httpx.Request) -> httpx.Response:
-            if request.method == "POST" and request.url.path == "/api/v1/effects" and not lost:
-                lost.append(request.headers["Idempotency-Key"])
-                raise httpx.ConnectError("connection refused", request=request)
-            if lost and len(lost) < 2 and request.url.path == "/api/v1/effects":
+            if request.method == "POST" and request.url.path == "/api/v1/effects" and len(lost) < 2:
                 lost.append(request.headers["Idempotency-Key"])
                 raise httpx.ConnectError("connection refused", request=request)
             return super().handle_request(request)
 
     pallet(served, "P23")
-    said: list[str] = []
-    http = httpx.Client(
+    with httpx.Client(
         base_url=served.url,
         headers={"Authorization": f"Bearer {served.agent.key}"},
         transport=RefusedFirstCommits(),
-    )
-    with ReconcileClient(served.url, served.agent.key, http_client=http, commit_attempts=2) as rc:
-        agent = example.Agent(rc, example_task(example), say=said.append, pause_seconds=0)
-        assert agent.run(["P23"]) == {"P23": "verified"}
-    http.close()
+    ) as http:
+        rc = ReconcileClient(served.url, served.agent.key, http_client=http, commit_attempts=2)
+        outcome, said = acted(rc, example, "P23")
+    assert outcome == "verified"
     (effect,) = Effect.objects.filter(subject="P23")
     assert lost == [effect.idempotency_key] * 2  # both lost attempts under the one key
     assert said.count("P23: decision allow (allowed)") == 1
     assert f"P23: nothing under {effect.idempotency_key}: it never arrived" in said
-    assert served_executions(effect.idempotency_key) == 1
-
-
-def served_executions(key: str) -> int:
-    from sandbox_app.models import SandboxEffect
-
-    return SandboxEffect.objects.filter(source=WAREHOUSE, idempotency_key=key).count()
+    executions = SandboxEffect.objects.filter(
+        source=WAREHOUSE, idempotency_key=effect.idempotency_key
+    )
+    assert executions.count() == 1

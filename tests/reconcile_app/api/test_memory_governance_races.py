@@ -83,7 +83,15 @@ def _quarantine_applied(operator, memory_class: str) -> Callable[[], Any]:
     return change
 
 
-def _promotion_approved(escalation: Escalation, reviewer: Any) -> Callable[[], Any]:
+def _suggested_procedure(agent: Any) -> Escalation:
+    """A runbook the agent suggests (derived from ev-race), and the promotion reviewing it."""
+    _evidence()
+    _write(agent, "runbooks", "mem-procedure")()
+    return Escalation.objects.get(memory__memory_id="mem-procedure")
+
+
+def _promotion_approved(escalation: Escalation) -> Callable[[], Any]:
+    reviewer = make_person("rhys-reviewer", "reviewer")
     return lambda: (
         escalation_decide(
             escalation_id=escalation.escalation_id,
@@ -113,15 +121,12 @@ def test_a_class_quarantined_while_a_memory_is_written_waits_and_counts_it(
 def test_a_class_quarantined_while_a_promotion_is_decided_waits_for_it(
     estate, agent, operator, monkeypatch
 ):
-    _evidence()
-    _write(agent, "runbooks", "mem-procedure")()
-    escalation = Escalation.objects.get(memory__memory_id="mem-procedure")
-    reviewer = make_person("rhys-reviewer", "reviewer")
+    escalation = _suggested_procedure(agent)
     seen = _race(
         monkeypatch,
         promotions_module,
         "memory_class_check",
-        _promotion_approved(escalation, reviewer),
+        _promotion_approved(escalation),
         _quarantine_applied(operator, "runbooks"),
     )
     assert (seen["write"], seen["waited"]) == ("approved", True), seen
@@ -333,16 +338,13 @@ def test_an_operator_role_taken_back_after_authentication_stops_an_attestation(
 def test_a_correction_while_a_promotion_is_decided_is_seen_or_waits(
     estate, agent, operator, monkeypatch, point, decided, waited
 ):
-    _evidence()
-    _write(agent, "runbooks", "mem-procedure")()
-    escalation = Escalation.objects.get(memory__memory_id="mem-procedure")
-    reviewer = make_person("rhys-reviewer", "reviewer")
+    escalation = _suggested_procedure(agent)
 
     seen = _race(
         monkeypatch,
         promotions_module,
         point,
-        _promotion_approved(escalation, reviewer),
+        _promotion_approved(escalation),
         lambda: correction_create(evidence_id="ev-race", reason="misread", actor=operator.user),
     )
 

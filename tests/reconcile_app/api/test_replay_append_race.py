@@ -12,8 +12,6 @@ reconciles, so the interleaving is forced, not hoped for (tests/races.py).
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from django.db import connection
 from django.utils.dateparse import parse_datetime
@@ -23,6 +21,7 @@ from reconcile_app.services import evidence as evidence_module
 from reconcile_app.services.evidence import evidence_append
 from tests.conftest import ago
 from tests.races import paused_race
+from tests.reconcile_app.api.test_replay import replay
 from tests.reconcile_app.effects.conftest import SUBJECT, collectible, reconcile  # noqa: F401
 
 pytestmark = [
@@ -43,12 +42,6 @@ def _append_contradicting_observation() -> str:
         observed_at=ago(minutes=1),
         evidence_id="ev-in-flight",
     ).evidence_id
-
-
-def _replay(persona, snapshot_id: str, mode: str) -> dict[str, Any]:
-    response = persona.post(f"/api/v1/snapshots/{snapshot_id}/replay", {"mode": mode})
-    assert response.status_code == 200, response.content
-    return response.json()
 
 
 def test_a_decision_made_while_an_append_is_in_flight_replays_exactly(
@@ -74,6 +67,6 @@ def test_a_decision_made_while_an_append_is_in_flight_replays_exactly(
     assert decided["contradictions"] == []
     assert decided["ledger_seq"] == in_flight.seq - 1
 
-    as_recorded = _replay(agent, decided["snapshot_id"], "as_recorded")
+    as_recorded = replay(agent, decided["snapshot_id"], "as_recorded")
     assert as_recorded["exact"] is True, as_recorded["differences"]
     assert as_recorded["replayed_hash"] == as_recorded["original_hash"]

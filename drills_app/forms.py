@@ -15,6 +15,7 @@ from django import forms
 from drills_app.choices import DrillRunKind
 from drills_app.drift import DriftParameters
 from drills_app.scenarios import DrillParameters
+from reconcile_app.limits import MAX_REASON_CHARACTERS
 
 CONSOLE_EPISODES = 500
 MAX_EPISODES = 5000
@@ -31,10 +32,18 @@ class StartForm(forms.Form):
     """Both forms sit on one page: element ids carry the form's name (`drift-episodes`)."""
 
     prefix_id = "start"
+    # A run injects faults or loads the machine: why it was started goes on the audit trail.
+    reason = forms.CharField(
+        label="Reason",
+        max_length=MAX_REASON_CHARACTERS,
+        strip=True,
+        widget=forms.TextInput(attrs={"placeholder": "Why run it now? Auditors will read this."}),
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("auto_id", f"{self.prefix_id}-%s")
         super().__init__(*args, **kwargs)
+        self.order_fields([name for name in self.fields if name != "reason"] + ["reason"])
 
 
 class DriftBenchmarkForm(StartForm):
@@ -96,7 +105,9 @@ class DriftBenchmarkForm(StartForm):
         return cleaned
 
     def parameters(self) -> dict[str, Any]:
-        values = {name: self.cleaned_data[name] for name in self.fields if name != "kind"}
+        values = {
+            name: self.cleaned_data[name] for name in self.fields if name not in ("kind", "reason")
+        }
         parameters = DriftParameters(**values)
         parameters.check()
         return parameters.as_dict()

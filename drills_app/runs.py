@@ -155,12 +155,21 @@ def drill_run_execute(*, run_id: int) -> DrillRun:
 
 
 def drill_run_enqueue(
-    *, kind: str, parameters: dict[str, Any], started_by: Any = None, request_id: str = ""
+    *,
+    kind: str,
+    parameters: dict[str, Any],
+    reason: str,
+    started_by: Any = None,
+    request_id: str = "",
 ) -> DrillRun:
-    """Start a run and have a worker execute it once this transaction has committed."""
+    """Start a run and have a worker execute it once this transaction has committed.
+
+    Raises 400 `reason_required` without a reason, 409 while a drill runs."""
     from drills_app.tasks import execute_drill_run
     from reconcile_app.services.audit import audit_record
 
+    if not reason or not reason.strip():
+        raise ValidationFailed("starting a run needs a reason", code="reason_required")
     with transaction.atomic():
         run = drill_run_start(kind=kind, parameters=parameters, started_by=started_by)
         # Drills inject faults into (drill) sources: who started one is on the record.
@@ -169,6 +178,7 @@ def drill_run_enqueue(
             action="drill.start",
             object_kind="drill_run",
             object_ref=str(run.pk),
+            reason=reason.strip(),
             request_id=request_id,
             after={"kind": kind, "parameters": parameters},
         )

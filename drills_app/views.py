@@ -208,6 +208,7 @@ class DrillsPageView(StaffRequiredMixin, HtmxPartialMixin, SingleTableMixin, Fil
             run = drill_run_enqueue(
                 kind=form.cleaned_data["kind"],
                 parameters=form.parameters(),  # type: ignore[attr-defined]
+                reason=form.cleaned_data["reason"],
                 started_by=request.user,
                 request_id=request_id_of(request),
             )

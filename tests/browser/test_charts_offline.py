@@ -157,6 +157,7 @@ def test_operator_starts_a_benchmark_and_watches_it_finish_without_reloading(
 
     # No worker takes the run yet: its page shows it waiting and asks every 2 s.
     page.fill("#drift-episodes", "120")
+    page.fill("#drift-reason", "Compare with last week's run")
     with worker_not_started():
         page.click("#start-drift-submit")
         page.wait_for_url(f"{base}/drills/*/")

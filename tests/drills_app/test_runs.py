@@ -26,7 +26,10 @@ def test_enqueued_benchmark_runs_on_the_worker_after_commit(
 ):
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         run = drill_run_enqueue(
-            kind=DrillRunKind.DRIFT_BENCHMARK, parameters=BENCH, started_by=operator.user
+            kind=DrillRunKind.DRIFT_BENCHMARK,
+            parameters=BENCH,
+            reason="weekly check",
+            started_by=operator.user,
         )
         assert DrillRun.objects.get(pk=run.pk).status == DrillRunStatus.RUNNING
     assert len(callbacks) == 1
@@ -43,6 +46,7 @@ def test_enqueued_drill_records_its_verdict(
         run = drill_run_enqueue(
             kind=DrillRunKind.DRILL,
             parameters={"repeat": 1, "scenarios": ["superseded_memory"]},
+            reason="after the upgrade",
             started_by=operator.user,
         )
     run.refresh_from_db()
@@ -136,6 +140,7 @@ def test_a_drills_audit_rows_lead_back_to_the_request_that_started_it(
             run = drill_run_enqueue(
                 kind=DrillRunKind.DRILL,
                 parameters={"repeat": 1, "scenarios": ["poisoned_memory"]},
+                reason="after the upgrade",
                 started_by=operator.user,
             )
     finally:
@@ -145,3 +150,17 @@ def test_a_drills_audit_rows_lead_back_to_the_request_that_started_it(
     rows = AuditEvent.objects.filter(actor_name="system", id__gt=before)
     assert {"quarantine.create", "quarantine.lift"} <= set(rows.values_list("action", flat=True))
     assert set(rows.values_list("request_id", flat=True)) == {"req-drill-7"}
+
+
+@pytest.mark.parametrize("reason", ["", "  "])
+def test_a_run_is_not_started_without_a_reason(operator, reason):
+    with pytest.raises(ValidationFailed) as refused:
+        drill_run_enqueue(
+            kind=DrillRunKind.DRILL,
+            parameters={"repeat": 1},
+            reason=reason,
+            started_by=operator.user,
+        )
+    assert refused.value.code == "reason_required"
+    assert not DrillRun.objects.exists()
+    assert not AuditEvent.objects.filter(action="drill.start").exists()

@@ -26,6 +26,7 @@ from drills_app.drift import DriftParameters
 from drills_app.models import DrillRun
 from drills_app.runs import drill_run_execute, drill_run_fail, drill_run_start
 from drills_app.views import CHANGED_EVENT, MAX_POLLS
+from reconcile_app.models import AuditEvent
 from tests.reconcile_app.console.conftest import signed_in
 
 # session, user, the user's groups (roles), latest benchmark, latest drill, runs count, page.
@@ -44,7 +45,9 @@ DRIFT_POST = {
     "mutation_rate": "0.22",
     "omission_rate": "0.18",
     "seed": "3",
+    "reason": "Compare with last week's run",
 }
+DRILL_POST = {"kind": "drill", "repeat": "2", "reason": "After the owner's upgrade"}
 
 
 def drift_run(**changes: Any) -> DrillRun:
@@ -111,13 +114,36 @@ def test_operator_starts_a_drill_and_it_waits_for_a_worker(
     operator_browser, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = operator_browser.post("/drills/", {"kind": "drill", "repeat": "2"})
+        response = operator_browser.post("/drills/", DRILL_POST)
     run = DrillRun.objects.get()
     assert response.status_code == 302 and len(callbacks) == 1
     assert (run.kind, run.status, run.parameters["repeat"]) == ("drill", "running", 2)
     page = operator_browser.get(response["Location"]).content.decode()
     assert "started: a worker is running it" in page
     assert 'data-status="running"' in page and 'data-polling="true"' in page
+
+
+def test_the_start_and_its_reason_are_on_the_audit_trail(operator, operator_browser):
+    run_id = operator_browser.post("/drills/", DRILL_POST)["Location"].split("/")[-2]
+    row = AuditEvent.objects.get(action="drill.start")
+    assert (row.actor, row.object_ref) == (operator.user, run_id)
+    assert row.reason == "After the owner's upgrade"
+
+
+@pytest.mark.parametrize("reason", [None, "", "   "])
+def test_a_start_without_a_reason_is_refused_beside_the_field(operator_browser, reason):
+    """Drills inject faults into their sources and load the machine: who started one, and
+    why, is on the record, as for every other operator action (it used to ask no reason)."""
+    data = {key: value for key, value in DRILL_POST.items() if key != "reason"}
+    if reason is not None:
+        data["reason"] = reason
+    response = operator_browser.post("/drills/", data)
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert re.search(r'start-reason has-error">.*?This field is required', html, re.S)
+    assert 'name="repeat" value="2"' in html, "the operator's input is kept"
+    assert DrillRun.objects.count() == 0
+    assert not AuditEvent.objects.filter(action="drill.start").exists()
 
 
 def test_bad_parameters_are_shown_beside_their_fields_and_start_nothing(operator_browser):
@@ -140,7 +166,7 @@ def test_an_unknown_kind_is_refused(operator_browser):
 
 def test_a_second_drill_while_one_runs_is_refused_with_409(operator_browser):
     busy = drill_run_start(kind=DrillRunKind.DRILL, parameters={"repeat": 1})
-    response = operator_browser.post("/drills/", {"kind": "drill", "repeat": "1"})
+    response = operator_browser.post("/drills/", {**DRILL_POST, "repeat": "1"})
     assert response.status_code == 409
     assert f"drill run #{busy.pk} is still running" in response.content.decode()
     assert DrillRun.objects.count() == 1
@@ -149,7 +175,7 @@ def test_a_second_drill_while_one_runs_is_refused_with_409(operator_browser):
 @pytest.mark.parametrize("persona", ["reviewer", "auditor", "agent"])
 def test_only_operators_may_start_a_run(request, persona):
     client = signed_in(request.getfixturevalue(persona))
-    for data in (DRIFT_POST, {"kind": "drill", "repeat": "1"}):
+    for data in (DRIFT_POST, DRILL_POST):
         assert client.post("/drills/", data).status_code == 403
     anonymous = Client().post("/drills/", DRIFT_POST)
     assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/")

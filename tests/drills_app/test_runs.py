@@ -150,17 +150,3 @@ def test_a_drills_audit_rows_lead_back_to_the_request_that_started_it(
     rows = AuditEvent.objects.filter(actor_name="system", id__gt=before)
     assert {"quarantine.create", "quarantine.lift"} <= set(rows.values_list("action", flat=True))
     assert set(rows.values_list("request_id", flat=True)) == {"req-drill-7"}
-
-
-@pytest.mark.parametrize("reason", ["", "  "])
-def test_a_run_is_not_started_without_a_reason(operator, reason):
-    with pytest.raises(ValidationFailed) as refused:
-        drill_run_enqueue(
-            kind=DrillRunKind.DRILL,
-            parameters={"repeat": 1},
-            reason=reason,
-            started_by=operator.user,
-        )
-    assert refused.value.code == "reason_required"
-    assert not DrillRun.objects.exists()
-    assert not AuditEvent.objects.filter(action="drill.start").exists()

@@ -26,7 +26,6 @@ from drills_app.drift import DriftParameters
 from drills_app.models import DrillRun
 from drills_app.runs import drill_run_execute, drill_run_fail, drill_run_start
 from drills_app.views import CHANGED_EVENT, MAX_POLLS
-from reconcile_app.models import AuditEvent
 from tests.reconcile_app.console.conftest import signed_in
 
 # session, user, the user's groups (roles), latest benchmark, latest drill, runs count, page.
@@ -121,29 +120,6 @@ def test_operator_starts_a_drill_and_it_waits_for_a_worker(
     page = operator_browser.get(response["Location"]).content.decode()
     assert "started: a worker is running it" in page
     assert 'data-status="running"' in page and 'data-polling="true"' in page
-
-
-def test_the_start_and_its_reason_are_on_the_audit_trail(operator, operator_browser):
-    run_id = operator_browser.post("/drills/", DRILL_POST)["Location"].split("/")[-2]
-    row = AuditEvent.objects.get(action="drill.start")
-    assert (row.actor, row.object_ref) == (operator.user, run_id)
-    assert row.reason == "After the owner's upgrade"
-
-
-@pytest.mark.parametrize("reason", [None, "", "   "])
-def test_a_start_without_a_reason_is_refused_beside_the_field(operator_browser, reason):
-    """Drills inject faults into their sources and load the machine: who started one, and
-    why, is on the record, as for every other operator action (it used to ask no reason)."""
-    data = {key: value for key, value in DRILL_POST.items() if key != "reason"}
-    if reason is not None:
-        data["reason"] = reason
-    response = operator_browser.post("/drills/", data)
-    html = response.content.decode()
-    assert response.status_code == 400
-    assert re.search(r'start-reason has-error">.*?This field is required', html, re.S)
-    assert 'name="repeat" value="2"' in html, "the operator's input is kept"
-    assert DrillRun.objects.count() == 0
-    assert not AuditEvent.objects.filter(action="drill.start").exists()
 
 
 def test_bad_parameters_are_shown_beside_their_fields_and_start_nothing(operator_browser):

@@ -19,7 +19,7 @@ from reconcile_app.errors import NotFound
 from reconcile_app.models import MemoryClass, Quarantine
 from reconcile_app.selectors.ledger import memories_visible_to
 from reconcile_app.services.memory_rules import EXPIRING_KINDS
-from reconcile_app.services.quarantine import ACTIVE
+from reconcile_app.services.quarantine import in_force
 
 # How each kind leaves force (seed 000: "four kinds of memory, four retirement rules").
 RETIREMENT: dict[str, str] = {
@@ -93,7 +93,7 @@ def memory_class_views(*, classes: Iterable[MemoryClass], user: Any) -> list[Mem
         {
             row.target: row
             for row in Quarantine.objects.filter(
-                scope=QuarantineScope.MEMORY_CLASS, target__in=names, status__in=ACTIVE
+                in_force(), scope=QuarantineScope.MEMORY_CLASS, target__in=names
             ).order_by("created_at")
         }
         if names

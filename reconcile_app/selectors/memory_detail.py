@@ -19,7 +19,7 @@ from reconcile_app.models import (
     Quarantine,
 )
 from reconcile_app.selectors.memory_taint import Upstream, corrections_upstream
-from reconcile_app.services.quarantine import ACTIVE
+from reconcile_app.services.quarantine import in_force
 from reconcile_app.services.references import split_reference
 
 
@@ -85,7 +85,7 @@ def console_memory_detail(*, memory_id: str) -> MemoryDetail:
     quarantines = Quarantine.objects.filter(
         Q(scope=QuarantineScope.MEMORY_CLASS, target=record.memory_class)
         | Q(scope=QuarantineScope.MEMORY, target=record.memory_id),
-        status__in=ACTIVE,
+        in_force(),
     ).order_by("created_at")
     earliest: dict[str, Quarantine] = {}
     for quarantine in quarantines:

@@ -28,7 +28,6 @@ from reconcile_app.choices import (
     ContradictionStatus,
     EffectStatus,
     EscalationStatus,
-    QuarantineStatus,
 )
 from reconcile_app.models import (
     ClaimVerdict,
@@ -42,6 +41,7 @@ from reconcile_app.models import (
     ReconcileTiming,
 )
 from reconcile_app.selectors.histograms import hourly_histograms, merged
+from reconcile_app.services.quarantine import in_force
 
 LastDrillReader = Callable[[], dict[str, Any] | None]
 
@@ -230,9 +230,9 @@ def _grouped(queryset: Any, key: str, oldest_field: str, now: datetime) -> dict[
 
 
 def _quarantines() -> dict[str, Any]:
-    """Quarantines in force (applying or applied), by scope."""
+    """Quarantines in force (applying or applied, and not past their end), by scope."""
     rows = (
-        Quarantine.objects.filter(status__in=[QuarantineStatus.APPLYING, QuarantineStatus.APPLIED])
+        Quarantine.objects.filter(in_force())
         .values("scope")
         .annotate(count=Count("id"))
         .order_by("scope")

@@ -28,7 +28,7 @@ from reconcile_app.models import (
     Quarantine,
     Source,
 )
-from reconcile_app.services.quarantine import ACTIVE
+from reconcile_app.services.quarantine import in_force
 
 TRUSTED = "trusted"
 NOTE_VALUE_CHARS = 60
@@ -71,7 +71,7 @@ class QuarantineTarget:
 
 
 def _active_by_target() -> dict[tuple[str, str], Quarantine]:
-    rows = Quarantine.objects.filter(status__in=ACTIVE).select_related("created_by")
+    rows = Quarantine.objects.filter(in_force()).select_related("created_by")
     return {(row.scope, row.target): row for row in rows}
 
 
@@ -177,7 +177,7 @@ def _memory_class_known(name: str) -> bool:
 def quarantine_target(*, scope: str, target: str) -> QuarantineTarget:
     """One row of the page, for polling and for the dialogs: two queries for a known target."""
     active = (
-        Quarantine.objects.filter(scope=scope, target=target, status__in=ACTIVE)
+        Quarantine.objects.filter(in_force(), scope=scope, target=target)
         .select_related("created_by")
         .first()
     )

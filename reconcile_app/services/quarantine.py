@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from lineage_app.selectors.blast import blast_radius
@@ -38,6 +38,14 @@ MEMORY_CLASS = re.compile(r"^[-a-zA-Z0-9_]{1,100}$")
 DEFAULT_LOOKBACK = timedelta(days=7)
 
 
+def in_force(now: datetime | None = None) -> Q:
+    """Active and not past its end. A quarantine stops holding at its `ends_at` exactly; the
+    sweep (quarantines_expire, every minute) then records the lift, its audit row and the
+    held effects' resumption. Judged by the status alone, it held up to a minute longer,
+    commits answering 423 `Retry-After: 1` all that while."""
+    return Q(status__in=ACTIVE) & (Q(ends_at__isnull=True) | Q(ends_at__gt=now or timezone.now()))
+
+
 @dataclass(frozen=True)
 class ActiveQuarantines:
     sources: frozenset[str]
@@ -45,6 +53,8 @@ class ActiveQuarantines:
     epoch: int
     # memory id → the quarantine holding it (a claim's reason names the quarantine).
     memories: Mapping[str, str] = field(default_factory=dict)
+    # The first of their ends: from then on this set is out of date, although no epoch moved.
+    ends_next: datetime | None = None
 
 
 _ACTIVE_QUARANTINES: EpochCache[ActiveQuarantines] = EpochCache("quarantine")
@@ -59,6 +69,10 @@ def quarantines_active() -> ActiveQuarantines:
     """
     pinned = pinned_epoch("quarantine")
     if pinned is not None:
+        active = _ACTIVE_QUARANTINES.get("active", lambda: _quarantines_load(pinned))
+        if active.ends_next is None or active.ends_next > timezone.now():
+            return active
+        _ACTIVE_QUARANTINES.clear()  # one has ended since the set was loaded
         return _ACTIVE_QUARANTINES.get("active", lambda: _quarantines_load(pinned))
     epoch = QuarantineEpoch.objects.filter(pk=1).values_list("epoch", flat=True).first() or 0
     return _quarantines_load(epoch)
@@ -66,22 +80,26 @@ def quarantines_active() -> ActiveQuarantines:
 
 def _quarantines_load(epoch: int) -> ActiveQuarantines:
     rows = list(
-        Quarantine.objects.filter(status__in=ACTIVE).values_list("scope", "target", "quarantine_id")
+        Quarantine.objects.filter(in_force()).values_list(
+            "scope", "target", "quarantine_id", "ends_at"
+        )
     )
+    ends = [end for *_, end in rows if end is not None]
     return ActiveQuarantines(
-        sources=frozenset(t for s, t, _ in rows if s == QuarantineScope.SOURCE),
-        memory_classes=frozenset(t for s, t, _ in rows if s == QuarantineScope.MEMORY_CLASS),
-        memories={t: q for s, t, q in rows if s == QuarantineScope.MEMORY},
+        sources=frozenset(t for s, t, *_ in rows if s == QuarantineScope.SOURCE),
+        memory_classes=frozenset(t for s, t, *_ in rows if s == QuarantineScope.MEMORY_CLASS),
+        memories={t: q for s, t, q, _ in rows if s == QuarantineScope.MEMORY},
         epoch=epoch,
+        ends_next=min(ends, default=None),
     )
 
 
 def quarantined_memory_classes() -> frozenset[str]:
-    """The memory classes under an active quarantine (one query)."""
+    """The memory classes under a quarantine in force (one query)."""
     return frozenset(
-        Quarantine.objects.filter(
-            scope=QuarantineScope.MEMORY_CLASS, status__in=ACTIVE
-        ).values_list("target", flat=True)
+        Quarantine.objects.filter(in_force(), scope=QuarantineScope.MEMORY_CLASS).values_list(
+            "target", flat=True
+        )
     )
 
 
@@ -107,7 +125,7 @@ def source_check(source: str) -> None:
         return  # the pinned copy of the quarantine set answers without a query
     held = list(
         Quarantine.objects.filter(
-            scope=QuarantineScope.SOURCE, target=source, status__in=ACTIVE
+            in_force(), scope=QuarantineScope.SOURCE, target=source
         ).values_list("ends_at", flat=True)[:1]
     )
     if not held:
@@ -144,12 +162,12 @@ def sources_read_check(fields: Mapping[str, Mapping[str, Any]]) -> None:
 
 def source_quarantines_in_force(source: str) -> QuerySet[Quarantine]:
     """The source's quarantines in force, for a statement that must see a lift at once."""
-    return Quarantine.objects.filter(scope=QuarantineScope.SOURCE, target=source, status__in=ACTIVE)
+    return Quarantine.objects.filter(in_force(), scope=QuarantineScope.SOURCE, target=source)
 
 
 def memory_class_check(memory_class: str) -> None:
     if Quarantine.objects.filter(
-        scope=QuarantineScope.MEMORY_CLASS, target=memory_class, status__in=ACTIVE
+        in_force(), scope=QuarantineScope.MEMORY_CLASS, target=memory_class
     ).exists():
         raise Locked(
             f"memory class {memory_class} is quarantined",
@@ -191,6 +209,8 @@ def quarantine_create(
         # mistyped year) would show a quarantine that touched nothing. A caller's clock may
         # run ahead of ours by as much as an attestation's may.
         raise ValidationFailed("since must not be in the future", code="invalid_since")
+    # One that has ended is lifted first (as the sweep would), so it does not stand in the way.
+    quarantines_expire(now=now, scope=scope, target=target)
     with transaction.atomic():
         _bump_epoch()
         if Quarantine.objects.filter(scope=scope, target=target, status__in=ACTIVE).exists():
@@ -332,13 +352,17 @@ def _held_effects_resume(source: str, now: datetime) -> int:
     return waiting.count()
 
 
-def quarantines_expire(*, now: datetime | None = None) -> int:
-    """Scheduled: quarantines past their end time lift themselves (with that reason)."""
+def quarantines_expire(
+    *, now: datetime | None = None, scope: str | None = None, target: str | None = None
+) -> int:
+    """Scheduled: quarantines past their end time lift themselves (with that reason); with
+    `scope` and `target`, only that target's."""
     now = now or timezone.now()
     expired = 0
-    for quarantine_id in Quarantine.objects.filter(status__in=ACTIVE, ends_at__lte=now).values_list(
-        "quarantine_id", flat=True
-    ):
+    ended = Quarantine.objects.filter(status__in=ACTIVE, ends_at__lte=now)
+    if scope is not None:
+        ended = ended.filter(scope=scope, target=target)
+    for quarantine_id in ended.values_list("quarantine_id", flat=True):
         try:
             quarantine_lift(
                 quarantine_id=quarantine_id, reason="ended at its scheduled end time", actor=None

@@ -13,12 +13,15 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from drills_app.choices import DrillRunKind, DrillRunStatus
 from drills_app.models import DrillRun
 from reconcile_app.canonical import rfc3339
+from reconcile_app.choices import QuarantineScope
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
+from reconcile_app.models import Quarantine
 from reconcile_app.services.enqueue import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
@@ -47,6 +50,34 @@ def _starts_held() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [START_LOCK])
+
+
+def _quarantine_in_the_way() -> str | None:
+    """What stops a drill meaning anything: a quarantine in force on one of its sources or the
+    memory classes it writes. Its reads would come back `quarantined` and its writes 423, and
+    the drill would report the protocol's refusals as escapes and failures (the drill gauge
+    at 0) rather than name the quarantine."""
+    from drills_app import poisoned, world
+    from reconcile_app.services.quarantine import in_force
+
+    held = (
+        Quarantine.objects.filter(in_force())
+        .filter(
+            Q(scope=QuarantineScope.SOURCE, target__in=(world.CASE_SOURCE, world.COMPLAINTS_SOURCE))
+            | Q(
+                scope=QuarantineScope.MEMORY_CLASS,
+                target__in=(world.MEMORY_CLASS, poisoned.MEMORY_CLASS),
+            )
+        )
+        .order_by("created_at")
+        .first()
+    )
+    if held is None:
+        return None
+    return (
+        f"{held.scope.replace('_', ' ')} {held.target} is quarantined ({held.quarantine_id}): "
+        "the drill reads and writes it; lift the quarantine, or wait for its end, to run one"
+    )
 
 
 def drill_run_start(*, kind: str, parameters: dict[str, Any], started_by: Any = None) -> DrillRun:
@@ -79,6 +110,9 @@ def drill_run_start(*, kind: str, parameters: dict[str, Any], started_by: Any = 
                     code="drill_running",
                     run_id=busy,
                 )
+            in_the_way = _quarantine_in_the_way()
+            if in_the_way is not None:
+                raise Conflict(in_the_way, code="drill_quarantined")
         return DrillRun.objects.create(
             kind=kind,
             parameters=parameters,
@@ -146,6 +180,8 @@ def drill_run_execute(*, run_id: int) -> DrillRun:
         # Its message came back late (a worker lost): the window that kept other drills off
         # the drill's sources has passed, and one may be running now.
         return drill_run_fail(run_id=run_id, error=_abandoned_error())
+    if run.kind == DrillRunKind.DRILL and (in_the_way := _quarantine_in_the_way()) is not None:
+        return drill_run_fail(run_id=run_id, error=in_the_way)  # placed since the start
     try:
         results, passed = _results_for(run)
     except Exception as exc:

@@ -5,10 +5,13 @@ cut-off). An event recorded now but effective next week does not describe the pr
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
-from reconcile_app.services import replay
+from reconcile_app.reconciliation import engine
+from reconcile_app.reconciliation.types import Outcome
+from reconcile_app.services import owner_reads, reconcile, replay
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from sandbox_app.services import sandbox_event_append, sandbox_record_write
 from tests.conftest import ago, make_agent
@@ -72,6 +75,45 @@ def test_such_a_snapshot_replays_exactly_both_ways(hardship_ending_next_week, le
         result = replay.snapshot_replay(snapshot=snapshot, mode=mode)
 
         assert result.exact, (mode, result.differences)
+
+
+def _as_schema_2_wrote_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue snapshots as the code of content schema 2 did (the rows an upgraded installation
+    keeps, e.g. those of f6ba2b6): reads without their mode, no `ledger_seq`, and every event
+    recorded by the read folded, even one valid only later."""
+    evaluate = engine.evaluate
+
+    def evaluate_as_schema_2(**kwargs: Any) -> Outcome:
+        return evaluate(**{**kwargs, "schema_version": "2", "ledger_seq": None})
+
+    monkeypatch.setattr(reconcile.engine, "evaluate", evaluate_as_schema_2)
+    monkeypatch.setattr(owner_reads, "fold_bound", lambda read_at, observed_at: None)
+
+
+def test_a_schema_2_snapshot_that_folded_next_weeks_revocation_replays_as_it_decided(
+    hardship_ending_next_week, letter_agent, monkeypatch
+):
+    """Before content schema 4 the fold took every event recorded by the read: next week's
+    revocation ended the hardship at once and the letter was allowed. Replay as recorded
+    rebuilds that decision (not one under today's fold); corrected says what changed."""
+    _as_schema_2_wrote_it(monkeypatch)
+    snapshot = _letter(letter_agent)
+    monkeypatch.undo()
+    content = snapshot.content
+    assert content["schema_version"] == "2"
+    assert "ledger_seq" not in content
+    assert not any("mode" in read for read in content["fields"].values())
+    assert content["fields"]["hardship_active"]["value"] is False
+    assert content["decision"]["result"] == "allow"
+
+    recorded = replay.snapshot_replay(snapshot=snapshot, mode="as_recorded")
+    corrected = replay.snapshot_replay(snapshot=snapshot, mode="corrected")
+
+    assert recorded.exact, recorded.differences
+    assert not corrected.exact
+    assert {"path": "decision.result", "recorded": "allow", "replayed": "deny"} in (
+        corrected.differences
+    )
 
 
 def test_once_its_valid_time_comes_the_revocation_counts(letter_agent):

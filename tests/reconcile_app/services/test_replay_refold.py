@@ -5,7 +5,6 @@ those: not a source read live then (whatever its mode now), not one that deliver
 from __future__ import annotations
 
 import copy
-import functools
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from reconcile_app.demo.estate_loader import demo_estate_load
 from reconcile_app.models import DecisionSnapshot, Principal, Source
 from reconcile_app.reconciliation import engine
+from reconcile_app.reconciliation.types import Outcome
 from reconcile_app.services import owner_reads, reconcile, replay
 from reconcile_app.services.quarantine import quarantine_apply, quarantine_create
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
@@ -202,12 +202,17 @@ def test_a_snapshot_issued_under_schema_2_replays_exactly_and_folds_by_the_sourc
     folded_snapshot: DecisionSnapshot, monkeypatch: pytest.MonkeyPatch
 ):
     # Before reads said how they were read: replay folds the sources that are event-sourced.
-    monkeypatch.setattr(
-        reconcile.engine, "evaluate", functools.partial(engine.evaluate, schema_version="2")
-    )
+    # As schema 2 wrote it: nor did it record how far along the evidence chain it read.
+    evaluate = engine.evaluate
+
+    def evaluate_as_schema_2(**kwargs: Any) -> Outcome:
+        return evaluate(**{**kwargs, "schema_version": "2", "ledger_seq": None})
+
+    monkeypatch.setattr(reconcile.engine, "evaluate", evaluate_as_schema_2)
     snapshot = issued_again(folded_snapshot)
     monkeypatch.undo()
     assert snapshot.content["schema_version"] == "2"
+    assert "ledger_seq" not in snapshot.content
     assert not any("mode" in read for read in snapshot.content["fields"].values())
 
     assert replay.snapshot_replay(snapshot=snapshot, mode="as_recorded").exact

@@ -5,16 +5,14 @@ cut-off). An event recorded now but effective next week does not describe the pr
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
-from reconcile_app.reconciliation import engine
-from reconcile_app.reconciliation.types import Outcome
-from reconcile_app.services import owner_reads, reconcile, replay
+from reconcile_app.services import replay
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from sandbox_app.services import sandbox_event_append, sandbox_record_write
 from tests.conftest import ago, make_agent
+from tests.reconcile_app.services.old_schemas import issue_as_schema_2
 
 SUBJECT = "account-scheduled-end"
 LEDGER = "hardship-ledger"
@@ -77,26 +75,13 @@ def test_such_a_snapshot_replays_exactly_both_ways(hardship_ending_next_week, le
         assert result.exact, (mode, result.differences)
 
 
-def _as_schema_2_wrote_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue snapshots as the code of content schema 2 did (the rows an upgraded installation
-    keeps, e.g. those of f6ba2b6): reads without their mode, no `ledger_seq`, and every event
-    recorded by the read folded, even one valid only later."""
-    evaluate = engine.evaluate
-
-    def evaluate_as_schema_2(**kwargs: Any) -> Outcome:
-        return evaluate(**{**kwargs, "schema_version": "2", "ledger_seq": None})
-
-    monkeypatch.setattr(reconcile.engine, "evaluate", evaluate_as_schema_2)
-    monkeypatch.setattr(owner_reads, "fold_bound", lambda read_at, observed_at: None)
-
-
 def test_a_schema_2_snapshot_that_folded_next_weeks_revocation_replays_as_it_decided(
     hardship_ending_next_week, letter_agent, monkeypatch
 ):
     """Before content schema 4 the fold took every event recorded by the read: next week's
     revocation ended the hardship at once and the letter was allowed. Replay as recorded
     rebuilds that decision (not one under today's fold); corrected says what changed."""
-    _as_schema_2_wrote_it(monkeypatch)
+    issue_as_schema_2(monkeypatch, fold_every_event=True)
     snapshot = _letter(letter_agent)
     monkeypatch.undo()
     content = snapshot.content

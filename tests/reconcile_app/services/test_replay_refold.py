@@ -11,12 +11,11 @@ import pytest
 
 from reconcile_app.demo.estate_loader import demo_estate_load
 from reconcile_app.models import DecisionSnapshot, Principal, Source
-from reconcile_app.reconciliation import engine
-from reconcile_app.reconciliation.types import Outcome
-from reconcile_app.services import owner_reads, reconcile, replay
+from reconcile_app.services import owner_reads, replay
 from reconcile_app.services.quarantine import quarantine_apply, quarantine_create
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from sandbox_app.services import sandbox_fault_add, sandbox_record_write
+from tests.reconcile_app.services.old_schemas import issue_as_schema_2
 
 
 class OwnerAsked(Exception):
@@ -203,12 +202,7 @@ def test_a_snapshot_issued_under_schema_2_replays_exactly_and_folds_by_the_sourc
 ):
     # Before reads said how they were read: replay folds the sources that are event-sourced.
     # As schema 2 wrote it: nor did it record how far along the evidence chain it read.
-    evaluate = engine.evaluate
-
-    def evaluate_as_schema_2(**kwargs: Any) -> Outcome:
-        return evaluate(**{**kwargs, "schema_version": "2", "ledger_seq": None})
-
-    monkeypatch.setattr(reconcile.engine, "evaluate", evaluate_as_schema_2)
+    issue_as_schema_2(monkeypatch)
     snapshot = issued_again(folded_snapshot)
     monkeypatch.undo()
     assert snapshot.content["schema_version"] == "2"

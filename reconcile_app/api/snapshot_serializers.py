@@ -253,3 +253,12 @@ class ReplayOutput(serializers.Serializer):
             "the decision changed; asking again later may make it exact."
         ),
     )
+    inferred_ledger_seq = serializers.IntegerField(
+        allow_null=True,
+        help_text=(
+            "`as_recorded` of a snapshot from before `ledger_seq` was kept (content schema "
+            "< 5) that is exact only when read no further along the evidence chain than the "
+            "last entry it cites: that position (an entry stamped before its cut-off was "
+            "committed after it read). Null otherwise."
+        ),
+    )

@@ -19,13 +19,14 @@ from datetime import datetime
 from itertools import islice
 from typing import Any
 
+from django.db.models import Max
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from reconcile_app.canonical import content_hash, same_value
 from reconcile_app.choices import ReadStatus
 from reconcile_app.errors import ValidationFailed
-from reconcile_app.models import DecisionSnapshot, Source
+from reconcile_app.models import DecisionSnapshot, EvidenceEntry, Source
 from reconcile_app.reconciliation import engine
 from reconcile_app.reconciliation.engine import (
     SCHEMAS_FOLDING_LATER_VALID_EVENTS,
@@ -58,6 +59,9 @@ class ReplayResult:
     # (down, timed out, their adapter or reducer gone): the replay could not be completed,
     # which is not the decision changing. Asking again later may make it exact.
     unavailable_sources: list[str] = field(default_factory=list)
+    # A snapshot from before `ledger_seq` was recorded (content schema < 5) replayed exactly
+    # only when read no further along the chain than the last entry it cites: that position.
+    inferred_ledger_seq: int | None = None
 
 
 def _time(raw: str | None) -> datetime | None:
@@ -224,29 +228,48 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
             modes_recorded=schema_version not in SCHEMAS_WITHOUT_READ_MODE,
             valid_by_read=schema_version not in SCHEMAS_FOLDING_LATER_VALID_EVENTS,
         )
-    outcome = engine.evaluate(
-        contract=spec,
-        binding=binding,
-        raw_reads=reads,
-        evidence=evidence,
-        claims=claims,
-        quarantined_classes=frozenset(original.get("quarantined_memory_classes", [])),
-        quarantined_memories=original.get("quarantined_memories", {}),
-        capable_actions=frozenset(binding_content.get("capabilities", [])),
-        valid_time=valid_time,
-        recorded_time=recorded_time,
-        schema_version=schema_version,
-        ledger_seq=ledger_seq,
-    )
-    replayed_hash = content_hash(outcome.content)
+
+    def rebuilt(evidence: list[Any]) -> dict[str, Any]:
+        return engine.evaluate(
+            contract=spec,
+            binding=binding,
+            raw_reads=reads,
+            evidence=evidence,
+            claims=claims,
+            quarantined_classes=frozenset(original.get("quarantined_memory_classes", [])),
+            quarantined_memories=original.get("quarantined_memories", {}),
+            capable_actions=frozenset(binding_content.get("capabilities", [])),
+            valid_time=valid_time,
+            recorded_time=recorded_time,
+            schema_version=schema_version,
+            ledger_seq=ledger_seq,
+        ).content
+
+    content = rebuilt(evidence)
+    replayed_hash = content_hash(content)
+    inferred_seq = None
+    if mode == "as_recorded" and ledger_seq is None and replayed_hash != snapshot.content_hash:
+        # Before content schema 5 the decision's chain position was not kept, and an entry
+        # stamped before its cut-off may have committed after it read the ledger (appends
+        # stamp under the head's lock, commit a moment later). Every entry up to the last
+        # one it cites had committed when it read (appends commit in `seq` order): read to
+        # there, the replay uses nothing the decision could not see. Kept only if exact.
+        bound = manifest_seq(original)
+        bounded = rebuilt(
+            evidence_as_of(
+                subject=binding.subject, fields=fields, recorded_by=recorded_time, ledger_seq=bound
+            )
+        )
+        if content_hash(bounded) == snapshot.content_hash:
+            content, replayed_hash, inferred_seq = bounded, snapshot.content_hash, bound
     return ReplayResult(
         mode=mode,
         snapshot_id=snapshot.snapshot_id,
         exact=replayed_hash == snapshot.content_hash,
         original_hash=snapshot.content_hash,
         replayed_hash=replayed_hash,
-        differences=content_differences(original, outcome.content),
-        content=outcome.content,
+        differences=content_differences(original, content),
+        content=content,
         unavailable_sources=sorted(
             {
                 now.source
@@ -254,7 +277,15 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
                 if then.status not in NOTHING_FOLDED and now.status in NOTHING_FOLDED
             }
         ),
+        inferred_ledger_seq=inferred_seq,
     )
+
+
+def manifest_seq(content: dict[str, Any]) -> int:
+    """The chain position of the last evidence entry the content cites (0: none)."""
+    cited = [item["evidence_id"] for item in content.get("evidence_manifest", [])]
+    found = EvidenceEntry.objects.filter(evidence_id__in=cited).aggregate(last=Max("seq"))
+    return found["last"] or 0
 
 
 def content_differences(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:

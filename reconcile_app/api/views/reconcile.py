@@ -151,5 +151,6 @@ class SnapshotReplayView(APIView):
                 "replayed_hash": result.replayed_hash,
                 "differences": result.differences,
                 "unavailable_sources": result.unavailable_sources,
+                "inferred_ledger_seq": result.inferred_ledger_seq,
             }
         )

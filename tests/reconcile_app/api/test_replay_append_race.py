@@ -16,13 +16,14 @@ import pytest
 from django.db import connection
 from django.utils.dateparse import parse_datetime
 
-from reconcile_app.models import EvidenceEntry
+from reconcile_app.models import DecisionSnapshot, EvidenceEntry
 from reconcile_app.services import evidence as evidence_module
 from reconcile_app.services.evidence import evidence_append
 from tests.conftest import ago
 from tests.races import paused_race
 from tests.reconcile_app.api.test_replay import replay
 from tests.reconcile_app.effects.conftest import SUBJECT, collectible, reconcile  # noqa: F401
+from tests.reconcile_app.services.old_schemas import issue_as_schema_2
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL"),
@@ -70,3 +71,41 @@ def test_a_decision_made_while_an_append_is_in_flight_replays_exactly(
     as_recorded = replay(agent, decided["snapshot_id"], "as_recorded")
     assert as_recorded["exact"] is True, as_recorded["differences"]
     assert as_recorded["replayed_hash"] == as_recorded["original_hash"]
+
+
+def test_one_issued_before_ledger_seq_was_kept_replays_exactly_to_the_last_entry_it_cites(
+    collectible, agent, monkeypatch
+):
+    """The same race under content schema 2 (an upgraded installation's old rows): nothing
+    says how far the decision read, so replay by the cut-off alone found the entry and
+    answered inexact (and the release gate refused every new version of the contract while
+    the snapshot was among the class's 20 latest). Read to the last entry the decision cites,
+    it is exact, and the answer says where it read to."""
+    issue_as_schema_2(monkeypatch)
+    seen = paused_race(
+        monkeypatch,
+        evidence_module,
+        "evidence_support_note",
+        _append_contradicting_observation,
+        lambda: reconcile(agent),
+    )
+    monkeypatch.undo()
+    decided = seen["change"]
+    assert isinstance(decided, dict), decided
+    assert decided["ledger_seq"] is None
+    assert (
+        DecisionSnapshot.objects.get(snapshot_id=decided["snapshot_id"]).content["schema_version"]
+        == "2"
+    )
+    assert decided["contradictions"] == []
+    cited = max(
+        EvidenceEntry.objects.filter(
+            evidence_id__in=decided["fields"]["collections_status"]["evidence"]
+        ).values_list("seq", flat=True)
+    )
+
+    as_recorded = replay(agent, decided["snapshot_id"], "as_recorded")
+
+    assert as_recorded["exact"] is True, as_recorded["differences"]
+    assert as_recorded["inferred_ledger_seq"] == cited
+    assert cited < EvidenceEntry.objects.get(evidence_id="ev-in-flight").seq

@@ -6,10 +6,12 @@ import re
 from typing import Any
 
 import pytest
+from django.template.loader import render_to_string
 from django.test import Client
 
 from reconcile_app.demo.estate_loader import demo_estate_load
 from reconcile_app.models import AuditEvent, DecisionSnapshot, EvidenceEntry
+from reconcile_app.services.replay import ReplayResult
 from sandbox_app.services import sandbox_fault_add
 from tests.reconcile_app.console.conftest import signed_in
 from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
@@ -135,3 +137,21 @@ def test_a_replay_an_owner_could_not_complete_says_so_apart_from_the_differences
     incomplete = page.split('class="alert replay-incomplete"', 1)[1].split("</p>", 1)[0]
     assert f'<span class="mono">{ledger}</span> could not give its events again now' in incomplete
     assert differences(page)["fields.hardship_active.status"][1] == "unavailable"
+
+
+@pytest.mark.parametrize("inferred", [None, 7])
+def test_a_replay_read_to_the_last_cited_entry_says_where_it_read_to(inferred):
+    """A snapshot from before `ledger_seq` was kept, exact only read to the last entry it
+    cites (services/replay.py; the race itself: tests/reconcile_app/api/
+    test_replay_append_race.py): the page says how far it read, and why."""
+    result = ReplayResult(
+        mode="as_recorded",
+        snapshot_id="snap_1",
+        exact=True,
+        original_hash="a" * 64,
+        replayed_hash="a" * 64,
+        inferred_ledger_seq=inferred,
+    )
+    html = render_to_string("reconcile_app/partials/replay_result.html", {"result": result})
+    said = re.search(r"Read up to entry #(\d+), the last this decision cites", html)
+    assert (said.group(1) if said else None) == (str(inferred) if inferred else None)

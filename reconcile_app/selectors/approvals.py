@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from reconcile_app.canonical import canonical_json
 from reconcile_app.choices import DecisionResult, EscalationStatus
 from reconcile_app.models import Contradiction, DecisionSnapshot, Escalation
 
@@ -80,26 +81,56 @@ def approved_window_start(
     return approval.decided_at
 
 
+@dataclass(frozen=True)
+class UnseenState:
+    """A read of a joined snapshot that the approved snapshot, the reviewer's page, did not
+    show: `seen` and `found` are versions for the action's field, values for the others."""
+
+    field: str
+    seen: Any
+    found: Any
+    approved_snapshot_id: str
+
+
 def unseen_state(
     snapshot: DecisionSnapshot, approval: Escalation, field: str
-) -> tuple[Any, Any, str] | None:
-    """What keeps an approved escalation from authorising `snapshot` to act on `field`, as
-    (the version the reviewer saw, the version the snapshot read, the approved snapshot's
-    id); None when it authorises.
+) -> UnseenState | None:
+    """What keeps an approved escalation from authorising `snapshot` to act on `field`;
+    None when it authorises.
 
     Its own snapshot is authorised; a snapshot that joined it (a retry, before the decision
     or after it, learning the outcome) only at the state the reviewer saw: the version the
-    escalation's own snapshot read of that field. The reviewer's page shows that snapshot's
-    reads, so one approval must not authorise a commit at a state reached while the question
-    was open, nor at every state reached while its window is open."""
+    escalation's own snapshot read of that field, and what policy decided on in every other
+    field (its value, and whether it was read at all). The reviewer's page shows that
+    snapshot's reads, so one approval must not authorise a commit at a state reached while
+    the question was open, nor at every state reached while its window is open. A retry
+    raising the same question may have read other values (the same rule fired on them), so
+    joining alone says nothing about the values."""
     if snapshot.pk == approval.snapshot_id or approval.decided_at is None:
         return None
     approved = approval.snapshot
     if approved is None:
         return None  # not a snapshot's question (a promotion's): nothing to compare
-    seen = approved.content["fields"].get(field, {}).get("version")
-    found = snapshot.content["fields"].get(field, {}).get("version")
-    return None if found == seen else (seen, found, approved.snapshot_id)
+    seen_fields = approved.content["fields"]
+    found_fields = snapshot.content["fields"]
+    seen = seen_fields.get(field, {}).get("version")
+    found = found_fields.get(field, {}).get("version")
+    if found != seen:
+        return UnseenState(field, seen, found, approved.snapshot_id)
+    for name in sorted(set(seen_fields) | set(found_fields)):
+        seen_read, found_read = seen_fields.get(name, {}), found_fields.get(name, {})
+        if _as_policy_saw(seen_read) != _as_policy_saw(found_read):
+            return UnseenState(
+                name, seen_read.get("value"), found_read.get("value"), approved.snapshot_id
+            )
+    return None
+
+
+def _as_policy_saw(read: dict[str, Any]) -> tuple[Any, ...]:
+    # Policy sees a field's value only when it was read `ok`; otherwise its absence.
+    if read.get("status") != "ok":
+        return (read.get("status"),)
+    return ("ok", canonical_json(read.get("value")))
 
 
 def commit_deadline(snapshot: DecisionSnapshot, opened_at: datetime) -> datetime:

@@ -209,15 +209,16 @@ def _approved_state_check(snapshot: DecisionSnapshot, escalation: Escalation, fi
     unseen = unseen_state(snapshot, escalation, field)
     if unseen is None:
         return
-    seen, found, approved_id = unseen
+    what = "version" if unseen.field == field else "value"
     raise Forbidden(
-        f"escalation {escalation.escalation_id} was approved with {field} at version {seen}; "
-        f"this snapshot, which joined it, read version {found}, which no reviewer saw. "
-        f"Commit {approved_id} while its window is open, or reconcile again once it has "
-        "closed for a new review.",
+        f"escalation {escalation.escalation_id} was approved with {unseen.field} at "
+        f"{what} {unseen.seen!r}; this snapshot, which joined it, read {what} "
+        f"{unseen.found!r}, which no reviewer saw. Commit {unseen.approved_snapshot_id} while "
+        "its window is open, or reconcile again once it has closed for a new review.",
         code="approved_state_moved",
         escalation_id=escalation.escalation_id,
-        approved_snapshot_id=approved_id,
+        approved_snapshot_id=unseen.approved_snapshot_id,
+        field=unseen.field,
     )
 
 

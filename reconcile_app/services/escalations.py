@@ -34,7 +34,7 @@ NEXT_ACTIONS = {
 FACT_KEY_LOCK = 0x46414354
 
 
-def _new_id() -> str:
+def new_escalation_id() -> str:
     return f"esc_{secrets.token_hex(8)}"
 
 
@@ -53,7 +53,7 @@ def escalation_open_for_fact(
     try:
         with transaction.atomic():
             return Escalation.objects.create(
-                escalation_id=_new_id(),
+                escalation_id=new_escalation_id(),
                 code=code,
                 fact_key=fact_key,
                 candidate_refs=candidate_refs,
@@ -95,7 +95,7 @@ def escalation_for_snapshot(
     try:
         with transaction.atomic():
             return Escalation.objects.create(
-                escalation_id=_new_id(),
+                escalation_id=new_escalation_id(),
                 code=reasons[0]["code"] if reasons else "escalated",
                 snapshot=snapshot,
                 conflict_key=conflict_key,
@@ -243,6 +243,15 @@ def escalation_decide(
             raise Conflict(
                 f"{escalation_id} is already {escalation.status}", code="already_decided"
             )
+        if selected_ref and not (approve and escalation.fact_key):
+            # Stored, it would read as the decision's choice (the page badges it "kept")
+            # while nothing was chosen.
+            raise ValidationFailed(
+                "only approving a fact key's escalation selects a record: a rejection keeps "
+                "nothing, and a decision's, promotion's or effect's question has none to choose",
+                code="invalid_selection",
+                candidates=escalation.candidate_refs if escalation.fact_key else [],
+            )
         mine = records_kept_written_by(reviewer, escalation, selected_ref) if approve else []
         if mine:
             # Operators may write any fact record: one who also reviews would otherwise
@@ -346,55 +355,3 @@ def _settle_fact(escalation: Escalation, selected_ref: str | None, *, at: dateti
         at=at,
     )
     return sorted(by_pk[pk] for pk in moved)
-
-
-def escalation_open_for_effect(
-    *, idempotency_key: str, actor: Any, reason: str, request_id: str = ""
-) -> Escalation:
-    """An operator hands an unresolved effect to its owner (once; later calls return it)."""
-    from reconcile_app.choices import EffectStatus
-    from reconcile_app.models import Effect
-    from reconcile_app.services.principals import principal_for_user
-
-    if not reason or not reason.strip():
-        raise ValidationFailed("escalating needs a reason", code="reason_required")
-    effect = (
-        Effect.objects.select_related("source", "snapshot")
-        .filter(idempotency_key=idempotency_key)
-        .first()
-    )
-    if effect is None:
-        raise NotFound(f"no effect {idempotency_key}", code="effect_not_found")
-    if effect.status not in (EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED):
-        raise Conflict(
-            f"{idempotency_key} is {effect.status}: only unproven outcomes are escalated",
-            code="not_escalatable",
-        )
-    with transaction.atomic():
-        existing = Escalation.objects.filter(effect=effect, status=EscalationStatus.OPEN).first()
-        if existing is not None:
-            return existing
-        escalation = Escalation.objects.create(
-            escalation_id=_new_id(),
-            code=f"effect_{effect.status}",
-            effect=effect,
-            snapshot=effect.snapshot,
-            candidate_refs=[effect.idempotency_key],
-            owner=effect.source.owner or settings.RECONCILE_FALLBACK_OWNER,
-            next_action=f"confirm with {effect.source.name} whether {effect.action} happened",
-            allowed_until_resolved=READ_HISTORY,
-            write_allowed=False,
-            detail=reason,
-            requested_by=principal_for_user(actor),
-            opened_at=timezone.now(),
-        )
-        audit_record(
-            actor=actor,
-            action="effect.escalate",
-            object_kind="effect",
-            object_ref=idempotency_key,
-            reason=reason,
-            request_id=request_id,
-            after={"escalation_id": escalation.escalation_id},
-        )
-    return escalation

@@ -35,6 +35,7 @@ from reconcile_app.filtersets import EffectFilterSet
 from reconcile_app.models import Effect
 from reconcile_app.request_id import request_id_of
 from reconcile_app.selectors.effects import effect_get, effects_visible_to
+from reconcile_app.services.effect_escalations import escalation_open_for_effect
 from reconcile_app.services.effects import (
     OWNER_RETRY_AFTER_SECONDS,
     RETRYABLE_REJECTIONS,
@@ -43,7 +44,6 @@ from reconcile_app.services.effects import (
     effect_request_check,
     effect_resolve_manually,
 )
-from reconcile_app.services.escalations import escalation_open_for_effect
 from reconcile_app.services.principals import principal_acting
 
 REJECTION_STATUS = {"version_changed": 412, "owner_unavailable": 503, "idempotency_key_reused": 422}

@@ -53,8 +53,8 @@ from reconcile_app.selectors.effects import (
     effect_source_names,
     effect_status_counts,
 )
+from reconcile_app.services.effect_escalations import escalation_open_for_effect
 from reconcile_app.services.effects import effect_request_check, effect_resolve_manually
-from reconcile_app.services.escalations import escalation_open_for_effect
 
 DETAIL_TEMPLATE = "reconcile_app/effect_detail.html"
 

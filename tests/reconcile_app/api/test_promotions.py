@@ -295,3 +295,15 @@ def test_a_suggestion_superseding_a_memory_on_corrected_evidence_is_promoted(
         "active",
         "superseded",
     )
+
+
+def test_a_promotion_selects_no_record(observed, agent, reviewer):
+    """Only a fact key's approval chooses among candidates: a `selected_ref` sent with a
+    promotion's was stored and shown as the decision's, and chose nothing."""
+    suggestion = suggest(agent)
+    response = reviewer.post(
+        f"{ESCALATIONS}/{suggestion['promotion_escalation_id']}/approve",
+        {"rationale": "checked", "selected_ref": "somewhere-else"},
+    )
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_selection")
+    assert MemoryRecord.objects.get(memory_id=suggestion["memory_id"]).status == "suggested"

@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from reconcile_app.models import Contradiction, Effect, Escalation
-from reconcile_app.services.escalations import escalation_open_for_effect
+from reconcile_app.services.effect_escalations import escalation_open_for_effect
 from reconcile_app.services.evidence import evidence_append
 from sandbox_app.models import SandboxRecord
 from sandbox_app.services import sandbox_record_write

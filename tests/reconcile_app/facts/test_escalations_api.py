@@ -135,6 +135,17 @@ def test_reject_records_the_decision_and_changes_no_record(ambiguous, reviewer):
     assert AuditEvent.objects.filter(action="escalation.reject", object_ref=ambiguous).exists()
 
 
+def test_a_rejection_keeps_no_selection(ambiguous, reviewer):
+    """A rejection keeps nothing: a `selected_ref` sent with it was stored, and the
+    escalation's page then badged that candidate "kept" beside two records left current."""
+    response = decide(
+        reviewer, ambiguous, "reject", rationale="ask the eval team", selected_ref="baseline-v18"
+    )
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_selection")
+    escalation = Escalation.objects.get(escalation_id=ambiguous)
+    assert (escalation.status, escalation.selected_ref) == ("open", "")
+
+
 def test_only_reviewers_decide(ambiguous, operator, auditor, agent):
     for persona in (operator, auditor, agent):
         response = decide(persona, ambiguous, "approve", rationale="x", selected_ref="baseline-v18")

@@ -17,7 +17,7 @@ from reconcile_app.choices import MEMORY_IN_FORCE, EscalationStatus, MemoryStatu
 from reconcile_app.epochs import epochs_held
 from reconcile_app.errors import Conflict, Forbidden, Locked, NotFound, ValidationFailed
 from reconcile_app.models import DecisionSnapshot, Escalation, MemoryRecord, Principal
-from reconcile_app.roles import has_role
+from reconcile_app.roles import has_role, roles_forget
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.memory_status import memory_status_move
 from reconcile_app.services.promotions import promotion_settle
@@ -225,6 +225,12 @@ def escalation_decide(
         # quarantine of a promotion's class then waits for the decision, or committed before
         # and refuses it (promotion_settle); never promoted into a class quarantined since.
         epochs_held()
+        # The role again, now that the epochs are held: taking it away moves the
+        # configuration epoch, so it committed since the check above and is read here, or
+        # waits for this decision.
+        roles_forget(reviewer)
+        if not has_role(reviewer, Role.REVIEWER):
+            raise Forbidden("deciding escalations needs the reviewer role", code="forbidden")
         escalation = (
             Escalation.objects.select_for_update(of=("self",))
             .select_related("requested_by")

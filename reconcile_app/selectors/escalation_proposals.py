@@ -15,7 +15,10 @@ from typing import Any
 from django.utils.dateparse import parse_datetime
 
 from reconcile_app.choices import EscalationStatus
+from reconcile_app.errors import DomainError
 from reconcile_app.models import Contradiction, DecisionSnapshot, Effect, Escalation
+from reconcile_app.services.effects.gate import snapshot_still_authoritative_check
+from reconcile_app.services.quarantine import sources_read_check
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,10 @@ class SnapshotProposal:
     retries: list[DecisionSnapshot] = field(default_factory=list)
     effects: list[Effect] = field(default_factory=list)
     deadline: datetime | None = None  # approved: the last moment a commit is accepted
+    # Why the snapshot itself authorises nothing now, whatever the decision (its contract
+    # version retired, its evidence withdrawn, a source it read quarantined): the gate's
+    # refusal, so the page never offers an approval as a commit it would refuse.
+    cannot_authorise: DomainError | None = None
 
     def window_open(self, now: datetime) -> bool:
         return self.deadline is not None and now <= self.deadline
@@ -117,7 +124,17 @@ def snapshot_proposal(escalation: Escalation) -> SnapshotProposal:
             .order_by("created_at", "id")
         ),
         deadline=deadline,
+        cannot_authorise=_gate_refusal(snapshot),
     )
+
+
+def _gate_refusal(snapshot: DecisionSnapshot) -> DomainError | None:
+    try:
+        snapshot_still_authoritative_check(snapshot)
+        sources_read_check(snapshot.content["fields"])
+    except DomainError as refusal:
+        return refusal
+    return None
 
 
 def _read(name: str, item: dict[str, Any], target: str) -> ProposalRead:

@@ -151,7 +151,7 @@ def effect_authorise(
             code="capability_missing",
         )
     _check_payload(snapshot, action, target, resulting_value)
-    _check_still_authoritative(snapshot)
+    snapshot_still_authoritative_check(snapshot)
     read = snapshot.content["fields"][target.field]
     if escalation is not None:
         _approved_state_check(snapshot, escalation, target.field)
@@ -247,7 +247,7 @@ def _check_payload(
         )
 
 
-def _check_still_authoritative(snapshot: DecisionSnapshot) -> None:
+def snapshot_still_authoritative_check(snapshot: DecisionSnapshot) -> None:
     """A snapshot stops authorising when its rules or its evidence are withdrawn."""
     contract = snapshot.contract
     # Issued before the version's current period began: under a rollback that came back to

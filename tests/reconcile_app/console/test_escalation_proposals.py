@@ -191,3 +191,34 @@ def test_detail_query_count_does_not_grow_with_retries_or_claims(
     for _ in range(4):
         reconcile(agent, [claim("collect"), claim("hold"), claim("collect")])
     assert count() == few
+
+
+def test_a_snapshot_whose_evidence_was_withdrawn_is_not_offered_as_authorising(
+    contradicted, agent, operator, reviewer_browser
+):
+    """The Approve box said the snapshot would commit within the window of the approval,
+    while its evidence had been corrected: every commit on it is 409 snapshot_tainted,
+    whatever the reviewer decides. The page says so, and why."""
+    from reconcile_app.services.corrections import correction_create
+
+    body = reconcile(agent)
+    [used] = body["fields"]["collections_status"]["evidence"]
+    correction_create(evidence_id=used, reason="misattributed", actor=operator.user)
+
+    page = page_of(reviewer_browser, body["escalation_id"])
+    assert 'id="cannot-authorise"' in page and "snapshot_tainted" in page
+    assert "Approving authorises nothing" in page
+    assert 'id="approve-does"' not in page
+
+    # A retry that joined on evidence that still stands may still commit on an approval.
+    evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="collect",
+        source="case-ledger",
+        observed_at=timezone.now() - timedelta(minutes=10),  # the desk's hold stays later
+    )
+    assert reconcile(agent)["escalation_id"] == body["escalation_id"]
+    page = page_of(reviewer_browser, body["escalation_id"])
+    assert "Approving authorises only a retry that joined it" in page

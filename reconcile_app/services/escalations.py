@@ -347,6 +347,21 @@ def _settle_fact(escalation: Escalation, selected_ref: str | None, *, at: dateti
             code="invalid_selection",
             candidates=escalation.candidate_refs,
         )
+    if selected_ref:
+        # Held until the decision commits: an expiry run moving it waits, or moved it first.
+        in_force = set(
+            MemoryRecord.objects.select_for_update()
+            .filter(memory_id__in=escalation.candidate_refs, status__in=MEMORY_IN_FORCE)
+            .values_list("memory_id", flat=True)
+        )
+        if selected_ref not in in_force:
+            # Keeping it would keep nothing current, and retire the candidates still valid.
+            raise ValidationFailed(
+                f"{selected_ref} is no longer in force (expired or retired since the question "
+                "was opened): select one that is, or reject",
+                code="invalid_selection",
+                candidates=[ref for ref in escalation.candidate_refs if ref in in_force],
+            )
     to_retire = MemoryRecord.objects.filter(
         fact_key=escalation.fact_key, status__in=MEMORY_IN_FORCE
     ).exclude(memory_id=selected_ref or "")

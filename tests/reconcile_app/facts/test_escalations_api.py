@@ -115,6 +115,24 @@ def test_reviewer_approval_selects_one_and_retires_the_others(ambiguous, agent, 
     assert audit.after["retired"] == ["baseline-v18b"]
 
 
+def test_approval_never_keeps_a_record_no_longer_in_force(ambiguous, agent, reviewer):
+    """baseline-v18 expired while the question was open: approving it "kept" a record out of
+    force and retired v18b, the one still valid, so the key had no current record at all."""
+    from reconcile_app.services.memory_status import memory_status_move
+
+    expired = MemoryRecord.objects.get(memory_id="baseline-v18")
+    memory_status_move(
+        memory_ids=[expired.pk], source_statuses=["current"], to="expired", cause="test"
+    )
+    response = decide(
+        reviewer, ambiguous, "approve", rationale="registry says v18", selected_ref="baseline-v18"
+    )
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_selection")
+    assert response.json()["candidates"] == ["baseline-v18b"]
+    assert MemoryRecord.objects.get(memory_id="baseline-v18b").status == "current"
+    assert Escalation.objects.get(escalation_id=ambiguous).status == "open"
+
+
 def test_approving_an_ambiguity_requires_a_candidate(ambiguous, reviewer):
     missing = decide(reviewer, ambiguous, "approve", rationale="ok")
     assert (missing.status_code, missing.json()["code"]) == (400, "selection_required")

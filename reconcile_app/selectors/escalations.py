@@ -13,7 +13,7 @@ from typing import Any
 
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
-from reconcile_app.choices import EscalationStatus
+from reconcile_app.choices import MEMORY_IN_FORCE, EscalationStatus
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Escalation, MemoryRecord
 from reconcile_app.roles import is_staff_role
@@ -106,6 +106,9 @@ class Candidate:
 
     ref: str
     record: MemoryRecord | None
+    # Approving may keep it: in force, and owned when the question is a missing owner
+    # (services/escalations._settle_fact refuses the others).
+    keepable: bool = True
 
 
 @dataclass(frozen=True)
@@ -197,6 +200,19 @@ def console_escalation_detail(*, escalation_id: str) -> EscalationDetail:
     }
     return EscalationDetail(
         escalation=escalation,
-        candidates=[Candidate(ref=ref, record=records.get(ref)) for ref in refs],
+        candidates=[
+            Candidate(
+                ref=ref,
+                record=records.get(ref),
+                keepable=_keepable(records.get(ref), escalation.code),
+            )
+            for ref in refs
+        ],
         refs=refs,
     )
+
+
+def _keepable(record: MemoryRecord | None, code: str) -> bool:
+    if record is None or record.status not in MEMORY_IN_FORCE:
+        return False
+    return code != "owner_missing" or bool(record.owner)

@@ -349,18 +349,21 @@ def _settle_fact(escalation: Escalation, selected_ref: str | None, *, at: dateti
         )
     if selected_ref:
         # Held until the decision commits: an expiry run moving it waits, or moved it first.
-        in_force = set(
-            MemoryRecord.objects.select_for_update()
-            .filter(memory_id__in=escalation.candidate_refs, status__in=MEMORY_IN_FORCE)
-            .values_list("memory_id", flat=True)
+        keepable = MemoryRecord.objects.select_for_update().filter(
+            memory_id__in=escalation.candidate_refs, status__in=MEMORY_IN_FORCE
         )
-        if selected_ref not in in_force:
-            # Keeping it would keep nothing current, and retire the candidates still valid.
+        if escalation.code == "owner_missing":
+            # Kept, an ownerless record leaves the owner missing: the next read asks again.
+            keepable = keepable.exclude(Q(owner__isnull=True) | Q(owner=""))
+        kept = set(keepable.values_list("memory_id", flat=True))
+        if selected_ref not in kept:
+            # Keeping it would settle nothing, and retire the candidates that would.
             raise ValidationFailed(
-                f"{selected_ref} is no longer in force (expired or retired since the question "
-                "was opened): select one that is, or reject",
+                f"{selected_ref} cannot be kept: it is no longer in force (expired or retired "
+                "since the question was opened) or has no owner. Select one of the "
+                "candidates, or reject",
                 code="invalid_selection",
-                candidates=[ref for ref in escalation.candidate_refs if ref in in_force],
+                candidates=[ref for ref in escalation.candidate_refs if ref in kept],
             )
     to_retire = MemoryRecord.objects.filter(
         fact_key=escalation.fact_key, status__in=MEMORY_IN_FORCE

@@ -65,4 +65,19 @@ def test_an_ownerless_records_escalation_asks_for_a_selection_when_mine_would_st
     page = signed_in(both).get(f"/escalations/{raised.escalation_id}/").content.decode()
     assert "(required: without one, the ownerless records are retired and mine, which you" in page
     assert "(optional: without one" not in page
-    assert 'value="orphan" required>' in page
+    # Nor may the ownerless record be kept: this reviewer has nothing to approve, only reject.
+    assert 'value="orphan" disabled aria-describedby="unkeepable-orphan" required>' in page
+
+
+def test_an_ownerless_record_is_not_offered_to_keep(registry, agent, reviewer):
+    """Keeping the ownerless record would leave the owner missing (escalation_decide
+    refuses it): the page does not offer it."""
+    key = "baseline.orphan"
+    authority(key)
+    remember(agent, key, "owned", "ckpt-1", "registry@r18")
+    remember(agent, key, "orphan", "ckpt-2", "registry@r18", owner=None)
+    raised = current(agent, key).json()["escalation_id"]
+    page = signed_in(reviewer).get(f"/escalations/{raised}/").content.decode()
+    assert 'value="orphan" disabled aria-describedby="unkeepable-orphan"' in page
+    assert "It has no owner: approving cannot keep it." in page
+    assert re.search(r'value="owned"\s*>', page)

@@ -133,6 +133,27 @@ def test_approval_never_keeps_a_record_no_longer_in_force(ambiguous, agent, revi
     assert Escalation.objects.get(escalation_id=ambiguous).status == "open"
 
 
+def test_an_ownerless_record_is_never_kept(registry, agent, reviewer):
+    """Approving an ownerless record's escalation selecting the ownerless record retired the
+    owned one, kept the ownerless one current, and the next read escalated owner_missing
+    again: the decision settled nothing and threw the valid record away."""
+    key = "baseline.orphan"
+    authority(key)
+    remember(agent, key, "owned-1", "ckpt-1", "registry@r18")
+    remember(agent, key, "orphan-1", "ckpt-2", "registry@r18", owner=None)
+    escalation_id = current(agent, key).json()["escalation_id"]
+
+    response = decide(
+        reviewer, escalation_id, "approve", rationale="keep it", selected_ref="orphan-1"
+    )
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_selection")
+    assert response.json()["candidates"] == ["owned-1"]
+    assert set(MemoryRecord.objects.filter(fact_key=key).values_list("status", flat=True)) == {
+        "current"
+    }
+    assert Escalation.objects.get(escalation_id=escalation_id).status == "open"
+
+
 def test_approving_an_ambiguity_requires_a_candidate(ambiguous, reviewer):
     missing = decide(reviewer, ambiguous, "approve", rationale="ok")
     assert (missing.status_code, missing.json()["code"]) == (400, "selection_required")

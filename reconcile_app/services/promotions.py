@@ -17,7 +17,7 @@ from reconcile_app.selectors.memory_taint import corrections_upstream
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.evidence import ledger_held
 from reconcile_app.services.memory_status import memory_status_move
-from reconcile_app.services.quarantine import memory_class_check
+from reconcile_app.services.quarantine import memory_class_check, memory_quarantine_check
 
 READ_HISTORY = ["read_history"]
 
@@ -73,8 +73,10 @@ def promotion_settle(
     """
     memory = MemoryRecord.objects.select_for_update().get(promotions=escalation)
     if approve:
-        # A quarantined class admits nothing new: no write, and no promotion into force.
+        # A quarantined class admits nothing new: no write, and no promotion into force; nor
+        # does a record an operator quarantined on its own (a poisoned suggestion).
         memory_class_check(memory.memory_class)
+        memory_quarantine_check(memory.memory_id)
     if approve and memory.supersedes_id is not None:
         replaced = MemoryRecord.objects.select_for_update().get(pk=memory.supersedes_id)
         if replaced.status == MemoryStatus.SUPERSEDED:

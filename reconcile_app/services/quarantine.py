@@ -176,6 +176,22 @@ def memory_class_check(memory_class: str) -> None:
         )
 
 
+def memory_quarantine_check(memory_id: str) -> None:
+    """423 `memory_quarantined` while a quarantine holds this one record."""
+    held = (
+        Quarantine.objects.filter(in_force(), scope=QuarantineScope.MEMORY, target=memory_id)
+        .values_list("quarantine_id", flat=True)
+        .first()
+    )
+    if held is not None:
+        raise Locked(
+            f"memory {memory_id} is quarantined ({held})",
+            code="memory_quarantined",
+            memory_id=memory_id,
+            quarantine_id=held,
+        )
+
+
 def quarantine_create(
     *,
     scope: str,

@@ -297,7 +297,7 @@ DECISION_PROBLEMS = {
     403: ["people_only", "forbidden", "self_approval_forbidden"],
     404: ["escalation_not_found"],
     409: ["already_decided", "supersession_conflict", "memory_tainted"],
-    423: ["memory_class_quarantined"],
+    423: ["memory_class_quarantined", "memory_quarantined"],
 }
 
 

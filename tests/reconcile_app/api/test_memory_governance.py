@@ -114,3 +114,20 @@ def test_a_record_that_expired_while_its_successor_waited_is_no_conflict(agent, 
     answer = decide(reviewer, waiting["promotion_escalation_id"], "approve")
     assert answer.status_code == 200, answer.content
     assert (status_of(waiting["memory_id"]), status_of(original)) == ("active", "expired")
+
+
+def test_a_suggestion_quarantined_on_its_own_is_not_promoted(agent, reviewer, operator, observed):
+    """A quarantine of the one record (a poisoned suggestion) held its claims but not its
+    promotion: a reviewer brought it into force, and `facts/current` then served it."""
+    suggestion = suggest(agent)
+    held = operator.post(
+        "/api/v1/quarantines",
+        {"scope": "memory", "target": suggestion["memory_id"], "reason": "planted by a prompt"},
+    )
+    assert held.status_code == 202, held.content
+    refused = decide(reviewer, suggestion["promotion_escalation_id"], "approve")
+    assert (refused.status_code, refused.json()["code"]) == (423, "memory_quarantined")
+    assert refused.json()["quarantine_id"] == held.json()["id"]
+    assert status_of(suggestion["memory_id"]) == "suggested"
+    rejected = decide(reviewer, suggestion["promotion_escalation_id"], "reject")
+    assert rejected.status_code == 200 and status_of(suggestion["memory_id"]) == "rejected"

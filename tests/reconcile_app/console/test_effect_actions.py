@@ -207,6 +207,11 @@ def test_escalate_to_owner_opens_an_escalation(operator_browser, operator, unkno
     # And it is in the reviewers' queue, linked back to the effect.
     queue = operator_browser.get("/escalations/").content.decode()
     assert escalation.escalation_id in queue and 'href="/effects/u-1/"' in queue
+    # Nothing is frozen by asking the owner (the page said "Writes: frozen"): it shows where
+    # the effect stands.
+    detail = operator_browser.get(f"/escalations/{escalation.escalation_id}/").content.decode()
+    assert re.search(r'id="effect-badge"><span class="label">Effect</span>.*?unknown', detail)
+    assert ">frozen<" not in detail
 
 
 def test_escalation_needs_a_reason(operator_browser, unknown_effect):

@@ -12,6 +12,8 @@ reconciles, so the interleaving is forced, not hoped for (tests/races.py).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.db import connection
 from django.utils.dateparse import parse_datetime
@@ -45,16 +47,22 @@ def _append_contradicting_observation() -> str:
     ).evidence_id
 
 
-def test_a_decision_made_while_an_append_is_in_flight_replays_exactly(
-    collectible, agent, monkeypatch
-):
-    seen = paused_race(
+def _decided_during_an_append(agent, monkeypatch) -> dict[str, Any]:
+    """What paused_race saw: the append (`write`) paused inside its transaction while the
+    reconcile (`change`) decided."""
+    return paused_race(
         monkeypatch,
         evidence_module,
         "evidence_support_note",
         _append_contradicting_observation,
         lambda: reconcile(agent),
     )
+
+
+def test_a_decision_made_while_an_append_is_in_flight_replays_exactly(
+    collectible, agent, monkeypatch
+):
+    seen = _decided_during_an_append(agent, monkeypatch)
 
     decided = seen["change"]
     assert isinstance(decided, dict), decided
@@ -82,13 +90,7 @@ def test_one_issued_before_ledger_seq_was_kept_replays_exactly_to_the_last_entry
     the snapshot was among the class's 20 latest). Read to the last entry the decision cites,
     it is exact, and the answer says where it read to."""
     issue_as_schema_2(monkeypatch)
-    seen = paused_race(
-        monkeypatch,
-        evidence_module,
-        "evidence_support_note",
-        _append_contradicting_observation,
-        lambda: reconcile(agent),
-    )
+    seen = _decided_during_an_append(agent, monkeypatch)
     monkeypatch.undo()
     decided = seen["change"]
     assert isinstance(decided, dict), decided

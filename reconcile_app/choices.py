@@ -219,6 +219,8 @@ class EscalationStatus(models.TextChoices):
 
 # The code of an escalation that reviews a suggested memory (services/promotions.py).
 PROMOTION = "promotion"
+# What an agent may still do about what an escalation asks, until it is decided.
+READ_HISTORY = ["read_history"]
 
 
 class QuarantineScope(models.TextChoices):

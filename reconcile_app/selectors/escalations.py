@@ -13,7 +13,7 @@ from typing import Any
 
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
-from reconcile_app.choices import MEMORY_IN_FORCE, EscalationStatus
+from reconcile_app.choices import EscalationStatus
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Escalation, MemoryRecord
 from reconcile_app.roles import is_staff_role
@@ -22,6 +22,7 @@ from reconcile_app.selectors.escalation_proposals import (
     is_snapshot_question,
     snapshot_proposal,
 )
+from reconcile_app.services.escalations import record_keepable
 
 
 def escalations_visible_to(user: Any) -> QuerySet[Escalation]:
@@ -106,8 +107,7 @@ class Candidate:
 
     ref: str
     record: MemoryRecord | None
-    # Approving may keep it: in force, and owned when the question is a missing owner
-    # (services/escalations._settle_fact refuses the others).
+    # Approving may keep it (services/escalations.record_keepable).
     keepable: bool = True
 
 
@@ -204,15 +204,9 @@ def console_escalation_detail(*, escalation_id: str) -> EscalationDetail:
             Candidate(
                 ref=ref,
                 record=records.get(ref),
-                keepable=_keepable(records.get(ref), escalation.code),
+                keepable=record_keepable(records.get(ref), escalation.code),
             )
             for ref in refs
         ],
         refs=refs,
     )
-
-
-def _keepable(record: MemoryRecord | None, code: str) -> bool:
-    if record is None or record.status not in MEMORY_IN_FORCE:
-        return False
-    return code != "owner_missing" or bool(record.owner)

@@ -10,11 +10,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from reconcile_app.choices import EffectStatus, EscalationStatus
+from reconcile_app.choices import READ_HISTORY, EffectStatus, EscalationStatus
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
 from reconcile_app.models import Effect, Escalation
 from reconcile_app.services.audit import audit_record
-from reconcile_app.services.escalations import READ_HISTORY, new_escalation_id
+from reconcile_app.services.escalations import new_escalation_id
 from reconcile_app.services.principals import principal_for_user
 
 

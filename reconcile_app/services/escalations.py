@@ -13,7 +13,13 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from reconcile_app.choices import MEMORY_IN_FORCE, EscalationStatus, MemoryStatus, Role
+from reconcile_app.choices import (
+    MEMORY_IN_FORCE,
+    READ_HISTORY,
+    EscalationStatus,
+    MemoryStatus,
+    Role,
+)
 from reconcile_app.epochs import epochs_held
 from reconcile_app.errors import Conflict, Forbidden, Locked, NotFound, ValidationFailed
 from reconcile_app.models import DecisionSnapshot, Escalation, MemoryRecord, Principal
@@ -22,7 +28,6 @@ from reconcile_app.services.audit import audit_record
 from reconcile_app.services.memory_status import memory_status_move
 from reconcile_app.services.promotions import promotion_settle
 
-READ_HISTORY = ["read_history"]
 NEXT_ACTIONS = {
     "authority_ambiguous": "confirm which record is the registered {fact_key}",
     "owner_missing": "assign an owner to {fact_key} or retire the ownerless record",
@@ -32,6 +37,19 @@ NEXT_ACTIONS = {
 # The advisory-lock namespace of fact keys ("FACT" in ASCII): none of the product's other
 # advisory locks uses it (the migration lock is a single 64-bit key, another key space).
 FACT_KEY_LOCK = 0x46414354
+
+# A fact record with no owner (owner_missing asks who owns it).
+OWNERLESS = Q(owner__isnull=True) | Q(owner="")
+
+
+def record_keepable(record: MemoryRecord | None, code: str) -> bool:
+    """Whether approving a fact escalation (`code`) may keep `record` current: it is in force
+    (not expired or retired since the question was opened), and owned when the question is
+    a missing owner (kept, an ownerless record leaves the owner missing: the next read asks
+    again). The console offers only these; the decision refuses the others."""
+    if record is None or record.status not in MEMORY_IN_FORCE:
+        return False
+    return code != "owner_missing" or bool(record.owner)
 
 
 def new_escalation_id() -> str:
@@ -329,7 +347,7 @@ def records_kept_written_by(
     elif escalation.code == "owner_missing":
         kept = MemoryRecord.objects.filter(
             fact_key=escalation.fact_key, status__in=MEMORY_IN_FORCE
-        ).exclude(Q(owner__isnull=True) | Q(owner=""))
+        ).exclude(OWNERLESS)
     else:
         return []
     return sorted(kept.filter(agent__user_id=reviewer.pk).values_list("memory_id", flat=True))
@@ -348,14 +366,13 @@ def _settle_fact(escalation: Escalation, selected_ref: str | None, *, at: dateti
             candidates=escalation.candidate_refs,
         )
     if selected_ref:
-        # Held until the decision commits: an expiry run moving it waits, or moved it first.
-        keepable = MemoryRecord.objects.select_for_update().filter(
-            memory_id__in=escalation.candidate_refs, status__in=MEMORY_IN_FORCE
+        # Held until the decision commits: an expiry run moving one waits, or moved it first.
+        candidates = MemoryRecord.objects.select_for_update().filter(
+            memory_id__in=escalation.candidate_refs
         )
-        if escalation.code == "owner_missing":
-            # Kept, an ownerless record leaves the owner missing: the next read asks again.
-            keepable = keepable.exclude(Q(owner__isnull=True) | Q(owner=""))
-        kept = set(keepable.values_list("memory_id", flat=True))
+        kept = {
+            record.memory_id for record in candidates if record_keepable(record, escalation.code)
+        }
         if selected_ref not in kept:
             # Keeping it would settle nothing, and retire the candidates that would.
             raise ValidationFailed(
@@ -369,7 +386,7 @@ def _settle_fact(escalation: Escalation, selected_ref: str | None, *, at: dateti
         fact_key=escalation.fact_key, status__in=MEMORY_IN_FORCE
     ).exclude(memory_id=selected_ref or "")
     if escalation.code == "owner_missing" and not selected_ref:
-        to_retire = to_retire.filter(owner__isnull=True) | to_retire.filter(owner="")
+        to_retire = to_retire.filter(OWNERLESS)
     by_pk = dict(to_retire.values_list("pk", "memory_id"))
     moved = memory_status_move(
         memory_ids=list(by_pk),

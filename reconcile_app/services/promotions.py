@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from reconcile_app.choices import MEMORY_IN_FORCE, PROMOTION, MemoryStatus
+from reconcile_app.choices import MEMORY_IN_FORCE, PROMOTION, READ_HISTORY, MemoryStatus
 from reconcile_app.errors import Conflict
 from reconcile_app.models import Escalation, MemoryRecord, Principal
 from reconcile_app.selectors.memory_taint import corrections_upstream
@@ -18,8 +18,6 @@ from reconcile_app.services.audit import audit_record
 from reconcile_app.services.evidence import ledger_held
 from reconcile_app.services.memory_status import memory_status_move
 from reconcile_app.services.quarantine import memory_class_check, memory_quarantine_check
-
-READ_HISTORY = ["read_history"]
 
 
 def promotion_open(*, memory: MemoryRecord, owner: str, requested_by: Principal) -> Escalation:

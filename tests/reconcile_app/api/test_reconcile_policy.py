@@ -130,6 +130,17 @@ contradictions: escalate
 """
 
 
+def lab_forced_live(tmp_path, policy: str) -> None:
+    """lab-service and a lab-check contract with `policy`, made active without its release
+    gates (as a version from before the gates might be)."""
+    paths = [
+        str(write_yaml(tmp_path, "lab.yaml", LAB_SOURCE)),
+        str(write_yaml(tmp_path, "lab-check.yaml", lab_contract(policy))),
+    ]
+    contracts_load(paths=paths, activate=False)
+    Contract.objects.filter(decision_class="lab-check").update(status="active")
+
+
 @pytest.fixture
 def lab_agent(db):
     return make_agent("lab-agent", ["lab-check:adjust"])
@@ -173,21 +184,11 @@ def test_deny_condition_that_fails_to_evaluate_denies(db, tmp_path, lab_agent):
 def test_escalate_condition_on_an_absent_field_fails_closed(db, tmp_path, lab_agent):
     """The engine fails closed even for a rule the `policy_evaluates` release gate would keep
     from going live (here forced live, as a version from before the gates might be)."""
-    paths = [
-        str(write_yaml(tmp_path, "lab.yaml", LAB_SOURCE)),
-        str(
-            write_yaml(
-                tmp_path,
-                "lab-check.yaml",
-                lab_contract(
-                    "  escalate: [{when: 'fields.flag == \"open\"', code: flag_open}]\n"
-                    "  allow: [{when: 'true', permits: [adjust]}]"
-                ),
-            )
-        ),
-    ]
-    contracts_load(paths=paths, activate=False)
-    Contract.objects.filter(decision_class="lab-check").update(status="active")
+    lab_forced_live(
+        tmp_path,
+        "  escalate: [{when: 'fields.flag == \"open\"', code: flag_open}]\n"
+        "  allow: [{when: 'true', permits: [adjust]}]",
+    )
     SandboxRecordFactory(source="lab-service", subject="sample-1", field="level", value=1)
     # No flag record: the optional field is not ok, so `fields.flag` is absent.
 

@@ -8,33 +8,22 @@ from typing import Any
 
 import pytest
 
-from reconcile_app.models import Contract, Effect
-from reconcile_app.services.contracts import contracts_load
+from reconcile_app.models import Effect
 from tests.conftest import make_agent
-from tests.factories import SandboxRecordFactory, write_yaml
-from tests.reconcile_app.api.test_reconcile_policy import LAB_SOURCE, lab_contract, lab_reconcile
+from tests.factories import SandboxRecordFactory
+from tests.reconcile_app.api.test_reconcile_policy import lab_forced_live, lab_reconcile
 
 
 @pytest.fixture
 def flagged(db, tmp_path):
     """lab-check escalates any set flag (one code, whatever the flag says); `adjust` writes
     `level`, not the flag."""
-    paths = [
-        str(write_yaml(tmp_path, "lab.yaml", LAB_SOURCE)),
-        str(
-            write_yaml(
-                tmp_path,
-                "lab-check.yaml",
-                lab_contract(
-                    "  escalate: [{when: 'has(fields.flag) && fields.flag != \"none\"', "
-                    "code: flag_set}]\n"
-                    "  allow: [{when: 'true', permits: [adjust]}]"
-                ),
-            )
-        ),
-    ]
-    contracts_load(paths=paths, activate=False)
-    Contract.objects.filter(decision_class="lab-check").update(status="active")
+    lab_forced_live(
+        tmp_path,
+        "  escalate: [{when: 'has(fields.flag) && fields.flag != \"none\"', "
+        "code: flag_set}]\n"
+        "  allow: [{when: 'true', permits: [adjust]}]",
+    )
     SandboxRecordFactory(source="lab-service", subject="sample-1", field="level", value=1)
     SandboxRecordFactory(source="lab-service", subject="sample-1", field="flag", value="minor")
     return make_agent("lab-agent", ["lab-check:adjust"])

@@ -21,6 +21,7 @@ from drills_app.models import DrillRun
 from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import QuarantineScope
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
+from reconcile_app.limits import says_nothing
 from reconcile_app.models import Quarantine
 from reconcile_app.services.enqueue import enqueue_on_commit
 
@@ -204,7 +205,7 @@ def drill_run_enqueue(
     from drills_app.tasks import execute_drill_run
     from reconcile_app.services.audit import audit_record
 
-    if not reason or not reason.strip():
+    if says_nothing(reason):
         raise ValidationFailed("starting a run needs a reason", code="reason_required")
     with transaction.atomic():
         run = drill_run_start(kind=kind, parameters=parameters, started_by=started_by)

@@ -9,6 +9,7 @@ cannot be the whole of a snapshot, a ledger entry or an owner write.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from reconcile_app.canonical import canonical_json
@@ -19,6 +20,27 @@ MAX_VALUE_BYTES = 64 * 1024
 # A person's reason, rationale or note (the API's serializers and the console's forms).
 MAX_REASON_CHARACTERS = 4000
 DOT_SEGMENTS = frozenset({".", ".."})
+
+
+# Characters that show nothing: controls, format characters (zero-width space and joiners,
+# the byte-order mark, bidi marks), separators, marks with no base, and the letters drawn
+# blank (Hangul fillers, the blank Braille pattern) that pass for text in a name or a reason.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me"})
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def says_nothing(text: object) -> bool:
+    """True when a reason, rationale or note holds nothing a reader can see: missing, not a
+    string, or only spaces and invisible characters. Audit rows say why an operator acted; a
+    reason of zero-width spaces passes `str.strip()` and tells the auditor nothing."""
+    if not isinstance(text, str):
+        return True
+    return all(
+        character.isspace()
+        or character in _BLANK_LETTERS
+        or unicodedata.category(character) in _INVISIBLE_CATEGORIES
+        for character in text
+    )
 
 
 def reason_length_check(reason: str) -> None:

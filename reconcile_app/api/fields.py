@@ -19,6 +19,7 @@ from reconcile_app.limits import (
     MAX_REASON_CHARACTERS,
     MAX_VALUE_BYTES,
     identifier_check,
+    says_nothing,
     value_check,
 )
 
@@ -37,9 +38,10 @@ class Text(serializers.CharField):
 class Justification(Text):
     """Why a person or agent does something (reason, rationale, note): required, non-empty.
 
-    Missing, null or blank is the service's own refusal, `<field>_required` (400
-    `reason_required`, `rationale_required`, `note_required`), as the operations declare
-    it: DRF's generic `invalid_request` came first and hid it.
+    Missing, null, blank or only invisible characters (`limits.says_nothing`) is the
+    service's own refusal, `<field>_required` (400 `reason_required`, `rationale_required`,
+    `note_required`), as the operations declare it: DRF's generic `invalid_request` came
+    first and hid it.
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -48,7 +50,7 @@ class Justification(Text):
         super().__init__(**kwargs)
 
     def run_validation(self, data: Any = empty) -> Any:
-        if data is empty or data is None or (isinstance(data, str) and not data.strip()):
+        if data is empty or data is None or (isinstance(data, str) and says_nothing(data)):
             name = self.field_name or "reason"
             raise ValidationFailed(
                 f"{name} is required: say why",

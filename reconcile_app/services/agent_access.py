@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from reconcile_app.choices import PrincipalKind
 from reconcile_app.errors import NotFound, ValidationFailed
+from reconcile_app.limits import says_nothing
 from reconcile_app.models import ApiKey, Principal
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.principals import api_key_issue, parse_capability
@@ -37,7 +38,7 @@ def _agent(name: str) -> Principal:
 
 
 def _reason_check(reason: str) -> None:
-    if not reason or not reason.strip():
+    if says_nothing(reason):
         raise ValidationFailed("taking access back needs a reason", code="reason_required")
 
 

@@ -37,7 +37,7 @@ from reconcile_app.choices import (
     Role,
 )
 from reconcile_app.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from reconcile_app.limits import reason_length_check
+from reconcile_app.limits import reason_length_check, says_nothing
 from reconcile_app.models import BulkJob, BulkJobItem
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.bulk import (
@@ -69,7 +69,7 @@ def bulk_request_check(
     *, kind: str, action: str, reason: str | None, outcome: str | None = None
 ) -> str:
     """The action and its arguments, before any row is read; returns the outcome ("" if none)."""
-    if not isinstance(reason, str) or not reason.strip():
+    if not isinstance(reason, str) or says_nothing(reason):
         raise ValidationFailed("a bulk action needs a reason", code="reason_required")
     reason_length_check(reason)
     if kind == BulkJobKind.CONTRADICTIONS:
@@ -249,7 +249,7 @@ def bulk_job_cancel(
     or, a resolution, is undone with it (its conditional move out of `pending` fails)."""
     if not has_role(actor, Role.OPERATOR):
         raise Forbidden("cancelling a bulk job is for operators", code="forbidden")
-    if not isinstance(reason, str) or not reason.strip():
+    if not isinstance(reason, str) or says_nothing(reason):
         raise ValidationFailed("cancelling a job needs a reason", code="reason_required")
     reason_length_check(reason)
     reason = reason.strip()

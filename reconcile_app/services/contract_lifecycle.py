@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from reconcile_app.choices import ActivationStatus, ContractStatus, Role
 from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
+from reconcile_app.limits import says_nothing
 from reconcile_app.models import Contract, ContractActivation
 from reconcile_app.roles import has_role
 from reconcile_app.services.audit import audit_record
@@ -79,7 +80,7 @@ def contract_activate_now(
 def _activation_open(
     *, contract: Contract, actor: Any, actor_name: str, rationale: str, request_id: str
 ) -> ContractActivation:
-    if not rationale or not rationale.strip():
+    if says_nothing(rationale):
         raise ValidationFailed("activating a version needs a rationale", code="rationale_required")
     with transaction.atomic():
         contract = Contract.objects.select_for_update().get(pk=contract.pk)

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from reconcile_app.choices import ContradictionStatus
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
+from reconcile_app.limits import says_nothing
 from reconcile_app.models import Contradiction
 from reconcile_app.services.audit import audit_record
 
@@ -15,7 +16,7 @@ def contradiction_resolve(
     *, contradiction_id: int, actor: Any, note: str, request_id: str = ""
 ) -> Contradiction:
     """Close an open contradiction with the operator's note. Both values stay as they were."""
-    if not note.strip():
+    if says_nothing(note):
         raise ValidationFailed("a resolution needs a note", code="note_required")
     with transaction.atomic():
         row = Contradiction.objects.select_for_update().filter(pk=contradiction_id).first()

@@ -12,6 +12,7 @@ from django.utils import timezone
 from lineage_app.selectors.blast import blast_radius
 from reconcile_app.choices import CorrectionStatus, EvidenceKind
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
+from reconcile_app.limits import says_nothing
 from reconcile_app.models import Correction, DecisionSnapshot, EvidenceEntry, SnapshotTaint
 from reconcile_app.selectors.lineage import evidence_roots
 from reconcile_app.services.audit import audit_record
@@ -33,7 +34,7 @@ def correction_create(
 ) -> Correction:
     from reconcile_app.tasks import correction_complete_task
 
-    if not reason or not reason.strip():
+    if says_nothing(reason):
         raise ValidationFailed("a correction needs a reason", code="reason_required")
     bad = EvidenceEntry.objects.select_related("revokes").filter(evidence_id=evidence_id).first()
     if bad is None:

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from reconcile_app.choices import READ_HISTORY, EffectStatus, EscalationStatus
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
+from reconcile_app.limits import says_nothing
 from reconcile_app.models import Effect, Escalation
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.escalations import new_escalation_id
@@ -22,7 +23,7 @@ def escalation_open_for_effect(
     *, idempotency_key: str, actor: Any, reason: str, request_id: str = ""
 ) -> Escalation:
     """An operator hands an unresolved effect to its owner (once; later calls return it)."""
-    if not reason or not reason.strip():
+    if says_nothing(reason):
         raise ValidationFailed("escalating needs a reason", code="reason_required")
     effect = (
         Effect.objects.select_related("source", "snapshot")

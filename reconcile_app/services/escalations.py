@@ -22,6 +22,7 @@ from reconcile_app.choices import (
 )
 from reconcile_app.epochs import epochs_held
 from reconcile_app.errors import Conflict, Forbidden, Locked, NotFound, ValidationFailed
+from reconcile_app.limits import says_nothing
 from reconcile_app.models import DecisionSnapshot, Escalation, MemoryRecord, Principal
 from reconcile_app.roles import has_role, roles_forget
 from reconcile_app.services.audit import audit_record
@@ -236,7 +237,7 @@ def escalation_decide(
 ) -> Escalation:
     if not has_role(reviewer, Role.REVIEWER):
         raise Forbidden("deciding escalations needs the reviewer role", code="forbidden")
-    if not rationale or not rationale.strip():
+    if says_nothing(rationale):
         raise ValidationFailed("a decision needs a rationale", code="rationale_required")
     with transaction.atomic():
         # The epochs first, as every write under them takes them (epochs.epochs_held): a

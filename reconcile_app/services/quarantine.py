@@ -20,6 +20,7 @@ from reconcile_app.choices import EffectStatus, QuarantineScope, QuarantineStatu
 from reconcile_app.epochs import EpochCache, epochs_held, pinned_epoch
 from reconcile_app.errors import Conflict, Locked, NotFound, ValidationFailed
 from reconcile_app.instants import FUTURE_TOLERANCE
+from reconcile_app.limits import says_nothing
 from reconcile_app.models import (
     ClaimVerdict,
     DecisionSnapshot,
@@ -204,7 +205,7 @@ def quarantine_create(
 ) -> Quarantine:
     from reconcile_app.tasks import quarantine_apply_task
 
-    if not reason or not reason.strip():
+    if says_nothing(reason):
         raise ValidationFailed("a quarantine needs a reason", code="reason_required")
     if scope == QuarantineScope.SOURCE:
         if not Source.objects.filter(name=target).exists():
@@ -319,7 +320,7 @@ def quarantine_apply(*, quarantine_id: str) -> Quarantine:
 def quarantine_lift(
     *, quarantine_id: str, reason: str, actor: Any, request_id: str = ""
 ) -> Quarantine:
-    if not reason or not reason.strip():
+    if says_nothing(reason):
         raise ValidationFailed("lifting a quarantine needs a reason", code="reason_required")
     with transaction.atomic():
         quarantine = (

@@ -37,7 +37,7 @@ def test_a_start_without_a_reason_is_refused_beside_the_field(operator_browser, 
     assert not AuditEvent.objects.filter(action="drill.start").exists()
 
 
-@pytest.mark.parametrize("reason", ["", "  "])
+@pytest.mark.parametrize("reason", ["", "  ", "\u200b\u200d"])
 def test_a_run_is_not_started_without_a_reason(operator, reason):
     with pytest.raises(ValidationFailed) as refused:
         drill_run_enqueue(

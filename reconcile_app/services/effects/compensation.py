@@ -15,6 +15,7 @@ from typing import Any
 
 from reconcile_app.choices import EffectStatus, Role
 from reconcile_app.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from reconcile_app.limits import says_nothing
 from reconcile_app.models import Effect, Principal
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.contracts import contract_spec
@@ -74,7 +75,7 @@ def effect_compensate(
     refuses with (403 `decision_not_allowed`, 412, 423, ...). An owner's rejection or an
     unknown outcome is the returned effect's status, as for any commit.
     """
-    if not reason or not reason.strip():
+    if says_nothing(reason):
         raise ValidationFailed("a compensation needs a reason", code="reason_required")
     if not has_role(actor, Role.OPERATOR):
         raise Forbidden("only operators compensate effects", code="forbidden")

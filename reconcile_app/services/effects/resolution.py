@@ -16,6 +16,7 @@ from django.utils import timezone
 from reconcile_app.canonical import rfc3339, same_value
 from reconcile_app.choices import EffectStatus, EvidenceKind, ReadStatus
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
+from reconcile_app.limits import says_nothing
 from reconcile_app.models import Effect
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.effects.state import (
@@ -169,7 +170,7 @@ def effect_resolve_manually(
     """An operator's verdict on an unknown (or failed-postcondition) effect, as evidence."""
     if outcome not in ("succeeded", "not_executed"):
         raise ValidationFailed("outcome must be succeeded or not_executed", code="invalid_outcome")
-    if not reason or not reason.strip():
+    if says_nothing(reason):
         raise ValidationFailed("a manual resolution needs a reason", code="reason_required")
     with transaction.atomic():
         found = Effect.objects.filter(idempotency_key=idempotency_key).values_list("pk", flat=True)

@@ -41,8 +41,9 @@ def test_the_name_must_be_typed_exactly(operator_browser, estate, typed):
     assert not AuditEvent.objects.filter(action__startswith="quarantine.").exists()
 
 
-def test_a_reason_is_required(operator_browser, estate):
-    response = create(operator_browser, reason="   ")
+@pytest.mark.parametrize("reason", ["   ", "\u200b\ufeff"])
+def test_a_reason_is_required(operator_browser, estate, reason):
+    response = create(operator_browser, reason=reason)
     assert response.status_code == 400
     assert "reason_required" in response.content.decode()
     assert not Quarantine.objects.exists()

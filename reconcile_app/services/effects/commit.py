@@ -52,7 +52,7 @@ from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.provenance import effect_lineage
 from reconcile_app.services.quarantine import source_check, sources_read_check
 from reconcile_app.sources import ApplyOutcome, EffectCommand, adapter_for
-from reconcile_app.sources.owner_answers import receipt_problem
+from reconcile_app.sources.owner_answers import VERSION_MOST, receipt_problem
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,9 @@ class CommitResult:
 
 # A version in If-Match: ASCII digits, quoted as the ETag was (a bare number and a weak
 # validator are taken too). int() alone also took "1_0" as 10, " 1" and other scripts' digits.
-_IF_MATCH_VERSION = re.compile(r'(?:W/)?("?)([0-9]{1,18})\1')
+# Any version an owner's read may carry (to VERSION_MOST, 19 digits) is one: a snapshot
+# offers the version it read as its If-Match.
+_IF_MATCH_VERSION = re.compile(r'(?:W/)?("?)([0-9]{1,19})\1')
 
 
 def parse_if_match(raw: str | None) -> int:
@@ -75,7 +77,7 @@ def parse_if_match(raw: str | None) -> int:
             title="Precondition required",
         )
     found = _IF_MATCH_VERSION.fullmatch(raw.strip())
-    if found is None:
+    if found is None or int(found.group(2)) > VERSION_MOST:
         raise ValidationFailed(
             'If-Match must be a quoted version, e.g. "42"', code="invalid_if_match"
         )

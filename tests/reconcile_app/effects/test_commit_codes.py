@@ -51,8 +51,28 @@ def _commit_with(agent, snapshot, *, key: str = "k-h", if_match: str = '"42"'):
 
 @pytest.mark.parametrize(
     "if_match",
-    ['"4_2"', '" 42"', '"+42"', '"-42"', '"\u0664\u0662"', '"42', '"1' + "0" * 18 + '"', "*"],
-    ids=["underscore", "space", "plus", "minus", "other-digits", "one-quote", "19-digits", "star"],
+    [
+        '"4_2"',
+        '" 42"',
+        '"+42"',
+        '"-42"',
+        '"\u0664\u0662"',
+        '"42',
+        '"9223372036854775808"',
+        '"1' + "0" * 19 + '"',
+        "*",
+    ],
+    ids=[
+        "underscore",
+        "space",
+        "plus",
+        "minus",
+        "other-digits",
+        "one-quote",
+        "past-64-bits",
+        "20-digits",
+        "star",
+    ],
 )
 def test_an_if_match_that_is_no_version_is_400(allowed, agent, if_match):
     """int() alone took "4_2" as 42 and " 42" as 42: only ASCII digits are a version."""
@@ -64,6 +84,25 @@ def test_an_if_match_that_is_no_version_is_400(allowed, agent, if_match):
 @pytest.mark.parametrize("if_match", ['"42"', 'W/"42"', "42"])
 def test_a_version_quoted_as_an_etag_or_bare_is_taken(allowed, agent, if_match):
     assert _commit_with(agent, allowed, if_match=if_match).status_code == 201
+
+
+def test_a_snapshot_at_a_19_digit_version_commits_with_the_if_match_it_offers(collectible, agent):
+    """An owner whose versions are nanosecond clocks (19 digits, within 64 bits) is read and
+    offered as `"if_match"`; the commit refused that header as 400 invalid_if_match, so no
+    agent could ever act on such an owner."""
+    sandbox_record_write(
+        source="case-service",
+        subject=SUBJECT,
+        field="collections_status",
+        value="collect",
+        version=1_733_500_000_000_000_000,
+    )
+    snapshot = reconcile(agent)
+    offered = snapshot["actions"]["release_collections_hold"]["if_match"]
+    assert offered == '"1733500000000000000"'
+    response = _commit_with(agent, snapshot, if_match=offered)
+    assert response.status_code == 201, response.content
+    assert response.json()["resulting_version"] == 1_733_500_000_000_000_001
 
 
 def test_a_non_ascii_idempotency_key_is_400(allowed, agent):

@@ -8,11 +8,19 @@ from rest_framework import serializers
 from reconcile_app.api.fields import Identifier, Text, Value
 from sandbox_app.choices import FaultKind
 
+# The most a version or an event's seq may be set to by hand. Both are 64-bit columns and
+# each later write adds one: set at the top (a value past 64 bits, or 2^63 - 1 and then one
+# more write) the database refused the write and the owner answered 500. This leaves room for
+# 8 * 10^18 writes after it.
+SET_BY_HAND_MOST = 10**18
+
 
 class SandboxWriteInput(serializers.Serializer):
     value = Value(allow_null=True)
     valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
-    version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    version = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=SET_BY_HAND_MOST
+    )
 
 
 class SandboxRecordOutput(serializers.Serializer):
@@ -64,7 +72,13 @@ class SandboxEventInput(serializers.Serializer):
     subject = Identifier()
     field = Identifier(required=False, allow_blank=True, default="")
     value = Value(required=False, allow_null=True, default=None)
-    seq = serializers.IntegerField(required=False, allow_null=True, default=None)
+    seq = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=-SET_BY_HAND_MOST,
+        max_value=SET_BY_HAND_MOST,
+    )
     valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 

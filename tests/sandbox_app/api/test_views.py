@@ -174,6 +174,30 @@ def test_operator_write_after_a_jump_continues_from_it(estate, operator):
     assert put(operator, RECORD, {"value": "manual_review"}).json()["version"] == 43
 
 
+@pytest.mark.parametrize("version", [10**23, 2**63 - 1], ids=["past-64-bits", "64-bit-top"])
+def test_a_version_set_by_hand_leaves_room_for_later_writes(estate, operator, version):
+    """A version past 64 bits answered 500 (bigint out of range); one at 2^63 - 1 was stored,
+    and every later write of that record answered 500."""
+    response = put(operator, RECORD, {"value": "hold", "version": version})
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_request")
+    assert not SandboxRecord.objects.exists()
+    assert put(operator, RECORD, {"value": "hold", "version": 10**18}).status_code == 200
+    assert put(operator, RECORD, {"value": "collect"}).json()["version"] == 10**18 + 1
+
+
+@pytest.mark.parametrize("seq", [10**23, -(10**23), 2**63 - 1])
+def test_an_event_seq_set_by_hand_leaves_room_for_the_next(estate, operator, seq):
+    """A seq past 64 bits answered 500; one at 2^63 - 1 was stored, and every later event of
+    the source without a seq answered 500."""
+    event = {"event_id": "e-1", "type": "PaymentMissed", "subject": ACCOUNT}
+    response = operator.post(f"{SANDBOX}/events", {**event, "seq": seq})
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_request")
+    assert operator.post(f"{SANDBOX}/events", {**event, "seq": 10**18}).status_code == 201
+    following = operator.post(f"{SANDBOX}/events", {**event, "event_id": "e-2"})
+    assert following.status_code == 201, following.content
+    assert following.json()["seq"] == 10**18 + 1
+
+
 def test_unavailable_fault_makes_reads_fail_until_cleared(estate, operator):
     SandboxRecordFactory(value="hold", version=42)
     response = operator.post(FAULTS, {"kind": "unavailable"})

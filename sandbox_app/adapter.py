@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 
 from reconcile_app.choices import ReadStatus
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
@@ -18,7 +19,9 @@ from reconcile_app.sources import (
     ReadResult,
     SourceAdapter,
 )
+from reconcile_app.sources.owner_client import owner_timeout
 from sandbox_app.services import (
+    SandboxNoAnswer,
     SandboxRead,
     SandboxTimeout,
     SandboxUnavailable,
@@ -29,6 +32,12 @@ from sandbox_app.services import (
     sandbox_record_read,
     sandbox_records_read,
 )
+
+
+def _read_failed(problem: SandboxUnavailable | SandboxNoAnswer | NotFound) -> ReadResult:
+    if isinstance(problem, SandboxNoAnswer):
+        return ReadResult.failed(ReadStatus.TIMEOUT, str(problem))
+    return ReadResult.failed(ReadStatus.UNAVAILABLE, problem.detail)
 
 
 def _answer(record: SandboxRead) -> ReadResult:
@@ -43,23 +52,33 @@ def _answer(record: SandboxRead) -> ReadResult:
 
 
 class SandboxAdapter(SourceAdapter):
+    """Waits on the sandbox no longer than on an owner reached over HTTP: the source's
+    `timeout_ms` (else the deployment's), past which a slow owner's call is a timeout."""
+
+    def _within(self) -> float:
+        return owner_timeout((self.source.options or {}).get("timeout_ms"))
+
     def read(self, subject: str, field: str) -> ReadResult:
         try:
-            record = sandbox_record_read(source=self.source.name, subject=subject, field=field)
-        except (SandboxUnavailable, NotFound) as exc:
-            return ReadResult.failed(ReadStatus.UNAVAILABLE, exc.detail)
+            record = sandbox_record_read(
+                source=self.source.name, subject=subject, field=field, within=self._within()
+            )
+        except (SandboxUnavailable, SandboxNoAnswer, NotFound) as exc:
+            return _read_failed(exc)
         return _answer(record)
 
     @classmethod
     def read_batch(cls, reads: list[tuple[SourceAdapter, str, str]]) -> list[ReadResult]:
         # The sandbox holds every sandbox source: one round trip answers them all.
         answers = sandbox_records_read(
-            [(adapter.source.name, subject, field) for adapter, subject, field in reads]
+            [(adapter.source.name, subject, field) for adapter, subject, field in reads],
+            within={
+                adapter.source.name: cast(SandboxAdapter, adapter)._within()
+                for adapter, _, _ in reads
+            },
         )
         return [
-            _answer(answer)
-            if isinstance(answer, SandboxRead)
-            else ReadResult.failed(ReadStatus.UNAVAILABLE, answer.detail)
+            _answer(answer) if isinstance(answer, SandboxRead) else _read_failed(answer)
             for answer in answers
         ]
 
@@ -94,8 +113,9 @@ class SandboxAdapter(SourceAdapter):
                 action=command.action,
                 resulting_value=command.resulting_value,
                 expected_version=command.expected_version,
+                within=self._within(),
             )
-        except SandboxTimeout as exc:
+        except (SandboxTimeout, SandboxNoAnswer) as exc:
             return ApplyResult(outcome=ApplyOutcome.UNKNOWN, code="timeout", detail=str(exc))
         except SandboxUnavailable as exc:
             return ApplyResult(
@@ -131,9 +151,12 @@ class SandboxAdapter(SourceAdapter):
                 subject=subject,
                 after=after,
                 recorded_before=recorded_before,
+                within=self._within(),
             )
         except SandboxUnavailable as exc:
             return EventsResult(status=ReadStatus.UNAVAILABLE, detail=exc.detail)
+        except SandboxNoAnswer as exc:
+            return EventsResult(status=ReadStatus.TIMEOUT, detail=str(exc))
         return EventsResult(
             status=ReadStatus.OK,
             events=[

@@ -15,6 +15,7 @@ from sandbox_app.services.events import (
     sandbox_events_read,
 )
 from sandbox_app.services.faults import (
+    SandboxNoAnswer,
     SandboxUnavailable,
     sandbox_fault_add,
     sandbox_faults_clear,
@@ -32,6 +33,7 @@ from sandbox_app.services.records import (
 __all__ = [
     "SandboxAuthorityAnswer",
     "SandboxEventsRead",
+    "SandboxNoAnswer",
     "SandboxRead",
     "SandboxTimeout",
     "SandboxUnavailable",

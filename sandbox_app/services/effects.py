@@ -49,15 +49,16 @@ def sandbox_effect_apply(
     expected_version: int,
     actor: Any = None,
     request_id: str = "",
+    within: float | None = None,
 ) -> dict[str, Any]:
     """Apply a command with compare-and-set on the record version; at most once per key.
 
     Returns the receipt (the stored one again for a repeated key). Raises SandboxUnavailable
-    before doing anything, Conflict 412 `version_changed` or 422 `idempotency_key_reused`, or
-    SandboxTimeout after committing.
+    or SandboxNoAnswer (a latency past `within` seconds) before doing anything, Conflict 412
+    `version_changed` or 422 `idempotency_key_reused`, or SandboxTimeout after committing.
     """
     faults = list(SandboxFault.objects.filter(source=source))
-    slow_down(faults)
+    slow_down(faults, within)
     if fault_fires(faults, FaultKind.UNAVAILABLE):
         raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
     fingerprint = _owner_fingerprint(subject, field, action, resulting_value, expected_version)

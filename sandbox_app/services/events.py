@@ -82,10 +82,12 @@ def sandbox_events_read(
     subject: str,
     after: int | None = None,
     recorded_before: datetime | None = None,
+    within: float | None = None,
 ) -> SandboxEventsRead:
-    """The subject's events in `seq` order, as delivered (faults may duplicate or reorder)."""
+    """The subject's events in `seq` order, as delivered (faults may duplicate or reorder).
+    Raises SandboxUnavailable, or SandboxNoAnswer when a latency outlasts `within` seconds."""
     faults = list(SandboxFault.objects.filter(source=source))
-    slow_down(faults)
+    slow_down(faults, within)
     if fault_fires(faults, FaultKind.UNAVAILABLE):
         raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
     events = SandboxEvent.objects.filter(source=source, subject=subject)

@@ -41,10 +41,28 @@ def fault_fires(faults: list[SandboxFault], kind: str) -> SandboxFault | None:
     return None
 
 
-def slow_down(faults: list[SandboxFault]) -> None:
+class SandboxNoAnswer(Exception):
+    """The injected latency outlasts the caller's deadline: no answer, as a client whose read
+    timeout passed gets none (the command, if one was sent, is not applied)."""
+
+
+# The longest an injected latency holds a call.
+LATENCY_MOST_SECONDS = 60
+
+
+def slow_down(faults: list[SandboxFault], within: float | None = None) -> None:
+    """Wait out a latency fault. `within`, the caller's deadline in seconds, ends the wait
+    there with SandboxNoAnswer: the product's adapter waits no longer on this owner than on
+    one it reaches over HTTP (the source's `timeout_ms`), so a latency past a web worker's
+    own timeout cannot take the worker, and the agent's request, down with it."""
     latency = fault_fires(faults, FaultKind.LATENCY)
-    if latency is not None:
-        time.sleep(min(latency.seconds, 60))
+    if latency is None:
+        return
+    seconds = min(latency.seconds, LATENCY_MOST_SECONDS)
+    if within is not None and seconds > within:
+        time.sleep(within)
+        raise SandboxNoAnswer(f"no answer within {within:g} s (injected latency of {seconds} s)")
+    time.sleep(seconds)
 
 
 def sandbox_audit(

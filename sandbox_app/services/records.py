@@ -20,6 +20,7 @@ from sandbox_app.models import (
     SandboxRecord,
 )
 from sandbox_app.services.faults import (
+    SandboxNoAnswer,
     SandboxUnavailable,
     fault_fires,
     sandbox_audit,
@@ -37,12 +38,12 @@ class SandboxRead:
 
 
 def sandbox_records_read(
-    reads: list[tuple[str, str, str]],
-) -> list[SandboxRead | SandboxUnavailable | NotFound]:
+    reads: list[tuple[str, str, str]], within: dict[str, float] | None = None
+) -> list[SandboxRead | SandboxUnavailable | SandboxNoAnswer | NotFound]:
     """Several reads, (source, subject, field) each, answered in order: one query when no
     fault is set on their sources (each record says whether its source has one). A read of a
     source with faults, or of a record not found, is asked again one at a time, so it meets
-    its faults exactly as `sandbox_record_read` would."""
+    its faults exactly as `sandbox_record_read` would, within its source's deadline."""
     if not reads:
         return []
     found: dict[tuple[str, str, str], list[Any]] = {}
@@ -52,13 +53,20 @@ def sandbox_records_read(
         if row[7]:
             faulty.add(row[0])
     now = timezone.now()
-    answers: list[SandboxRead | SandboxUnavailable | NotFound] = []
+    answers: list[SandboxRead | SandboxUnavailable | SandboxNoAnswer | NotFound] = []
     for source, subject, field in reads:
         record = found.get((source, subject, field))
         if source in faulty or record is None:
             try:
-                answers.append(sandbox_record_read(source=source, subject=subject, field=field))
-            except (SandboxUnavailable, NotFound) as exc:
+                answers.append(
+                    sandbox_record_read(
+                        source=source,
+                        subject=subject,
+                        field=field,
+                        within=(within or {}).get(source),
+                    )
+                )
+            except (SandboxUnavailable, SandboxNoAnswer, NotFound) as exc:
                 answers.append(exc)
             continue
         value, version, valid_from, recorded_at = record[3:7]
@@ -93,9 +101,13 @@ def _records_params(reads: list[tuple[str, str, str]]) -> list[str]:
     return [part for read in reads for part in read]
 
 
-def sandbox_record_read(*, source: str, subject: str, field: str) -> SandboxRead:
+def sandbox_record_read(
+    *, source: str, subject: str, field: str, within: float | None = None
+) -> SandboxRead:
+    """One record. Raises SandboxUnavailable, NotFound, or SandboxNoAnswer when a latency
+    fault outlasts `within` seconds."""
     faults = list(SandboxFault.objects.filter(source=source))
-    slow_down(faults)
+    slow_down(faults, within)
     if fault_fires(faults, FaultKind.UNAVAILABLE):
         raise SandboxUnavailable(f"{source} is unavailable (injected fault)")
     record = (

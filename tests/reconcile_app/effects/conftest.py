@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from reconcile_app.models import Effect
+from reconcile_app.models import Effect, Source
 from reconcile_app.services.evidence import evidence_append
 from sandbox_app.services import sandbox_record_write
 from tests.conftest import COLLECTIONS, ago
@@ -39,6 +39,15 @@ def collectible(estate):
         observed_at=ago(minutes=20),
         evidence_id="ev-collect",
     )
+
+
+def owner_timeout_set(name: str, timeout_ms: int) -> Source:
+    """How long the product waits on the source's owner (the sandbox's latency faults end
+    there as a timeout, as an HTTP owner's would)."""
+    source = Source.objects.get(name=name)
+    source.options = {**(source.options or {}), "timeout_ms": timeout_ms}
+    source.save(update_fields=["options"])
+    return source
 
 
 def reconcile(persona, action: str = "release_collections_hold") -> dict[str, Any]:

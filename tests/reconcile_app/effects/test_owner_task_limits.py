@@ -24,7 +24,7 @@ from reconcile_app.services.effects import effects_sweep
 from reconcile_app.tasks import effect_readback_task, effect_resolve_task, memories_expire_task
 from sandbox_app.services import sandbox_fault_add, sandbox_faults_clear
 from tests.reconcile_app.effects.celery_workers import Worker, wait_for
-from tests.reconcile_app.effects.conftest import commit, reconcile
+from tests.reconcile_app.effects.conftest import commit, owner_timeout_set, reconcile
 from tests.reconcile_app.effects.test_worker_kill import (
     _broker_url,
     pytestmark,  # noqa: F401 (PostgreSQL and Redis, as there)
@@ -61,6 +61,8 @@ def test_a_readback_past_its_limit_is_cut_short_then_verified(
     assert response.status_code == 201, response.content
     effect = Effect.objects.get(idempotency_key="limit-1")
     # The owner turns slow before any worker exists: the queued readback will wait on it.
+    # (and the product waits on it longer than that: else the read times out first)
+    owner_timeout_set("case-service", 20_000)
     sandbox_fault_add(source="case-service", kind="latency", seconds=8)
     worker = Worker("limited", log_dir, _broker_url())
     workers = [worker]

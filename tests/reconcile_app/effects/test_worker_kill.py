@@ -29,7 +29,7 @@ from reconcile_app.services.effects import effects_sweep
 from sandbox_app.models import SandboxRecord
 from sandbox_app.services import sandbox_fault_add, sandbox_faults_clear
 from tests.reconcile_app.effects.celery_workers import Worker, publishing_to, wait_for
-from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
+from tests.reconcile_app.effects.conftest import SUBJECT, commit, owner_timeout_set, reconcile
 
 pytestmark = [
     pytest.mark.skipif(
@@ -88,6 +88,8 @@ def test_readback_killed_with_the_worker_is_recovered_by_the_sweep(
             assert redis_broker.llen(queue) == 1
 
             # The owner becomes slow before any worker exists: the readback will hang in it.
+            # (and the product waits on it longer than that: else the read times out first)
+            owner_timeout_set("case-service", 20_000)
             sandbox_fault_add(source="case-service", kind="latency", seconds=LATENCY_SECONDS)
             first = Worker("doomed", Path(tmp), _broker_url())
             workers.append(first)

@@ -15,6 +15,7 @@ from django import forms
 from drills_app.choices import DrillRunKind
 from drills_app.drift import DriftParameters
 from drills_app.scenarios import DrillParameters
+from reconcile_app.console.forms.common import JustificationField
 from reconcile_app.limits import MAX_REASON_CHARACTERS
 
 CONSOLE_EPISODES = 500
@@ -33,7 +34,7 @@ class StartForm(forms.Form):
 
     prefix_id = "start"
     # A run injects faults or loads the machine: why it was started goes on the audit trail.
-    reason = forms.CharField(
+    reason = JustificationField(
         label="Reason",
         max_length=MAX_REASON_CHARACTERS,
         strip=True,

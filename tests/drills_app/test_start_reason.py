@@ -23,7 +23,7 @@ def test_the_start_and_its_reason_are_on_the_audit_trail(operator, operator_brow
     assert row.reason == "After the owner's upgrade"
 
 
-@pytest.mark.parametrize("reason", [None, "", "   "])
+@pytest.mark.parametrize("reason", [None, "", "   ", "\u200b"])
 def test_a_start_without_a_reason_is_refused_beside_the_field(operator_browser, reason):
     data = {key: value for key, value in DRILL_POST.items() if key != "reason"}
     if reason is not None:

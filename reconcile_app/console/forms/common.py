@@ -8,7 +8,7 @@ from typing import Any
 
 from django import forms
 
-from reconcile_app.limits import json_unstorable
+from reconcile_app.limits import json_unstorable, says_nothing
 
 
 def dress_filter_form(form: forms.Form, *, datalists: dict[str, str] | None = None) -> None:
@@ -29,6 +29,16 @@ def dress_filter_form(form: forms.Form, *, datalists: dict[str, str] | None = No
             widget.attrs.setdefault("autocomplete", "off")
         if datalists and name in datalists:
             widget.attrs["list"] = datalists[name]
+
+
+class JustificationField(forms.CharField):
+    """A reason, rationale or note. Text with nothing visible in it (zero-width spaces, a
+    byte-order mark: `limits.says_nothing`) is blank, so the form refuses it where it refuses
+    a blank one, beside the field, rather than the service after the form has passed it."""
+
+    def to_python(self, value: Any) -> str | None:
+        text: str | None = super().to_python(value)
+        return self.empty_value if isinstance(text, str) and says_nothing(text) else text
 
 
 class OneOfSelect(forms.Select):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from reconcile_app.console.forms.common import JustificationField
 from reconcile_app.limits import MAX_REASON_CHARACTERS
 
 
@@ -12,7 +13,7 @@ class ContractActivationForm(forms.Form):
     back beside the form with the service's own message), and the version's label typed out
     (`class@version`): activating retires the version in force, so it is never one click."""
 
-    rationale = forms.CharField(max_length=MAX_REASON_CHARACTERS, required=False, strip=True)
+    rationale = JustificationField(max_length=MAX_REASON_CHARACTERS, required=False, strip=True)
     confirm = forms.CharField(max_length=250, required=False, strip=False)
 
     def confirmed(self, label: str) -> bool:

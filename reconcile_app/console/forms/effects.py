@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from reconcile_app.console.forms.common import NotStorableJSON, json_typed
+from reconcile_app.console.forms.common import JustificationField, NotStorableJSON, json_typed
 from reconcile_app.limits import MAX_REASON_CHARACTERS
 
 
@@ -14,13 +14,13 @@ class EffectResolveForm(forms.Form):
     """An operator's verdict on an unproven effect: what happened, and how they know."""
 
     outcome = forms.CharField(max_length=20, required=False, strip=True)
-    reason = forms.CharField(max_length=MAX_REASON_CHARACTERS, required=False, strip=True)
+    reason = JustificationField(max_length=MAX_REASON_CHARACTERS, required=False, strip=True)
 
 
 class EffectEscalateForm(forms.Form):
     """Hand an unproven effect to its owner, saying what has been tried."""
 
-    reason = forms.CharField(max_length=MAX_REASON_CHARACTERS, required=False, strip=True)
+    reason = JustificationField(max_length=MAX_REASON_CHARACTERS, required=False, strip=True)
 
 
 class EffectCompensateForm(forms.Form):
@@ -32,7 +32,7 @@ class EffectCompensateForm(forms.Form):
 
     action = forms.CharField(max_length=150, strip=True)
     resulting_value = forms.CharField(max_length=65536, strip=True)
-    reason = forms.CharField(max_length=MAX_REASON_CHARACTERS, strip=True)
+    reason = JustificationField(max_length=MAX_REASON_CHARACTERS, strip=True)
 
     def clean_resulting_value(self) -> Any:
         text = self.cleaned_data["resulting_value"]

@@ -10,14 +10,14 @@ from typing import Any
 
 from django import forms
 
-from reconcile_app.console.forms.common import NotStorableJSON, json_typed
+from reconcile_app.console.forms.common import JustificationField, NotStorableJSON, json_typed
 from reconcile_app.limits import MAX_REASON_CHARACTERS
 
 
 class CorrectionForm(forms.Form):
     """Revoke an entry, or supersede it with a replacement value (JSON)."""
 
-    reason = forms.CharField(
+    reason = JustificationField(
         max_length=MAX_REASON_CHARACTERS,
         strip=True,
         error_messages={"required": "A correction needs a reason."},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from reconcile_app.console.forms.common import JustificationField
 from reconcile_app.limits import MAX_REASON_CHARACTERS
 
 # What `<input type="datetime-local">` sends (seconds only when the browser shows them).
@@ -13,7 +14,7 @@ LOCAL_DATETIME = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%
 class QuarantineForm(forms.Form):
     scope = forms.CharField(max_length=15, strip=True)
     target = forms.CharField(max_length=150, strip=True)
-    reason = forms.CharField(max_length=MAX_REASON_CHARACTERS, required=False, strip=True)
+    reason = JustificationField(max_length=MAX_REASON_CHARACTERS, required=False, strip=True)
     # Interpreted in UTC, the time zone the whole console shows.
     ends_at = forms.DateTimeField(
         required=False,
@@ -28,4 +29,4 @@ class QuarantineForm(forms.Form):
 
 
 class QuarantineLiftForm(forms.Form):
-    reason = forms.CharField(max_length=MAX_REASON_CHARACTERS, required=False, strip=True)
+    reason = JustificationField(max_length=MAX_REASON_CHARACTERS, required=False, strip=True)

@@ -10,6 +10,12 @@ import cel
 # Policy may read state values and the proposed effect (its action and, when one was
 # proposed, its value) — never a claim: memory is not visible to policy.
 ALLOWED_VARIABLES = frozenset({"fields", "effect"})
+# The CEL library evaluates a chain of operators by recursing on the native stack: a
+# condition of ~15,000 terms (`1 + 1 + ...`, 60 KB) compiles, then kills the process that
+# evaluates it (SIGSEGV), which no `except` catches. The release gates evaluate every rule,
+# so a Celery worker died on each redelivery of the activation, which stayed `running`.
+# Real conditions are a few hundred characters; this cap is far below the crash.
+MAX_CONDITION_CHARACTERS = 4096
 
 
 class PolicyCompileError(ValueError):
@@ -19,6 +25,11 @@ class PolicyCompileError(ValueError):
 @lru_cache(maxsize=4096)
 def compiled(expression: str) -> cel.Program:
     """Compile (and cache) a condition; raises PolicyCompileError with the parser's reason."""
+    if len(expression) > MAX_CONDITION_CHARACTERS:
+        raise PolicyCompileError(
+            f"a condition is at most {MAX_CONDITION_CHARACTERS:,} characters, not "
+            f"{len(expression):,}"
+        )
     try:
         program = cel.compile(expression)
     except (ValueError, TypeError, RuntimeError) as exc:

@@ -24,3 +24,15 @@ def test_a_condition_that_evaluates_has_no_explanation():
         'has(fields.complaint_status) && fields.complaint_status == "open"', {}
     ) == (False, "")
     assert policy.evaluate_explained("effect.action == 'x'", {}, {"action": "x"}) == (True, "")
+
+
+def test_a_condition_over_the_length_cap_is_never_evaluated():
+    # 15,000 terms compiled and then crashed the evaluating process (SIGSEGV); a stored one
+    # fails closed with the reason instead. 2,000 terms are over the cap and safe to try.
+    chain = " + ".join(["1"] * 2_000) + " > 0"
+
+    result, why = policy.evaluate_explained(chain, {})
+
+    assert result is None
+    assert why == "PolicyCompileError: a condition is at most 4,096 characters, not 8,001"
+    assert policy.evaluate_explained(" + ".join(["1"] * 1000) + " > 0", {}) == (True, "")

@@ -244,6 +244,14 @@ INVALID = {
         2,
         "50 characters",
     ),
+    # A chain of ~15,000 terms compiled, then crashed (SIGSEGV) the worker running its
+    # gates; 2,000 are over the cap and safe to evaluate.
+    "condition-too-long": (
+        "'fields.level > 3'",
+        "'" + " + ".join(["1"] * 2_000) + " > 3'",
+        13,
+        "at most 4,096 characters",
+    ),
     # YAML keeps the last of two equal keys: the first deny rule would vanish unseen.
     "repeated-key": (
         "contradictions: escalate",

@@ -12,7 +12,7 @@ closed. One module per gate, each saying what it proves and which seed test it i
 - `claims_cannot_authorise` (claims.py): varying only the claims never changes the decision.
 - `contradiction_handling` (contradictions.py): `contradictions: escalate | refuse` is
   what an evidence-vs-state contradiction yields.
-- `policy_evaluates` (policy_evaluates.py): every rule evaluates with each optional field
+- `policy_evaluates` (policy_evaluates.py): every rule evaluates, quickly, with each optional field
   present and absent, on the contract's own values and on those its fields' owners returned
   in recent reads (recorded.py).
 - `invariance` (invariance.py): histories that reduce to the same state decide alike;

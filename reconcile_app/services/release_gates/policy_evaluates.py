@@ -14,12 +14,16 @@ returned for them in recent reads (`recorded`: a rule comparing a string with `t
 errors on what production reads, though never on the contract's own literals), and with
 `effect` as the engine builds it for each binding (nothing proposed, each action, each action
 with a value). Any error, or a result that is not a boolean, fails the gate, naming the rule,
-the absent fields and the values.
+the absent fields and the values. So does a rule that takes longer than
+`SLOW_EVALUATION_SECONDS` to evaluate (timed twice, the faster counting): every decision of
+the class waits on it, and a version whose nested comprehensions took half a second per
+evaluation passed every gate and made each reconcile forty times slower.
 """
 
 from __future__ import annotations
 
 import itertools
+import time
 from typing import Any
 
 from reconcile_app import policy
@@ -31,6 +35,23 @@ from reconcile_app.services.release_gates.world import Finding, World, proposal
 MAX_FULL_COMBINATIONS = 6
 # Recorded values paired with other fields' candidates: the rest add little but time.
 MAX_PAIRED = 2000
+# A rule evaluates in microseconds (~22 µs with its parse); one taking this long is a loop.
+SLOW_EVALUATION_SECONDS = 0.05
+
+
+def _timed(
+    expression: str, fields: dict[str, Any], effect: dict[str, Any]
+) -> tuple[bool | None, str, float]:
+    """The evaluation, and the seconds it took; a slow one is timed again and the faster
+    counts, so that a pause of the process is not taken for the rule's cost."""
+    started = time.perf_counter()
+    result, error = policy.evaluate_explained(expression, fields, effect)
+    took = time.perf_counter() - started
+    if took > SLOW_EVALUATION_SECONDS:
+        started = time.perf_counter()
+        policy.evaluate_explained(expression, fields, effect)
+        took = min(took, time.perf_counter() - started)
+    return result, error, took
 
 
 def presence_combinations(optional: list[str]) -> list[frozenset[str]]:
@@ -132,7 +153,16 @@ def policy_evaluates(world: World) -> Finding:
         for effect, proposed in zip(effects, proposals, strict=True):
             for rule, label in zip(spec.rules, labels, strict=True):
                 checks += 1
-                result, error = policy.evaluate_explained(rule.expression, fields, effect)
+                result, error, took = _timed(rule.expression, fields, effect)
+                if took > SLOW_EVALUATION_SECONDS:
+                    return Finding(
+                        False,
+                        f"{label} took {took * 1000:,.0f} ms to evaluate with "
+                        f"{_absence(absent)} (fields {fields!r}; {proposed}); every decision "
+                        f"of the class waits on it, and a rule may take at most "
+                        f"{SLOW_EVALUATION_SECONDS * 1000:,.0f} ms.",
+                        checks,
+                    )
                 if result is None:
                     return Finding(
                         False,

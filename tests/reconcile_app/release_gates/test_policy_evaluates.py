@@ -12,19 +12,24 @@ from django.utils import timezone
 
 from reconcile_app.models import Contract, Principal, StateRead
 from reconcile_app.selectors.contracts import contract_spec
+from reconcile_app.services.contracts import contracts_load
 from reconcile_app.services.reconcile import ReconcileRequest, snapshot_issue
 from reconcile_app.services.release_gates import release_gates_run
-from reconcile_app.services.release_gates.policy_evaluates import presence_combinations
+from reconcile_app.services.release_gates.policy_evaluates import (
+    policy_evaluates,
+    presence_combinations,
+)
 from reconcile_app.services.release_gates.recorded import (
     CHOOSE_FROM,
     PER_FIELD,
     recorded_values,
 )
+from reconcile_app.services.release_gates.world import World
 from sandbox_app.choices import FaultKind
 from sandbox_app.models import SandboxFault
 from tests.conftest import make_agent
-from tests.factories import SandboxRecordFactory, load_yaml
-from tests.reconcile_app.release_gates.conftest import failed, gate
+from tests.factories import SandboxRecordFactory, load_yaml, write_yaml
+from tests.reconcile_app.release_gates.conftest import SOURCES, failed, gate
 
 COLLECTIONS = "collections-contact-release"
 
@@ -60,6 +65,25 @@ def test_a_rule_that_errors_when_an_optional_field_is_absent_fails(contract_from
         "fails closed (matches)",
     )
     assert result.checks > 0
+
+
+def test_a_rule_that_takes_long_to_evaluate_fails(estate: None, tmp_path: Path):
+    # Three nested comprehensions over 100 numbers: a million steps, ~0.5 s a decision.
+    # Every gate passed such a version and each reconcile of the class took 40 times longer.
+    numbers = "[" + ", ".join(str(number) for number in range(100)) + "]"
+    loop = f"{numbers}.exists(a, {numbers}.exists(b, {numbers}.exists(c, a + b + c > 500)))"
+    slow = UNGUARDED.replace("'fields.complaint_status == \"open\"'", f"'{loop}'")
+    # As a draft, and the gate alone: the other gates evaluate the rule too, for minutes.
+    paths = [str(write_yaml(tmp_path, name, text)) for name, text in SOURCES.items()]
+    contracts_load(paths=[*paths, str(write_yaml(tmp_path, "slow.yaml", slow))], activate=False)
+    contract = Contract.objects.get(decision_class="unguarded-complaint")
+
+    result = policy_evaluates(World(contract_spec(contract), timezone.now()))
+
+    assert not result.passed
+    assert "escalate rule 1 (open_complaint)" in result.detail
+    assert "every decision of the class waits on it" in result.detail
+    assert "at most 50 ms" in result.detail
 
 
 def test_the_same_rule_guarded_by_has_passes(contract_from: ContractFrom):

@@ -82,16 +82,25 @@ def identifier_check(value: Any, name: str) -> str:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+# Deeper values decode, but every walk over them (canonical JSON for hashes, snapshot
+# content, replay) recurses once or twice a level: at ~470 levels the 64 KiB check itself
+# raised RecursionError, a 500 on evidence, claims, memories and sandbox writes, and a value
+# that passed in the web process could still break deeper walks in a worker.
+MAX_JSON_DEPTH = 100
+
+
 def json_unstorable(value: Any) -> str | None:
     """Why a decoded JSON value cannot be stored faithfully (a string or key holding NUL or a
-    lone surrogate, or nesting too deep to walk), or None when it can."""
+    lone surrogate, or nesting deeper than `MAX_JSON_DEPTH`), or None when it can."""
     try:
-        return _unstorable(value)
+        return _unstorable(value, 0)
     except RecursionError:
         return "JSON nested too deeply"
 
 
-def _unstorable(value: Any) -> str | None:
+def _unstorable(value: Any, depth: int) -> str | None:
+    if isinstance(value, dict | list) and depth >= MAX_JSON_DEPTH:
+        return f"JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)"
     if isinstance(value, str):
         # NUL: PostgreSQL's text and jsonb refuse it.
         if "\x00" in value:
@@ -101,12 +110,12 @@ def _unstorable(value: Any) -> str | None:
         return "JSON strings may not contain a lone surrogate (\\ud800-\\udfff): it is no text"
     if isinstance(value, dict):
         for key, item in value.items():
-            problem = _unstorable(key) or _unstorable(item)
+            problem = _unstorable(key, depth) or _unstorable(item, depth + 1)
             if problem is not None:
                 return problem
     elif isinstance(value, list):
         for item in value:
-            problem = _unstorable(item)
+            problem = _unstorable(item, depth + 1)
             if problem is not None:
                 return problem
     return None

@@ -44,6 +44,40 @@ def test_deeply_nested_json_is_a_400_problem_not_a_crash(estate, agent):
     assert_problem(response, 400)
 
 
+@pytest.mark.parametrize("depth", [101, 470, 900])
+def test_a_value_nested_past_the_limit_is_a_400_problem_not_a_server_error(
+    estate, operator, now, depth
+):
+    # It decodes (Python's decoder goes to ~1,000 levels), but at ~470 the 64 KiB check's
+    # walk raised RecursionError: a 500 on evidence, claims, memories and sandbox writes.
+    nested = "[" * depth + "]" * depth
+    evidence = {
+        "kind": "observation",
+        "subject": ACCOUNT,
+        "field": "collections_status",
+        "value": "VALUE",
+        "source": "case-service",
+        "observed_at": now.isoformat(),
+    }
+    body = json.dumps(evidence).replace('"VALUE"', nested)
+
+    response = operator.client.post("/api/v1/evidence", body, content_type="application/json")
+
+    problem = assert_problem(response, 400, "malformed_json")
+    assert "nested too deeply" in problem["detail"]
+
+
+def test_a_value_nested_to_the_limit_is_kept(estate, operator, now):
+    nested = "[" * 99 + '"collect"' + "]" * 99
+    sandbox = "/api/v1/sandbox/case-service/records/acct-deep/collections_status"
+
+    response = operator.client.put(
+        sandbox, f'{{"value": {nested}}}', content_type="application/json"
+    )
+
+    assert response.status_code == 200, response.content
+
+
 @pytest.mark.parametrize(
     "body",
     [

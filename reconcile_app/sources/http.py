@@ -38,6 +38,7 @@ from reconcile_app.sources import (
 from reconcile_app.sources.owner_answers import (
     authority_answer,
     integer_version,
+    owner_json,
     owner_time,
     owner_version,
     receipt_problem,
@@ -158,7 +159,7 @@ class HttpAdapter(SourceAdapter):
                 f"{self.source.name} answered {response.status_code} for {subject}/{field}",
             )
         try:
-            body = response.json()
+            body = owner_json(response)
             version = owner_version(body["version"])
         except (ValueError, KeyError, TypeError):
             version = None
@@ -224,7 +225,7 @@ class HttpAdapter(SourceAdapter):
             # happened. This is unknown, never rejected.
             return ApplyResult(outcome=ApplyOutcome.UNKNOWN, code="timeout", detail=str(exc))
         try:
-            answer = response.json()
+            answer = owner_json(response)
         except ValueError:
             answer = None
         if 200 <= response.status_code < 300:
@@ -290,7 +291,7 @@ class HttpAdapter(SourceAdapter):
                 outcome=LookupOutcome.UNAVAILABLE, detail=f"owner answered {response.status_code}"
             )
         try:
-            receipt = response.json()
+            receipt = owner_json(response)
         except ValueError:
             return LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail="malformed receipt")
         if not isinstance(receipt, dict):
@@ -325,7 +326,7 @@ class HttpAdapter(SourceAdapter):
                 status=ReadStatus.UNAVAILABLE, detail=f"owner answered {response.status_code}"
             )
         try:
-            body = response.json()
+            body = owner_json(response)
             items = body["events"] if isinstance(body, dict) else body
             events = [
                 Event(

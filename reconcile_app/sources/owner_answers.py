@@ -12,10 +12,25 @@ from django.utils.dateparse import parse_datetime
 
 from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import ReadStatus
+from reconcile_app.limits import json_unstorable
 from reconcile_app.sources import AuthorityResult
 
 # How an owner without authority history answers the `as_of` form of `GET authority/{key}`.
 HISTORY_REFUSED = (400, 404, 405, 501)
+
+
+def owner_json(response: httpx.Response) -> Any:
+    """The owner's answer as JSON. ValueError, as for no JSON at all, when it is nested too
+    deeply or holds what no store keeps (NUL, a lone surrogate): a record whose value was
+    `"a\\u0000b"` or 600 levels of lists was read `ok`, then writing or hashing the snapshot
+    failed and the reconcile answered 500."""
+    try:
+        body = response.json()
+    except RecursionError as exc:
+        raise ValueError("JSON nested too deeply") from exc
+    if (problem := json_unstorable(body)) is not None:
+        raise ValueError(problem)
+    return body
 
 
 def owner_time(raw: Any) -> datetime | None:
@@ -103,7 +118,7 @@ def authority_answer(
     down, asking again will not change it, so the fact's 503 carries no Retry-After.
     """
     try:
-        body = response.json()
+        body = owner_json(response)
     except ValueError:
         body = None
     if as_of is not None and (

@@ -6,6 +6,7 @@ The adapter speaks the owner contract of docs/api.md; the sandbox serves the sam
 
 from __future__ import annotations
 
+import json
 import ssl
 from collections.abc import Iterator
 from datetime import timedelta
@@ -307,6 +308,25 @@ def test_malformed_owner_answers_are_unavailable(
 
     assert body["fields"]["collections_status"]["status"] == "unavailable"
     assert body["fields"]["collections_status"]["value"] is None
+    assert body["decision"]["result"] == "refuse"
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['"a\\u0000b"', '"\\ud800"', "[" * 600 + "]" * 600, "[" * 101 + "]" * 101],
+    ids=["nul", "lone-surrogate", "nested-600", "nested-past-the-limit"],
+)
+def test_an_owner_value_no_store_keeps_is_unavailable_not_a_server_error(
+    db, tmp_path, http_agent, stub_owner, value
+):
+    # Read `ok`, the NUL and the 600 levels then failed the snapshot's write or hash: 500.
+    load_yaml(tmp_path, http_files(stub_owner.url))
+    stub_owner.body = json.dumps(record(value="VALUE")).replace('"VALUE"', value).encode()
+
+    body = reconcile_through_http(http_agent)
+
+    field = body["fields"]["collections_status"]
+    assert (field["status"], field["value"]) == ("unavailable", None)
     assert body["decision"]["result"] == "refuse"
 
 

@@ -175,9 +175,11 @@ def policy_evaluates(world: World) -> Finding:
     real = sum(len(values) for values in recorded.values.values())
     return Finding(
         True,
-        f"{len(spec.rules)} rules evaluated to a boolean in {checks} cases: "
-        f"{len(combinations)} combinations of {len(optional)} optional fields present and "
-        f"absent, {len(effects)} proposals"
+        # A case is one state with one proposal; `checks` counts each rule in each case.
+        f"{len(spec.rules)} rules evaluated to a boolean in each of {len(cases) * len(effects)} "
+        f"cases ({checks} evaluations): {len(cases)} states by "
+        f"{len(effects)} proposals; the states from {len(combinations)} combinations of "
+        f"{len(optional)} optional fields present and absent"
         + (
             f"; {real} values owners returned in recent reads, and {len(recorded.states)} "
             "states recent decisions read."

@@ -4,6 +4,7 @@ fields do not fail for values of the gate's own making."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,27 @@ def test_the_same_rule_guarded_by_has_passes(contract_from: ContractFrom):
 
     assert result.status == "passed", result.detail
     assert "2 combinations of 1 optional fields" in result.detail
+
+
+def test_the_report_counts_cases_and_evaluations_apart(contract_from: ContractFrom):
+    # It said "3 rules evaluated to a boolean in 861 cases" of 287 cases (41 states by 7
+    # proposals), each of which evaluated the 3 rules: 861 was the evaluations.
+    guarded = UNGUARDED.replace(
+        "'fields.complaint_status == \"open\"'",
+        "'has(fields.complaint_status) && fields.complaint_status == \"open\"'",
+    )
+
+    result = gate(contract_from(guarded), "policy_evaluates")
+
+    found = re.match(
+        r"(\d+) rules evaluated to a boolean in each of (\d+) cases \((\d+) evaluations\): "
+        r"(\d+) states by (\d+) proposals",
+        result.detail,
+    )
+    assert found, result.detail
+    rules, cases, evaluations, states, proposals = map(int, found.groups())
+    assert (rules, cases) == (3, states * proposals)
+    assert evaluations == cases * rules == result.checks
 
 
 def test_a_rule_that_needs_a_proposed_value_it_does_not_test_for_fails(

@@ -162,6 +162,7 @@ def policy_evaluates(world: World) -> Finding:
                         f"of the class waits on it, and a rule may take at most "
                         f"{SLOW_EVALUATION_SECONDS * 1000:,.0f} ms.",
                         checks,
+                        halts=True,
                     )
                 if result is None:
                     return Finding(

@@ -50,6 +50,9 @@ class Finding:
     passed: bool
     detail: str
     checks: int
+    # The other gates must not run: they would evaluate a rule this one found too slow,
+    # for longer than the worker may take (killed, the activation would wait for ever).
+    halts: bool = False
 
 
 @dataclass(frozen=True)

@@ -154,6 +154,12 @@ class Agent:
         reasons = ", ".join(snapshot.decision.codes) or "-"
         self.say(f"{subject}: decision {result} ({reasons})")
         if result == "escalate":
+            if snapshot.authorises(self.task.action):
+                # The question was asked before and a reviewer approved it: this snapshot
+                # joined that escalation and lists the action (`actions`) while the approval's
+                # commit window is open, at the state the reviewer saw.
+                self.say(f"{subject}: escalation {snapshot.escalation_id} approved")
+                return self.commit(subject, snapshot)
             self.say(f"{subject}: a reviewer decides (escalation {snapshot.escalation_id})")
             return "escalated"
         if result == "refuse":

@@ -15,13 +15,19 @@ import httpx
 import pytest
 from reconcile_client import ReconcileClient, Snapshot
 
-from reconcile_app.models import Effect, MemoryRecord
+from reconcile_app.models import Effect, Escalation, MemoryRecord
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.memory import memory_admit
 from sandbox_app.models import SandboxEffect
 from sandbox_app.services import sandbox_fault_add, sandbox_record_write
-from tests.clients.conftest import Served, client_env, served  # noqa: F401 (a fixture)
-from tests.conftest import ago
+from tests.clients.conftest import (  # noqa: F401 (a fixture)
+    FIELD,
+    RELEASE,
+    Served,
+    client_env,
+    served,
+)
+from tests.conftest import COLLECTIONS, Persona, ago
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent.py"
 WAREHOUSE = "warehouse-service"
@@ -287,3 +293,46 @@ def test_a_commit_that_never_arrived_goes_again_under_its_key(
         source=WAREHOUSE, idempotency_key=effect.idempotency_key
     )
     assert executions.count() == 1
+
+
+def test_the_example_agent_commits_once_a_reviewer_has_approved(
+    served: Served, example: ModuleType, reviewer: Persona
+) -> None:
+    """An open complaint escalates: the first run stops with the escalation's id. Run again
+    after a reviewer approved it, the new snapshot joins the approved escalation and lists
+    the action; the agent used to answer "a reviewer decides" again and never commit."""
+    served.account("account-31")
+    served.owner_writes("open", subject="account-31", field="complaint_status")
+    task = example.Task(
+        decision_class=COLLECTIONS,
+        purpose="collections",
+        action=RELEASE,
+        field=FIELD,
+        value="released",
+        memory_class="episodic",
+    )
+
+    def run() -> tuple[str, list[str]]:
+        said: list[str] = []
+        with served.client() as client:
+            agent = example.Agent(client, task, say=said.append, pause_seconds=0)
+            return agent.run(["account-31"])["account-31"], said
+
+    outcome, said = run()
+    assert outcome == "escalated"
+    assert not Effect.objects.filter(subject="account-31").exists()
+    (escalation_id,) = Escalation.objects.filter(status="open").values_list(
+        "escalation_id", flat=True
+    )
+    approved = reviewer.post(
+        f"/api/v1/escalations/{escalation_id}/approve", {"rationale": "not about collections"}
+    )
+    assert approved.status_code == 200, approved.content
+
+    outcome, said = run()
+    assert f"account-31: escalation {escalation_id} approved" in said
+    assert outcome == "verified"
+    (effect,) = Effect.objects.filter(subject="account-31")
+    assert effect.escalation is not None
+    assert effect.escalation.escalation_id == escalation_id
+    assert effect.approved_by == reviewer.name

@@ -11,7 +11,9 @@ from typing import Any
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
+from reconcile_client import ReconcileClient
 
+from sandbox_app.services import sandbox_fault_add
 from tests.clients.conftest import RELEASE, Served, client_env
 from tests.conftest import COLLECTIONS
 
@@ -190,3 +192,37 @@ def test_a_key_set_with_its_newline_serves_and_never_reaches_the_model(served: S
     result = asyncio.run(status_of_nothing(served, served.agent.key + "\n"))
     assert served.agent.key not in str(result.content)
     assert (structured(result)["status"], structured(result)["code"]) == (404, "effect_not_found")
+
+
+async def commit_through_tools(served: Served, snapshot_id: str) -> CallToolResult:
+    """The MCP server's own tool dispatch, in this process, against the live server."""
+    from reconcile_client import AsyncReconcileClient
+    from reconcile_client.mcp.server import build_server
+
+    client = AsyncReconcileClient(served.url, served.agent.key)
+    try:
+        called = await build_server(client).call_tool(
+            "commit_effect",
+            {"snapshot_id": snapshot_id, "action": RELEASE, "resulting_value": "released"},
+        )
+    finally:
+        await client.aclose()
+    assert isinstance(called, CallToolResult)
+    return called
+
+
+def test_a_refusal_that_says_when_to_retry_tells_the_model_when(
+    served: Served, rc: ReconcileClient
+) -> None:
+    """commit_effect's description says: after 503 owner_unavailable, commit again with the
+    error's idempotency_key after retry_after. Retry-After is a header, and the tool error
+    held only the problem's body: the model was told to wait for a number it never saw."""
+    snapshot = served.reconcile(rc)
+    sandbox_fault_add(source="case-service", kind="unavailable", count=1)
+    refused = asyncio.run(commit_through_tools(served, snapshot.snapshot_id))
+    assert refused.isError
+    problem = structured(refused)
+    assert (problem["status"], problem["code"]) == (503, "owner_unavailable")
+    assert problem["idempotency_key"]
+    assert isinstance(problem["retry_after"], float) and problem["retry_after"] > 0
+    assert str(problem["retry_after"]) in refused.content[0].text  # type: ignore[union-attr]

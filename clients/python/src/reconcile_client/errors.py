@@ -70,8 +70,10 @@ class ReconcileError(Exception):
         self.retry_after = retry_after
 
     def as_dict(self) -> dict[str, Any]:
-        """The problem as the server sent it, with status, code and detail always present
-        (and a commit's `idempotency_key`)."""
+        """The problem as the server sent it, with status, code and detail always present,
+        a commit's `idempotency_key`, and `retry_after` when the server said when to try
+        again (a header, which the body does not repeat: the MCP server's tool errors are
+        this dict, and a model reads no headers)."""
         found = {
             **self.body,
             "status": self.status,
@@ -81,6 +83,8 @@ class ReconcileError(Exception):
         }
         if self.idempotency_key is not None:
             found["idempotency_key"] = self.idempotency_key
+        if self.retry_after is not None:
+            found["retry_after"] = self.retry_after
         return found
 
 

@@ -2,7 +2,8 @@
 
 Configured by RECONCILE_URL (default http://127.0.0.1:8000) and RECONCILE_API_KEY. Each tool
 takes the API's request fields and answers the API's JSON; a problem answer is a tool error
-whose structured content is the problem (`status`, `code`, `detail`, and the rest of the body).
+whose structured content is the problem (`status`, `code`, `detail`, and the rest of the body,
+with `retry_after` in seconds when the answer's Retry-After said when to try again).
 
 The descriptions are the point: a model reads them to learn the protocol, so they state the
 rules where it will look — memory advises, state authorises; commit only what a snapshot

@@ -131,3 +131,29 @@ def test_a_new_contract_version_or_a_quarantine_stops_a_snapshot(
     )
     held = raised(lambda: rc.commit(under_74, action=RELEASE, resulting_value="released"))
     check(held, rcl.SourceQuarantined, 423, "source_quarantined")
+
+
+def test_a_joined_retry_at_a_state_no_reviewer_saw_names_the_approved_snapshot(
+    served: Served, rc: ReconcileClient, reviewer: Persona
+) -> None:
+    """403 `approved_state_moved` says which snapshot the approval authorises and which field
+    moved. It was a plain `Forbidden` ("do not act"), its `approved_snapshot_id` and `field`
+    only in `.body`, though committing that snapshot in its window is what the agent can do."""
+    subject = served.account("account-complaint")
+    served.owner_writes("open", subject=subject, field="complaint_status")
+    asked = served.reconcile(rc, subject=subject)
+    assert asked.decision.result == "escalate" and asked.escalation_id
+    approved = reviewer.post(
+        f"/api/v1/escalations/{asked.escalation_id}/approve", {"rationale": "not about this"}
+    )
+    assert approved.status_code == 200, approved.content
+    served.owner_writes("collect", subject=subject)  # the version the action writes moves on
+    retried = served.reconcile(rc, subject=subject)
+    assert retried.escalation_id == asked.escalation_id  # it joined the approved escalation
+
+    moved = raised(lambda: rc.commit(retried, action=RELEASE, resulting_value="released"))
+    check(moved, rcl.ApprovedStateMoved, 403, "approved_state_moved")
+    assert isinstance(moved, rcl.ApprovedStateMoved) and isinstance(moved, rcl.Forbidden)
+    assert moved.escalation_id == asked.escalation_id
+    assert moved.approved_snapshot_id == asked.snapshot_id
+    assert moved.field == "collections_status"

@@ -15,6 +15,7 @@ from reconcile_client._wire import UNSET, Unset
 from reconcile_client.aio import AsyncReconcileClient
 from reconcile_client.client import ReconcileClient
 from reconcile_client.errors import (
+    ApprovedStateMoved,
     AuthorityAmbiguous,
     CapabilityMissing,
     CommitOutcomeUnknown,
@@ -76,6 +77,7 @@ __version__ = "0.1.0"
 __all__ = [
     "UNSET",
     "ActionHandle",
+    "ApprovedStateMoved",
     "AsyncReconcileClient",
     "AuthorityAmbiguous",
     "CapabilityMissing",

@@ -9,8 +9,9 @@ new code the server adds later therefore still lands in the right family.
 Families (status), what an agent does, and the codes with a class of their own:
 - `NotAuthorised` (401): fix the key.
 - `Forbidden` (403): do not act, the decision or the capability is not there.
-  `DecisionNotAllowed`, `EscalationPending`, `EscalationRejected`, `CapabilityMissing`,
-  `EffectNotBound`, `ValueNotPermitted`, `PeopleOnly`.
+  `DecisionNotAllowed`, `EscalationPending`, `EscalationRejected`, `ApprovedStateMoved`
+  (`approved_snapshot_id`, `field`), `CapabilityMissing`, `EffectNotBound`,
+  `ValueNotPermitted`, `PeopleOnly`.
 - `NotFound` (404): the thing is not there, or not yours. `NoCurrentRecord`.
 - `Conflict` (409): reconcile again. `SnapshotTainted`, `ContractSuperseded`,
   `AuthorityAmbiguous` (`escalation_id`). Two are not "reconcile again":
@@ -139,6 +140,25 @@ class EscalationRejected(Forbidden):
     @property
     def escalation_id(self) -> str | None:
         return _str_or_none(self.body.get("escalation_id"))
+
+
+class ApprovedStateMoved(Forbidden):
+    """This snapshot joined an approved escalation but read a state the reviewer never saw
+    (`field`: the first read that differs). The approval authorises `approved_snapshot_id`,
+    the snapshot the reviewer saw, while its commit window is open; once it has closed,
+    reconciling again asks for a new review."""
+
+    @property
+    def escalation_id(self) -> str | None:
+        return _str_or_none(self.body.get("escalation_id"))
+
+    @property
+    def approved_snapshot_id(self) -> str | None:
+        return _str_or_none(self.body.get("approved_snapshot_id"))
+
+    @property
+    def field(self) -> str | None:
+        return _str_or_none(self.body.get("field"))
 
 
 class CapabilityMissing(Forbidden):
@@ -287,6 +307,7 @@ BY_CODE: dict[str, type[ReconcileError]] = {
     "decision_not_allowed": DecisionNotAllowed,
     "escalation_pending": EscalationPending,
     "escalation_rejected": EscalationRejected,
+    "approved_state_moved": ApprovedStateMoved,
     "capability_missing": CapabilityMissing,
     "effect_not_bound": EffectNotBound,
     "value_not_permitted": ValueNotPermitted,

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 from reconcile_client import (
     CommitOutcomeUnknown,
     ContractSuperseded,
@@ -284,7 +285,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         memory_class=args.memory_class,
     )
     try:
-        with ReconcileClient(args.url, args.key) as client:
+        client = ReconcileClient(args.url, args.key)
+    except ValueError as refused:  # a key no HTTP header can carry (never repeated)
+        parser.error(f"--key / RECONCILE_API_KEY: {refused}")
+    except httpx.InvalidURL as refused:
+        parser.error(f"--url / RECONCILE_URL: {refused}")
+    try:
+        with client:
             agent = Agent(client, task, wait_seconds=args.wait, pause_seconds=args.pause)
             outcomes = agent.run(args.subjects)
     except NotAuthorised:

@@ -336,3 +336,29 @@ def test_the_example_agent_commits_once_a_reviewer_has_approved(
     assert effect.escalation is not None
     assert effect.escalation.escalation_id == escalation_id
     assert effect.approved_by == reviewer.name
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "named"),
+    [("--key", "rk_clé", "--key"), ("--url", "http://[::1", "--url")],
+    ids=["key-no-header-can-carry", "url-that-does-not-parse"],
+)
+def test_a_key_or_url_the_client_refuses_is_a_usage_error(
+    option: str, value: str, named: str
+) -> None:
+    """The client refuses a key no HTTP header can carry with a ValueError at construction
+    (clients/python/README.md), as httpx refuses a URL that does not parse: the example let
+    both out as a traceback."""
+    env = {"PATH": "", "RECONCILE_URL": "http://127.0.0.1:9", "RECONCILE_API_KEY": "rk_x"}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), option, value, "P17"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"error: {named}" in done.stderr
+    assert value not in done.stderr or option == "--url"  # a key is never repeated

@@ -4,10 +4,13 @@ RECONCILE_URL / RECONCILE_API_KEY, listed and called through the official MCP cl
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
@@ -226,3 +229,25 @@ def test_a_refusal_that_says_when_to_retry_tells_the_model_when(
     assert problem["idempotency_key"]
     assert isinstance(problem["retry_after"], float) and problem["retry_after"] > 0
     assert str(problem["retry_after"]) in refused.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "127.0.0.1:8000", "localhost"])
+def test_a_url_the_server_cannot_use_is_refused_at_start(url: str) -> None:
+    """Like a key no header can carry: said once, on stderr, exit 2. A URL httpx cannot parse
+    was a traceback; one without http(s):// started a server whose every tool call failed
+    (`connection_failed`: "unsupported protocol"), told to the model instead of the person."""
+    source = Path(__file__).resolve().parents[2] / "clients" / "python" / "src"
+    env = {"PATH": "", "PYTHONPATH": str(source), "RECONCILE_URL": url, "RECONCILE_API_KEY": "k"}
+    done = subprocess.run(
+        [sys.executable, "-m", "reconcile_client.mcp"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("reconcile-mcp: RECONCILE_URL")
+    assert done.stdout == ""  # the protocol channel stays clean

@@ -21,6 +21,7 @@ from contextlib import asynccontextmanager
 from datetime import date, datetime
 from typing import Annotated, Any
 
+import httpx
 from mcp.server.fastmcp import FastMCP
 from mcp.types import CallToolResult, ContentBlock, TextContent
 from pydantic import Field, ValidationError
@@ -316,10 +317,18 @@ def main() -> None:
         print("reconcile-mcp: set RECONCILE_API_KEY (and RECONCILE_URL)", file=sys.stderr)
         raise SystemExit(2)
     url = os.environ.get("RECONCILE_URL", DEFAULT_URL)
+    if not url.lower().startswith(("http://", "https://")):
+        # Else every tool call would fail alike (an unsupported protocol), told to the model
+        # rather than to the person configuring the server.
+        print(f"reconcile-mcp: RECONCILE_URL must be an http(s) URL, not {url!r}", file=sys.stderr)
+        raise SystemExit(2)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         client = AsyncReconcileClient(url, api_key)
     except ValueError as refused:  # a key no header can carry; the message never repeats it
         print(f"reconcile-mcp: RECONCILE_API_KEY: {refused}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except httpx.InvalidURL as refused:
+        print(f"reconcile-mcp: RECONCILE_URL {url!r}: {refused}", file=sys.stderr)
         raise SystemExit(2) from None
     build_server(client).run(transport="stdio")

@@ -56,9 +56,15 @@ class LoadReport:
         return [item for item in self.activations if item.status != ActivationStatus.ACTIVATED]
 
 
-def contracts_load(*, paths: list[str], activate: bool = True) -> LoadReport:
+def contracts_load(
+    *, paths: list[str], activate: bool = True, rationale: str = "", run_by: str = ""
+) -> LoadReport:
     """Validate every file first, write everything in one transaction, then (unless
-    `activate` is off) put each new or still-draft version through its release gates."""
+    `activate` is off) put each new or still-draft version through its release gates.
+
+    `rationale` (why these versions go live) and `run_by` (who ran the load: the command
+    passes the operating system's user) go on each version's load and activation, after the
+    file it came from: the audit trail says who and why for a deploy too."""
     parsed = [parse_file(path) for path in yaml_paths(paths)]
     if not parsed:
         raise ContractFileError(", ".join(paths), None, "no YAML files found")
@@ -180,7 +186,7 @@ def contracts_load(*, paths: list[str], activate: bool = True) -> LoadReport:
                 action="contract.load",
                 object_kind="contract",
                 object_ref=label,
-                reason=f"loaded from {item.path}",
+                reason=_deploy_reason(f"loaded from {item.path}", rationale, run_by),
                 after={"status": ContractStatus.DRAFT.value, "level": values["level"]},
             )
     if activate:
@@ -188,7 +194,9 @@ def contracts_load(*, paths: list[str], activate: bool = True) -> LoadReport:
             try:
                 activation = contract_activate_now(
                     contract=contract,
-                    rationale=f"loaded by load_contracts from {contract.source_path}",
+                    rationale=_deploy_reason(
+                        f"loaded by load_contracts from {contract.source_path}", rationale, run_by
+                    ),
                 )
             except DomainError as exc:
                 # Another activation of the class is running (a reviewer's): this version
@@ -202,3 +210,7 @@ def contracts_load(*, paths: list[str], activate: bool = True) -> LoadReport:
                 )
             report.activations.append(activation)
     return report
+
+
+def _deploy_reason(what: str, rationale: str, run_by: str) -> str:
+    return what + (f", run by {run_by}" if run_by else "") + (f": {rationale}" if rationale else "")

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import getpass
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from reconcile_app.errors import ContractFileError
+from reconcile_app.limits import MAX_REASON_CHARACTERS, says_nothing
 from reconcile_app.models import ContractActivation
 from reconcile_app.services.contracts import contracts_load
 
@@ -24,10 +26,27 @@ class Command(BaseCommand):
             action="store_true",
             help="load new contract versions as drafts; a reviewer activates them later",
         )
+        parser.add_argument(
+            "--rationale",
+            default="",
+            help="why these versions go live: recorded, with the file and the user who ran "
+            "the load, on each version's load and activation",
+        )
 
-    def handle(self, *args: Any, paths: list[str], draft: bool, **options: Any) -> None:
+    def handle(
+        self, *args: Any, paths: list[str], draft: bool, rationale: str, **options: Any
+    ) -> None:
+        if rationale and says_nothing(rationale):
+            raise CommandError("--rationale says nothing: give the reason in words")
+        if len(rationale) > MAX_REASON_CHARACTERS:
+            raise CommandError(f"--rationale is at most {MAX_REASON_CHARACTERS:,} characters")
         try:
-            report = contracts_load(paths=paths, activate=not draft)
+            report = contracts_load(
+                paths=paths,
+                activate=not draft,
+                rationale=rationale.strip(),
+                run_by=_operating_system_user(),
+            )
         except ContractFileError as exc:
             raise CommandError(str(exc)) from exc
         for name in report.sources_created:
@@ -63,3 +82,12 @@ class Command(BaseCommand):
                 f"  gate {gate['name']:<24} {gate['status']:<13} {gate['duration_ms']:>6} ms  "
                 f"{gate['detail']}"
             )
+
+
+def _operating_system_user() -> str:
+    """Who ran the command, as the machine knows them ("" where it cannot say: a container
+    user with no name)."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return ""

@@ -11,7 +11,7 @@ import functools
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Value
 
 from config import raw_select
 from reconcile_app.choices import PROMOTION, EvidenceKind
@@ -234,6 +234,18 @@ def _support_sql(field_count: int) -> str:
         f"LEFT OUTER JOIN {raw_select.table(EvidenceEntry, 'e')} "
         f"ON {support('entry')} = {entry(EvidenceEntry._meta.pk.name)}"
     )
+
+
+def evidence_cited(evidence_ids: set[str]) -> dict[str, EvidenceView]:
+    """The entries decisions cite (their `evidence_manifest`), as the engine saw them: one
+    query however many decisions. An entry cited was in force when it was cited."""
+    rows = (
+        EvidenceEntry.objects.filter(evidence_id__in=evidence_ids, kind__in=STATE_ASSERTING_KINDS)
+        .annotate(withdrawn=Value(False))
+        .values_list(*ENTRY_VIEW_COLUMNS, "withdrawn", "revokes_id")
+    )
+    views = (_asserting_view(row) for row in rows) if evidence_ids else ()
+    return {view.evidence_id: view for view in views if view is not None}
 
 
 def _asserting_view(row: tuple[Any, ...]) -> EvidenceView | None:

@@ -47,6 +47,8 @@ from reconcile_app.services.contract_lifecycle import (
     contract_activation_request,
 )
 from reconcile_app.services.decision_record import decision_record_markdown
+from reconcile_app.services.outcome_preview import LATEST as OUTCOMES_LATEST
+from reconcile_app.services.outcome_preview import outcome_preview
 
 DETAIL_TEMPLATE = "reconcile_app/contract_detail.html"
 RELEASE_TEMPLATE = "reconcile_app/partials/contract_release.html"
@@ -213,6 +215,7 @@ class ContractDiffView(StaffRequiredMixin, View):
                 from_version=request.GET.get("from") or None,
                 to_version=request.GET.get("to") or None,
             )
+        before, after = compared.diff.before, compared.diff.after
         return TemplateResponse(
             request,
             "reconcile_app/contract_diff.html",
@@ -221,5 +224,8 @@ class ContractDiffView(StaffRequiredMixin, View):
                 "compared": compared,
                 "diff": compared.diff,
                 "sections": diff_sections(compared.diff),
+                # What the rules' differences do to real decisions (the gates do not say).
+                "outcomes": outcome_preview(before, after) if before.pk != after.pk else None,
+                "outcomes_latest": OUTCOMES_LATEST,
             },
         )

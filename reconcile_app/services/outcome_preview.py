@@ -1,0 +1,159 @@
+"""A class's latest decisions decided again under two versions: what a new version changes.
+
+The release gates show a version safe (it fails closed, claims never authorise, every rule
+evaluates), not that it decides as the version in force does: a version turning every allow
+into deny passes them all. Before activating, a reviewer sees what it would decide on the
+class's latest decisions: each decided again under both versions, by the pure engine, from
+what the decision read (its recorded reads and claims, the evidence it cites). Nothing is
+asked of an owner; a decision that did not read a field a version reads, from that field's
+source, cannot be decided again without asking one, and is counted apart.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.utils.dateparse import parse_datetime
+
+from reconcile_app.models import Contract, DecisionSnapshot
+from reconcile_app.reconciliation import engine
+from reconcile_app.reconciliation.types import NOT_PROPOSED, Binding, ContractSpec, FieldRead
+from reconcile_app.selectors.contracts import contract_spec
+from reconcile_app.selectors.ledger import evidence_cited
+from reconcile_app.services.release_gates.world import decision_text
+from reconcile_app.services.replay import recorded_claims, recorded_reads
+
+logger = logging.getLogger(__name__)
+
+# Decisions looked at, newest first, and changed ones shown.
+LATEST = 50
+SHOWN = 10
+
+
+@dataclass(frozen=True)
+class Redecided:
+    snapshot_id: str
+    subject: str
+    proposal: str
+    before: str  # "allow (rule codes) permitting [...]"
+    after: str
+
+
+@dataclass(frozen=True)
+class OutcomePreview:
+    compared: int  # decisions decided again under both versions
+    changed: int
+    shown: list[Redecided]  # the newest `SHOWN` that changed
+    transitions: list[tuple[str, str, int]]  # (result before, result after, decisions)
+    # Decisions that did not read a field one version reads, from its source: by field.
+    unread: dict[str, int] = field(default_factory=dict)
+    failed: int = 0  # decisions the engine could not decide again (logged)
+
+
+def outcome_preview(before: Contract, after: Contract, latest: int = LATEST) -> OutcomePreview:
+    """Three queries (the decisions, the evidence they cite, and each version's spec once)."""
+    specs = (contract_spec(before), contract_spec(after))
+    snapshots = list(
+        DecisionSnapshot.objects.filter(decision_class=after.decision_class)
+        .order_by("-issued_at", "-id")
+        .values_list("snapshot_id", "content")[:latest]
+    )
+    cited = evidence_cited(
+        {item["evidence_id"] for _, content in snapshots for item in content["evidence_manifest"]}
+    )
+    changed: list[Redecided] = []
+    transitions: Counter[tuple[str, str]] = Counter()
+    unread: Counter[str] = Counter()
+    compared = failed = 0
+    for snapshot_id, content in snapshots:
+        reads = {read.field: read for read in recorded_reads(content)}
+        missing = sorted({name for spec in specs for name in _unread(spec, reads)})
+        if missing:
+            unread.update(missing)
+            continue
+        try:
+            decided = [_decide(spec, content, reads, cited) for spec in specs]
+        except Exception:
+            # A page that reviews a version must not fail on one odd decision of the past:
+            # it is counted, and logged for whoever looks into it.
+            logger.exception("%s could not be decided again", snapshot_id)
+            failed += 1
+            continue
+        compared += 1
+        transitions[(decided[0]["result"], decided[1]["result"])] += 1
+        if _outcome(decided[0]) != _outcome(decided[1]):
+            binding = content["binding"]
+            changed.append(
+                Redecided(
+                    snapshot_id=snapshot_id,
+                    subject=binding["subject"],
+                    proposal=binding["proposed_action"] or "nothing proposed",
+                    before=decision_text(decided[0]),
+                    after=decision_text(decided[1]),
+                )
+            )
+    return OutcomePreview(
+        compared=compared,
+        changed=len(changed),
+        shown=changed[:SHOWN],
+        transitions=sorted(
+            ((was, now, count) for (was, now), count in transitions.items()),
+            key=lambda item: (-item[2], item[0], item[1]),
+        ),
+        unread=dict(sorted(unread.items())),
+        failed=failed,
+    )
+
+
+def _outcome(decision: dict[str, Any]) -> tuple[str, list[str]]:
+    return decision["result"], sorted(decision["permitted_actions"])
+
+
+def _time(raw: str) -> datetime:
+    parsed = parse_datetime(raw)
+    assert parsed is not None  # written by rfc3339()
+    return parsed
+
+
+def _unread(spec: ContractSpec, reads: dict[str, FieldRead]) -> list[str]:
+    return [
+        item.name
+        for item in spec.fields
+        if item.name not in reads or reads[item.name].source != item.source
+    ]
+
+
+def _decide(
+    spec: ContractSpec, content: dict[str, Any], reads: dict[str, FieldRead], cited: dict[str, Any]
+) -> dict[str, Any]:
+    binding = content["binding"]
+    names = {item.name for item in spec.fields}
+    cutoffs = content["cutoffs"]
+    outcome = engine.evaluate(
+        contract=spec,
+        binding=Binding(
+            principal=binding["principal"],
+            subject=binding["subject"],
+            purpose=binding["purpose"],
+            decision_class=binding["decision_class"],
+            proposed_action=binding["proposed_action"],
+            proposed_value=binding.get("proposed_value", NOT_PROPOSED),
+        ),
+        raw_reads=[read for name, read in reads.items() if name in names],
+        evidence=[
+            cited[item["evidence_id"]]
+            for item in content["evidence_manifest"]
+            if item["evidence_id"] in cited
+        ],
+        claims=recorded_claims(content),
+        quarantined_classes=frozenset(content.get("quarantined_memory_classes", [])),
+        quarantined_memories=content.get("quarantined_memories", {}),
+        capable_actions=frozenset(binding.get("capabilities", [])),
+        valid_time=_time(cutoffs["valid_time"]),
+        recorded_time=_time(cutoffs["recorded_time"]),
+    )
+    return outcome.content["decision"]  # type: ignore[no-any-return]

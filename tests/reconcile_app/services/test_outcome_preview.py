@@ -1,0 +1,107 @@
+"""What a new contract version would decide on the class's latest decisions (services/
+outcome_preview): a version turning allow into deny passes every release gate, so the
+reviewer is shown the change before activating it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from reconcile_app.models import Contract, ContractField
+from reconcile_app.reconciliation import engine
+from reconcile_app.selectors.contracts import _contract_spec
+from reconcile_app.services.outcome_preview import outcome_preview
+from tests.conftest import COLLECTIONS
+from tests.factories import write_yaml
+from tests.reconcile_app.api.test_contract_lifecycle import DENIES_COLLECT
+from tests.reconcile_app.effects.conftest import collectible, reconcile  # noqa: F401
+
+
+def version(name: str) -> Contract:
+    return Contract.objects.get(decision_class=COLLECTIONS, version=name)
+
+
+def draft(tmp_path, text: str) -> Contract:
+    call_command(
+        "load_contracts", str(write_yaml(tmp_path, "next.yaml", text)), "--draft", stdout=StringIO()
+    )
+    return version("7.4")
+
+
+def test_a_version_that_denies_what_was_allowed_shows_each_change(
+    collectible, agent, tmp_path, django_assert_num_queries
+):
+    for _ in range(3):
+        assert reconcile(agent)["decision"]["result"] == "allow"
+    candidate = draft(tmp_path, DENIES_COLLECT)
+    active = version("7.3")
+    outcome_preview(active, candidate)  # each version's spec, once per process
+
+    with django_assert_num_queries(2):  # the decisions, the evidence they cite
+        preview = outcome_preview(active, candidate)
+
+    assert (preview.compared, preview.changed) == (3, 3)
+    assert preview.transitions == [("allow", "deny", 3)]
+    first = preview.shown[0]
+    assert first.proposal == "release_collections_hold"
+    assert first.before.startswith("allow") and first.after.startswith("deny")
+    assert "permitting ['release_collections_hold', 'retain_manual_review']" in first.before
+    assert first.after == "deny (hardship_hold)"
+
+
+def test_the_same_version_changes_nothing(collectible, agent):
+    reconcile(agent)
+    active = version("7.3")
+
+    preview = outcome_preview(active, active)
+
+    assert (preview.compared, preview.changed, preview.shown) == (1, 0, [])
+    assert preview.transitions == [("allow", "allow", 1)]
+
+
+@pytest.fixture
+def spec_cache_cleared() -> Iterator[None]:
+    """A loaded version never changes, so its spec is cached by row and hash; the test
+    below changes one, and a later test may get the same row id back (SQLite reuses it)."""
+    _contract_spec.cache_clear()
+    yield
+    _contract_spec.cache_clear()
+
+
+def test_a_decision_that_did_not_read_a_field_the_version_reads_is_counted_apart(
+    collectible, agent, tmp_path, spec_cache_cleared
+):
+    reconcile(agent)
+    candidate = draft(tmp_path, DENIES_COLLECT)
+    ContractField.objects.filter(contract=candidate, name="complaint_status").update(
+        name="hardship_flag"
+    )
+
+    preview = outcome_preview(version("7.3"), version("7.4"))
+
+    assert (preview.compared, preview.changed) == (0, 0)
+    assert preview.unread == {"hardship_flag": 1}
+
+
+def test_a_decision_the_engine_cannot_decide_again_is_counted_not_raised(
+    collectible, agent, monkeypatch, caplog
+):
+    reconcile(agent)
+    reconcile(agent)
+    real = engine.evaluate
+    calls = iter(range(100))
+
+    def first_fails(**kwargs):
+        if next(calls) == 0:
+            raise KeyError("binding")
+        return real(**kwargs)
+
+    monkeypatch.setattr(engine, "evaluate", first_fails)
+
+    preview = outcome_preview(version("7.3"), version("7.3"))
+
+    assert (preview.compared, preview.failed) == (1, 1)
+    assert "could not be decided again" in caplog.text

@@ -13,17 +13,24 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from django.utils.dateparse import parse_datetime
 
+from reconcile_app.choices import ReadStatus
 from reconcile_app.models import Contract, DecisionSnapshot
 from reconcile_app.reconciliation import engine
-from reconcile_app.reconciliation.types import NOT_PROPOSED, Binding, ContractSpec, FieldRead
+from reconcile_app.reconciliation.types import (
+    NOT_PROPOSED,
+    Binding,
+    ContractSpec,
+    EvidenceView,
+    FieldRead,
+)
 from reconcile_app.selectors.contracts import contract_spec
-from reconcile_app.selectors.ledger import evidence_cited
+from reconcile_app.selectors.ledger import evidence_as_of, evidence_cited
 from reconcile_app.services.release_gates.world import decision_text
 from reconcile_app.services.replay import recorded_claims, recorded_reads
 
@@ -76,7 +83,8 @@ def outcome_preview(before: Contract, after: Contract, latest: int = LATEST) -> 
             unread.update(missing)
             continue
         try:
-            decided = [_decide(spec, content, reads, cited) for spec in specs]
+            reads, evidence = _as_read(content, reads, specs, cited)
+            decided = [_decide(spec, content, reads, evidence) for spec in specs]
         except Exception:
             # A page that reviews a version must not fail on one odd decision of the past:
             # it is counted, and logged for whoever looks into it.
@@ -127,8 +135,52 @@ def _unread(spec: ContractSpec, reads: dict[str, FieldRead]) -> list[str]:
     ]
 
 
+def _as_read(
+    content: dict[str, Any],
+    reads: dict[str, FieldRead],
+    specs: tuple[ContractSpec, ContractSpec],
+    cited: dict[str, EvidenceView],
+) -> tuple[dict[str, FieldRead], list[EvidenceView]]:
+    """The reads as the owners answered them, and the evidence the decision could see.
+
+    A read is stored `stale` only by the freshness limit of the version that decided
+    (`support.apply_freshness`), and the engine judges it again under each version's limit:
+    stored stale, a version with a longer limit never saw it fresh (a version relaxing a
+    limit from 300 s to 3600 s showed "0 of 1 decide differently" for a read 1200 s old that
+    it allows). No evidence was cited for a stale read, so that decision's evidence is read
+    as replay reads it: recorded by its cut-off, up to its place on the chain.
+    """
+    cited_evidence = [
+        cited[item["evidence_id"]]
+        for item in content["evidence_manifest"]
+        if item["evidence_id"] in cited
+    ]
+    if not any(read.status == ReadStatus.STALE for read in reads.values()):
+        return reads, cited_evidence
+    as_answered = {
+        name: replace(read, status=ReadStatus.OK.value, detail="")
+        if read.status == ReadStatus.STALE
+        else read
+        for name, read in reads.items()
+    }
+    subject = content["binding"]["subject"]
+    fields = {item.name for spec in specs for item in spec.fields} | {
+        claim["field"] for claim in content["claims"] if claim["subject"] == subject
+    }
+    evidence = evidence_as_of(
+        subject=subject,
+        fields=fields,
+        recorded_by=_time(content["cutoffs"]["recorded_time"]),
+        ledger_seq=content.get("ledger_seq"),
+    )
+    return as_answered, evidence
+
+
 def _decide(
-    spec: ContractSpec, content: dict[str, Any], reads: dict[str, FieldRead], cited: dict[str, Any]
+    spec: ContractSpec,
+    content: dict[str, Any],
+    reads: dict[str, FieldRead],
+    evidence: list[EvidenceView],
 ) -> dict[str, Any]:
     binding = content["binding"]
     names = {item.name for item in spec.fields}
@@ -144,11 +196,7 @@ def _decide(
             proposed_value=binding.get("proposed_value", NOT_PROPOSED),
         ),
         raw_reads=[read for name, read in reads.items() if name in names],
-        evidence=[
-            cited[item["evidence_id"]]
-            for item in content["evidence_manifest"]
-            if item["evidence_id"] in cited
-        ],
+        evidence=evidence,
         claims=recorded_claims(content),
         quarantined_classes=frozenset(content.get("quarantined_memory_classes", [])),
         quarantined_memories=content.get("quarantined_memories", {}),

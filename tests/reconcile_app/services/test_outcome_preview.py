@@ -14,10 +14,12 @@ from reconcile_app.models import Contract, ContractField
 from reconcile_app.reconciliation import engine
 from reconcile_app.selectors.contracts import _contract_spec
 from reconcile_app.services.outcome_preview import outcome_preview
+from sandbox_app.services import sandbox_fault_add
 from tests.conftest import COLLECTIONS
 from tests.factories import write_yaml
 from tests.reconcile_app.api.test_contract_lifecycle import DENIES_COLLECT
 from tests.reconcile_app.effects.conftest import collectible, reconcile  # noqa: F401
+from tests.reconcile_app.effects.test_gate import TIGHTENED
 
 
 def version(name: str) -> Contract:
@@ -60,6 +62,33 @@ def test_the_same_version_changes_nothing(collectible, agent):
 
     assert (preview.compared, preview.changed, preview.shown) == (1, 0, [])
     assert preview.transitions == [("allow", "allow", 1)]
+
+
+def test_a_version_with_a_longer_freshness_limit_allows_what_was_stale(
+    collectible, agent, tmp_path
+):
+    # The owner vouches for its value as of 20 minutes ago: stale under 7.3's 300 s limit,
+    # fresh under an hour's. Stored `stale`, the read was not judged again: "0 of 1".
+    sandbox_fault_add(source="case-service", kind="lag", seconds=1200)
+    assert reconcile(agent)["decision"]["result"] == "refuse"
+    relaxed = draft(tmp_path, TIGHTENED.replace("max_age_seconds: 300", "max_age_seconds: 3600"))
+
+    preview = outcome_preview(version("7.3"), relaxed)
+
+    assert (preview.compared, preview.changed) == (1, 1)
+    assert preview.transitions == [("refuse", "allow", 1)]
+    # Allowed as 7.4 allows it: with the evidence the stale read had, though it cited none.
+    assert preview.shown[0].after.startswith("allow (")
+
+
+def test_a_read_stale_under_both_limits_stays_stale(collectible, agent, tmp_path):
+    sandbox_fault_add(source="case-service", kind="lag", seconds=1200)
+    reconcile(agent)
+    candidate = draft(tmp_path, TIGHTENED.replace("max_age_seconds: 300", "max_age_seconds: 900"))
+
+    preview = outcome_preview(version("7.3"), candidate)
+
+    assert preview.transitions == [("refuse", "refuse", 1)]
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ source, cannot be decided again without asking one, and is counted apart.
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -39,6 +40,11 @@ logger = logging.getLogger(__name__)
 # Decisions looked at, newest first, and changed ones shown.
 LATEST = 50
 SHOWN = 10
+# The most the page spends deciding again. A draft's rule can take half a second an
+# evaluation (policy_evaluates fails it, but the diff is where a reviewer looks next): 50
+# decisions held the page 22 s, and a slightly slower rule past gunicorn's 30 s, which
+# killed the worker (500). Decisions not reached in time are counted apart.
+BUDGET_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -59,9 +65,15 @@ class OutcomePreview:
     # Decisions that did not read a field one version reads, from its source: by field.
     unread: dict[str, int] = field(default_factory=dict)
     failed: int = 0  # decisions the engine could not decide again (logged)
+    unfinished: int = 0  # decisions not reached within BUDGET_SECONDS
 
 
-def outcome_preview(before: Contract, after: Contract, latest: int = LATEST) -> OutcomePreview:
+def outcome_preview(
+    before: Contract,
+    after: Contract,
+    latest: int = LATEST,
+    budget_seconds: float = BUDGET_SECONDS,
+) -> OutcomePreview:
     """Three queries (the decisions, the evidence they cite, and each version's spec once)."""
     specs = (contract_spec(before), contract_spec(after))
     snapshots = list(
@@ -75,8 +87,12 @@ def outcome_preview(before: Contract, after: Contract, latest: int = LATEST) -> 
     changed: list[Redecided] = []
     transitions: Counter[tuple[str, str]] = Counter()
     unread: Counter[str] = Counter()
-    compared = failed = 0
-    for snapshot_id, content in snapshots:
+    compared = failed = unfinished = 0
+    started = time.monotonic()
+    for index, (snapshot_id, content) in enumerate(snapshots):
+        if time.monotonic() - started > budget_seconds:
+            unfinished = len(snapshots) - index
+            break
         reads = {read.field: read for read in recorded_reads(content)}
         missing = sorted({name for spec in specs for name in _unread(spec, reads)})
         if missing:
@@ -114,6 +130,7 @@ def outcome_preview(before: Contract, after: Contract, latest: int = LATEST) -> 
         ),
         unread=dict(sorted(unread.items())),
         failed=failed,
+        unfinished=unfinished,
     )
 
 

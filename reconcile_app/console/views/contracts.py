@@ -47,6 +47,7 @@ from reconcile_app.services.contract_lifecycle import (
     contract_activation_request,
 )
 from reconcile_app.services.decision_record import decision_record_markdown
+from reconcile_app.services.outcome_preview import BUDGET_SECONDS as OUTCOMES_BUDGET
 from reconcile_app.services.outcome_preview import LATEST as OUTCOMES_LATEST
 from reconcile_app.services.outcome_preview import outcome_preview
 
@@ -227,5 +228,6 @@ class ContractDiffView(StaffRequiredMixin, View):
                 # What the rules' differences do to real decisions (the gates do not say).
                 "outcomes": outcome_preview(before, after) if before.pk != after.pk else None,
                 "outcomes_latest": OUTCOMES_LATEST,
+                "outcomes_budget": f"{OUTCOMES_BUDGET:g}",
             },
         )

@@ -134,3 +134,19 @@ def test_a_decision_the_engine_cannot_decide_again_is_counted_not_raised(
 
     assert (preview.compared, preview.failed) == (1, 1)
     assert "could not be decided again" in caplog.text
+
+
+def test_a_slow_rule_stops_the_preview_at_its_budget(collectible, agent, tmp_path):
+    # ~0.5 s an evaluation: 50 decisions held the diff page 22 s, a slower rule past
+    # gunicorn's 30 s (the worker was killed, 500). Those not reached in time are counted.
+    for _ in range(3):
+        reconcile(agent)
+    numbers = "[" + ", ".join(str(number) for number in range(100)) + "]"
+    loop = f"{numbers}.exists(a, {numbers}.exists(b, {numbers}.exists(c, a + b + c > 500)))"
+    slow = draft(
+        tmp_path, TIGHTENED.replace("'fields.collections_status == \"hold\"'", f"'{loop}'")
+    )
+
+    preview = outcome_preview(version("7.3"), slow, budget_seconds=0.05)
+
+    assert (preview.compared, preview.unfinished) == (1, 2)

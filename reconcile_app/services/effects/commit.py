@@ -64,7 +64,9 @@ class CommitResult:
 # A version in If-Match: ASCII digits, quoted as the ETag was (a bare number and a weak
 # validator are taken too). int() alone also took "1_0" as 10, " 1" and other scripts' digits.
 # Any version an owner's read may carry (to VERSION_MOST, 19 digits) is one: a snapshot
-# offers the version it read as its If-Match.
+# offers the version it read as its If-Match. All but the last: a command applied at a
+# version yields the next one, and no next one fits in 64 bits after VERSION_MOST (a manual
+# resolution recording "at least expected + 1" answered 500, bigint out of range).
 _IF_MATCH_VERSION = re.compile(r'(?:W/)?("?)([0-9]{1,19})\1')
 
 
@@ -77,7 +79,7 @@ def parse_if_match(raw: str | None) -> int:
             title="Precondition required",
         )
     found = _IF_MATCH_VERSION.fullmatch(raw.strip())
-    if found is None or int(found.group(2)) > VERSION_MOST:
+    if found is None or int(found.group(2)) >= VERSION_MOST:
         raise ValidationFailed(
             'If-Match must be a quoted version, e.g. "42"', code="invalid_if_match"
         )

@@ -10,6 +10,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from reconcile_app.reconciliation import engine
 from tests.conftest import COLLECTIONS
 from tests.factories import write_yaml
 from tests.reconcile_app.api.test_contract_lifecycle import DENIES_COLLECT
@@ -74,3 +75,20 @@ def test_the_panel_costs_the_same_however_many_decisions(
         page = auditor_browser.get(DIFF, {"from": "7.3", "to": "7.4"}).content.decode()
 
     assert f"<strong>{decisions}</strong> of {decisions} decisions" in section(page)
+
+
+def test_decisions_none_of_which_could_be_decided_again_are_not_called_none_made(
+    agent, denying_draft, reviewer_browser, monkeypatch
+):
+    reconcile(agent)
+
+    def cannot(**kwargs):
+        raise KeyError("binding")
+
+    monkeypatch.setattr(engine, "evaluate", cannot)
+
+    panel = section(reviewer_browser.get(DIFF, {"from": "7.3", "to": "7.4"}).content.decode())
+
+    assert "None of the latest decisions was decided again" in panel
+    assert "No decision of this class has been made yet" not in panel
+    assert "1 could not be decided again" in panel

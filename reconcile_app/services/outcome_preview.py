@@ -24,8 +24,6 @@ from reconcile_app.choices import ReadStatus
 from reconcile_app.models import Contract, DecisionSnapshot
 from reconcile_app.reconciliation import engine
 from reconcile_app.reconciliation.types import (
-    NOT_PROPOSED,
-    Binding,
     ContractSpec,
     EvidenceView,
     FieldRead,
@@ -33,7 +31,7 @@ from reconcile_app.reconciliation.types import (
 from reconcile_app.selectors.contracts import contract_spec
 from reconcile_app.selectors.ledger import evidence_as_of, evidence_cited
 from reconcile_app.services.release_gates.world import decision_text
-from reconcile_app.services.replay import recorded_claims, recorded_reads
+from reconcile_app.services.replay import recorded_binding, recorded_claims, recorded_reads
 
 logger = logging.getLogger(__name__)
 
@@ -199,25 +197,17 @@ def _decide(
     reads: dict[str, FieldRead],
     evidence: list[EvidenceView],
 ) -> dict[str, Any]:
-    binding = content["binding"]
     names = {item.name for item in spec.fields}
     cutoffs = content["cutoffs"]
     outcome = engine.evaluate(
         contract=spec,
-        binding=Binding(
-            principal=binding["principal"],
-            subject=binding["subject"],
-            purpose=binding["purpose"],
-            decision_class=binding["decision_class"],
-            proposed_action=binding["proposed_action"],
-            proposed_value=binding.get("proposed_value", NOT_PROPOSED),
-        ),
+        binding=recorded_binding(content),
         raw_reads=[read for name, read in reads.items() if name in names],
         evidence=evidence,
         claims=recorded_claims(content),
         quarantined_classes=frozenset(content.get("quarantined_memory_classes", [])),
         quarantined_memories=content.get("quarantined_memories", {}),
-        capable_actions=frozenset(binding.get("capabilities", [])),
+        capable_actions=frozenset(content["binding"].get("capabilities", [])),
         valid_time=_time(cutoffs["valid_time"]),
         recorded_time=_time(cutoffs["recorded_time"]),
     )

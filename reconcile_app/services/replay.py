@@ -91,6 +91,19 @@ def recorded_reads(content: dict[str, Any]) -> list[FieldRead]:
     ]
 
 
+def recorded_binding(content: dict[str, Any]) -> Binding:
+    """What was asked, as stored (a value proposed or not)."""
+    binding = content["binding"]
+    return Binding(
+        principal=binding["principal"],
+        subject=binding["subject"],
+        purpose=binding["purpose"],
+        decision_class=binding["decision_class"],
+        proposed_action=binding["proposed_action"],
+        proposed_value=binding.get("proposed_value", NOT_PROPOSED),
+    )
+
+
 def recorded_claims(content: dict[str, Any]) -> list[Claim]:
     return [
         Claim(
@@ -181,14 +194,7 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
     original = snapshot.content
     spec = contract_spec(snapshot.contract)
     binding_content = original["binding"]
-    binding = Binding(
-        principal=binding_content["principal"],
-        subject=binding_content["subject"],
-        purpose=binding_content["purpose"],
-        decision_class=binding_content["decision_class"],
-        proposed_action=binding_content["proposed_action"],
-        proposed_value=binding_content.get("proposed_value", NOT_PROPOSED),
-    )
+    binding = recorded_binding(original)
     valid_time = _time(original["cutoffs"]["valid_time"])
     recorded_time = _time(original["cutoffs"]["recorded_time"])
     # Content schema 5 on: the evidence chain's position the decision read up to.

@@ -72,7 +72,8 @@ def outcome_preview(
     latest: int = LATEST,
     budget_seconds: float = BUDGET_SECONDS,
 ) -> OutcomePreview:
-    """Three queries (the decisions, the evidence they cite, and each version's spec once)."""
+    """Two queries (the decisions, the evidence they cite), each version's spec once per
+    process, and one more for each decision holding a stale read (`_as_read`)."""
     specs = (contract_spec(before), contract_spec(after))
     snapshots = list(
         DecisionSnapshot.objects.filter(decision_class=after.decision_class)

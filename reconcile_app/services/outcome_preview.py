@@ -15,10 +15,7 @@ import logging
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any
-
-from django.utils.dateparse import parse_datetime
 
 from reconcile_app.choices import ReadStatus
 from reconcile_app.models import Contract, DecisionSnapshot
@@ -31,7 +28,12 @@ from reconcile_app.reconciliation.types import (
 from reconcile_app.selectors.contracts import contract_spec
 from reconcile_app.selectors.ledger import evidence_as_of, evidence_cited
 from reconcile_app.services.release_gates.world import decision_text
-from reconcile_app.services.replay import recorded_binding, recorded_claims, recorded_reads
+from reconcile_app.services.replay import (
+    recorded_binding,
+    recorded_claims,
+    recorded_cutoffs,
+    recorded_reads,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -137,12 +139,6 @@ def _outcome(decision: dict[str, Any]) -> tuple[str, list[str]]:
     return decision["result"], sorted(decision["permitted_actions"])
 
 
-def _time(raw: str) -> datetime:
-    parsed = parse_datetime(raw)
-    assert parsed is not None  # written by rfc3339()
-    return parsed
-
-
 def _unread(spec: ContractSpec, reads: dict[str, FieldRead]) -> list[str]:
     return [
         item.name
@@ -186,7 +182,7 @@ def _as_read(
     evidence = evidence_as_of(
         subject=subject,
         fields=fields,
-        recorded_by=_time(content["cutoffs"]["recorded_time"]),
+        recorded_by=recorded_cutoffs(content)[1],
         ledger_seq=content.get("ledger_seq"),
     )
     return as_answered, evidence
@@ -199,7 +195,7 @@ def _decide(
     evidence: list[EvidenceView],
 ) -> dict[str, Any]:
     names = {item.name for item in spec.fields}
-    cutoffs = content["cutoffs"]
+    valid_time, recorded_time = recorded_cutoffs(content)
     outcome = engine.evaluate(
         contract=spec,
         binding=recorded_binding(content),
@@ -209,7 +205,7 @@ def _decide(
         quarantined_classes=frozenset(content.get("quarantined_memory_classes", [])),
         quarantined_memories=content.get("quarantined_memories", {}),
         capable_actions=frozenset(content["binding"].get("capabilities", [])),
-        valid_time=_time(cutoffs["valid_time"]),
-        recorded_time=_time(cutoffs["recorded_time"]),
+        valid_time=valid_time,
+        recorded_time=recorded_time,
     )
     return outcome.content["decision"]  # type: ignore[no-any-return]

@@ -91,6 +91,14 @@ def recorded_reads(content: dict[str, Any]) -> list[FieldRead]:
     ]
 
 
+def recorded_cutoffs(content: dict[str, Any]) -> tuple[datetime, datetime]:
+    """The decision's valid-time and recorded-time cut-offs, as stored."""
+    valid_time = _time(content["cutoffs"]["valid_time"])
+    recorded_time = _time(content["cutoffs"]["recorded_time"])
+    assert valid_time is not None and recorded_time is not None  # written by rfc3339()
+    return valid_time, recorded_time
+
+
 def recorded_binding(content: dict[str, Any]) -> Binding:
     """What was asked, as stored (a value proposed or not)."""
     binding = content["binding"]
@@ -195,11 +203,9 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
     spec = contract_spec(snapshot.contract)
     binding_content = original["binding"]
     binding = recorded_binding(original)
-    valid_time = _time(original["cutoffs"]["valid_time"])
-    recorded_time = _time(original["cutoffs"]["recorded_time"])
+    valid_time, recorded_time = recorded_cutoffs(original)
     # Content schema 5 on: the evidence chain's position the decision read up to.
     ledger_seq = original.get("ledger_seq")
-    assert valid_time is not None and recorded_time is not None
     schema_version = original.get("schema_version", "1")
     claims = recorded_claims(original)
     fields = {spec_field.name for spec_field in spec.fields} | {

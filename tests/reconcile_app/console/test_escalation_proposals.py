@@ -5,7 +5,7 @@ the reasons, and what Approve and Reject do; after approval, what it authorised.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -16,6 +16,7 @@ from reconcile_app.models import Escalation
 from reconcile_app.services.evidence import evidence_append
 from sandbox_app.services import sandbox_record_write
 from tests.conftest import COLLECTIONS
+from tests.reconcile_app.effects.conftest import case_ledger_says_collect
 
 SUBJECT = "account-31"
 
@@ -36,17 +37,6 @@ def reconcile(agent, claims: list | None = None) -> dict:
     return response.json()
 
 
-def case_ledger_says_collect(observed_at: datetime) -> None:
-    evidence_append(
-        kind="observation",
-        subject=SUBJECT,
-        field="collections_status",
-        value="collect",
-        source="case-ledger",
-        observed_at=observed_at,
-    )
-
-
 @pytest.fixture
 def contradicted(estate):
     """The case service says collect; the hardship desk observed hold later: a contradiction
@@ -60,7 +50,7 @@ def contradicted(estate):
         version=42,
         valid_from=now - timedelta(minutes=20),
     )
-    case_ledger_says_collect(now - timedelta(minutes=20))
+    case_ledger_says_collect(now - timedelta(minutes=20), SUBJECT)
     evidence_append(
         kind="observation",
         subject=SUBJECT,
@@ -215,7 +205,9 @@ def test_a_snapshot_whose_evidence_was_withdrawn_is_not_offered_as_authorising(
     assert 'id="approve-does"' not in page
 
     # A retry that joined on evidence that still stands may still commit on an approval.
-    case_ledger_says_collect(timezone.now() - timedelta(minutes=10))  # the desk's stays later
+    case_ledger_says_collect(
+        timezone.now() - timedelta(minutes=10), SUBJECT
+    )  # the desk's stays later
     assert reconcile(agent)["escalation_id"] == body["escalation_id"]
     page = page_of(reviewer_browser, body["escalation_id"])
     assert "Approving authorises only a retry that joined it" in page

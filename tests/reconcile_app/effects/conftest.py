@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -30,14 +31,19 @@ def collectible(estate):
         value="none",
         valid_from=ago(days=2),
     )
+    case_ledger_says_collect(ago(minutes=20), evidence_id="ev-collect")
+
+
+def case_ledger_says_collect(observed_at: datetime, subject: str = SUBJECT, **extra: Any) -> None:
+    """The case ledger's observation that the account is in standard collections."""
     evidence_append(
         kind="observation",
-        subject=SUBJECT,
+        subject=subject,
         field="collections_status",
         value="collect",
         source="case-ledger",
-        observed_at=ago(minutes=20),
-        evidence_id="ev-collect",
+        observed_at=observed_at,
+        **extra,
     )
 
 

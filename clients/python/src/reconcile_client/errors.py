@@ -125,32 +125,28 @@ class DecisionNotAllowed(Forbidden):
     """The snapshot does not allow this action (deny, refuse, not permitted, not yours)."""
 
 
-class EscalationPending(Forbidden):
-    """An `escalate` snapshot waits on a reviewer: poll `escalation(escalation_id)`."""
+class _OfAnEscalation(Forbidden):
+    """A refusal that names the escalation it is about (`escalation_id`)."""
 
     @property
     def escalation_id(self) -> str | None:
         return _str_or_none(self.body.get("escalation_id"))
 
 
-class EscalationRejected(Forbidden):
+class EscalationPending(_OfAnEscalation):
+    """An `escalate` snapshot waits on a reviewer: poll `escalation(escalation_id)`."""
+
+
+class EscalationRejected(_OfAnEscalation):
     """The reviewer rejected the escalation: the snapshot authorises nothing. (Not a kind of
     `EscalationPending`: an agent that waits on a pending one must not wait on this.)"""
 
-    @property
-    def escalation_id(self) -> str | None:
-        return _str_or_none(self.body.get("escalation_id"))
 
-
-class ApprovedStateMoved(Forbidden):
+class ApprovedStateMoved(_OfAnEscalation):
     """This snapshot joined an approved escalation but read a state the reviewer never saw
     (`field`: the first read that differs). The approval authorises `approved_snapshot_id`,
     the snapshot the reviewer saw, while its commit window is open; once it has closed,
     reconciling again asks for a new review."""
-
-    @property
-    def escalation_id(self) -> str | None:
-        return _str_or_none(self.body.get("escalation_id"))
 
     @property
     def approved_snapshot_id(self) -> str | None:

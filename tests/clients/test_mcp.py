@@ -16,9 +16,10 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
 from reconcile_client import ReconcileClient
 
+from reconcile_app.services.escalations import escalation_decide
 from sandbox_app.services import sandbox_fault_add
 from tests.clients.conftest import RELEASE, Served, client_env
-from tests.conftest import COLLECTIONS
+from tests.conftest import COLLECTIONS, Persona
 
 TOOLS = {
     "reconcile",
@@ -27,6 +28,8 @@ TOOLS = {
     "current_fact",
     "write_memory",
     "attest_evidence",
+    "escalation_status",
+    "list_memories",
 }
 
 
@@ -130,7 +133,7 @@ async def session_run(served: Served, on_hold: str) -> dict[str, Any]:
     return seen
 
 
-def test_the_mcp_server_lists_and_serves_the_six_tools(served: Served) -> None:
+def test_the_mcp_server_lists_and_serves_its_tools(served: Served) -> None:
     on_hold = served.account("account-hold", status="hold")
     seen = asyncio.run(session_run(served, on_hold))
 
@@ -251,3 +254,77 @@ def test_a_url_the_server_cannot_use_is_refused_at_start(url: str) -> None:
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("reconcile-mcp: RECONCILE_URL")
     assert done.stdout == ""  # the protocol channel stays clean
+
+
+async def escalation_through_tools(
+    served: Served, ask: dict[str, Any], decide: Any
+) -> dict[str, Any]:
+    """An escalation as a model meets it through the tools: the snapshot escalates, the model
+    asks where the escalation stands, a person approves, the model asks again and reconciles
+    again; and the model finds its memories by listing them."""
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "reconcile_client.mcp"], env=client_env(served)
+    )
+    seen: dict[str, Any] = {}
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        waiting = ok(await session.call_tool("reconcile", ask))
+        seen["waiting"] = waiting
+        asked = {"escalation_id": waiting["escalation_id"]}
+        seen["open"] = ok(await session.call_tool("escalation_status", asked))
+        await asyncio.to_thread(decide, waiting["escalation_id"])
+        seen["approved"] = ok(await session.call_tool("escalation_status", asked))
+        seen["again"] = ok(await session.call_tool("reconcile", ask))
+        seen["not_there"] = await session.call_tool("escalation_status", {"escalation_id": "e-0"})
+        seen["memories"] = ok(await session.call_tool("list_memories", {"subject": served.subject}))
+    return seen
+
+
+def test_a_model_follows_its_escalation_and_finds_its_memories_through_tools(
+    served: Served, reviewer: Persona
+) -> None:
+    with served.client() as rc:
+        entry = rc.attest(
+            kind="observation",
+            subject=served.subject,
+            field="complaint_status",
+            value="open",
+            source="case-ledger",
+            observed_at=datetime.now(UTC) - timedelta(minutes=1),
+        )
+        memory = rc.remember(
+            memory_class="episodic",
+            subject=served.subject,
+            purpose="collections",
+            field="complaint_status",
+            value="open",
+            derived_from=[entry.evidence_id],
+        )
+    served.owner_writes("open", field="complaint_status")  # the contract now escalates
+    ask = {
+        "subject": served.subject,
+        "purpose": "collections",
+        "decision_class": COLLECTIONS,
+        "proposed_action": RELEASE,
+    }
+
+    def decide(escalation_id: str) -> None:
+        escalation_decide(
+            escalation_id=escalation_id,
+            reviewer=reviewer.user,
+            approve=True,
+            rationale="the complaint is about another account",
+        )
+
+    seen = asyncio.run(escalation_through_tools(served, ask, decide))
+
+    assert seen["waiting"]["decision"]["result"] == "escalate"
+    assert seen["waiting"]["actions"] == {}
+    assert (seen["open"]["status"], seen["open"]["write_allowed"]) == ("open", False)
+    assert seen["approved"]["status"] == "approved"
+    assert seen["approved"]["decided_by"] == reviewer.name
+    assert seen["again"]["escalation_id"] == seen["waiting"]["escalation_id"]
+    assert RELEASE in seen["again"]["actions"]
+    missing = seen["not_there"]
+    assert missing.isError and structured(missing)["status"] == 404
+    assert [found["memory_id"] for found in seen["memories"]["results"]] == [memory.memory_id]

@@ -13,9 +13,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from reconcile_client import EscalationPending, NoCurrentRecord, ReconcileClient
 
-from reconcile_app.models import Effect
+from reconcile_app.models import Effect, EvidenceEntry
+from reconcile_app.services.corrections import correction_create
 from sandbox_app.services import sandbox_authority_write, sandbox_fault_add
 from tests.clients.conftest import RELEASE, SOURCE, Served
+from tests.conftest import Persona
 
 
 def test_allow_commit_retry_with_the_same_key_then_verified(
@@ -161,3 +163,31 @@ def test_the_other_calls_an_agent_makes(served: Served, rc: ReconcileClient) -> 
     assert (fact.code, fact.value, fact.on) == ("ok", "ckpt-0003", today)
     with pytest.raises(NoCurrentRecord):
         rc.current_fact("baseline.client-eval", on=today + timedelta(days=2))
+
+
+def test_an_auditor_replays_a_decision_as_it_was_knowable_then(
+    served: Served, rc: ReconcileClient, operator: Persona
+) -> None:
+    snapshot = served.reconcile(rc)
+    assert snapshot.decision.result == "allow"
+    recorded = rc.replay(snapshot.snapshot_id)
+    assert (recorded.mode, recorded.exact, recorded.incomplete) == ("as_recorded", True, False)
+    assert recorded.replayed_hash == recorded.original_hash == snapshot.content_hash
+    assert recorded.differences == ()
+
+    # The evidence the decision rested on is withdrawn later: the record of what was
+    # knowable then does not move; the corrected replay shows what the correction changes.
+    cited = EvidenceEntry.objects.get(subject=served.subject, field="collections_status")
+    correction_create(
+        evidence_id=cited.evidence_id,
+        reason="entered against the wrong account",
+        actor=operator.user,
+    )
+    assert rc.replay(snapshot.snapshot_id).exact
+    corrected = rc.replay(snapshot.snapshot_id, mode="corrected")
+    assert (corrected.mode, corrected.exact) == ("corrected", False)
+    changed = {difference.path: difference for difference in corrected.differences}
+    assert (changed["decision.result"].recorded, changed["decision.result"].replayed) == (
+        "allow",
+        "refuse",
+    )

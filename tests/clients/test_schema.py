@@ -51,6 +51,12 @@ READS: list[tuple[type, tuple[str, str, str], tuple[str, ...]]] = [
     (models.Escalation, ("get", "/api/v1/escalations/{}", "200"), ()),
     (models.Fact, ("get", "/api/v1/facts/{}/current", "200"), ()),
     (models.Memory, ("get", "/api/v1/facts/{}/current", "200"), ("fact",)),
+    (models.Replay, ("post", "/api/v1/snapshots/{}/replay", "200"), ()),
+    (
+        models.ReplayDifference,
+        ("post", "/api/v1/snapshots/{}/replay", "200"),
+        ("differences", "[]"),
+    ),
     (models.Me, ME, ()),
     (models.DecisionClass, ME, ("decision_classes", "[]")),
 ]

@@ -69,6 +69,8 @@ from reconcile_client.models import (
     Memory,
     Reason,
     Receipt,
+    Replay,
+    ReplayDifference,
     Snapshot,
 )
 
@@ -120,6 +122,8 @@ __all__ = [
     "Receipt",
     "ReconcileClient",
     "ReconcileError",
+    "Replay",
+    "ReplayDifference",
     "ServerError",
     "Snapshot",
     "SnapshotExpired",

@@ -44,6 +44,7 @@ from reconcile_client.models import (
     Fact,
     Me,
     Memory,
+    Replay,
     Snapshot,
 )
 
@@ -79,6 +80,12 @@ def reconcile(
 def snapshot(snapshot_id: str) -> Flow[Snapshot]:
     data = yield from exchange(HttpRequest("GET", path("snapshots", snapshot_id)))
     return Snapshot.from_json(data)
+
+
+def replay(snapshot_id: str, mode: str) -> Flow[Replay]:
+    request = HttpRequest("POST", path("snapshots", snapshot_id, "replay"), body={"mode": mode})
+    data = yield from exchange(request)
+    return Replay.from_json(data)
 
 
 def _if_match_from(snap: Snapshot, action: str) -> str:

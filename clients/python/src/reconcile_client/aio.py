@@ -24,7 +24,17 @@ from reconcile_client.client import (
     no_answer,
     to_httpx,
 )
-from reconcile_client.models import Effect, Escalation, Evidence, Fact, Me, Memory, Snapshot
+from reconcile_client.models import (
+    Effect,
+    Escalation,
+    Evidence,
+    Fact,
+    Me,
+    Memory,
+    Replay,
+    ReplayMode,
+    Snapshot,
+)
 
 T = TypeVar("T")
 
@@ -117,6 +127,12 @@ class AsyncReconcileClient:
 
     async def snapshot(self, snapshot_id: str) -> Snapshot:
         return await self._run(_flows.snapshot(snapshot_id))
+
+    async def replay(self, snapshot_id: str, *, mode: ReplayMode = "as_recorded") -> Replay:
+        """Decide the snapshot again (POST /api/v1/snapshots/{id}/replay): `as_recorded`, as
+        it was knowable then (exact unless something is wrong), or `corrected`, under the
+        corrections made since. Never asks an owner for a current value."""
+        return await self._run(_flows.replay(snapshot_id, mode))
 
     async def commit(
         self,

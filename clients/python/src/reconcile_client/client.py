@@ -23,11 +23,24 @@ from reconcile_client._wire import (
     decode,
     header_safe,
 )
-from reconcile_client.models import Effect, Escalation, Evidence, Fact, Me, Memory, Snapshot
+from reconcile_client.models import (
+    Effect,
+    Escalation,
+    Evidence,
+    Fact,
+    Me,
+    Memory,
+    Replay,
+    ReplayMode,
+    Snapshot,
+)
 
 T = TypeVar("T")
 
-DEFAULT_TIMEOUT = 10.0
+# A reconcile waits for its slowest owner (sources may take up to 24 s each), and the server's
+# own worker timeout is 30 s: a client that gave up sooner would drop answers the server
+# still gives, and a reconcile given up is a decision to ask for again.
+DEFAULT_TIMEOUT = 30.0
 DEFAULT_COMMIT_ATTEMPTS = 4
 
 
@@ -161,6 +174,12 @@ class ReconcileClient:
 
     def snapshot(self, snapshot_id: str) -> Snapshot:
         return self._run(_flows.snapshot(snapshot_id))
+
+    def replay(self, snapshot_id: str, *, mode: ReplayMode = "as_recorded") -> Replay:
+        """Decide the snapshot again (POST /api/v1/snapshots/{id}/replay): `as_recorded`, as
+        it was knowable then (exact unless something is wrong), or `corrected`, under the
+        corrections made since. Never asks an owner for a current value."""
+        return self._run(_flows.replay(snapshot_id, mode))
 
     def commit(
         self,

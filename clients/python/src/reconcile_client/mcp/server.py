@@ -5,9 +5,8 @@ takes the API's request fields and answers the API's JSON; a problem answer is a
 whose structured content is the problem (`status`, `code`, `detail`, and the rest of the body,
 with `retry_after` in seconds when the answer's Retry-After said when to try again).
 
-The descriptions are the point: a model reads them to learn the protocol, so they state the
-rules where it will look — memory advises, state authorises; commit only what a snapshot
-allows, with its If-Match; an unknown outcome is asked about, never blindly sent again.
+The descriptions are the point: a model reads them to learn the protocol
+(`mcp/descriptions.py`).
 """
 
 from __future__ import annotations
@@ -29,64 +28,19 @@ from pydantic import Field, ValidationError
 from reconcile_client._wire import UNSET
 from reconcile_client.aio import AsyncReconcileClient
 from reconcile_client.errors import ReconcileError
+from reconcile_client.mcp.descriptions import (
+    ATTEST,
+    COMMIT,
+    CURRENT_FACT,
+    EFFECT_STATUS,
+    ESCALATION_STATUS,
+    INSTRUCTIONS,
+    LIST_MEMORIES,
+    RECONCILE,
+    WRITE_MEMORY,
+)
 
 DEFAULT_URL = "http://127.0.0.1:8000"
-
-INSTRUCTIONS = """\
-Reconcile is the boundary between you and the systems you act on. Memory may advise; state
-must authorise. Before any action with consequences: call `reconcile` (your remembered
-beliefs go in `claims`, where they are checked, never trusted), act only if the snapshot's
-decision is `allow` and its `actions` map lists your action, then `commit_effect` with that
-snapshot. An `unknown` outcome means nobody knows yet whether it happened: ask
-`effect_status` with the same idempotency_key; never commit it again under a new key."""
-
-RECONCILE = """\
-Ask for a decision before acting. Reads the current state from each fact's owner, checks your
-remembered claims against it (verdicts: confirmed, superseded, contradicted, unverified,
-out_of_scope, stale_state, quarantined) and applies the decision class's policy to the state
-alone. Claims never authorise anything: a confirmed claim only tells you your memory agrees.
-Returns the snapshot: `decision.result` (allow | deny | escalate | refuse, with `reasons`),
-`fields` (value and version per field), `claims` (a verdict per claim) and `actions` (for each
-action it authorises: `field`, `if_match`, `commit_deadline`). Commit only what `actions`
-lists, before its deadline; on deny or refuse, do not act; on escalate, a person decides."""
-
-COMMIT = """\
-Commit an action the snapshot allows (decision `allow`, action listed in its `actions`). The
-If-Match is the snapshot's `actions[action].if_match` (taken from the snapshot when you leave
-`if_match` out); the idempotency_key is made for you when absent and returned: keep it. A lost
-answer is retried with the same key only. The answer's `status`: `accepted` (receipt), or
-`unknown` (the owner did not answer: it may or may not have happened — call `effect_status`
-with the same idempotency_key, NEVER commit again with another key). Errors you will meet:
-412 version_changed (the state moved since the snapshot: reconcile again), 403
-decision_not_allowed / escalation_pending, 409 snapshot_tainted / contract_superseded
-(reconcile again), 423 source_quarantined (wait for people), 503 owner_unavailable (the owner
-never took it: commit again with the error's idempotency_key after retry_after, never a new
-key), 409 owner_refused (the owner refuses the command itself: do not retry), an error with
-code commit_outcome_unknown (no answer: call `effect_status` with its idempotency_key)."""
-
-EFFECT_STATUS = """\
-Where an effect stands, by its idempotency_key: recorded, sent, accepted, rejected, unknown,
-verified, postcondition_failed, not_executed, with its timeline (readbacks, resolutions). Use
-it after an `unknown` outcome instead of committing again. With `wait_seconds`, polls until
-the effect is final (verified, postcondition_failed, rejected, not_executed) or the time is
-up; an `unknown` still unresolved then is for people to resolve."""
-
-CURRENT_FACT = """\
-The current record for an operational fact key (e.g. `baseline.math-eval`), selected by the
-owner's rule: the owner and revision come from the owner's system, never from memory. A key
-with no current record, an ambiguous authority or an unavailable owner answers an error with
-its `candidates` (and `escalation_id` when people were asked)."""
-
-WRITE_MEMORY = """\
-Remember something, with where it came from (`derived_from`: evidence ids, snapshot ids or
-memory ids; required). A memory advises future reasoning; it never authorises an action: pass
-it as a claim to `reconcile` (by `memory_id`) and let the state decide. Some classes
-(procedural, policy) stay `suggested` until a reviewer promotes them."""
-
-ATTEST = """\
-Append an evidence entry (an observation, a document...) for a source you may vouch for. The
-ledger is append-only and hash-chained: nothing is updated or deleted; to replace an entry,
-name it in `supersedes`. `observed_at` is when it was observed (RFC 3339, not in the future)."""
 
 
 def result(payload: Any, *, error: bool = False) -> CallToolResult:
@@ -244,6 +198,30 @@ def build_server(client: AsyncReconcileClient) -> FastMCP:
         ] = None,
     ) -> CallToolResult:
         return await answer(client.current_fact(fact_key, on=on, as_of=as_of))
+
+    @server.tool(name="escalation_status", description=ESCALATION_STATUS)
+    async def escalation_status(escalation_id: str) -> CallToolResult:
+        return await answer(client.escalation(escalation_id))
+
+    @server.tool(name="list_memories", description=LIST_MEMORIES)
+    async def list_memories(
+        subject: str = "",
+        field: str = "",
+        fact_key: str = "",
+        memory_class: str = "",
+        status: str = "",
+    ) -> CallToolResult:
+        try:
+            found = await client.memories(
+                subject=subject,
+                field=field,
+                fact_key=fact_key,
+                memory_class=memory_class,
+                status=status,
+            )
+        except ReconcileError as exc:
+            return result(exc.as_dict(), error=True)
+        return result({"results": [dict(memory.raw) for memory in found]})
 
     @server.tool(name="write_memory", description=WRITE_MEMORY)
     async def write_memory(

@@ -25,6 +25,7 @@ from reconcile_client.models.records import (
     Me,
     Memory,
 )
+from reconcile_client.models.replay import Replay, ReplayDifference, ReplayMode
 from reconcile_client.models.snapshot import (
     ActionHandle,
     ClaimVerdict,
@@ -62,6 +63,9 @@ __all__ = [
     "Memory",
     "Reason",
     "Receipt",
+    "Replay",
+    "ReplayDifference",
+    "ReplayMode",
     "Snapshot",
     "Verdict",
 ]

@@ -50,7 +50,16 @@ def test_allow_commit_retry_with_the_same_key_then_verified(
     assert settled.status == "verified"
     found = settled.readback()
     assert found is not None and (found["value"], found["version"]) == ("released", 43)
+    assert (settled.principal, settled.source) == (served.agent.name, SOURCE)
+    assert settled.readback_attempts >= 1 and settled.sent_at is not None
     assert served.executions(effect.idempotency_key) == 1
+    # The decision cites the evidence it rested on, each entry with its hash in the chain.
+    assert [entry.evidence_id for entry in snapshot.evidence_manifest] == list(
+        EvidenceEntry.objects.filter(
+            subject=served.subject, field="collections_status", seq__lte=snapshot.ledger_seq
+        ).values_list("evidence_id", flat=True)
+    )
+    assert all(len(entry.hash) == 64 for entry in snapshot.evidence_manifest)
 
 
 def test_a_lost_answer_is_sent_again_with_the_same_key_only(

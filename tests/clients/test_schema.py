@@ -39,6 +39,7 @@ READS: list[tuple[type, tuple[str, str, str], tuple[str, ...]]] = [
     (models.Contradiction, SNAPSHOT, ("contradictions", "[]")),
     (models.ContradictionSide, SNAPSHOT, ("contradictions", "[]", "state")),
     (models.ActionHandle, SNAPSHOT, ("actions", "{}")),
+    (models.ManifestEntry, SNAPSHOT, ("evidence_manifest", "[]")),
     (models.Snapshot, ("get", "/api/v1/snapshots/{}", "200"), ()),
     (models.Effect, EFFECT, ()),
     (models.EffectEvent, EFFECT, ("timeline", "[]")),

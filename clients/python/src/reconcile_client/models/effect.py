@@ -90,10 +90,18 @@ class Effect:
     outcome: Json
     escalation_id: str | None = None
     approved_by: str | None = None
+    # Who committed it (the agent's name) and the owner system the command went to.
+    principal: str = ""
+    source: str = ""
+    decision_id: str = ""
+    # How often the worker has read the owner back, and asked it what became of the command.
+    readback_attempts: int = 0
+    resolution_attempts: int = 0
     # An operator's compensation: the key it undoes, and the key that undid this one.
     compensates: str | None = None
     compensated_by: str | None = None
     created_at: datetime | None = None
+    sent_at: datetime | None = None
     outcome_at: datetime | None = None
     verified_at: datetime | None = None
     next_check_at: datetime | None = None
@@ -118,9 +126,15 @@ class Effect:
             outcome=dict(data.get("outcome") or {}),
             escalation_id=data.get("escalation_id"),
             approved_by=data.get("approved_by"),
+            principal=data.get("principal", ""),
+            source=data.get("source", ""),
+            decision_id=data.get("decision_id", ""),
+            readback_attempts=data.get("readback_attempts", 0),
+            resolution_attempts=data.get("resolution_attempts", 0),
             compensates=data.get("compensates"),
             compensated_by=data.get("compensated_by"),
             created_at=instant(data.get("created_at")),
+            sent_at=instant(data.get("sent_at")),
             outcome_at=instant(data.get("outcome_at")),
             verified_at=instant(data.get("verified_at")),
             next_check_at=instant(data.get("next_check_at")),

@@ -180,6 +180,18 @@ class ActionHandle:
 
 
 @dataclass(frozen=True)
+class ManifestEntry:
+    """An evidence entry the decision cites, with the hash it had in the chain."""
+
+    evidence_id: str
+    hash: str
+
+    @classmethod
+    def from_json(cls, data: Json) -> ManifestEntry:
+        return cls(evidence_id=data["evidence_id"], hash=data.get("hash", ""))
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """A decision: the state read, what each claim was found to be, and what it allows."""
 
@@ -206,6 +218,7 @@ class Snapshot:
     proposed_value: Any | Unset = UNSET
     # How far along the evidence chain the decision read (None before content schema 5).
     ledger_seq: int | None = None
+    evidence_manifest: tuple[ManifestEntry, ...] = ()
     raw: Json = dataclasses.field(default_factory=dict, repr=False, compare=False, metadata=OWN)
 
     @classmethod
@@ -238,6 +251,9 @@ class Snapshot:
             tainted_by=strs(data.get("tainted_by")),
             proposed_value=data.get("proposed_value", UNSET),
             ledger_seq=data.get("ledger_seq"),
+            evidence_manifest=tuple(
+                ManifestEntry.from_json(item) for item in data.get("evidence_manifest", ())
+            ),
             raw=data,
         )
 

@@ -162,3 +162,21 @@ def test_every_field_the_client_reads_is_in_the_schema(
             if declared and admitted is not None:
                 unknown = {str(value) for value in declared if value is not None} - admitted
                 assert not unknown, f"{origin}: {model.__name__}.{field.name} lacks {unknown}"
+
+
+@pytest.mark.parametrize(
+    ("model", "answer", "way"), READS, ids=[f"{m.__name__}@{a[1]}:{a[2]}" for m, a, _ in READS]
+)
+def test_every_property_the_schema_documents_is_typed_on_the_model(
+    schemas: list[tuple[str, dict[str, Any]]],
+    model: type,
+    answer: tuple[str, str, str],
+    way: tuple[str, ...],
+) -> None:
+    """The other way round: what the API documents, an agent reads as a typed attribute
+    rather than digging in `.raw` (which stays for properties added after this client)."""
+    named = {field.name for field in dataclasses.fields(model)}
+    for origin, schema in schemas:
+        component = descend(schema, answer_body(schema, *answer), way)
+        untyped = set(component.get("properties", {})) - named
+        assert not untyped, f"{origin}: {model.__name__} lacks {sorted(untyped)}"

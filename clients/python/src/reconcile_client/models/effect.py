@@ -37,6 +37,7 @@ class Receipt:
     field: str | None = None
     action: str | None = None
     resulting_value: Any = None
+    committed_at: datetime | None = None
 
     @classmethod
     def from_json(cls, data: Json) -> Receipt:
@@ -48,6 +49,7 @@ class Receipt:
             field=data.get("field"),
             action=data.get("action"),
             resulting_value=data.get("resulting_value"),
+            committed_at=instant(data.get("committed_at")),
         )
 
 

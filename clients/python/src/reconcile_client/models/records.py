@@ -71,6 +71,8 @@ class Fact:
     escalation_id: str | None
     on: date | None
     as_of: datetime | None
+    # An `as_of` answer to people: the classes quarantined now among the records in force then.
+    quarantined_classes: tuple[str, ...] = ()
     raw: Json = dataclasses.field(default_factory=dict, repr=False, compare=False, metadata=OWN)
 
     @classmethod
@@ -84,6 +86,7 @@ class Fact:
             escalation_id=data.get("escalation_id"),
             on=day(data.get("on")),
             as_of=instant(data.get("as_of")),
+            quarantined_classes=strs(data.get("quarantined_classes")),
             raw=data,
         )
 

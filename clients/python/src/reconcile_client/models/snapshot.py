@@ -75,6 +75,8 @@ class FieldRead:
     detail: str
     # `live`, or `event_sourced` (folded from the owner's events); "" on older snapshots.
     mode: str = ""
+    # An event-sourced field's: what the reducer computed the value from (None otherwise).
+    inputs: Mapping[str, Any] | None = None
 
     @classmethod
     def from_json(cls, data: Json) -> FieldRead:
@@ -93,6 +95,7 @@ class FieldRead:
             evidence=strs(data.get("evidence")),
             detail=data.get("detail", ""),
             mode=data.get("mode", ""),
+            inputs=data.get("inputs"),
         )
 
 
@@ -108,6 +111,12 @@ class ClaimVerdict:
     field: str
     value: Any
     memory_id: str | None = None
+    # The claim as stated (or as the recalled memory holds it).
+    purpose: str = ""
+    memory_class: str = ""
+    derived_from: tuple[str, ...] = ()
+    note: str = ""
+    written_at: datetime | None = None
 
     @classmethod
     def from_json(cls, data: Json) -> ClaimVerdict:
@@ -120,6 +129,11 @@ class ClaimVerdict:
             field=data.get("field", ""),
             value=data.get("value"),
             memory_id=data.get("memory_id"),
+            purpose=data.get("purpose", ""),
+            memory_class=data.get("memory_class", ""),
+            derived_from=strs(data.get("derived_from")),
+            note=data.get("note", ""),
+            written_at=instant(data.get("written_at")),
         )
 
 
@@ -146,6 +160,13 @@ class Contradiction:
     other: ContradictionSide
     detail: str
     status: str
+    # The first snapshot that saw it; while open, later snapshots seeing it move last_seen_at.
+    snapshot_id: str = ""
+    detected_at: datetime | None = None
+    last_seen_at: datetime | None = None
+    resolved_at: datetime | None = None
+    resolved_by: str | None = None
+    resolution_note: str = ""
 
     @classmethod
     def from_json(cls, data: Json) -> Contradiction:
@@ -158,6 +179,12 @@ class Contradiction:
             other=ContradictionSide.from_json(data["other"]),
             detail=data.get("detail", ""),
             status=data.get("status", ""),
+            snapshot_id=data.get("snapshot_id", ""),
+            detected_at=instant(data.get("detected_at")),
+            last_seen_at=instant(data.get("last_seen_at")),
+            resolved_at=instant(data.get("resolved_at")),
+            resolved_by=data.get("resolved_by"),
+            resolution_note=data.get("resolution_note", ""),
         )
 
 

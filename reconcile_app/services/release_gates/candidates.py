@@ -130,11 +130,23 @@ def other_values(candidates: list[Any], value: Any) -> list[Any]:
 
 def rule_labels(spec: ContractSpec) -> list[str]:
     """`deny rule 1 (hardship_hold): fields.x == "hold"`, numbered within each kind as
-    the contract file lists them."""
+    the contract file lists them. A long rule is quoted by its start: the label is repeated
+    in each finding, and the number and code already say which rule (a rule stored before
+    conditions were capped may run to tens of kilobytes)."""
     labels = []
     seen: dict[str, int] = {}
     for rule in spec.rules:
         seen[rule.kind] = seen.get(rule.kind, 0) + 1
         code = f" ({rule.code})" if rule.code else ""
-        labels.append(f"{rule.kind} rule {seen[rule.kind]}{code} `{rule.expression}`")
+        labels.append(f"{rule.kind} rule {seen[rule.kind]}{code} `{quoted_rule(rule.expression)}`")
     return labels
+
+
+# How much of a rule a label quotes.
+RULE_QUOTE_CHARS = 200
+
+
+def quoted_rule(expression: str) -> str:
+    if len(expression) <= RULE_QUOTE_CHARS:
+        return expression
+    return f"{expression[:RULE_QUOTE_CHARS]}… ({len(expression):,} characters)"

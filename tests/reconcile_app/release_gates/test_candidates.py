@@ -85,3 +85,13 @@ def test_rules_are_labelled_by_kind_number_and_code():
     )
 
     assert labels == ["deny rule 1 (first) `a`", "deny rule 2 (second) `b`", "allow rule 1 `true`"]
+
+
+def test_a_long_rule_is_quoted_by_its_start_and_its_length():
+    long_rule = " || ".join(f'fields.status == "value-{n}"' for n in range(400))
+    (label,) = rule_labels(spec([("deny", long_rule, "many")]))
+
+    assert label.startswith(
+        f"deny rule 1 (many) `{long_rule[:200]}… ({len(long_rule):,} characters)`"
+    )
+    assert len(label) < 300

@@ -155,6 +155,9 @@ class ContractActivation(models.Model):
     detail = models.TextField(blank=True, default="")
     requested_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
+    # How often a worker has started the gates: a run that kills its worker (a crash in the
+    # CEL library, memory) is redelivered; counted in the database, the loop ends.
+    attempts = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-requested_at", "-id"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from reconcile_app.choices import ActivationStatus, ContractStatus, Role
@@ -27,6 +28,10 @@ from reconcile_app.services.enqueue import enqueue_on_commit
 from reconcile_app.services.release_gates import release_gates_run
 
 RELEASE_GATE_FAILED = "release_gate_failed"
+# Starts of one activation's gates before it is failed: a run that kills its worker is
+# redelivered (acks late, rejected when the worker is lost) and re-queued by the lost-work
+# sweep, and would otherwise crash every worker that takes it, for ever.
+ACTIVATION_ATTEMPTS_MAX = 3
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,18 @@ def contract_activation_run(*, activation_id: str) -> ContractActivation:
     )
     if activation.status != ActivationStatus.RUNNING:
         return activation
+    started = _attempt_started(activation)
+    if started > ACTIVATION_ATTEMPTS_MAX:
+        return _activation_finish(
+            activation,
+            gates=[],
+            failed=[],
+            broken=(
+                f"the release gates were started {started - 1} times and never finished (the "
+                "worker running them was lost each time: killed, out of memory, or crashed by "
+                "the rule itself); nothing went live. Ask again once the cause is found."
+            ),
+        )
     try:
         results = release_gates_run(activation.contract, level=activation.level)
     except Exception as exc:  # the run broke: say so on the record rather than hang `running`
@@ -136,6 +153,13 @@ def contract_activation_run(*, activation_id: str) -> ContractActivation:
     return _activation_finish(
         activation, gates=[result.as_dict() for result in results], failed=failed
     )
+
+
+def _attempt_started(activation: ContractActivation) -> int:
+    """Count this start, committed before the gates run: a run that kills its worker leaves
+    the count behind it for the redelivery to read."""
+    ContractActivation.objects.filter(pk=activation.pk).update(attempts=F("attempts") + 1)
+    return ContractActivation.objects.values_list("attempts", flat=True).get(pk=activation.pk)
 
 
 def _activation_finish(

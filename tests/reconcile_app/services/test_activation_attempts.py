@@ -1,0 +1,69 @@
+"""An activation whose gates kill the worker running them ends, rather than crashing every
+worker that takes it for ever: each start is counted in the database before the gates run,
+and past ACTIVATION_ATTEMPTS_MAX starts the activation fails, saying why, with nothing live."""
+
+from __future__ import annotations
+
+import pytest
+
+from reconcile_app.models import AuditEvent, ContractActivation
+from reconcile_app.services import contract_lifecycle
+from reconcile_app.services.contract_lifecycle import (
+    ACTIVATION_ATTEMPTS_MAX,
+    contract_activation_run,
+)
+from tests.conftest import COLLECTIONS
+from tests.reconcile_app.api.test_contract_lifecycle import (
+    DENIES_COLLECT,
+    activate,
+    load,
+    status_of,
+)
+
+
+class WorkerLost(BaseException):
+    """What the worker's death looks like from inside the run: nothing after it executes
+    (not an Exception: the run's own `except Exception` never sees a SIGSEGV or SIGKILL)."""
+
+
+def test_gates_that_kill_their_worker_fail_the_activation_after_a_few_starts(
+    estate, reviewer, tmp_path, monkeypatch, django_capture_on_commit_callbacks
+):
+    load(tmp_path, DENIES_COLLECT, "next.yaml", "--draft")
+    with django_capture_on_commit_callbacks(execute=False):
+        asked = activate(reviewer, "7.4", "7.4 denies collectible accounts")
+    activation_id = asked.json()["activation_id"]
+    started: list[str] = []
+
+    def dies(contract, *, level):
+        started.append(contract.version)
+        raise WorkerLost
+
+    monkeypatch.setattr(contract_lifecycle, "release_gates_run", dies)
+    for _ in range(ACTIVATION_ATTEMPTS_MAX):  # each redelivery crashes its worker again
+        with pytest.raises(WorkerLost):
+            contract_activation_run(activation_id=activation_id)
+    assert ContractActivation.objects.get(activation_id=activation_id).status == "running"
+
+    ended = contract_activation_run(activation_id=activation_id)
+
+    assert len(started) == ACTIVATION_ATTEMPTS_MAX  # the last delivery never ran the gates
+    assert (ended.status, ended.attempts) == ("failed", ACTIVATION_ATTEMPTS_MAX + 1)
+    assert f"started {ACTIVATION_ATTEMPTS_MAX} times and never finished" in ended.detail
+    assert (status_of("7.3"), status_of("7.4")) == ("active", "draft")
+    refused = AuditEvent.objects.filter(action="contract.activation_refused").last()
+    assert refused is not None and refused.object_ref == f"{COLLECTIONS}@7.4"
+    # A later delivery (the sweep, a late redelivery) finds it finished and changes nothing.
+    assert contract_activation_run(activation_id=activation_id).attempts == ended.attempts
+
+
+def test_an_activation_that_finishes_counts_one_start(
+    estate, reviewer, tmp_path, django_capture_on_commit_callbacks
+):
+    load(tmp_path, DENIES_COLLECT, "next.yaml", "--draft")
+    with django_capture_on_commit_callbacks(execute=False):
+        asked = activate(reviewer, "7.4", "7.4 denies collectible accounts")
+
+    finished = contract_activation_run(activation_id=asked.json()["activation_id"])
+
+    assert (finished.status, finished.attempts) == ("activated", 1)

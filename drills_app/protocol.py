@@ -158,13 +158,14 @@ def protocol_arm(*, world: World, principal: Principal, now: Any) -> ArmResult:
         effect = _operator_settles(effect, principal, arm)
     if effect is not None and effect.status == EffectStatus.REJECTED:
         _reconcile(principal, world, arm)  # a precondition failure forces another read
+    retried: Effect | None = None
     if effect is not None and scenario.retry:
         action, value = (
             scenario.retry_body
             if scenario.retry == "other_body"
             else (scenario.action, scenario.resulting_value)
         )
-        _commit(principal, snapshot, key, action, value, arm)
+        retried = _commit(principal, snapshot, key, action, value, arm)
     if effect is not None:
         effect.refresh_from_db()
         if effect.status == EffectStatus.ACCEPTED:
@@ -179,4 +180,11 @@ def protocol_arm(*, world: World, principal: Principal, now: Any) -> ArmResult:
         arm.believed_success = effect.status in (EffectStatus.ACCEPTED, EffectStatus.VERIFIED)
         if arm.believed_success:
             arm.expected_value = scenario.resulting_value
+        if retried is not None and retried.status in (EffectStatus.ACCEPTED, EffectStatus.VERIFIED):
+            # The retry's answer is what the agent goes on, as the baseline's is: a success
+            # for another body under a used key says that body is what the owner holds. The
+            # owner then says whether it is (a key reuse answered with the original receipt
+            # is a silent failure), and a same-body retry believes what it already did.
+            arm.believed_success = True
+            arm.expected_value = value
     return arm

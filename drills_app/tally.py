@@ -82,7 +82,9 @@ def _figures(
         flags = judge(scenario, arm)
         counts.update(name for name, failed in flags.items() if failed)
         for name, hazard in EXPOSURE.items():
-            if hazard in scenario.hazards:
+            # A trial in which the failure happened was exposed to it, whatever its scenario
+            # names: else the rate would read 0 beside a count that is not.
+            if hazard in scenario.hazards or flags[name]:
                 exposed[name] += 1
                 exposed_failures[name] += flags[name]
         if scenario.premise_supported:

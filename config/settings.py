@@ -349,6 +349,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": float(env_int("SWEEP_EFFECTS_EVERY_SECONDS", 30)),
     },
     "sweep-lost-work": {"task": "reconcile_app.tasks.lost_work_sweep_task", "schedule": 60.0},
+    "fail-abandoned-drill-runs": {
+        "task": "drills_app.tasks.drill_runs_abandoned_fail_task",
+        "schedule": 60.0,
+    },
     "expire-quarantines": {"task": "reconcile_app.tasks.quarantines_expire_task", "schedule": 60.0},
     "expire-memories": {
         "task": "reconcile_app.tasks.memories_expire_task",

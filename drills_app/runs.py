@@ -9,7 +9,7 @@ longer running, so a redelivered task is harmless. Readers return plain dicts fo
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
@@ -42,6 +42,14 @@ ABANDONED = (
 
 def _abandoned_error() -> str:
     return ABANDONED.format(minutes=int(EXCLUSIVE_WINDOW.total_seconds() // 60))
+
+
+# A run that said nothing for this long is executing nowhere: a worker's task is killed at
+# CELERY_TASK_TIME_LIMIT (10 minutes), and a run going on reports progress as it goes.
+SILENT_AFTER = timedelta(minutes=15)
+# A run no worker has begun: the broker hands an unacknowledged message back after its
+# visibility timeout (an hour); by then the one who asked has long stopped waiting.
+UNTAKEN_AFTER = timedelta(minutes=60)
 
 
 def _starts_held() -> None:
@@ -124,9 +132,41 @@ def drill_run_start(*, kind: str, parameters: dict[str, Any], started_by: Any = 
 
 
 def drill_run_progress(*, run_id: int, done: int, total: int, stage: str = "") -> None:
+    """How far the run got, and when it last said so (`at`: the sweep's sign of life)."""
     DrillRun.objects.filter(pk=run_id, status=DrillRunStatus.RUNNING).update(
-        progress={"done": done, "total": total, "stage": stage}
+        progress={"done": done, "total": total, "stage": stage, "at": timezone.now().isoformat()}
     )
+
+
+def _last_sign_of_life(run: DrillRun) -> datetime | None:
+    at = (run.progress or {}).get("at")
+    return datetime.fromisoformat(at) if isinstance(at, str) else None
+
+
+def drill_runs_abandoned_fail(*, now: datetime | None = None) -> int:
+    """Scheduled: fail the runs nothing will finish, so none shows `running` for ever (its
+    worker killed outright, its message lost with a broker restarted without persistence).
+    A run begun and silent for SILENT_AFTER, or never begun after UNTAKEN_AFTER; a message
+    that comes back later finds it failed and leaves it. Returns how many it failed."""
+    now = now or timezone.now()
+    failed = 0
+    old = DrillRun.objects.filter(status=DrillRunStatus.RUNNING, started_at__lt=now - SILENT_AFTER)
+    for run in old.only("pk", "progress", "started_at"):
+        heard = _last_sign_of_life(run)
+        if heard is not None and heard < now - SILENT_AFTER:
+            error = (
+                f"abandoned: it last reported progress at {rfc3339(heard)} and no "
+                "worker is running it (killed, or its message lost); start it again"
+            )
+        elif heard is None and run.started_at < now - UNTAKEN_AFTER:
+            minutes = int(UNTAKEN_AFTER.total_seconds() // 60)
+            error = f"abandoned: no worker took it within {minutes} minutes; start it again"
+        else:
+            continue
+        failed += DrillRun.objects.filter(pk=run.pk, status=DrillRunStatus.RUNNING).update(
+            status=DrillRunStatus.FAILED, error=error, finished_at=now
+        )
+    return failed
 
 
 def drill_run_finish(
@@ -183,6 +223,7 @@ def drill_run_execute(*, run_id: int) -> DrillRun:
         return drill_run_fail(run_id=run_id, error=_abandoned_error())
     if run.kind == DrillRunKind.DRILL and (in_the_way := _quarantine_in_the_way()) is not None:
         return drill_run_fail(run_id=run_id, error=in_the_way)  # placed since the start
+    drill_run_progress(run_id=run_id, done=0, total=0, stage="starting")  # a worker took it
     try:
         results, passed = _results_for(run)
     except Exception as exc:

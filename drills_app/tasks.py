@@ -8,9 +8,9 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import OperationalError
 
-from drills_app.runs import drill_run_execute
+from drills_app.runs import drill_run_execute, drill_runs_abandoned_fail
 
-__all__ = ["execute_drill_run"]
+__all__ = ["drill_runs_abandoned_fail_task", "execute_drill_run"]
 
 
 @shared_task(
@@ -26,3 +26,9 @@ __all__ = ["execute_drill_run"]
 def execute_drill_run(run_id: int) -> str:
     """Run a stored drill or benchmark to its end. A run no longer `running` is left alone."""
     return drill_run_execute(run_id=run_id).status
+
+
+@shared_task(acks_late=True)
+def drill_runs_abandoned_fail_task() -> int:
+    """Scheduled: fail the drill and benchmark runs no worker will finish."""
+    return drill_runs_abandoned_fail()

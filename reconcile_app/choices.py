@@ -257,6 +257,11 @@ class EffectStatus(models.TextChoices):
     NOT_EXECUTED = "not_executed"
 
 
+# Sent to its owner and not yet concluded (awaiting readback, or its outcome unknown): what a
+# source's quarantine holds up.
+EFFECT_PENDING_STATUSES = (EffectStatus.SENT, EffectStatus.ACCEPTED, EffectStatus.UNKNOWN)
+
+
 class BulkJobKind(models.TextChoices):
     """What a bulk triage job acts on."""
 

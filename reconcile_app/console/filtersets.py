@@ -14,6 +14,7 @@ from datetime import datetime
 import django_filters
 from django.db.models import QuerySet
 
+from reconcile_app.choices import EFFECT_PENDING_STATUSES
 from reconcile_app.filtersets import (
     AuditFilterSet,
     ContradictionFilterSet,
@@ -47,8 +48,16 @@ class ConsoleEffectFilterSet(EffectFilterSet):
     # The overview's resolution bar: the unknown outcomes it counts, settled in its window.
     settled_after = InstantFilter(method="filter_settled_after", label="Unknown, settled after")
 
+    # A quarantine's "pending effects": sent and not yet concluded, of any age.
+    pending = django_filters.ChoiceFilter(
+        choices=[("true", "pending only")], method="filter_pending", label="Pending"
+    )
+
     def filter_settled_after(self, queryset: QuerySet, name: str, value: datetime) -> QuerySet:
         return unknown_outcomes_settled(queryset, since=value)
+
+    def filter_pending(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(status__in=EFFECT_PENDING_STATUSES) if value else queryset
 
 
 class ConsoleContradictionFilterSet(ContradictionFilterSet):

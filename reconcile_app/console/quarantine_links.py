@@ -2,7 +2,7 @@
 
 A source's snapshots and allowed decisions are the snapshot list filtered by that source from
 the quarantine's `since` (the same window the count used), and so are its effects; its pending
-effects (of any age, in three statuses no one tab shows) open all of the source's effects.
+effects (of any age, in three statuses no one tab shows) are its effects filtered `pending`.
 What descends from a memory class or record (memories, claims, downstream
 snapshots, decisions, effects) is its blast radius, on the tab of that kind.
 """
@@ -33,7 +33,7 @@ def affected_url(*, scope: str, target: str, name: str, since: datetime | None) 
             created = {"created_after": rfc3339(since) or ""} if since else {}
             return _url("console-effects", status="all", source=target, **created)
         if name == "effects_pending":
-            return _url("console-effects", status="all", source=target)
+            return _url("console-effects", status="all", source=target, pending="true")
         return None
     if scope == QuarantineScope.MEMORY_CLASS:
         entry = {"memory_class": target}

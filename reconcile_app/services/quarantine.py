@@ -16,7 +16,12 @@ from django.utils import timezone
 
 from lineage_app.selectors.blast import blast_radius
 from reconcile_app.canonical import rfc3339
-from reconcile_app.choices import EffectStatus, QuarantineScope, QuarantineStatus
+from reconcile_app.choices import (
+    EFFECT_PENDING_STATUSES,
+    EffectStatus,
+    QuarantineScope,
+    QuarantineStatus,
+)
 from reconcile_app.epochs import EpochCache, epochs_held, pinned_epoch
 from reconcile_app.errors import Conflict, Locked, NotFound, ValidationFailed
 from reconcile_app.instants import FUTURE_TOLERANCE
@@ -275,7 +280,7 @@ def quarantine_preview(*, scope: str, target: str, since: datetime | None = None
             "decisions": snapshots.filter(result="allow").distinct().count(),
             "effects_pending": Effect.objects.filter(
                 source__name=target,
-                status__in=[EffectStatus.ACCEPTED, EffectStatus.UNKNOWN, EffectStatus.SENT],
+                status__in=EFFECT_PENDING_STATUSES,
             ).count(),
             "effects": Effect.objects.filter(source__name=target, created_at__gte=since).count(),
         }

@@ -144,8 +144,8 @@ class EffectListView(
 
 
 # Filters of the list alone: the overview's "settled in the window" (concluded outcomes, which
-# a bulk job would skip anyway).
-LIST_ONLY_FILTERS = ("settled_after",)
+# a bulk job would skip anyway) and a quarantine's "pending" (three statuses no one tab shows).
+LIST_ONLY_FILTERS = ("settled_after", "pending")
 
 
 # Tabs whose rows a bulk action can act on (a job skips any row already concluded).

@@ -175,3 +175,33 @@ def test_dialog_for_a_quarantined_target_says_so(operator_browser, quarantined):
     assert response.status_code == 409
     body = response.content.decode()
     assert 'id="already-quarantined"' in body and 'id="quarantine-form"' not in body
+
+
+def test_the_pending_effects_count_opens_the_effects_it_counts(operator_browser, agent, estate):
+    """Pending is three statuses of any age: the list it opens holds exactly those."""
+    for key in ("e-sent", "e-unknown", "e-awaiting", "e-verified", "e-rejected"):
+        commit_effect(agent, key)
+    for key, status in (
+        ("e-sent", "sent"),
+        ("e-unknown", "unknown"),
+        ("e-awaiting", "accepted"),
+        ("e-verified", "verified"),
+        ("e-rejected", "rejected"),
+    ):
+        Effect.objects.filter(idempotency_key=key).update(status=status)
+    Effect.objects.filter(idempotency_key="e-unknown").update(
+        created_at=timezone.now() - timedelta(days=30)
+    )
+    body = new(operator_browser).content.decode()
+    pending = re.search(
+        r'<li data-name="effects_pending"><a href="([^"]+)"[^>]*><strong class="num">3</strong>',
+        body,
+    )
+    assert pending, body
+    listed = operator_browser.get(html.unescape(pending.group(1))).content.decode()
+    assert sorted(re.findall(r'href="/effects/(e-[a-z]+)/"', listed)) == [
+        "e-awaiting",
+        "e-sent",
+        "e-unknown",
+    ]
+    assert 'id="pending-note"' in listed

@@ -27,6 +27,7 @@ from reconcile_app.choices import (
 from reconcile_app.errors import ValidationFailed
 from reconcile_app.limits import MAX_REASON_CHARACTERS
 from reconcile_app.models import MemoryRecord
+from reconcile_app.roles import is_staff_role
 from reconcile_app.selectors.ledger import promotion_escalation_id
 
 
@@ -150,6 +151,21 @@ class EscalationOutput(serializers.Serializer):
     decided_by = serializers.CharField(source="decided_by.username", allow_null=True, default=None)
     rationale = serializers.CharField(allow_blank=True)
     selected_ref = serializers.CharField(allow_blank=True)
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        shown = super().to_representation(instance)
+        request = self.context.get("request")
+        asker = instance.requested_by
+        if (
+            request is not None
+            and asker is not None
+            and not is_staff_role(request.user)
+            and asker.user_id != request.user.pk
+        ):
+            # A fact key's escalation reaches every agent that asks about the key; which
+            # other agent asked first is that agent's business.
+            shown["requested_by"] = None
+        return dict(shown)
 
 
 class EscalationDecisionInput(serializers.Serializer):

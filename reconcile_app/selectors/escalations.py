@@ -2,8 +2,9 @@
 and its detail page.
 
 People in a role read every escalation. An agent reads those bound to its own snapshots or
-effects, those it raised, and those of the fact keys it has written: the ones whose outcome
-it is waiting for. Any other is not there (404).
+effects, those it raised, those of the fact keys it has written, and every fact key's own
+escalation (an ambiguity, a missing owner): `facts/{key}/current` names that one to any agent
+that asks, which then waits on it. Any other is not there (404).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def escalations_visible_to(user: Any) -> QuerySet[Escalation]:
         | Q(effect__principal__user=user)
         | Q(requested_by__user=user)
         | Q(fact_key__in=written_keys)
+        | (Q(snapshot__isnull=True, effect__isnull=True, memory__isnull=True) & ~Q(fact_key=""))
     )
 
 

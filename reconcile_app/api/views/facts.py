@@ -263,7 +263,9 @@ ESCALATION = identifier_path("escalation_id")
         summary="List escalations",
         tag="escalations",
         description="Escalations, newest first: people in a role see all; an agent sees those "
-        "bound to its own snapshots, effects or fact writes, or raised by it.",
+        "bound to its own snapshots, effects or fact writes, those raised by it, and fact "
+        "keys' own escalations (named to any agent by `facts/{key}/current`; `requested_by` "
+        "null when another agent raised one).",
     )
 )
 class EscalationListView(generics.ListAPIView):
@@ -289,7 +291,7 @@ class EscalationDetailView(APIView):
     )
     def get(self, request: Request, escalation_id: str) -> Response:
         escalation = escalation_get(user=request.user, escalation_id=escalation_id)
-        return Response(EscalationOutput(escalation).data)
+        return Response(EscalationOutput(escalation, context={"request": request}).data)
 
 
 DECISION_PROBLEMS = {

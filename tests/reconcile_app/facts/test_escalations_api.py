@@ -271,3 +271,21 @@ def test_what_would_not_be_kept_is_refused_for_what_it_is(registry, agent):
     assert decide(both, raised, "approve", rationale="x", selected_ref="theirs").status_code == 200
     response = decide(both, raised, "approve", rationale="x", selected_ref="elsewhere")
     assert (response.status_code, response.json()["code"]) == (409, "already_decided")
+
+
+def test_an_agent_that_only_asks_about_a_key_can_follow_the_escalation_it_is_given(
+    ambiguous, agent, outsider
+):
+    """`facts/{key}/current` names the key's open escalation to any agent that asks; that
+    agent then polls it, without learning which agent asked first."""
+    answer = current(outsider, KEY)
+    assert answer.json()["escalation_id"] == ambiguous
+
+    followed = outsider.client.get(f"/api/v1/escalations/{ambiguous}")
+    assert followed.status_code == 200, followed.content
+    assert (followed.json()["status"], followed.json()["fact_key"]) == ("open", KEY)
+    assert followed.json()["requested_by"] is None  # the agent that raised it is another
+    listed = outsider.client.get("/api/v1/escalations").json()["results"]
+    assert [(item["escalation_id"], item["requested_by"]) for item in listed] == [(ambiguous, None)]
+    own = agent.client.get(f"/api/v1/escalations/{ambiguous}").json()
+    assert own["requested_by"] == agent.name

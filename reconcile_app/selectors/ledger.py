@@ -136,7 +136,8 @@ def evidence_as_of(
     With `observed_by`, only entries observed by then count, except (with `known_by`, up to
     `known_seq`) those already recorded by `known_by`: what a decision knew stays known, even
     an entry dated a little ahead of its clock (attestations may run 300 s ahead), which it
-    relied on.
+    relied on. An entry is then withdrawn by a correction (whenever dated) or by an entry
+    that itself held by then, never by a later observation superseding it.
 
     One query whatever the number of claims or entries: withdrawal (a revoking or superseding
     entry recorded by the cut-off) is an EXISTS on the same table — two of them, one per
@@ -147,8 +148,7 @@ def evidence_as_of(
     recorded = Q(recorded_at__lte=recorded_by)
     if ledger_seq is not None:
         recorded &= Q(seq__lte=ledger_seq)
-    revoked = EvidenceEntry.objects.filter(recorded, revokes_id=OuterRef("pk"))
-    superseded = EvidenceEntry.objects.filter(recorded, supersedes_id=OuterRef("pk"))
+    withdrawing = recorded
     entries = EvidenceEntry.objects.filter(
         recorded, subject=subject, field__in=fields, kind__in=STATE_ASSERTING_KINDS
     )
@@ -161,6 +161,13 @@ def evidence_as_of(
                 known &= Q(seq__lte=known_seq)
             held |= known
         entries = entries.filter(held)
+        # A correction withdraws an entry whenever it is dated: it says the entry was wrong.
+        # A later observation that supersedes one says the value changed since: the entry
+        # still held at the cut-off, and taking it away would report a change no correction
+        # made.
+        withdrawing &= held | Q(kind=EvidenceKind.CORRECTION)
+    revoked = EvidenceEntry.objects.filter(withdrawing, revokes_id=OuterRef("pk"))
+    superseded = EvidenceEntry.objects.filter(withdrawing, supersedes_id=OuterRef("pk"))
     rows = (
         entries.annotate(withdrawn=Exists(revoked) | Exists(superseded))
         .order_by("seq")

@@ -102,6 +102,49 @@ def test_corrected_replay_ignores_facts_observed_after_the_decision(collectible,
     assert corrected["exact"] is True
 
 
+def test_corrected_replay_ignores_a_later_observation_that_supersedes_its_support(
+    collectible, agent
+):
+    snapshot = reconcile(agent)
+    # The account left collections after the decision: a routine observation that replaces
+    # the entry the decision rested on. It says nothing about what held then, so it is no
+    # correction of that decision (and taints nothing).
+    sandbox_record_write(
+        source="case-service", subject=SUBJECT, field="collections_status", value="hold"
+    )
+    evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="hold",
+        source="case-ledger",
+        observed_at=ago(seconds=-5),
+        supersedes="ev-collect",
+    )
+    corrected = replay(agent, snapshot["snapshot_id"], "corrected")
+    assert corrected["differences"] == []
+    assert corrected["exact"] is True
+
+
+def test_a_correction_replacing_the_support_counts_however_late_it_is_dated(
+    collectible, agent, operator
+):
+    snapshot = reconcile(agent)
+    response = operator.post(
+        "/api/v1/corrections",
+        {
+            "evidence_id": "ev-collect",
+            "reason": "entered against the wrong account",
+            "replacement": {"value": "hold", "observed_at": ago(seconds=-5).isoformat()},
+        },
+    )
+    assert response.status_code in (201, 202), response.content
+    corrected = replay(agent, snapshot["snapshot_id"], "corrected")
+    paths = {item["path"]: item for item in corrected["differences"]}
+    assert paths["decision.result"]["replayed"] == "refuse"
+    assert "evidence_missing" in paths["decision.reasons"]["replayed"]
+
+
 def test_replay_mode_is_validated(collectible, agent):
     snapshot = reconcile(agent)
     response = agent.post(f"/api/v1/snapshots/{snapshot['snapshot_id']}/replay", {"mode": "x"})

@@ -66,7 +66,11 @@ def memory_lineage(
         Link(ref_node(reference), memory, Relation.WAS_DERIVED_FROM) for reference in derived_from
     ]
     if supersedes:
-        links.append(Link(f"memory:{supersedes}", memory, Relation.WAS_DERIVED_FROM))
+        # The superseded record wasInvalidatedBy its successor, as a superseded evidence entry
+        # is: the successor replaces it and is not made from it (memory_taint weighs its
+        # grounds the same way). Drawn as a derivation, a correction of the older record's
+        # grounds reached, and tainted, every decision that recalled the newer one.
+        links.append(Link(f"memory:{supersedes}", memory, Relation.WAS_INVALIDATED_BY))
     graph_record(links, labels={memory: label})
 
 

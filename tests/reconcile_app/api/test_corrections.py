@@ -173,3 +173,62 @@ def test_a_decision_on_the_entry_that_superseded_the_corrected_one_is_not_tainte
     # The graph still says what invalidated the entry: a PROV export draws it.
     prov = operator.get("/api/v1/lineage/evidence:ev-collect/prov").json()
     assert "wasInvalidatedBy" in prov
+
+
+def test_a_decision_recalling_the_memory_that_superseded_one_on_the_corrected_entry_is_not_tainted(
+    collectible, agent, operator
+):
+    """A memory superseding another replaces it, it is not made from it (as an entry
+    superseding another is not): a decision that recalled the successor, made on other
+    evidence, is outside the correction of the predecessor's grounds."""
+
+    def remember(derived_from: str, **extra: str) -> str:
+        response = agent.post(
+            "/api/v1/memories",
+            {
+                "memory_class": "episodic",
+                "subject": SUBJECT,
+                "purpose": "collections",
+                "field": "collections_status",
+                "value": "collect",
+                "derived_from": [derived_from],
+                **extra,
+            },
+        )
+        assert response.status_code == 201, response.content
+        return str(response.json()["memory_id"])
+
+    older = remember("ev-collect")
+    recheck = evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="collect",
+        source="case-ledger",
+        observed_at=timezone.now() - timedelta(minutes=5),
+    )
+    newer = remember(recheck.evidence_id, supersedes=older)
+    response = agent.post(
+        "/api/v1/reconcile",
+        {
+            "subject": SUBJECT,
+            "purpose": "collections",
+            "decision_class": "collections-contact-release",
+            "proposed_action": "release_collections_hold",
+            "claims": [{"subject": SUBJECT, "field": "collections_status", "memory_id": newer}],
+        },
+    )
+    assert response.status_code == 201, response.content
+    recalled = response.json()
+    assert [item["evidence_id"] for item in recalled["evidence_manifest"]] == [recheck.evidence_id]
+
+    body = operator.post(
+        "/api/v1/corrections", {"evidence_id": "ev-collect", "reason": "wrong account"}
+    ).json()
+
+    assert body["blast_radius"]["review"]["memories"] == [older]
+    assert body["blast_radius"]["review"]["snapshots"] == []
+    assert not SnapshotTaint.objects.filter(snapshot__snapshot_id=recalled["snapshot_id"]).exists()
+    # The graph still says what replaced the older memory: a PROV export draws it.
+    prov = operator.get(f"/api/v1/lineage/memory:{older}/prov").json()
+    assert "wasInvalidatedBy" in prov

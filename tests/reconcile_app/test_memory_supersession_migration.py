@@ -1,0 +1,57 @@
+"""Migration 0033: memory supersession links recorded as derivations (before the provenance
+service recorded them as invalidations) are relabelled, so a correction of the superseded
+record's grounds stops reaching what recalled its successor."""
+
+from __future__ import annotations
+
+import pytest
+
+from lineage_app.models import Edge
+from tests.migrations import migrated_back_to
+from tests.reconcile_app.effects.conftest import SUBJECT, collectible  # noqa: F401
+
+BEFORE = [("reconcile_app", "0032_activation_attempts")]
+
+
+def remember(agent, derived_from: list[str], **extra: str) -> str:
+    response = agent.post(
+        "/api/v1/memories",
+        {
+            "memory_class": "episodic",
+            "subject": SUBJECT,
+            "purpose": "collections",
+            "field": "collections_status",
+            "value": "collect",
+            "derived_from": derived_from,
+            **extra,
+        },
+    )
+    assert response.status_code == 201, response.content
+    return str(response.json()["memory_id"])
+
+
+def links(src: str, dst: str) -> set[str]:
+    return set(
+        Edge.objects.filter(
+            src__kind="memory", src__ref=src, dst__kind="memory", dst__ref=dst
+        ).values_list("relation", flat=True)
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_supersession_recorded_as_a_derivation_becomes_an_invalidation(collectible, agent):
+    older = remember(agent, ["ev-collect"])
+    newer = remember(agent, ["ev-collect"], supersedes=older)
+    made_from = remember(agent, [f"memory:{newer}"], supersedes=newer)
+    assert links(older, newer) == {"wasInvalidatedBy"}
+    assert links(newer, made_from) == {"wasDerivedFrom", "wasInvalidatedBy"}
+    with migrated_back_to(BEFORE):
+        # As the links were recorded before: one derivation edge for each successor.
+        Edge.objects.filter(src__ref=older, dst__ref=newer).update(relation="wasDerivedFrom")
+        Edge.objects.filter(
+            src__ref=newer, dst__ref=made_from, relation="wasInvalidatedBy"
+        ).delete()
+
+    assert links(older, newer) == {"wasInvalidatedBy"}
+    # Made from the record it supersedes as well: still derived, and now invalidated too.
+    assert links(newer, made_from) == {"wasDerivedFrom", "wasInvalidatedBy"}

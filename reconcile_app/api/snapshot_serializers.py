@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from reconcile_app.api.fields import Identifier, Text, Value
 from reconcile_app.api.kept_fields import FieldsBuiltOnce
@@ -23,6 +24,7 @@ from reconcile_app.choices import (
     ReadStatus,
     Verdict,
 )
+from reconcile_app.errors import ValidationFailed
 
 ENGINE_REASON_CODES = (
     "state_unavailable, stale_state, source_quarantined, contract_incomplete, "
@@ -228,8 +230,25 @@ class SnapshotOutput(serializers.Serializer):
     )
 
 
+class ReplayModeField(serializers.ChoiceField):
+    """`as_recorded` or `corrected`; anything else (null, a number, another word) is the
+    operation's declared 400 `invalid_mode`, not DRF's generic `invalid_request`."""
+
+    def run_validation(self, data: Any = empty) -> Any:
+        if data is not empty and data not in REPLAY_MODES:
+            raise ValidationFailed(
+                "mode must be as_recorded or corrected",
+                code="invalid_mode",
+                errors={"mode": [f"{data!r} is not one of {', '.join(REPLAY_MODES)}"]},
+            )
+        return super().run_validation(data)
+
+
+REPLAY_MODES = ("as_recorded", "corrected")
+
+
 class ReplayInput(serializers.Serializer):
-    mode = serializers.ChoiceField(choices=["as_recorded", "corrected"], default="as_recorded")
+    mode = ReplayModeField(choices=list(REPLAY_MODES), default="as_recorded")
 
 
 class ReplayDifferenceOutput(serializers.Serializer):

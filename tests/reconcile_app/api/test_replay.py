@@ -145,10 +145,13 @@ def test_a_correction_replacing_the_support_counts_however_late_it_is_dated(
     assert "evidence_missing" in paths["decision.reasons"]["replayed"]
 
 
-def test_replay_mode_is_validated(collectible, agent):
+@pytest.mark.parametrize("mode", ["x", None, 3, ["corrected"]])
+def test_replay_mode_is_validated(collectible, agent, mode):
     snapshot = reconcile(agent)
-    response = agent.post(f"/api/v1/snapshots/{snapshot['snapshot_id']}/replay", {"mode": "x"})
-    assert response.status_code == 400
+    response = agent.post(f"/api/v1/snapshots/{snapshot['snapshot_id']}/replay", {"mode": mode})
+    # The code the operation declares (and the console answers), not DRF's generic one.
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_mode")
+    assert "mode" in response.json()["errors"]
 
 
 def test_corrected_replay_keeps_what_the_decision_knew_dated_just_ahead(collectible, agent):

@@ -96,7 +96,10 @@ class DriftBenchmarkForm(StartForm):
         widget=_number(step=0.01),
         help_text="Chance a compaction drops an update.",
     )
-    seed = forms.IntegerField(label="Seed", min_value=0, initial=SEED.seed, widget=_number())
+    # Any seed draws distinct streams; the cap keeps it a number people read and type.
+    seed = forms.IntegerField(
+        label="Seed", min_value=0, max_value=2**63 - 1, initial=SEED.seed, widget=_number()
+    )
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

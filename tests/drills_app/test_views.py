@@ -134,6 +134,13 @@ def test_bad_parameters_are_shown_beside_their_fields_and_start_nothing(operator
     assert DrillRun.objects.count() == 0
 
 
+def test_a_seed_past_64_bits_is_refused_beside_its_field(operator_browser):
+    response = operator_browser.post("/drills/", {**DRIFT_POST, "seed": "9" * 4200})
+    assert response.status_code == 400
+    assert "Ensure this value is less than or equal to" in response.content.decode()
+    assert DrillRun.objects.count() == 0
+
+
 def test_an_unknown_kind_is_refused(operator_browser):
     response = operator_browser.post("/drills/", {"kind": "fire"})
     assert response.status_code == 400

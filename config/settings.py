@@ -339,25 +339,28 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# A scheduled sweep not taken within ten of its periods is dropped (`expires`): workers back
+# after an outage find ten identical sweeps queued, not hundreds; a queue merely busy (the
+# effects sweep shares `readbacks`) still gets to one well before it expires.
+SCHEDULED_TASK_EXPIRES_PERIODS = 10
+
+
+def _every(seconds: float, task: str) -> dict[str, object]:
+    expires = SCHEDULED_TASK_EXPIRES_PERIODS * seconds
+    return {"task": task, "schedule": seconds, "options": {"expires": expires}}
+
+
+_sweep_every = float(env_int("SWEEP_EFFECTS_EVERY_SECONDS", 30))
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
-    "sweep-effects": {
-        "task": "reconcile_app.tasks.effects_sweep_task",
-        "schedule": float(env_int("SWEEP_EFFECTS_EVERY_SECONDS", 30)),
-    },
-    "sweep-bulk-jobs": {
-        "task": "reconcile_app.tasks.bulk_jobs_sweep_task",
-        "schedule": float(env_int("SWEEP_EFFECTS_EVERY_SECONDS", 30)),
-    },
-    "sweep-lost-work": {"task": "reconcile_app.tasks.lost_work_sweep_task", "schedule": 60.0},
-    "fail-abandoned-drill-runs": {
-        "task": "drills_app.tasks.drill_runs_abandoned_fail_task",
-        "schedule": 60.0,
-    },
-    "expire-quarantines": {"task": "reconcile_app.tasks.quarantines_expire_task", "schedule": 60.0},
-    "expire-memories": {
-        "task": "reconcile_app.tasks.memories_expire_task",
-        "schedule": float(env_int("EXPIRE_MEMORIES_EVERY_SECONDS", 900)),
-    },
+    "sweep-effects": _every(_sweep_every, "reconcile_app.tasks.effects_sweep_task"),
+    "sweep-bulk-jobs": _every(_sweep_every, "reconcile_app.tasks.bulk_jobs_sweep_task"),
+    "sweep-lost-work": _every(60.0, "reconcile_app.tasks.lost_work_sweep_task"),
+    "fail-abandoned-drill-runs": _every(60.0, "drills_app.tasks.drill_runs_abandoned_fail_task"),
+    "expire-quarantines": _every(60.0, "reconcile_app.tasks.quarantines_expire_task"),
+    "expire-memories": _every(
+        float(env_int("EXPIRE_MEMORIES_EVERY_SECONDS", 900)),
+        "reconcile_app.tasks.memories_expire_task",
+    ),
 }
 
 # --- Reconcile ------------------------------------------------------------------------------

@@ -68,3 +68,9 @@ def test_the_deploy_guides_queue_table_names_every_task_on_its_queue():
     }
 
     assert documented == {name.rsplit(".", 1)[1]: queue_of(name) for name in PRODUCT_TASKS}
+
+
+def test_a_scheduled_sweep_left_untaken_for_ten_periods_expires():
+    # Workers back after an outage would otherwise work through every sweep queued meanwhile.
+    for name, entry in settings.CELERY_BEAT_SCHEDULE.items():
+        assert entry["options"] == {"expires": 10 * entry["schedule"]}, name

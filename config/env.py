@@ -7,6 +7,7 @@ RECONCILE_PRODUCTION is on.
 from __future__ import annotations
 
 import os
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -51,3 +52,23 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+# DRF's spelling of a rate (rest_framework.throttling.SimpleRateThrottle.parse_rate): a count,
+# then a period whose first letter is s, m, h or d ("1200/min", "5/s", "100/hour").
+_RATE = re.compile(r"[0-9]+/[smhd][a-z]*")
+
+
+def env_rate(name: str, default: str) -> str:
+    """A throttle rate. Checked here because the throttle parses it on every request: a value
+    it cannot parse would make every API request a 500 instead of refusing to start."""
+    raw = os.environ.get(PREFIX + name)
+    if raw is None or raw.strip() == "":
+        return default
+    rate = raw.strip()
+    if not _RATE.fullmatch(rate):
+        raise ImproperlyConfigured(
+            f"{PREFIX}{name} must be a rate: a count per s, min, hour or day, e.g. {default!r};"
+            f" got {raw!r}"
+        )
+    return rate

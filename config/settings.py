@@ -16,7 +16,7 @@ from kombu import Exchange, Queue
 from config.any_host import PLAIN_HTTP_PATHS
 from config.cache import cache_settings
 from config.database import database_settings
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_int, env_list, env_rate, env_str
 from config.logs import logging_settings
 from config.queues import TASK_QUEUES, TASK_ROUTES
 
@@ -220,8 +220,8 @@ REST_FRAMEWORK = {
     # Left at None, DRF's throttles would believe any X-Forwarded-For a client sends.
     "NUM_PROXIES": RECONCILE_TRUSTED_PROXY_COUNT,
     "DEFAULT_THROTTLE_RATES": {
-        "principal": env_str("API_RATE", "1200/min"),
-        "anon": env_str("API_ANON_RATE", "120/min"),
+        "principal": env_rate("API_RATE", "1200/min"),
+        "anon": env_rate("API_ANON_RATE", "120/min"),
     },
     "DEFAULT_SCHEMA_CLASS": "reconcile_app.api.autoschema.ReconcileAutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",

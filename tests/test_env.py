@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int
+from tests.fresh_interpreter import fresh_python
 
 
 def test_an_integer_setting_below_its_minimum_refuses_to_start(monkeypatch):
@@ -54,3 +59,47 @@ def test_a_boolean_setting_that_is_not_one_refuses_to_start(monkeypatch):
 
     with pytest.raises(ImproperlyConfigured, match="RECONCILE_SECURE_COOKIES must be a boolean"):
         env_bool("SECURE_COOKIES", True)
+
+
+SETTINGS_OF = (
+    "import json, django; from django.conf import settings; django.setup(); "
+    "print(json.dumps([settings.REST_FRAMEWORK['DEFAULT_THROTTLE_RATES'], "
+    "settings.RECONCILE_FACT_TIMEZONE]))"
+)
+
+
+def settings_loaded(tmp_path, **variables: str) -> tuple[dict[str, str], str]:
+    environment = {**os.environ, "RECONCILE_VAR_DIR": str(tmp_path), **variables}
+    rates, timezone = json.loads(fresh_python(SETTINGS_OF, env=environment).splitlines()[-1])
+    return rates, timezone
+
+
+def settings_refused(tmp_path, **variables: str) -> str:
+    environment = {**os.environ, "RECONCILE_VAR_DIR": str(tmp_path), **variables}
+    with pytest.raises(subprocess.CalledProcessError) as refused:
+        fresh_python(SETTINGS_OF, env=environment)
+    return refused.value.stderr
+
+
+@pytest.mark.parametrize("raw", ["", " "])
+def test_rate_settings_left_empty_keep_their_defaults(tmp_path, raw):
+    # `RECONCILE_API_RATE=` (a compose file passing an unset variable on) was taken as the
+    # rate "": every API request then answered 500 internal_error from the throttle.
+    rates, _ = settings_loaded(tmp_path, RECONCILE_API_RATE=raw, RECONCILE_API_ANON_RATE=raw)
+
+    assert rates == {"principal": "1200/min", "anon": "120/min"}
+
+
+@pytest.mark.parametrize("name", ["API_RATE", "API_ANON_RATE"])
+@pytest.mark.parametrize("raw", ["lots", "1200", "1200/fortnight", "-5/min", "ten/min"])
+def test_a_rate_setting_that_is_not_a_rate_refuses_to_start(tmp_path, name, raw):
+    stderr = settings_refused(tmp_path, **{f"RECONCILE_{name}": raw})
+
+    assert f"RECONCILE_{name} must be a rate" in stderr
+
+
+@pytest.mark.parametrize(("raw", "rate"), [("5/s", "5/s"), (" 100/hour ", "100/hour")])
+def test_a_rate_setting_takes_drfs_spellings(tmp_path, raw, rate):
+    rates, _ = settings_loaded(tmp_path, RECONCILE_API_RATE=raw)
+
+    assert rates["principal"] == rate

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -72,3 +73,19 @@ def env_rate(name: str, default: str) -> str:
             f" got {raw!r}"
         )
     return rate
+
+
+def env_timezone(name: str, default: str) -> str:
+    """An IANA timezone name, checked at start: code reading it builds a ZoneInfo on every
+    request, and a name it cannot find would make each of those requests a 500."""
+    raw = os.environ.get(PREFIX + name)
+    if raw is None or raw.strip() == "":
+        return default
+    name_given = raw.strip()
+    try:
+        ZoneInfo(name_given)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ImproperlyConfigured(
+            f"{PREFIX}{name} must be an IANA timezone such as 'Europe/London', got {raw!r}"
+        ) from exc
+    return name_given

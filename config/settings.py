@@ -16,7 +16,7 @@ from kombu import Exchange, Queue
 from config.any_host import PLAIN_HTTP_PATHS
 from config.cache import cache_settings
 from config.database import database_settings
-from config.env import env_bool, env_int, env_list, env_rate, env_str
+from config.env import env_bool, env_int, env_list, env_rate, env_str, env_timezone
 from config.logs import logging_settings
 from config.queues import TASK_QUEUES, TASK_ROUTES
 
@@ -369,7 +369,7 @@ RECONCILE_ADAPTERS = {
     "http": "reconcile_app.sources.http.HttpAdapter",
 }
 # The timezone in which memory records' valid_until dates are inclusive.
-RECONCILE_FACT_TIMEZONE = env_str("FACT_TIMEZONE", "UTC")
+RECONCILE_FACT_TIMEZONE = env_timezone("FACT_TIMEZONE", "UTC")
 # A bearer token a Prometheus scraper may use for /metrics (empty: people in a role only).
 RECONCILE_METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 # Where escalations go when the owner's system names no owner.

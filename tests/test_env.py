@@ -103,3 +103,24 @@ def test_a_rate_setting_takes_drfs_spellings(tmp_path, raw, rate):
     rates, _ = settings_loaded(tmp_path, RECONCILE_API_RATE=raw)
 
     assert rates["principal"] == rate
+
+
+@pytest.mark.parametrize("raw", ["", "  "])
+def test_the_fact_timezone_left_empty_keeps_utc(tmp_path, raw):
+    # An empty RECONCILE_FACT_TIMEZONE reached ZoneInfo("") on every memory write and every
+    # facts/{key}/current: each answered 500 internal_error.
+    _, timezone = settings_loaded(tmp_path, RECONCILE_FACT_TIMEZONE=raw)
+
+    assert timezone == "UTC"
+
+
+def test_a_fact_timezone_that_is_no_timezone_refuses_to_start(tmp_path):
+    stderr = settings_refused(tmp_path, RECONCILE_FACT_TIMEZONE="Mars/Olympus_Mons")
+
+    assert "RECONCILE_FACT_TIMEZONE must be an IANA timezone" in stderr
+
+
+def test_the_fact_timezone_takes_an_iana_name(tmp_path):
+    _, timezone = settings_loaded(tmp_path, RECONCILE_FACT_TIMEZONE=" Europe/London ")
+
+    assert timezone == "Europe/London"

@@ -114,3 +114,41 @@ def test_docs_api_lists_every_tag_the_schema_uses():
     listed = set(re.findall(r"`([\w-]+)`", text[text.index("one tag, its resource") :][:400]))
 
     assert sorted(tags - listed) == []
+
+
+# `(README, "Soaking it")`, `docs/deploy.md, "Sizing"`, "the repository's README, "For agent
+# developers"": a document, then the section a reader should open, by its heading (or the
+# first words of it) or a paragraph's bold label.
+SECTION = re.compile(r'\b(README|[\w/.]*\w\.md)`?\)?,\s+"([^"\n]+(?:\n[^"\n]+)?)"')
+READERS = [*DOCUMENTS, "clients/python/README.md", "examples/README.md"]
+
+
+def _target(document: str, named: str) -> Path:
+    if named in ("README", "README.md"):
+        return BASE_DIR / "README.md"
+    for candidate in (BASE_DIR / named, BASE_DIR / "docs" / Path(named).name):
+        if candidate.exists():
+            return candidate
+    return BASE_DIR / document
+
+
+def _sections(path: Path) -> list[str]:
+    text = path.read_text()
+    headings = re.findall(r"^#+\s+(.+)$", text, re.M)
+    labels = re.findall(r"\*\*([^*\n]+?)\.?\*\*", text)
+    return [section.strip() for section in [*headings, *labels]]
+
+
+def missing_sections(document: str) -> list[str]:
+    missing = []
+    for named, section in SECTION.findall((BASE_DIR / document).read_text()):
+        wanted = " ".join(section.split())
+        if not any(found.startswith(wanted) for found in _sections(_target(document, named))):
+            missing.append(f"{named}, {wanted!r}")
+    return missing
+
+
+@pytest.mark.parametrize("document", READERS)
+def test_every_section_a_document_sends_readers_to_exists(document):
+    # docs/deploy.md sent readers to README, "Benchmarks", a section the README never had.
+    assert missing_sections(document) == []

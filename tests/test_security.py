@@ -82,6 +82,19 @@ def test_guessing_api_keys_is_cut_off(client, agent, settings):
     assert again.status_code == 429
 
 
+def test_the_key_guessing_refusal_reads_as_two_sentences(db, client, settings):
+    # DRF appends "Expected available in N seconds." to the detail it is given: without a
+    # full stop of its own the answer read "…from this address Expected available in 900…".
+    settings.RECONCILE_FAILURE_LIMITS = {"login": 5, "api_key": 1}
+    for _ in range(2):
+        blocked = client.get("/api/v1/snapshots", HTTP_AUTHORIZATION="Bearer rk_bad_guess")
+
+    assert blocked.status_code == 429
+    assert blocked.json()["detail"].startswith(
+        "too many invalid keys from this address. Expected available in "
+    )
+
+
 def test_a_revoked_key_counts_as_a_guess(client, agent, settings):
     from django.utils import timezone
 

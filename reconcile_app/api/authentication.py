@@ -48,7 +48,7 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
             # Tells a guesser to stop (and well-behaved clients when to retry); every
             # guess restarts the window, so guessing on only prolongs the refusal.
             raise exceptions.Throttled(
-                wait=FAILURE_WINDOW_SECONDS, detail="too many invalid keys from this address"
+                wait=FAILURE_WINDOW_SECONDS, detail="too many invalid keys from this address."
             )
         raise exceptions.AuthenticationFailed("invalid or revoked key")
 

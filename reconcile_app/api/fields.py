@@ -72,6 +72,14 @@ class Identifier(Text):
         kwargs["trim_whitespace"] = False
         super().__init__(**kwargs)
 
+    def run_validation(self, data: Any = empty) -> Any:
+        # DRF refuses "" as "may not be blank" (400 `invalid_request`) before
+        # to_internal_value: an identifier is 1-200 characters, and an empty one breaks that
+        # rule as much as a long one does (API.md, "Input limits").
+        if data == "" and not self.allow_blank:
+            identifier_check(data, self.field_name or "identifier")
+        return super().run_validation(data)
+
     def to_internal_value(self, data: Any) -> str:
         if data == "" and self.allow_blank:
             return ""

@@ -48,9 +48,11 @@ def _replay(figures: dict[str, Any]) -> str:
 class Command(BaseCommand):
     help = (
         "Run seed 000's failure-injection suite on the drill's sandbox sources, on the full "
-        "protocol and on a naive-memory baseline with the same inputs; print and store the "
-        "figures. Exits non-zero when the protocol lets anything escape, duplicates an effect, "
-        "refuses what it should allow or fails a replay."
+        "protocol and on a naive-memory baseline with the same inputs, then the poisoned-memory "
+        "scenario; print and store the figures. Exits non-zero when the protocol lets a stale "
+        "memory's effect escape, authorises on an unsupported premise, duplicates an effect, "
+        "believes a failed effect succeeded, refuses what it should allow, fails a replay or "
+        "lets a quarantined memory be cited."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -33,8 +33,9 @@ def _account() -> str:
 class Command(BaseCommand):
     help = (
         "Take an agent's access back, at once on every process: rotate-key (revoke its keys, "
-        "print a new one once), disable / enable, revoke-capability DECISION_CLASS:ACTION. "
-        "Each needs --reason and is audited."
+        "print a new one once), disable / enable, revoke-capability CAPABILITY ... (any the "
+        "agent holds: DECISION_CLASS:ACTION, attest:SOURCE or fact:PATTERN). Each needs "
+        "--reason and is audited."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -121,3 +121,21 @@ def test_a_wildcard_granted_before_they_were_refused_grants_nothing_and_can_be_r
     )
 
     assert not Capability.objects.filter(principal=legacy.principal).exists()
+
+
+def test_attest_and_fact_capabilities_are_withdrawn_as_actions_are(db):
+    # The command's help named only DECISION_CLASS:ACTION; an agent's attest: and fact:
+    # grants are withdrawn the same way, which a leaked key's owner needs as much.
+    agent = make_agent("ledger-agent", ["attest:case-ledger", "fact:baseline.*", "a:c"])
+
+    run(
+        "revoke-capability",
+        "ledger-agent",
+        "attest:case-ledger",
+        "fact:baseline.*",
+        "--reason",
+        "attestations go through the case team now",
+    )
+
+    answer = APIClient(HTTP_AUTHORIZATION=f"Bearer {agent.key}").get("/api/v1/me").json()
+    assert (answer["attests"], answer["fact_patterns"], answer["capabilities"]) == ([], [], ["a:c"])

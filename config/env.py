@@ -17,8 +17,15 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-def env_str(name: str, default: str) -> str:
-    return os.environ.get(PREFIX + name, default)
+def env_str(name: str, default: str, *, empty_is_unset: bool = True) -> str:
+    """A string; empty (or only spaces) is unset, as for every other kind: `RECONCILE_VAR_DIR=`
+    from a compose file would otherwise put the database in the current directory and
+    `RECONCILE_FALLBACK_OWNER=` route escalations to nobody. A setting whose empty value
+    must be refused rather than defaulted says so (`empty_is_unset=False`)."""
+    raw = os.environ.get(PREFIX + name)
+    if raw is None or (empty_is_unset and raw.strip() == ""):
+        return default
+    return raw
 
 
 def env_bool(name: str, default: bool) -> bool:
@@ -35,7 +42,9 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{PREFIX}{name} must be a boolean (1/0, true/false), got {raw!r}")
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+def env_int(
+    name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
     raw = os.environ.get(PREFIX + name)
     if raw is None or raw.strip() == "":
         return default
@@ -45,6 +54,8 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
         raise ImproperlyConfigured(f"{PREFIX}{name} must be an integer, got {raw!r}") from exc
     if minimum is not None and value < minimum:
         raise ImproperlyConfigured(f"{PREFIX}{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"{PREFIX}{name} must be at most {maximum}, got {value}")
     return value
 
 

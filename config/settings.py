@@ -190,8 +190,8 @@ CACHES = cache_settings(
 # Failed attempts tolerated per 15 minutes before refusing: per username for sign-in (and
 # four times that per address), per address for API keys.
 RECONCILE_FAILURE_LIMITS = {
-    "login": env_int("LOGIN_FAILURE_LIMIT", 5),
-    "api_key": env_int("API_KEY_FAILURE_LIMIT", 20),
+    "login": env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1),
+    "api_key": env_int("API_KEY_FAILURE_LIMIT", 20, minimum=1),
 }
 # Reverse proxies in front that each append the address they received from to
 # X-Forwarded-For. 0: the socket's address is the client's, and X-Forwarded-For (which any
@@ -289,6 +289,9 @@ LINEAGE_PROV_NAMESPACE = ("rc", "https://reconcile.invalid/ns#")
 # --- Celery ---------------------------------------------------------------------------------
 BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+# How long Redis waits for a task's acknowledgement before handing its message to another
+# worker (late acks): every task's hard time limit must end before it.
+BROKER_VISIBILITY_TIMEOUT_SECONDS = 3600
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for folder in ("in", "processed", "control"):
         (BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
@@ -310,11 +313,15 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "polling_interval": 0.1,
     }
 else:
-    # Keep task_time_limit below the visibility timeout, or Redis redelivers running tasks.
+    # Keep every task's time limit below the visibility timeout, or Redis redelivers tasks
+    # still running.
     # kombu reads Redis without a timeout unless told: a broker that accepts and never answers
     # would hold a request's publish for good (with the default 3 retries: 20 s at most).
     BROKER_SOCKET_TIMEOUTS = dict.fromkeys(("socket_timeout", "socket_connect_timeout"), 5)
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, **BROKER_SOCKET_TIMEOUTS}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": BROKER_VISIBILITY_TIMEOUT_SECONDS,
+        **BROKER_SOCKET_TIMEOUTS,
+    }
 # Nothing reads a task's return value (every outcome is a row of the domain: an effect's
 # status, a run's report), so none is stored.
 CELERY_TASK_IGNORE_RESULT = True
@@ -333,7 +340,10 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = TASK_ROUTES
 CELERY_TASK_SOFT_TIME_LIMIT = 540
 # Readbacks' and resolutions' own limit: it bounds a worker's timers (docs/deploy.md, Workers)
-RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT = env_int("OWNER_TASK_SOFT_TIME_LIMIT", 120, minimum=1)
+# (its hard limit, 30 s later, stays under the broker's visibility timeout with a margin).
+RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT = env_int(
+    "OWNER_TASK_SOFT_TIME_LIMIT", 120, minimum=1, maximum=BROKER_VISIBILITY_TIMEOUT_SECONDS - 60
+)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)
 # Workers log through LOGGING above (JSON lines with the task's request id), not Celery's own.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
@@ -381,12 +391,14 @@ RECONCILE_HTTP_KEEPALIVE_SECONDS = float(env_int("HTTP_KEEPALIVE_MS", 1000)) / 1
 if RECONCILE_HTTP_KEEPALIVE_SECONDS < 0:
     raise ImproperlyConfigured("RECONCILE_HTTP_KEEPALIVE_MS must be 0 or more")
 # Request bodies larger than this are refused with 413 before anything reads them.
-RECONCILE_MAX_BODY_BYTES = env_int("MAX_BODY_BYTES", 1024 * 1024)
+RECONCILE_MAX_BODY_BYTES = env_int("MAX_BODY_BYTES", 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = RECONCILE_MAX_BODY_BYTES
 # A source file's `auth_token_env` may only name variables under this prefix: the file picks
 # the variable and the base_url its value is sent to, so without a fence it could ship
 # RECONCILE_SECRET_KEY or DATABASE_URL to any host.
-RECONCILE_SOURCE_TOKEN_ENV_PREFIX = env_str("SOURCE_TOKEN_ENV_PREFIX", "RECONCILE_SOURCE_TOKEN_")
+RECONCILE_SOURCE_TOKEN_ENV_PREFIX = env_str(
+    "SOURCE_TOKEN_ENV_PREFIX", "RECONCILE_SOURCE_TOKEN_", empty_is_unset=False
+)
 if not RECONCILE_SOURCE_TOKEN_ENV_PREFIX.strip():
     raise ImproperlyConfigured(
         "RECONCILE_SOURCE_TOKEN_ENV_PREFIX must not be empty: it would let source files name "

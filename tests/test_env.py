@@ -64,14 +64,24 @@ def test_a_boolean_setting_that_is_not_one_refuses_to_start(monkeypatch):
 SETTINGS_OF = (
     "import json, django; from django.conf import settings; django.setup(); "
     "print(json.dumps([settings.REST_FRAMEWORK['DEFAULT_THROTTLE_RATES'], "
-    "settings.RECONCILE_FACT_TIMEZONE]))"
+    "settings.RECONCILE_FACT_TIMEZONE, str(settings.VAR_DIR), settings.RECONCILE_FALLBACK_OWNER, "
+    "str(settings.DATABASES['default']['NAME'])]))"
 )
 
 
 def settings_loaded(tmp_path, **variables: str) -> tuple[dict[str, str], str]:
-    environment = {**os.environ, "RECONCILE_VAR_DIR": str(tmp_path), **variables}
-    rates, timezone = json.loads(fresh_python(SETTINGS_OF, env=environment).splitlines()[-1])
+    rates, timezone, *_ = settings_read(tmp_path, **variables)
     return rates, timezone
+
+
+def settings_read(tmp_path, **variables: str) -> list:
+    environment = {
+        **os.environ,
+        "RECONCILE_VAR_DIR": str(tmp_path),
+        "DATABASE_URL": "",
+        **variables,
+    }
+    return list(json.loads(fresh_python(SETTINGS_OF, env=environment).splitlines()[-1]))
 
 
 def settings_refused(tmp_path, **variables: str) -> str:
@@ -124,3 +134,31 @@ def test_the_fact_timezone_takes_an_iana_name(tmp_path):
     _, timezone = settings_loaded(tmp_path, RECONCILE_FACT_TIMEZONE=" Europe/London ")
 
     assert timezone == "Europe/London"
+
+
+def test_string_settings_left_empty_keep_their_defaults(tmp_path, monkeypatch):
+    # `RECONCILE_VAR_DIR=` put the database and broker in the current directory, and
+    # `RECONCILE_FALLBACK_OWNER=` routed escalations with no owner to "".
+    monkeypatch.chdir(tmp_path)
+    _, _, var_dir, owner, database = settings_read(
+        tmp_path, RECONCILE_VAR_DIR=" ", RECONCILE_SQLITE_PATH="", RECONCILE_FALLBACK_OWNER=""
+    )
+
+    assert var_dir.endswith("/var") and var_dir != str(tmp_path / "var")
+    assert owner == "platform-operations"
+    assert database == f"{var_dir}/reconcile.sqlite3"
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "message"),
+    [
+        ("LOGIN_FAILURE_LIMIT", "-1", "at least 1"),
+        ("API_KEY_FAILURE_LIMIT", "0", "at least 1"),
+        ("MAX_BODY_BYTES", "0", "at least 1024"),
+        ("OWNER_TASK_SOFT_TIME_LIMIT", "3600", "at most 3540"),
+    ],
+)
+def test_a_number_outside_its_bounds_refuses_to_start(tmp_path, name, raw, message):
+    stderr = settings_refused(tmp_path, **{f"RECONCILE_{name}": raw})
+
+    assert f"RECONCILE_{name} must be {message}" in stderr

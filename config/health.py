@@ -34,6 +34,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
 from config.celery import app
@@ -173,12 +174,16 @@ def ready_checks(deadline_seconds: float) -> dict[str, bool]:
     return passed
 
 
+# Probes change nothing and carry no cookie: a POST is refused as a method (405), not as a
+# missing CSRF token (the CSRF middleware's 403 HTML page, before the method check ran).
+@csrf_exempt
 @never_cache
 @require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": OK})
 
 
+@csrf_exempt
 @never_cache
 @require_safe
 def readyz(request: HttpRequest) -> JsonResponse:

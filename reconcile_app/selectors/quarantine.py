@@ -176,6 +176,11 @@ def _memory_class_known(name: str) -> bool:
 
 def quarantine_target(*, scope: str, target: str) -> QuarantineTarget:
     """One row of the page, for polling and for the dialogs: two queries for a known target."""
+    if "\x00" in scope or "\x00" in target:
+        # The dialog is redrawn from the posted scope and target, whatever the form thought of
+        # them; PostgreSQL refuses a NUL in any text it is asked to compare (a server error),
+        # and no name that holds one is stored.
+        raise NotFound(f"no {scope!r} target {target!r}", code="unknown_target")
     active = (
         Quarantine.objects.filter(in_force(), scope=scope, target=target)
         .select_related("created_by")

@@ -305,3 +305,16 @@ def test_posts_need_the_csrf_token(operator, quarantined):
     assert create(client, "complaints-service").status_code == 403
     assert lift(client, quarantined).status_code == 403
     assert Quarantine.objects.get().status == "applied"
+
+
+@pytest.mark.parametrize("field", ["scope", "target"])
+def test_a_nul_in_the_posted_target_is_not_found_not_a_server_error(
+    operator_browser, estate, field
+):
+    # The form refuses the NUL; the dialog redrawn beside its error looked the target up
+    # anyway, which PostgreSQL answers with an error of its own (a 500).
+    posted = {"scope": "source", "target": CASE, field: "case\x00service"}
+    response = create(operator_browser, **{**posted, "confirm": posted["target"]})
+    assert response.status_code == 404
+    assert not Quarantine.objects.exists()
+    assert not AuditEvent.objects.filter(action__startswith="quarantine.").exists()

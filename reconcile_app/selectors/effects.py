@@ -129,8 +129,15 @@ class EffectState:
 
     @property
     def check_pending(self) -> bool:
-        """An operator asked for a check and no worker has answered it yet."""
-        return self.last_event is not None and self.last_event.kind == CHECK_REQUESTED
+        """An operator asked for a check and no worker has answered it yet.
+
+        A check the worker could not conclude (the source quarantined, the owner down for a
+        readback) is answered with a note on the effect and no event (effect_check_failed):
+        a note from after the request is that answer, and the panel then says why."""
+        if self.last_event is None or self.last_event.kind != CHECK_REQUESTED:
+            return False
+        noted = self.effect.last_check_error_at
+        return not (self.effect.last_check_error and noted and noted >= self.last_event.at)
 
     @property
     def working(self) -> bool:

@@ -9,7 +9,14 @@ from celery.app.task import Task
 from django.test import Client
 
 from reconcile_app.console.mixins import MAX_POLLS
-from reconcile_app.models import AuditEvent, Escalation, EvidenceEntry
+from reconcile_app.models import AuditEvent, Effect, Escalation, EvidenceEntry
+from reconcile_app.services.effects import (
+    OwnerUnavailable,
+    effect_readback,
+    effect_resolve_unknown,
+)
+from reconcile_app.services.quarantine import quarantine_create
+from sandbox_app.services import sandbox_fault_add
 from tests.reconcile_app.console.conftest import SETUP_KINDS, read_back
 from tests.reconcile_app.console.effects_world import mixed_effects  # noqa: F401 (a fixture)
 
@@ -224,3 +231,42 @@ def test_escalation_needs_a_reason(operator_browser, unknown_effect):
 def test_anonymous_actions_are_sent_to_login(unknown_effect):
     response = Client().post("/effects/u-1/resolve/", {"outcome": "succeeded", "reason": "x"})
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+@pytest.mark.parametrize(
+    "key, held_by, says",
+    [
+        ("u-1", "quarantine", "case-service is quarantined; resolution held"),
+        ("a-1", "quarantine", "case-service is quarantined; readback held"),
+        ("a-1", "outage", "case-service: owner unavailable"),
+    ],
+)
+def test_a_requested_check_the_worker_could_not_conclude_says_why_and_stops_polling(
+    operator_browser, operator, mixed_effects, monkeypatch, key, held_by, says
+):
+    """The worker's answer to a check it cannot conclude (the source quarantined, the owner
+    down for a readback) is a note on the effect, no timeline event: the panel went on
+    saying "Check queued — waiting for the worker" for three minutes, then "Still waiting
+    for a worker", and never said why nothing moved."""
+    if held_by == "quarantine":
+        quarantine_create(scope="source", target="case-service", reason="flapping", actor=operator)
+    else:
+        sandbox_fault_add(source="case-service", kind="unavailable")
+    monkeypatch.setattr(Task, "apply_async", lambda task, *args, **kwargs: None)
+    operator_browser.post(f"/effects/{key}/check/", HTTP_HX_REQUEST="true")
+    # What the worker does with the check it was sent.
+    effect = Effect.objects.get(idempotency_key=key)
+    if effect.status == "unknown":
+        effect_resolve_unknown(effect_id=effect.pk)
+    else:
+        with pytest.raises(OwnerUnavailable):
+            effect_readback(effect_id=effect.pk)
+
+    panel = operator_browser.get(f"/effects/{key}/status/?polls=1", HTTP_HX_REQUEST="true")
+    panel = panel.content.decode()
+    assert 'id="check-stuck"' in panel and says in panel
+    assert "Check queued" not in panel and "Still waiting for a worker" not in panel
+    if key == "u-1":
+        assert "hx-trigger" not in panel  # nothing under way: no polling
+    # (An accepted effect's panel follows its automatic readback, retried with backoff.)
+    assert 'id="run-readback"' in panel  # and the operator may ask again

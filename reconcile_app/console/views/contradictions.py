@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,6 +21,7 @@ from reconcile_app.console.filtersets import ConsoleContradictionFilterSet
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.contradictions import ContradictionResolveForm
 from reconcile_app.console.live import LiveQueueMixin
+from reconcile_app.console.messages import MESSAGE_EVENT, console_message
 from reconcile_app.console.mixins import (
     PER_PAGE,
     HtmxPartialMixin,
@@ -142,8 +144,27 @@ class ContradictionResolveView(OperatorRequiredMixin, View):
         )
         response = HttpResponse(html)
         if not error:
-            # The page re-reads its tab counts when it hears this (see the region partial).
-            response["HX-Trigger"] = "contradiction-resolved"
+            # The page re-reads its tab counts when it hears the first; the second is said
+            # in the page's polite live region (messages.js). The row's button is gone with
+            # the swap, so without it a screen reader heard nothing of the resolve.
+            response["HX-Trigger"] = json.dumps(
+                {
+                    "contradiction-resolved": "",
+                    MESSAGE_EVENT: console_message(
+                        "success", f"Contradiction {contradiction_id} resolved."
+                    ),
+                }
+            )
+        elif row.status != ContradictionStatus.OPEN:
+            # Resolved meanwhile by someone else: the row shows their note and has no form
+            # to hold this refusal, so it is said on the page, or the operator whose note was
+            # refused is never told.
+            response["HX-Trigger"] = json.dumps(
+                {
+                    "contradiction-resolved": "",
+                    MESSAGE_EVENT: console_message("error", f"Not resolved by you: {error}."),
+                }
+            )
         return response
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -125,7 +126,7 @@ def test_operator_resolves_through_htmx_and_it_is_audited(
     assert "Owner confirmed the hold; memory is outdated." in row
     assert "/resolve/" not in row
     # The page refreshes its tab counts on this event.
-    assert response["HX-Trigger"] == "contradiction-resolved"
+    assert "contradiction-resolved" in json.loads(response["HX-Trigger"])
 
     contradiction.refresh_from_db()
     assert contradiction.status == "resolved"
@@ -241,3 +242,23 @@ def test_list_query_count_does_not_grow_with_rows(
         with django_assert_num_queries(LIST_QUERIES):
             response = operator_browser.get(f"/contradictions/?status={tab}")
         assert response.status_code == 200
+
+
+def test_a_resolve_through_htmx_is_announced_to_a_screen_reader(operator_browser, contradiction):
+    """The row is swapped whole, taking the focused Resolve button with it, and the answer
+    said nothing a screen reader would read: the page's messages (a polite live region) now
+    say it, as the quarantine dialog's answers do."""
+    response = resolve(operator_browser, contradiction, "Owner confirmed.", HTTP_HX_REQUEST="true")
+    trigger = json.loads(response["HX-Trigger"])
+    assert trigger["console-message"] == {
+        "level": "success",
+        "text": f"Contradiction {contradiction.pk} resolved.",
+    }
+    # A second operator's stale form: the row now shows the first one's note, with no form
+    # to hold the refusal, which was said nowhere.
+    refused = resolve(operator_browser, contradiction, "Again.", HTTP_HX_REQUEST="true")
+    assert "Owner confirmed." in refused.content.decode()
+    assert json.loads(refused["HX-Trigger"])["console-message"] == {
+        "level": "error",
+        "text": f"Not resolved by you: contradiction {contradiction.pk} is already resolved.",
+    }

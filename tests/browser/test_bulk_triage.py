@@ -158,3 +158,36 @@ def test_bulk_recheck_of_twenty_unknown_outcomes(live_server, browser_page, outa
     }
 
     assert_clean(traffic)
+
+
+@pytest.fixture
+def long_keys(transactional_db: Any, estate: Any, agent: Any, eager_celery: Any) -> dict[str, Any]:
+    """Twenty unknown outcomes whose keys, ticked together, make a URL of 3,000+ bytes."""
+    from tests.conftest import make_person
+    from tests.reconcile_app.console.conftest import commit_effect
+
+    operator = make_person("olivia-operator", "operator", password=PASSWORD)
+    with tasks_lost():
+        keys = [
+            commit_effect(
+                agent, f"rc-{n:02}-{'k' * 140}", fault="timeout_after_commit"
+            ).idempotency_key
+            for n in range(OUTAGE)
+        ]
+    return {"operator": operator, "keys": keys}
+
+
+def test_ticked_rows_too_long_for_a_url_open_their_preview(live_server, browser_page, long_keys):
+    """The bar posts the preview when the ticked keys would not fit in a URL (bulk.js)."""
+    page, traffic = browser_page
+    sign_in(page, live_server.url, long_keys["operator"].user.username, "/effects/")
+    page.wait_for_selector("#effects tbody tr")
+
+    page.check("#effects input.bulk-pick-all")
+    page.select_option("#bulk-do", "readback")
+    page.click("#bulk-preview")
+
+    page.wait_for_url(re.compile(r"/bulk/effects/$"))  # posted: nothing in the URL
+    assert page.locator("#bulk-count").inner_text() == str(OUTAGE)
+    expect(page.locator("#bulk-confirm input[name='key']")).to_have_count(OUTAGE)
+    assert_clean(traffic)

@@ -1,7 +1,8 @@
 """Bulk triage in the console: preview a selection, confirm it, and watch its job run.
 
-The list pages (Unknown outcomes, Contradictions) post nothing themselves: their selection
-(ticked rows, or "all N matching these filters") opens a preview here — the count, a sample
+The list pages (Unknown outcomes, Contradictions) change nothing themselves: their selection
+(ticked rows, or "all N matching these filters") opens a preview here (by GET, or posted when
+the ticked rows' keys would not fit in a URL) — the count, a sample
 and the action — where the operator gives a reason and, above CONFIRM_ABOVE rows, types the
 count. The confirmation carries the preview's fingerprint of its rows: if the rows changed
 meanwhile (one left the queue, another joined), it is refused and the new preview shown.
@@ -132,6 +133,10 @@ def bulk_filters(form: Any, names: tuple[str, ...]) -> list[tuple[str, str]]:
     return [(name, value) for name in names for value in data.getlist(name) if value]
 
 
+# Marks a preview the list's bar posted (its selection too long for a URL), not a confirmation.
+PREVIEW_POSTED = "preview"
+
+
 class BulkPreviewView(OperatorRequiredMixin, View):
     """GET: the preview of a selection. POST: confirm it and start the job."""
 
@@ -157,6 +162,10 @@ class BulkPreviewView(OperatorRequiredMixin, View):
 
     def post(self, request: HttpRequest) -> HttpResponse:
         data = request.POST
+        if data.get(PREVIEW_POSTED) and not data.get("fingerprint"):
+            # The list's bar posts its ticked rows when they would not fit in a URL (bulk.js):
+            # a hundred client-made keys run past the server's request-line limit (414).
+            return self.preview(request, data)
         try:
             choice = self.choice(data)
             selection = self.select(data, choice)

@@ -134,8 +134,10 @@ def polls(request: HttpRequest) -> int:
         return 0
 
 
-def form_error(form: Any) -> DomainError:
-    """A form's errors as one refusal the page shows beside the form."""
+def form_error(form: Any, codes: dict[str, str] | None = None) -> DomainError:
+    """A form's errors as one refusal the page shows beside the form. `codes` names the code
+    of a field's refusal, so the page marks that field (`aria-invalid`), as it does when the
+    service refuses it."""
     text = " ".join(
         f"{form.fields[name].label or name.replace('_', ' ')}: {message}"
         if name in form.fields
@@ -143,7 +145,8 @@ def form_error(form: Any) -> DomainError:
         for name, errors in form.errors.items()
         for message in errors
     )
-    return DomainError(text, code="invalid_request")
+    named = [(codes or {})[name] for name in form.errors if name in (codes or {})]
+    return DomainError(text, code=named[0] if named else "invalid_request")
 
 
 @contextmanager

@@ -236,7 +236,7 @@ class QuarantineNewView(OperatorRequiredMixin, View):
         draft = {name: request.POST.get(name, "") for name in ("reason", "ends_at", "confirm")}
         error: DomainError | None = None
         if not form.is_valid():
-            error = form_error(form)
+            error = form_error(form, {"reason": "reason_required", "ends_at": "invalid_ends_at"})
         elif not form.confirmed():
             error = DomainError(
                 f"Type the name {target} exactly to confirm.", code="confirmation_mismatch"

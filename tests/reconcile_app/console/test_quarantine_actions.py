@@ -4,6 +4,7 @@ until the task has applied, lifting, the history, and who may."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -46,6 +47,14 @@ def test_a_reason_is_required(operator_browser, estate, reason):
     response = create(operator_browser, reason=reason)
     assert response.status_code == 400
     assert "reason_required" in response.content.decode()
+    assert not Quarantine.objects.exists()
+
+
+@pytest.mark.parametrize("ends_at", ["tomorrow", "2026-13-45T99:99"])
+def test_an_end_time_that_is_no_time_is_marked_on_its_field(operator_browser, estate, ends_at):
+    body = create(operator_browser, ends_at=ends_at).content.decode()
+    assert 'data-code="invalid_ends_at"' in body or ">invalid_ends_at<" in body
+    assert re.search(r'id="quarantine-ends-at"[^>]*aria-invalid="true"', body)
     assert not Quarantine.objects.exists()
 
 

@@ -19,6 +19,7 @@ from config.database import database_settings
 from config.env import env_bool, env_int, env_list, env_rate, env_str, env_timezone
 from config.logs import logging_settings
 from config.queues import TASK_QUEUES, TASK_ROUTES
+from config.schedule import beat_schedule
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -349,29 +350,10 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-# A scheduled sweep not taken within ten of its periods is dropped (`expires`): workers back
-# after an outage find ten identical sweeps queued, not hundreds; a queue merely busy (the
-# effects sweep shares `readbacks`) still gets to one well before it expires.
-SCHEDULED_TASK_EXPIRES_PERIODS = 10
-
-
-def _every(seconds: float, task: str) -> dict[str, object]:
-    expires = SCHEDULED_TASK_EXPIRES_PERIODS * seconds
-    return {"task": task, "schedule": seconds, "options": {"expires": expires}}
-
-
-_sweep_every = float(env_int("SWEEP_EFFECTS_EVERY_SECONDS", 30))
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
-    "sweep-effects": _every(_sweep_every, "reconcile_app.tasks.effects_sweep_task"),
-    "sweep-bulk-jobs": _every(_sweep_every, "reconcile_app.tasks.bulk_jobs_sweep_task"),
-    "sweep-lost-work": _every(60.0, "reconcile_app.tasks.lost_work_sweep_task"),
-    "fail-abandoned-drill-runs": _every(60.0, "drills_app.tasks.drill_runs_abandoned_fail_task"),
-    "expire-quarantines": _every(60.0, "reconcile_app.tasks.quarantines_expire_task"),
-    "expire-memories": _every(
-        float(env_int("EXPIRE_MEMORIES_EVERY_SECONDS", 900)),
-        "reconcile_app.tasks.memories_expire_task",
-    ),
-}
+CELERY_BEAT_SCHEDULE = beat_schedule(
+    sweep_effects_every=float(env_int("SWEEP_EFFECTS_EVERY_SECONDS", 30)),
+    expire_memories_every=float(env_int("EXPIRE_MEMORIES_EVERY_SECONDS", 900)),
+)
 
 # --- Reconcile ------------------------------------------------------------------------------
 RECONCILE_ADAPTERS = {

@@ -15,6 +15,7 @@ from reconcile_app.console.views import (
     evidence,
     facts,
     habits,
+    jobs,
     memories,
     overview,
     promotions,
@@ -142,8 +143,8 @@ urlpatterns = [
     # Outside `effects/`: every segment there may be an idempotency key ("bulk" included),
     # and the effect with that key keeps its page at `effects/bulk/`.
     path("bulk/effects/", bulk.BulkPreviewView.as_view(), name="console-effects-bulk"),
-    path("jobs/<str:job_id>/", bulk.JobDetailView.as_view(), name="console-job"),
-    path("jobs/<str:job_id>/cancel/", bulk.JobCancelView.as_view(), name="console-job-cancel"),
+    path("jobs/<str:job_id>/", jobs.JobDetailView.as_view(), name="console-job"),
+    path("jobs/<str:job_id>/cancel/", jobs.JobCancelView.as_view(), name="console-job-cancel"),
     path(
         "effects/<path:key>/status/",
         effects.EffectStatusView.as_view(),

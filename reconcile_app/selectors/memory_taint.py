@@ -6,10 +6,11 @@ a suggested memory downstream of one is not promoted into force (`promotion_sett
 page says why, so that a reviewer never approves a belief whose grounds were withdrawn.
 
 A memory's grounds are what it names in `derived_from`, not the record it supersedes: the
-lineage draws that edge as a derivation too, but the successor replaces the record rather
-than being made from it (as a correction is not made from the entry it replaces). Walked,
-it carried the superseded record's corrections onto its replacement, and the very
-suggestion the refusal asks for — one made from what holds now — was refused in turn.
+successor replaces the record rather than being made from it (as a correction is not made
+from the entry it replaces), and the lineage draws that edge as an invalidation, which walks
+do not follow. Walked, it carried the superseded record's corrections onto its replacement,
+and the very suggestion the refusal asks for — one made from what holds now — was refused
+in turn.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from reconcile_app.limits import MAX_REASON_CHARACTERS
 from reconcile_app.models import MemoryRecord
 from reconcile_app.roles import is_staff_role
 from reconcile_app.selectors.ledger import promotion_escalation_id
+from reconcile_app.selectors.memory_taint import corrections_upstream
 
 
 class EvidenceInput(serializers.Serializer):
@@ -116,6 +117,29 @@ class MemoryOutput(serializers.Serializer):
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_promotion_escalation_id(self, record: MemoryRecord) -> str | None:
         return promotion_escalation_id(record)
+
+
+class GroundCorrectedOutput(serializers.Serializer):
+    evidence_id = serializers.CharField(help_text="the entry the memory derives from")
+    correction_id = serializers.CharField(help_text="the correction that withdrew it")
+
+
+class MemoryDetailOutput(MemoryOutput):
+    """One memory with what has become of its grounds since it was written."""
+
+    grounds_corrected = serializers.SerializerMethodField(
+        help_text="corrections of the evidence the memory derives from (directly or through "
+        "the snapshots and memories it was made from), oldest first: its grounds were "
+        "withdrawn since. Empty when none was. Its status does not change: claims are "
+        "checked against the owners' state whatever a memory rests on."
+    )
+
+    @extend_schema_field(GroundCorrectedOutput(many=True))
+    def get_grounds_corrected(self, record: MemoryRecord) -> list[dict[str, str]]:
+        return [
+            {"evidence_id": found.evidence_id, "correction_id": found.correction_id}
+            for found in corrections_upstream(record)
+        ]
 
 
 class ResolveContradictionInput(serializers.Serializer):

@@ -14,7 +14,13 @@ from rest_framework.response import Response
 from reconcile_app.api.epoch_views import EpochPinnedMixin
 from reconcile_app.api.openapi import api_operation, identifier_path
 from reconcile_app.api.permissions import AgentOrOperatorWrites
-from reconcile_app.api.serializers import EvidenceInput, EvidenceOutput, MemoryInput, MemoryOutput
+from reconcile_app.api.serializers import (
+    EvidenceInput,
+    EvidenceOutput,
+    MemoryDetailOutput,
+    MemoryInput,
+    MemoryOutput,
+)
 from reconcile_app.filtersets import EvidenceFilterSet, MemoryFilterSet
 from reconcile_app.models import EvidenceEntry, MemoryRecord
 from reconcile_app.request_id import request_id_of
@@ -167,14 +173,15 @@ class MemoryListView(EpochPinnedMixin, generics.ListAPIView):
         operation_id="memory_get",
         summary="Get a memory",
         tag="memories",
-        description="One memory record, every field, with its status.",
+        description="One memory record, every field, with its status and the corrections of "
+        "its grounds since it was written (`grounds_corrected`).",
         parameters=[identifier_path("memory_id")],
         problems={404: ["memory_not_found"]},
     )
 )
 class MemoryDetailView(generics.RetrieveAPIView):
     permission_classes = [AgentOrOperatorWrites]
-    serializer_class = MemoryOutput
+    serializer_class = MemoryDetailOutput
 
     def get_object(self) -> MemoryRecord:
         return memory_get(user=self.request.user, memory_id=self.kwargs["memory_id"])

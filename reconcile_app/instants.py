@@ -41,6 +41,10 @@ def instant_from_text(raw: str | None, name: str) -> datetime | None:
     if raw is None or raw == "":
         return None
     try:
+        if "T" not in raw.upper() and " " not in raw:
+            # parse_datetime reads "2026-12-06" as its midnight; a question about a day is a
+            # date parameter's (`on`), and midnight where was never said.
+            raise ValueError("a date alone is no time: give the time and offset too")
         parsed = parse_datetime(raw)
         if parsed is None:
             raise ValueError("not an RFC 3339 time")

@@ -178,6 +178,8 @@ def test_an_as_of_question_writes_nothing(registry, agent):
     [
         ("last tuesday", ON, 400, "invalid_parameter"),
         ("2026-09-30T25:00:00Z", ON, 400, "invalid_parameter"),
+        # A day is `on`'s question; as_of's midnight in which zone was never said.
+        ("2026-09-30", ON, 400, "invalid_parameter"),
         ("2999-01-01T00:00:00Z", ON, 422, "as_of_in_future"),
         ("2026-09-30T12:00:00Z", "30/09/2026", 400, "invalid_date"),
     ],

@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
-from reconcile_client import ReconcileClient, Snapshot
+from reconcile_client import Evidence, Memory, ReconcileClient, Snapshot
 
 from reconcile_app.services.evidence import evidence_append
 from sandbox_app.models import SandboxEffect
@@ -81,6 +82,30 @@ class Served:
         sandbox_record_write(
             source=source, subject=subject or self.subject, field=field, value=value
         )
+
+    def complaint_remembered(
+        self, client: ReconcileClient, **entry: Any
+    ) -> tuple[Evidence, Memory]:
+        """The case ledger says a complaint is open (attested through `client`), and the agent
+        remembers it, made from that entry."""
+        attested = client.attest(
+            kind="observation",
+            subject=self.subject,
+            field="complaint_status",
+            value="open",
+            source="case-ledger",
+            observed_at=datetime.now(UTC) - timedelta(minutes=1),
+            **entry,
+        )
+        memory = client.remember(
+            memory_class="episodic",
+            subject=self.subject,
+            purpose="collections",
+            field="complaint_status",
+            value="open",
+            derived_from=[attested.evidence_id],
+        )
+        return attested, memory
 
     def executions(self, key: str) -> int:
         """How many times the owner's own ledger saw this key: the duplicate-effect oracle."""

@@ -284,22 +284,7 @@ def test_a_model_follows_its_escalation_and_finds_its_memories_through_tools(
     served: Served, reviewer: Persona
 ) -> None:
     with served.client() as rc:
-        entry = rc.attest(
-            kind="observation",
-            subject=served.subject,
-            field="complaint_status",
-            value="open",
-            source="case-ledger",
-            observed_at=datetime.now(UTC) - timedelta(minutes=1),
-        )
-        memory = rc.remember(
-            memory_class="episodic",
-            subject=served.subject,
-            purpose="collections",
-            field="complaint_status",
-            value="open",
-            derived_from=[entry.evidence_id],
-        )
+        _, memory = served.complaint_remembered(rc)
     served.owner_writes("open", field="complaint_status")  # the contract now escalates
     ask = {
         "subject": served.subject,

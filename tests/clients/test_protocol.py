@@ -118,22 +118,8 @@ def test_the_other_calls_an_agent_makes(served: Served, rc: ReconcileClient) -> 
         (item.decision_class, item.active_version) for item in me.decision_classes
     }
 
-    entry = rc.attest(
-        kind="observation",
-        subject=served.subject,
-        field="complaint_status",
-        value="open",
-        source="case-ledger",
-        observed_at=datetime.now(UTC) - timedelta(minutes=1),
-        note="The customer said on the phone that a complaint is open.",
-    )
-    memory = rc.remember(
-        memory_class="episodic",
-        subject=served.subject,
-        purpose="collections",
-        field="complaint_status",
-        value="open",
-        derived_from=[entry.evidence_id],
+    entry, memory = served.complaint_remembered(
+        rc, note="The customer said on the phone that a complaint is open."
     )
     assert [found.memory_id for found in rc.memories(subject=served.subject)] == [memory.memory_id]
 

@@ -8,26 +8,12 @@ import pytest
 
 from lineage_app.models import Edge
 from tests.migrations import migrated_back_to
-from tests.reconcile_app.effects.conftest import SUBJECT, collectible  # noqa: F401
+from tests.reconcile_app.effects.conftest import collectible, remember_collect  # noqa: F401
 
 BEFORE = [("reconcile_app", "0032_activation_attempts")]
 
 
-def remember(agent, derived_from: list[str], **extra: str) -> str:
-    response = agent.post(
-        "/api/v1/memories",
-        {
-            "memory_class": "episodic",
-            "subject": SUBJECT,
-            "purpose": "collections",
-            "field": "collections_status",
-            "value": "collect",
-            "derived_from": derived_from,
-            **extra,
-        },
-    )
-    assert response.status_code == 201, response.content
-    return str(response.json()["memory_id"])
+remember = remember_collect
 
 
 def links(src: str, dst: str) -> set[str]:

@@ -10,7 +10,7 @@ from django.utils import timezone
 from reconcile_app.api.serializers import CorrectionReviewOutput
 from reconcile_app.models import Correction, EvidenceEntry, SnapshotTaint
 from reconcile_app.services.evidence import evidence_append
-from tests.reconcile_app.effects.conftest import SUBJECT, reconcile
+from tests.reconcile_app.effects.conftest import SUBJECT, reconcile, remember_collect
 from tests.reconcile_app.lineage_chain import (  # noqa: F401 (a fixture)
     chain_with_memory,
     collectible,
@@ -183,20 +183,7 @@ def test_a_decision_recalling_the_memory_that_superseded_one_on_the_corrected_en
     evidence, is outside the correction of the predecessor's grounds."""
 
     def remember(derived_from: str, **extra: str) -> str:
-        response = agent.post(
-            "/api/v1/memories",
-            {
-                "memory_class": "episodic",
-                "subject": SUBJECT,
-                "purpose": "collections",
-                "field": "collections_status",
-                "value": "collect",
-                "derived_from": [derived_from],
-                **extra,
-            },
-        )
-        assert response.status_code == 201, response.content
-        return str(response.json()["memory_id"])
+        return remember_collect(agent, [derived_from], **extra)
 
     older = remember("ev-collect")
     recheck = evidence_append(

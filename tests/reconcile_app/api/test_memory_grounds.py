@@ -4,23 +4,13 @@ on), but an agent or an auditor reading it learns it rests on withdrawn evidence
 
 from __future__ import annotations
 
-from tests.reconcile_app.effects.conftest import SUBJECT, collectible  # noqa: F401
+from tests.reconcile_app.effects.conftest import (  # noqa: F401
+    SUBJECT,
+    collectible,
+    remember_collect,
+)
 
-
-def remember(agent, derived_from: list[str]) -> str:
-    response = agent.post(
-        "/api/v1/memories",
-        {
-            "memory_class": "episodic",
-            "subject": SUBJECT,
-            "purpose": "collections",
-            "field": "collections_status",
-            "value": "collect",
-            "derived_from": derived_from,
-        },
-    )
-    assert response.status_code == 201, response.content
-    return str(response.json()["memory_id"])
+remember = remember_collect
 
 
 def test_a_memory_on_corrected_evidence_names_the_correction(collectible, agent, operator):

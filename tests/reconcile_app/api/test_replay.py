@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -65,6 +66,21 @@ def test_as_recorded_replay_is_exact(collectible, agent, scenario):
     assert result["unavailable_sources"] == []
 
 
+def later_says_hold(**entry: Any) -> None:
+    """After the decision the owner moves the account to hold and the case ledger says so."""
+    sandbox_record_write(
+        source="case-service", subject=SUBJECT, field="collections_status", value="hold"
+    )
+    evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="hold",
+        source="case-ledger",
+        **entry,
+    )
+
+
 def test_wednesday_replay_never_sees_thursdays_correction(collectible, agent, operator):
     snapshot = reconcile(agent)
     assert snapshot["decision"]["result"] == "allow"
@@ -87,17 +103,7 @@ def test_wednesday_replay_never_sees_thursdays_correction(collectible, agent, op
 def test_corrected_replay_ignores_facts_observed_after_the_decision(collectible, agent):
     snapshot = reconcile(agent)
     # Evidence recorded later about a later moment is not a correction of that decision.
-    sandbox_record_write(
-        source="case-service", subject=SUBJECT, field="collections_status", value="hold"
-    )
-    evidence_append(
-        kind="observation",
-        subject=SUBJECT,
-        field="collections_status",
-        value="hold",
-        source="case-ledger",
-        observed_at=ago(seconds=-5) + timedelta(),
-    )
+    later_says_hold(observed_at=ago(seconds=-5) + timedelta())
     corrected = replay(agent, snapshot["snapshot_id"], "corrected")
     assert corrected["exact"] is True
 
@@ -109,18 +115,7 @@ def test_corrected_replay_ignores_a_later_observation_that_supersedes_its_suppor
     # The account left collections after the decision: a routine observation that replaces
     # the entry the decision rested on. It says nothing about what held then, so it is no
     # correction of that decision (and taints nothing).
-    sandbox_record_write(
-        source="case-service", subject=SUBJECT, field="collections_status", value="hold"
-    )
-    evidence_append(
-        kind="observation",
-        subject=SUBJECT,
-        field="collections_status",
-        value="hold",
-        source="case-ledger",
-        observed_at=ago(seconds=-5),
-        supersedes="ev-collect",
-    )
+    later_says_hold(observed_at=ago(seconds=-5), supersedes="ev-collect")
     corrected = replay(agent, snapshot["snapshot_id"], "corrected")
     assert corrected["differences"] == []
     assert corrected["exact"] is True

@@ -47,6 +47,25 @@ def case_ledger_says_collect(observed_at: datetime, subject: str = SUBJECT, **ex
     )
 
 
+def remember_collect(agent: Any, derived_from: list[str], **extra: str) -> str:
+    """The agent remembers the account in standard collections, made from `derived_from`;
+    the new memory's id."""
+    response = agent.post(
+        "/api/v1/memories",
+        {
+            "memory_class": "episodic",
+            "subject": SUBJECT,
+            "purpose": "collections",
+            "field": "collections_status",
+            "value": "collect",
+            "derived_from": derived_from,
+            **extra,
+        },
+    )
+    assert response.status_code == 201, response.content
+    return str(response.json()["memory_id"])
+
+
 def owner_timeout_set(name: str, timeout_ms: int) -> Source:
     """How long the product waits on the source's owner (the sandbox's latency faults end
     there as a timeout, as an HTTP owner's would)."""

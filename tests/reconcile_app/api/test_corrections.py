@@ -9,8 +9,12 @@ from django.utils import timezone
 
 from reconcile_app.api.serializers import CorrectionReviewOutput
 from reconcile_app.models import Correction, EvidenceEntry, SnapshotTaint
-from reconcile_app.services.evidence import evidence_append
-from tests.reconcile_app.effects.conftest import SUBJECT, reconcile, remember_collect
+from tests.reconcile_app.effects.conftest import (
+    SUBJECT,
+    case_ledger_says_collect,
+    reconcile,
+    remember_collect,
+)
 from tests.reconcile_app.lineage_chain import (  # noqa: F401 (a fixture)
     chain_with_memory,
     collectible,
@@ -149,15 +153,7 @@ def test_a_decision_on_the_entry_that_superseded_the_corrected_one_is_not_tainte
     """Superseding is invalidation, not derivation: what was decided on the newer entry was
     decided on the corrected value, and the correction of the older one leaves it alone."""
     used_old = reconcile(agent)
-    newer = evidence_append(
-        kind="observation",
-        subject=SUBJECT,
-        field="collections_status",
-        value="collect",
-        source="case-ledger",
-        observed_at=timezone.now() - timedelta(minutes=5),
-        supersedes="ev-collect",
-    )
+    newer = case_ledger_says_collect(timezone.now() - timedelta(minutes=5), supersedes="ev-collect")
     used_new = reconcile(agent)
     assert [entry["evidence_id"] for entry in used_new["evidence_manifest"]] == [newer.evidence_id]
 
@@ -186,14 +182,7 @@ def test_a_decision_recalling_the_memory_that_superseded_one_on_the_corrected_en
         return remember_collect(agent, [derived_from], **extra)
 
     older = remember("ev-collect")
-    recheck = evidence_append(
-        kind="observation",
-        subject=SUBJECT,
-        field="collections_status",
-        value="collect",
-        source="case-ledger",
-        observed_at=timezone.now() - timedelta(minutes=5),
-    )
+    recheck = case_ledger_says_collect(timezone.now() - timedelta(minutes=5))
     newer = remember(recheck.evidence_id, supersedes=older)
     response = agent.post(
         "/api/v1/reconcile",

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pytest
 
 from reconcile_app.services.evidence import evidence_append
-from sandbox_app.services import sandbox_fault_add, sandbox_record_write
+from sandbox_app.services import sandbox_fault_add
 from tests.conftest import ago
-from tests.reconcile_app.effects.conftest import SUBJECT, collectible, reconcile  # noqa: F401
+from tests.reconcile_app.effects.conftest import (  # noqa: F401
+    SUBJECT,
+    account_goes_on_hold,
+    collectible,
+    reconcile,
+)
 
 
 def replay(persona, snapshot_id: str, mode: str = "as_recorded"):
@@ -66,19 +70,7 @@ def test_as_recorded_replay_is_exact(collectible, agent, scenario):
     assert result["unavailable_sources"] == []
 
 
-def later_says_hold(**entry: Any) -> None:
-    """After the decision the owner moves the account to hold and the case ledger says so."""
-    sandbox_record_write(
-        source="case-service", subject=SUBJECT, field="collections_status", value="hold"
-    )
-    evidence_append(
-        kind="observation",
-        subject=SUBJECT,
-        field="collections_status",
-        value="hold",
-        source="case-ledger",
-        **entry,
-    )
+later_says_hold = account_goes_on_hold
 
 
 def test_wednesday_replay_never_sees_thursdays_correction(collectible, agent, operator):

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from reconcile_app.models import Effect, Source
+from reconcile_app.models import Effect, EvidenceEntry, Source
 from reconcile_app.services.evidence import evidence_append
 from sandbox_app.services import sandbox_record_write
 from tests.conftest import COLLECTIONS, ago
@@ -34,9 +34,11 @@ def collectible(estate):
     case_ledger_says_collect(ago(minutes=20), evidence_id="ev-collect")
 
 
-def case_ledger_says_collect(observed_at: datetime, subject: str = SUBJECT, **extra: Any) -> None:
+def case_ledger_says_collect(
+    observed_at: datetime, subject: str = SUBJECT, **extra: Any
+) -> EvidenceEntry:
     """The case ledger's observation that the account is in standard collections."""
-    evidence_append(
+    return evidence_append(
         kind="observation",
         subject=subject,
         field="collections_status",
@@ -44,6 +46,21 @@ def case_ledger_says_collect(observed_at: datetime, subject: str = SUBJECT, **ex
         source="case-ledger",
         observed_at=observed_at,
         **extra,
+    )
+
+
+def account_goes_on_hold(**entry: Any) -> None:
+    """The owner moves the account to a hardship hold and the case ledger observes it."""
+    sandbox_record_write(
+        source="case-service", subject=SUBJECT, field="collections_status", value="hold"
+    )
+    evidence_append(
+        kind="observation",
+        subject=SUBJECT,
+        field="collections_status",
+        value="hold",
+        source="case-ledger",
+        **entry,
     )
 
 

@@ -15,7 +15,7 @@ from reconcile_app.services.evidence import evidence_append
 from sandbox_app.models import SandboxEffect, SandboxRecord
 from sandbox_app.services import sandbox_record_write
 from tests.conftest import ago
-from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
+from tests.reconcile_app.effects.conftest import SUBJECT, account_goes_on_hold, commit, reconcile
 
 COMPENSATE = {
     "action": "retain_manual_review",
@@ -88,17 +88,7 @@ def test_compensation_is_audited_on_both_effects_with_the_reason(applied, operat
 
 def test_compensation_the_policy_does_not_allow_is_refused(applied, operator):
     # Hardship since: the policy denies any action on the account.
-    sandbox_record_write(
-        source="case-service", subject=SUBJECT, field="collections_status", value="hold"
-    )
-    evidence_append(
-        kind="observation",
-        subject=SUBJECT,
-        field="collections_status",
-        value="hold",
-        source="case-ledger",
-        observed_at=ago(seconds=1),
-    )
+    account_goes_on_hold(observed_at=ago(seconds=1))
     before = owner_value()
     response = operator.post("/api/v1/effects/r-1/compensate", COMPENSATE)
     assert (response.status_code, response.json()["code"]) == (403, "decision_not_allowed")

@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -28,6 +29,7 @@ SOURCE = "case-service"
 FIELD = "collections_status"
 RELEASE = "release_collections_hold"
 RETAIN = "retain_manual_review"
+CLIENT_SOURCE = Path(__file__).resolve().parents[2] / "clients" / "python" / "src"
 
 
 @dataclass
@@ -154,6 +156,8 @@ def rc(served: Served) -> Iterator[ReconcileClient]:
 def client_env(served: Served, key: str | None = None) -> dict[str, str]:
     """The environment a subprocess (the MCP server, the example agent) runs with."""
     return {
+        # The client of this checkout, whichever one the environment installed.
+        "PYTHONPATH": str(CLIENT_SOURCE),
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", ""),
         "RECONCILE_URL": served.url,

@@ -267,14 +267,18 @@ async def escalation_through_tools(
     )
     seen: dict[str, Any] = {}
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+        started = await session.initialize()
+        listed = {tool.name: tool.description for tool in (await session.list_tools()).tools}
+        seen["taught"] = {"instructions": started.instructions, "commit": listed["commit_effect"]}
         waiting = ok(await session.call_tool("reconcile", ask))
         seen["waiting"] = waiting
         asked = {"escalation_id": waiting["escalation_id"]}
         seen["open"] = ok(await session.call_tool("escalation_status", asked))
         await asyncio.to_thread(decide, waiting["escalation_id"])
         seen["approved"] = ok(await session.call_tool("escalation_status", asked))
-        seen["again"] = ok(await session.call_tool("reconcile", ask))
+        seen["again"] = again = ok(await session.call_tool("reconcile", ask))
+        commit = {"snapshot_id": again["snapshot_id"], "action": RELEASE, "resulting_value": "x"}
+        seen["committed"] = ok(await session.call_tool("commit_effect", commit))
         seen["not_there"] = await session.call_tool("escalation_status", {"escalation_id": "e-0"})
         seen["memories"] = ok(await session.call_tool("list_memories", {"subject": served.subject}))
     return seen
@@ -310,6 +314,12 @@ def test_a_model_follows_its_escalation_and_finds_its_memories_through_tools(
     assert seen["approved"]["decided_by"] == reviewer.name
     assert seen["again"]["escalation_id"] == seen["waiting"]["escalation_id"]
     assert RELEASE in seen["again"]["actions"]
+    # The approved `escalate` snapshot is committed, as the texts the model read allow: they
+    # told it to commit only on `allow`, which this snapshot's decision never becomes.
+    assert seen["again"]["decision"]["result"] == "escalate"
+    assert seen["committed"]["approved_by"] == reviewer.name
+    for taught in seen["taught"].values():
+        assert "approved" in taught and "decision is `allow` and" not in taught, taught
     missing = seen["not_there"]
     assert missing.isError and structured(missing)["status"] == 404
     assert [found["memory_id"] for found in seen["memories"]["results"]] == [memory.memory_id]

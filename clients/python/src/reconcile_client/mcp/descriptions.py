@@ -9,9 +9,10 @@ INSTRUCTIONS = """\
 Reconcile is the boundary between you and the systems you act on. Memory may advise; state
 must authorise. Before any action with consequences: call `reconcile` (your remembered
 beliefs go in `claims`, where they are checked, never trusted), act only if the snapshot's
-decision is `allow` and its `actions` map lists your action, then `commit_effect` with that
-snapshot. An `unknown` outcome means nobody knows yet whether it happened: ask
-`effect_status` with the same idempotency_key; never commit it again under a new key."""
+`actions` map lists your action (a decision `allow`, or an `escalate` whose escalation a
+person approved: see `escalation_status`), then `commit_effect` with that snapshot. An
+`unknown` outcome means nobody knows yet whether it happened: ask `effect_status` with the
+same idempotency_key; never commit it again under a new key."""
 
 RECONCILE = """\
 Ask for a decision before acting. Reads the current state from each fact's owner, checks your
@@ -21,10 +22,12 @@ alone. Claims never authorise anything: a confirmed claim only tells you your me
 Returns the snapshot: `decision.result` (allow | deny | escalate | refuse, with `reasons`),
 `fields` (value and version per field), `claims` (a verdict per claim) and `actions` (for each
 action it authorises: `field`, `if_match`, `commit_deadline`). Commit only what `actions`
-lists, before its deadline; on deny or refuse, do not act; on escalate, a person decides."""
+lists, before its deadline; on deny or refuse, do not act; on escalate, a person decides
+(`escalation_status`): once approved, reconcile again and commit what that snapshot lists."""
 
 COMMIT = """\
-Commit an action the snapshot allows (decision `allow`, action listed in its `actions`). The
+Commit an action the snapshot authorises: one its `actions` lists (decision `allow`, or
+`escalate` once a person approved the escalation; its decision stays `escalate`). The
 If-Match is the snapshot's `actions[action].if_match` (taken from the snapshot when you leave
 `if_match` out); the idempotency_key is made for you when absent and returned: keep it. A lost
 answer is retried with the same key only. The answer's `status`: `accepted` (receipt), or

@@ -289,3 +289,27 @@ def test_a_retry_throttled_or_unavailable_after_a_loss_asks_again(not_yet: Answe
     down = answer(503, {"code": "owner_unavailable"})
     with pytest.raises(errors.OwnerUnavailable):
         commit(Driver([lost, down]))
+
+
+def test_an_owners_receipt_is_read_with_what_it_says_and_nothing_more() -> None:
+    """The receipt is the owner's own body, passed through as stored: the server takes it as
+    proof with the key, subject, field and resulting_version alone (the schema's receipt_id
+    is optional), and never checks its other members. A receipt without `receipt_id`, or with
+    a `committed_at` in the owner's own form, made every read of the effect raise KeyError or
+    ValueError: the agent could neither see its commit nor wait for it."""
+    receipt = {
+        "idempotency_key": "k-1",
+        "subject": "account-17",
+        "field": "collections_status",
+        "resulting_version": 43,
+        "committed_at": 1733520000,
+    }
+    effect = commit(Driver([answer(201, {**EFFECT, "receipt": receipt})]))
+    assert effect.receipt is not None
+    assert (effect.receipt.receipt_id, effect.receipt.resulting_version) == (None, 43)
+    assert effect.receipt.committed_at is None  # not a time: kept in `.raw` as sent
+    assert effect.receipt.raw["committed_at"] == 1733520000
+    stamped = {**receipt, "receipt_id": "r-9", "committed_at": "2026-12-06T21:00:00Z"}
+    again = Effect.from_json({**EFFECT, "receipt": stamped})
+    assert again.receipt is not None and again.receipt.receipt_id == "r-9"
+    assert again.receipt.committed_at is not None and again.receipt.committed_at.hour == 21

@@ -20,6 +20,17 @@ def instant(value: Any) -> datetime | None:
     return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
 
 
+def owner_instant(value: Any) -> datetime | None:
+    """A time an owner system wrote in its own answer (a receipt's `committed_at`), which the
+    server passes through unchecked: None when it is not an RFC 3339 time, as `.raw` keeps it."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return instant(value)
+    except ValueError:
+        return None
+
+
 def day(value: Any) -> date | None:
     return date.fromisoformat(str(value)) if value is not None else None
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from reconcile_client.models._parse import OWN, Json, instant
+from reconcile_client.models._parse import OWN, Json, instant, owner_instant
 
 EffectStatus = Literal[
     "recorded",
@@ -28,9 +28,14 @@ FINAL_EFFECT_STATUSES: frozenset[str] = frozenset(
 
 @dataclass(frozen=True)
 class Receipt:
-    """The owner's receipt for an executed command (its own idempotency key, new version)."""
+    """The owner's receipt for an executed command (its own idempotency key, new version).
 
-    receipt_id: str
+    It is the owner's own body, passed through as stored: the server takes it as proof with
+    the key, subject, field and `resulting_version`, and checks nothing else of it (an owner
+    may leave out `receipt_id`, or write `committed_at` in a form of its own: None here, as
+    sent in `.raw`)."""
+
+    receipt_id: str | None
     resulting_version: int | None
     idempotency_key: str | None = None
     subject: str | None = None
@@ -38,18 +43,20 @@ class Receipt:
     action: str | None = None
     resulting_value: Any = None
     committed_at: datetime | None = None
+    raw: Json = dataclasses.field(default_factory=dict, repr=False, compare=False, metadata=OWN)
 
     @classmethod
     def from_json(cls, data: Json) -> Receipt:
         return cls(
-            receipt_id=str(data["receipt_id"]),
+            receipt_id=_str_or_none(data.get("receipt_id")),
             resulting_version=data.get("resulting_version"),
             idempotency_key=data.get("idempotency_key"),
             subject=data.get("subject"),
             field=data.get("field"),
             action=data.get("action"),
             resulting_value=data.get("resulting_value"),
-            committed_at=instant(data.get("committed_at")),
+            committed_at=owner_instant(data.get("committed_at")),
+            raw=data,
         )
 
 
@@ -156,3 +163,7 @@ class Effect:
             if event.kind == "readback" and isinstance(event.detail, Mapping):
                 return event.detail
         return None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return str(value) if value is not None else None

@@ -85,6 +85,11 @@ def _one_of(keys: list[Any] | None, filters: dict[str, Any] | None) -> None:
 def _clean_keys(keys: list[Any]) -> list[str]:
     if not isinstance(keys, list) or not all(isinstance(key, str) and key for key in keys):
         raise ValidationFailed("`keys` must be a list of non-empty strings", code="invalid_keys")
+    if any("\x00" in key for key in keys):
+        # The console's posted preview reads keys from the form as they came (JSON bodies
+        # already refuse a NUL); PostgreSQL refuses one in any text it compares, and no
+        # idempotency key holds one.
+        raise ValidationFailed("a key holds a NUL character", code="invalid_keys")
     unique = list(dict.fromkeys(keys))
     if not unique:
         raise ValidationFailed("`keys` is empty: nothing to act on", code="nothing_matched")

@@ -29,3 +29,15 @@ def test_a_posted_preview_shows_the_ticked_rows_and_starts_nothing(three, operat
     )
     assert confirmed.status_code == 302
     assert BulkJob.objects.get().count == 3
+
+
+def test_a_nul_in_a_posted_key_is_refused_not_a_server_error(three, operator_browser):
+    # The posted preview reads its keys from the form as they came; PostgreSQL refuses a NUL
+    # in any text it compares (a 500), and no idempotency key holds one.
+    ticked = {"do": "readback", "scope": "selected", "key": [*three, "k\x00ey"], "preview": "1"}
+
+    preview = operator_browser.post(PREVIEW, ticked)
+
+    assert preview.status_code == 400
+    assert "a key holds a NUL character" in preview.content.decode()
+    assert not BulkJob.objects.exists()

@@ -21,6 +21,7 @@ from reconcile_app.choices import (
     EscalationStatus,
     EvidenceKind,
     MemoryStatus,
+    PrincipalKind,
     QuarantineScope,
     QuarantineStatus,
 )
@@ -183,11 +184,13 @@ class EscalationOutput(serializers.Serializer):
         if (
             request is not None
             and asker is not None
+            and asker.kind == PrincipalKind.AGENT
             and not is_staff_role(request.user)
             and asker.user_id != request.user.pk
         ):
             # A fact key's escalation reaches every agent that asks about the key; which
-            # other agent asked first is that agent's business.
+            # other agent asked first is that agent's business. A person who raised one (an
+            # operator asking the owner about this agent's effect) stays named.
             shown["requested_by"] = None
         return dict(shown)
 

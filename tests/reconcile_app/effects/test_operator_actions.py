@@ -157,3 +157,15 @@ def test_manual_success_is_accepted_then_proven_by_a_readback(
     assert effect.status == "verified"
     kinds = list(effect.events.values_list("kind", flat=True))
     assert kinds.index("manual_resolution") < kinds.index("readback")
+
+
+def test_the_effects_agent_reads_which_person_escalated_its_effect(unknown_effect, operator, agent):
+    # Only another agent's name is kept from an agent (docs/api.md, "Who reads what"): the
+    # person who asked the owner about this agent's effect is the one to talk to.
+    raised = operator.post(f"/api/v1/effects/{unknown_effect}/escalate", {"reason": "no answer"})
+    escalation_id = raised.json()["escalation_id"]
+
+    followed = agent.client.get(f"/api/v1/escalations/{escalation_id}")
+
+    assert followed.status_code == 200, followed.content
+    assert followed.json()["requested_by"] == raised.json()["requested_by"] == operator.name

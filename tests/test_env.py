@@ -156,6 +156,10 @@ def test_string_settings_left_empty_keep_their_defaults(tmp_path, monkeypatch):
         ("API_KEY_FAILURE_LIMIT", "0", "at least 1"),
         ("MAX_BODY_BYTES", "0", "at least 1024"),
         ("OWNER_TASK_SOFT_TIME_LIMIT", "3600", "at most 3540"),
+        # A period of 0 (or less) made each scheduled sweep expire as it was sent (`expires`
+        # is ten periods): the effects and bulk-job sweeps, or memory expiry, never ran.
+        ("SWEEP_EFFECTS_EVERY_SECONDS", "0", "at least 1"),
+        ("EXPIRE_MEMORIES_EVERY_SECONDS", "-5", "at least 1"),
     ],
 )
 def test_a_number_outside_its_bounds_refuses_to_start(tmp_path, name, raw, message):

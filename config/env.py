@@ -68,7 +68,8 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 # DRF's spelling of a rate (rest_framework.throttling.SimpleRateThrottle.parse_rate): a count,
 # then a period whose first letter is s, m, h or d ("1200/min", "5/s", "100/hour").
-_RATE = re.compile(r"[0-9]+/[smhd][a-z]*")
+# A count of 0 would answer every request 429.
+_RATE = re.compile(r"0*[1-9][0-9]*/[smhd][a-z]*")
 
 
 def env_rate(name: str, default: str) -> str:

@@ -101,7 +101,9 @@ def test_rate_settings_left_empty_keep_their_defaults(tmp_path, raw):
 
 
 @pytest.mark.parametrize("name", ["API_RATE", "API_ANON_RATE"])
-@pytest.mark.parametrize("raw", ["lots", "1200", "1200/fortnight", "-5/min", "ten/min"])
+@pytest.mark.parametrize(
+    "raw", ["lots", "1200", "1200/fortnight", "-5/min", "ten/min", "0/min", "000/s"]
+)
 def test_a_rate_setting_that_is_not_a_rate_refuses_to_start(tmp_path, name, raw):
     stderr = settings_refused(tmp_path, **{f"RECONCILE_{name}": raw})
 

@@ -15,4 +15,9 @@ class Migration(migrations.Migration):
             name='attempts',
             field=models.PositiveIntegerField(default=0),
         ),
+        migrations.AddField(
+            model_name='contractactivation',
+            name='attempt_started_at',
+            field=models.DateTimeField(blank=True, null=True),
+        ),
     ]

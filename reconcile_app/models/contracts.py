@@ -156,8 +156,10 @@ class ContractActivation(models.Model):
     requested_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
     # How often a worker has started the gates: a run that kills its worker (a crash in the
-    # CEL library, memory) is redelivered; counted in the database, the loop ends.
+    # CEL library, memory) is redelivered; counted in the database, the loop ends. The latest
+    # start's time holds off a second copy of the task while the first may still be running.
     attempts = models.PositiveIntegerField(default=0)
+    attempt_started_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-requested_at", "-id"]

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from reconcile_app.choices import ActivationStatus, ContractStatus, Role
@@ -129,6 +131,8 @@ def contract_activation_run(*, activation_id: str) -> ContractActivation:
     if activation.status != ActivationStatus.RUNNING:
         return activation
     started = _attempt_started(activation)
+    if started is None:
+        return activation  # another worker is running these gates, or has finished them
     if started > ACTIVATION_ATTEMPTS_MAX:
         return _activation_finish(
             activation,
@@ -155,10 +159,21 @@ def contract_activation_run(*, activation_id: str) -> ContractActivation:
     )
 
 
-def _attempt_started(activation: ContractActivation) -> int:
+def _attempt_started(activation: ContractActivation) -> int | None:
     """Count this start, committed before the gates run: a run that kills its worker leaves
-    the count behind it for the redelivery to read."""
-    ContractActivation.objects.filter(pk=activation.pk).update(attempts=F("attempts") + 1)
+    the count behind it for the redelivery to read. None when another start may still be
+    running the gates (begun within the task time limit, past which Celery has killed it):
+    a second copy of the task (the lost-work sweep re-queues one behind a busy queue) leaves
+    the run to it rather than counting as a lost worker."""
+    now = timezone.now()
+    free = Q(attempt_started_at__isnull=True) | Q(
+        attempt_started_at__lt=now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    )
+    taken = ContractActivation.objects.filter(
+        free, pk=activation.pk, status=ActivationStatus.RUNNING
+    ).update(attempts=F("attempts") + 1, attempt_started_at=now)
+    if not taken:
+        return None
     return ContractActivation.objects.values_list("attempts", flat=True).get(pk=activation.pk)
 
 

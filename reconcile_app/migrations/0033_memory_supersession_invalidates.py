@@ -46,10 +46,35 @@ def relabel(apps: Any, schema_editor: Any) -> None:
         edge_model.objects.filter(**link, relation=DERIVED).update(relation=INVALIDATED)
 
 
+def relabel_back(apps: Any, schema_editor: Any) -> None:
+    """For code before this migration, which walks supersession as a derivation: each
+    invalidation between a memory and its successor becomes the one derivation edge it was
+    (dropped where the successor is also derived from it: that edge already stands)."""
+    memory_model = apps.get_model("reconcile_app", "MemoryRecord")
+    edge_model = apps.get_model("lineage_app", "Edge")
+    successors = (
+        memory_model.objects.filter(supersedes__isnull=False)
+        .values_list("memory_id", "supersedes__memory_id")
+        .order_by("pk")
+    )
+    for successor, superseded in successors.iterator(CHUNK):
+        link = {
+            "src__kind": "memory",
+            "src__ref": superseded,
+            "dst__kind": "memory",
+            "dst__ref": successor,
+        }
+        invalidated = edge_model.objects.filter(**link, relation=INVALIDATED)
+        if edge_model.objects.filter(**link, relation=DERIVED).exists():
+            invalidated.delete()
+        else:
+            invalidated.update(relation=DERIVED)
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("reconcile_app", "0032_activation_attempts"),
         ("lineage_app", "0002_hot_path_indexes"),
     ]
 
-    operations = [migrations.RunPython(relabel, migrations.RunPython.noop)]
+    operations = [migrations.RunPython(relabel, relabel_back)]

@@ -41,3 +41,18 @@ def test_supersession_recorded_as_a_derivation_becomes_an_invalidation(collectib
     assert links(older, newer) == {"wasInvalidatedBy"}
     # Made from the record it supersedes as well: still derived, and now invalidated too.
     assert links(newer, made_from) == {"wasDerivedFrom", "wasInvalidatedBy"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migrating_back_draws_supersession_as_the_derivation_it_was(collectible, agent):
+    older = remember(agent, ["ev-collect"])
+    newer = remember(agent, ["ev-collect"], supersedes=older)
+    made_from = remember(agent, [f"memory:{newer}"], supersedes=newer)
+
+    with migrated_back_to(BEFORE):
+        # What the code before the migration walks: one derivation edge per successor.
+        assert links(older, newer) == {"wasDerivedFrom"}
+        assert links(newer, made_from) == {"wasDerivedFrom"}
+
+    assert links(older, newer) == {"wasInvalidatedBy"}
+    assert links(newer, made_from) == {"wasDerivedFrom", "wasInvalidatedBy"}

@@ -162,7 +162,9 @@ class ContradictionResolveView(OperatorRequiredMixin, View):
             response["HX-Trigger"] = json.dumps(
                 {
                     "contradiction-resolved": "",
-                    MESSAGE_EVENT: console_message("error", f"Not resolved by you: {error}."),
+                    MESSAGE_EVENT: console_message(
+                        "error", f"Not resolved by you: {error.rstrip('.')}."
+                    ),
                 }
             )
         return response

@@ -75,7 +75,10 @@ def test_a_review_class_creates_a_suggestion_and_its_promotion(agent, observed):
     assert memory["status"] == "suggested"
     escalation_id = memory["promotion_escalation_id"]
     assert escalation_id
-    assert agent.get(f"{MEMORIES}/{memory['memory_id']}").json() == memory
+    assert agent.get(f"{MEMORIES}/{memory['memory_id']}").json() == {
+        **memory,
+        "grounds_corrected": [],
+    }
     escalation = agent.get(f"{ESCALATIONS}/{escalation_id}").json()
     assert (escalation["code"], escalation["memory_id"], escalation["status"]) == (
         "promotion",

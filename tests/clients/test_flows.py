@@ -313,3 +313,24 @@ def test_an_owners_receipt_is_read_with_what_it_says_and_nothing_more() -> None:
     again = Effect.from_json({**EFFECT, "receipt": stamped})
     assert again.receipt is not None and again.receipt.receipt_id == "r-9"
     assert again.receipt.committed_at is not None and again.receipt.committed_at.hour == 21
+
+
+def test_a_server_error_on_a_commit_is_an_outcome_unknown_not_try_later() -> None:
+    """A 500 may come after the owner took the command: raised as ServerError ("try later"),
+    it invited a commit under a new key. The same key goes again, then the outcome is unknown
+    (ask `effect(key)`)."""
+    failed = answer(500, {"code": "internal_error", "detail": "Internal server error"})
+    replayed = answer(200, EFFECT, **{"Idempotent-Replayed": "true"})
+    driver = Driver([failed, replayed])
+    assert commit(driver).replayed
+    assert [request.headers["Idempotency-Key"] for request in driver.sent] == ["k-1"] * 2
+    with pytest.raises(errors.CommitOutcomeUnknown) as caught:
+        commit(Driver([failed, failed]), attempts=2)
+    assert caught.value.idempotency_key == "k-1" and "HTTP 500" in caught.value.detail
+
+
+def test_an_empty_idempotency_key_is_refused_not_replaced() -> None:
+    driver = Driver([])
+    with pytest.raises(errors.ValidationError) as caught:
+        commit(driver, key="")
+    assert caught.value.code == "invalid_identifier" and driver.sent == []

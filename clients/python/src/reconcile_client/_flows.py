@@ -110,7 +110,8 @@ def commit(
     if_match: str | None,
     attempts: int,
 ) -> Flow[Effect]:
-    key = idempotency_key or f"rc-{uuid.uuid4()}"
+    # An empty key is a key (refused below, as the server would), never a reason for a new one.
+    key = f"rc-{uuid.uuid4()}" if idempotency_key is None else idempotency_key
     try:
         return (
             yield from _commit_under(
@@ -133,7 +134,7 @@ def _commit_under(
     if_match: str | None,
     attempts: int,
 ) -> Flow[Effect]:
-    if not header_safe(key):
+    if not key or not header_safe(key):
         # An HTTP header cannot carry it (the server's rule too, docs/api.md "Input limits"):
         # refused here as the server would, not as an encoding error from the transport, nor
         # as a lost answer (httpx refuses a control character before sending anything, and a
@@ -204,9 +205,11 @@ def _backoff(attempt: int) -> float:
 
 def _gateway_lost(answer: Answer) -> bool:
     """A proxy's 502 or 504 (no problem+json of ours): the proxy lost the server's answer, or
-    gave up waiting for it. The request may have reached the server: as good as no answer."""
+    gave up waiting for it. A 500: the server failed part-way, perhaps after the owner took
+    the command. Either way the request may have had its effect: as good as no answer, and
+    only the same key may go again (the server answers from its record if there is one)."""
     coded = isinstance(answer.body, Mapping) and "code" in answer.body
-    return answer.status in (502, 504) and not coded
+    return answer.status == 500 or (answer.status in (502, 504) and not coded)
 
 
 def _not_yet(answer: Answer) -> bool:

@@ -35,9 +35,12 @@ from reconcile_app.selectors.metrics import MAX_WINDOW_HOURS, operational_metric
 
 
 def metrics_token() -> str:
-    """RECONCILE_METRICS_TOKEN (settings first, then the environment); empty means off."""
+    """RECONCILE_METRICS_TOKEN (settings first, then the environment); empty means off.
+    Without surrounding whitespace: a token read from a secret file ends in a newline, which
+    no Authorization header carries, so the scraper was refused with the right token."""
     configured = getattr(settings, "RECONCILE_METRICS_TOKEN", None)
-    return configured if configured is not None else env_str("METRICS_TOKEN", "")
+    token = configured if configured is not None else env_str("METRICS_TOKEN", "")
+    return str(token).strip()
 
 
 class MetricsScrape:

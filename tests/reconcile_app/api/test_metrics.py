@@ -274,6 +274,13 @@ def test_metrics_token_lets_a_scraper_in_without_an_account(db, settings):
     assert scrape(APIClient(), HTTP_AUTHORIZATION=lower).status_code == 200
 
 
+def test_a_token_set_with_its_newline_lets_the_scraper_in(db, settings):
+    # As read from a secret file: the header a scraper sends cannot end in a newline.
+    settings.RECONCILE_METRICS_TOKEN = " scrape-me-0123456789abcdef\n"
+    token = "Bearer scrape-me-0123456789abcdef"
+    assert scrape(APIClient(), HTTP_AUTHORIZATION=token).status_code == 200
+
+
 def test_a_scraper_with_the_token_is_not_throttled_as_anonymous_traffic(db, settings, monkeypatch):
     from rest_framework.settings import api_settings
 

@@ -9,6 +9,7 @@ person in a role reads the results, and the server refuses anyone else's POST wi
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib import messages
@@ -55,6 +56,7 @@ from drills_app.tables import (
 from reconcile_app.charts import figure_json
 from reconcile_app.choices import Role
 from reconcile_app.console.forms.common import dress_filter_form
+from reconcile_app.console.messages import MESSAGE_EVENT, console_message
 from reconcile_app.console.mixins import (
     PER_PAGE,
     HtmxPartialMixin,
@@ -251,8 +253,22 @@ class DrillRunStatusView(StaffRequiredMixin, View):
         )
         since = request.GET.get("since")
         if since and since != run.status:
-            response["HX-Trigger"] = CHANGED_EVENT
+            # The runs list re-reads itself on the first; the second is said in the page's
+            # polite live region (messages.js): the panel is swapped whole, and a live region
+            # swapped in already holding its text is not announced.
+            response["HX-Trigger"] = json.dumps(
+                {CHANGED_EVENT: "", MESSAGE_EVENT: run_moved_on(run)}
+            )
         return response
+
+
+def run_moved_on(run: DrillRun) -> dict[str, Any]:
+    """What the operator watching a run hears when it ends."""
+    name = f"{KIND_LABELS.get(run.kind, run.kind)} #{run.pk}"
+    if run.status == DrillRunStatus.FAILED:
+        return console_message("error", f"{name} failed: {run.error[:200]}")
+    verdict = "" if run.passed is None else ": passed" if run.passed else ": failed its checks"
+    return console_message("success", f"{name} complete{verdict}.")
 
 
 class DrillCompareView(StaffRequiredMixin, TemplateView):

@@ -258,7 +258,13 @@ def test_a_running_run_polls_its_panel_until_it_has_finished(operator_browser):
     drill_run_execute(run_id=run.pk)
     done = operator_browser.get(f"/drills/{run.pk}/status/?since=running&polls=2")
     html = done.content.decode()
-    assert done["HX-Trigger"] == CHANGED_EVENT, "the runs list re-reads itself"
+    told = json.loads(done["HX-Trigger"])
+    assert CHANGED_EVENT in told, "the runs list re-reads itself"
+    # Said to a screen reader: the panel is swapped whole, its own live region with it.
+    assert told["console-message"] == {
+        "level": "success",
+        "text": f"Drift benchmark #{run.pk} complete.",
+    }
     assert 'data-status="complete"' in html and "hx-trigger" not in html
     assert f"run-{run.pk}-stale" in figures(html), "the swapped-in panel carries its charts"
 

@@ -106,3 +106,7 @@ def test_wait_rides_out_a_proxys_gateway_error() -> None:
     coded = answer(502, {"code": "owner_bad_gateway", "detail": "x"})
     with pytest.raises(errors.ServerError):
         Driver([coded]).run(_flows.wait("k-1", timeout=10, interval=0.5, clock=lambda: 0.0))
+    # A poll is a read: a 500 hides no effect (unlike a commit's) and is raised.
+    failed = answer(500, {"code": "internal_error", "detail": "x"})
+    with pytest.raises(errors.ServerError):
+        Driver([failed]).run(_flows.wait("k-1", timeout=10, interval=0.5, clock=lambda: 0.0))

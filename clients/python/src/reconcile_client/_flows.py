@@ -169,7 +169,9 @@ def _commit_under(
     lost = busy = 0
     while True:
         reply = yield Send(request)
-        if isinstance(reply, NoAnswer) or (isinstance(reply, Answer) and _gateway_lost(reply)):
+        if isinstance(reply, NoAnswer) or (
+            isinstance(reply, Answer) and _commit_answer_lost(reply)
+        ):
             # The command may have reached the owner: only the same key may go again.
             lost += 1
             reason = reply.reason if isinstance(reply, NoAnswer) else f"HTTP {reply.status}"
@@ -205,11 +207,17 @@ def _backoff(attempt: int) -> float:
 
 def _gateway_lost(answer: Answer) -> bool:
     """A proxy's 502 or 504 (no problem+json of ours): the proxy lost the server's answer, or
-    gave up waiting for it. A 500: the server failed part-way, perhaps after the owner took
-    the command. Either way the request may have had its effect: as good as no answer, and
-    only the same key may go again (the server answers from its record if there is one)."""
+    gave up waiting for it. The request may have reached the server: as good as no answer."""
     coded = isinstance(answer.body, Mapping) and "code" in answer.body
-    return answer.status == 500 or (answer.status in (502, 504) and not coded)
+    return answer.status in (502, 504) and not coded
+
+
+def _commit_answer_lost(answer: Answer) -> bool:
+    """What a commit counts as no answer: a proxy's lost one, or a 500 (the server failed
+    part-way, perhaps after the owner took the command). Either may hide an effect, so only
+    the same key may go again (the server answers from its record if there is one). A poll
+    (`wait`) is a read: a 500 there hides nothing and is raised."""
+    return answer.status == 500 or _gateway_lost(answer)
 
 
 def _not_yet(answer: Answer) -> bool:

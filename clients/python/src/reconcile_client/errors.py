@@ -130,7 +130,7 @@ class _OfAnEscalation(Forbidden):
 
     @property
     def escalation_id(self) -> str | None:
-        return _str_or_none(self.body.get("escalation_id"))
+        return text_or_none(self.body.get("escalation_id"))
 
 
 class EscalationPending(_OfAnEscalation):
@@ -150,11 +150,11 @@ class ApprovedStateMoved(_OfAnEscalation):
 
     @property
     def approved_snapshot_id(self) -> str | None:
-        return _str_or_none(self.body.get("approved_snapshot_id"))
+        return text_or_none(self.body.get("approved_snapshot_id"))
 
     @property
     def field(self) -> str | None:
-        return _str_or_none(self.body.get("field"))
+        return text_or_none(self.body.get("field"))
 
 
 class CapabilityMissing(Forbidden):
@@ -207,7 +207,7 @@ class AuthorityAmbiguous(Conflict):
 
     @property
     def escalation_id(self) -> str | None:
-        return _str_or_none(self.body.get("escalation_id"))
+        return text_or_none(self.body.get("escalation_id"))
 
 
 class OwnerRefused(Conflict):
@@ -258,7 +258,7 @@ class ContractVersionInactive(ValidationError):
 
     @property
     def active_version(self) -> str | None:
-        return _str_or_none(self.body.get("active_version"))
+        return text_or_none(self.body.get("active_version"))
 
 
 class Locked(ReconcileError):
@@ -354,7 +354,9 @@ def error_class(status: int, code: str) -> type[ReconcileError]:
     return ValidationError if 400 <= status < 500 else ReconcileError
 
 
-def _str_or_none(value: Any) -> str | None:
+def text_or_none(value: Any) -> str | None:
+    """A JSON property as text, None when absent (shared with the models: errors import
+    nothing of the client's, so the models read it from here)."""
     return str(value) if value is not None else None
 
 

@@ -54,11 +54,14 @@ def result(payload: Any, *, error: bool = False) -> CallToolResult:
 
 
 async def answer(call: Awaitable[Any]) -> CallToolResult:
-    """Run one client call: its model's JSON on success, the problem as a tool error."""
+    """Run one client call: its model's JSON on success (a list as the API lists it, under
+    `results`), the problem as a tool error."""
     try:
         found = await call
     except ReconcileError as exc:
         return result(exc.as_dict(), error=True)
+    if isinstance(found, list):
+        return result({"results": [dict(item.raw) for item in found]})
     return result(dict(found.raw))
 
 
@@ -211,17 +214,15 @@ def build_server(client: AsyncReconcileClient) -> FastMCP:
         memory_class: str = "",
         status: str = "",
     ) -> CallToolResult:
-        try:
-            found = await client.memories(
+        return await answer(
+            client.memories(
                 subject=subject,
                 field=field,
                 fact_key=fact_key,
                 memory_class=memory_class,
                 status=status,
             )
-        except ReconcileError as exc:
-            return result(exc.as_dict(), error=True)
-        return result({"results": [dict(memory.raw) for memory in found]})
+        )
 
     @server.tool(name="write_memory", description=WRITE_MEMORY)
     async def write_memory(

@@ -6,6 +6,10 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any
 
+from reconcile_client.errors import text_or_none
+
+__all__ = ["OWN", "Json", "day", "instant", "owner_instant", "strs", "text_or_none"]
+
 Json = Mapping[str, Any]
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from reconcile_client.models._parse import OWN, Json, instant, owner_instant
+from reconcile_client.models._parse import OWN, Json, instant, owner_instant, text_or_none
 
 EffectStatus = Literal[
     "recorded",
@@ -48,7 +48,7 @@ class Receipt:
     @classmethod
     def from_json(cls, data: Json) -> Receipt:
         return cls(
-            receipt_id=_str_or_none(data.get("receipt_id")),
+            receipt_id=text_or_none(data.get("receipt_id")),
             resulting_version=data.get("resulting_version"),
             idempotency_key=data.get("idempotency_key"),
             subject=data.get("subject"),
@@ -163,7 +163,3 @@ class Effect:
             if event.kind == "readback" and isinstance(event.detail, Mapping):
                 return event.detail
         return None
-
-
-def _str_or_none(value: Any) -> str | None:
-    return str(value) if value is not None else None

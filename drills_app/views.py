@@ -9,7 +9,6 @@ person in a role reads the results, and the server refuses anyone else's POST wi
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib import messages
@@ -56,7 +55,7 @@ from drills_app.tables import (
 from reconcile_app.charts import figure_json
 from reconcile_app.choices import Role
 from reconcile_app.console.forms.common import dress_filter_form
-from reconcile_app.console.messages import MESSAGE_EVENT, console_message
+from reconcile_app.console.messages import console_message, hx_trigger
 from reconcile_app.console.mixins import (
     PER_PAGE,
     HtmxPartialMixin,
@@ -256,9 +255,7 @@ class DrillRunStatusView(StaffRequiredMixin, View):
             # The runs list re-reads itself on the first; the second is said in the page's
             # polite live region (messages.js): the panel is swapped whole, and a live region
             # swapped in already holding its text is not announced.
-            response["HX-Trigger"] = json.dumps(
-                {CHANGED_EVENT: "", MESSAGE_EVENT: run_moved_on(run)}
-            )
+            response["HX-Trigger"] = hx_trigger(CHANGED_EVENT, message=run_moved_on(run))
         return response
 
 

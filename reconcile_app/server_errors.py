@@ -13,7 +13,6 @@ the context processors and the navigation read the database, which may be what f
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 
@@ -28,7 +27,7 @@ from reconcile_app.api.middleware import (
     problem_for,
 )
 from reconcile_app.api.problems import problem_json_response
-from reconcile_app.console.messages import MESSAGE_EVENT, console_message
+from reconcile_app.console.messages import console_message, hx_trigger
 from reconcile_app.request_id import request_id_of
 
 logger = logging.getLogger(__name__)
@@ -71,7 +70,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
         message = console_message(
             "error", text, key=MESSAGE_KEY, until_success=True, ref=request_id
         )
-        response["HX-Trigger"] = json.dumps({MESSAGE_EVENT: message})
+        response["HX-Trigger"] = hx_trigger(message=message)
     return response
 
 

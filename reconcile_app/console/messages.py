@@ -4,6 +4,7 @@ them; this is the one place that writes what it reads."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 MESSAGE_EVENT = "console-message"
@@ -23,3 +24,12 @@ def console_message(
     if ref:
         message["ref"] = ref
     return message
+
+
+def hx_trigger(*events: str, message: dict[str, Any] | None = None) -> str:
+    """An `HX-Trigger` header's value: each event for the page's listeners, and `message`
+    (a `console_message`) for the page to say."""
+    fired: dict[str, Any] = dict.fromkeys(events, "")
+    if message is not None:
+        fired[MESSAGE_EVENT] = message
+    return json.dumps(fired)

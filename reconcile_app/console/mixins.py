@@ -145,8 +145,9 @@ def form_error(form: Any, codes: dict[str, str] | None = None) -> DomainError:
         for name, errors in form.errors.items()
         for message in errors
     )
-    named = [(codes or {})[name] for name in form.errors if name in (codes or {})]
-    return DomainError(text, code=named[0] if named else "invalid_request")
+    codes = codes or {}
+    code = next((codes[name] for name in form.errors if name in codes), "invalid_request")
+    return DomainError(text, code=code)
 
 
 @contextmanager

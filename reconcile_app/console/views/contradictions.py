@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -21,7 +20,7 @@ from reconcile_app.console.filtersets import ConsoleContradictionFilterSet
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.contradictions import ContradictionResolveForm
 from reconcile_app.console.live import LiveQueueMixin
-from reconcile_app.console.messages import MESSAGE_EVENT, console_message
+from reconcile_app.console.messages import console_message, hx_trigger
 from reconcile_app.console.mixins import (
     PER_PAGE,
     HtmxPartialMixin,
@@ -143,30 +142,17 @@ class ContradictionResolveView(OperatorRequiredMixin, View):
             request=request,
         )
         response = HttpResponse(html)
+        # The page re-reads its tab counts on the event, and says the message in its polite
+        # live region (messages.js): the row's button is gone with the swap. A refusal
+        # because someone else resolved it meanwhile is said too: the resolved row has no
+        # form to hold it, and the operator whose note was refused would never be told.
         if not error:
-            # The page re-reads its tab counts when it hears the first; the second is said
-            # in the page's polite live region (messages.js). The row's button is gone with
-            # the swap, so without it a screen reader heard nothing of the resolve.
-            response["HX-Trigger"] = json.dumps(
-                {
-                    "contradiction-resolved": "",
-                    MESSAGE_EVENT: console_message(
-                        "success", f"Contradiction {contradiction_id} resolved."
-                    ),
-                }
-            )
+            told = console_message("success", f"Contradiction {contradiction_id} resolved.")
         elif row.status != ContradictionStatus.OPEN:
-            # Resolved meanwhile by someone else: the row shows their note and has no form
-            # to hold this refusal, so it is said on the page, or the operator whose note was
-            # refused is never told.
-            response["HX-Trigger"] = json.dumps(
-                {
-                    "contradiction-resolved": "",
-                    MESSAGE_EVENT: console_message(
-                        "error", f"Not resolved by you: {error.rstrip('.')}."
-                    ),
-                }
-            )
+            told = console_message("error", f"Not resolved by you: {error.rstrip('.')}.")
+        else:
+            return response  # refused beside the still-open row's form
+        response["HX-Trigger"] = hx_trigger("contradiction-resolved", message=told)
         return response
 
 

@@ -10,7 +10,6 @@ the forms work without JavaScript.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib import messages
@@ -27,7 +26,7 @@ from reconcile_app.choices import QuarantineScope, QuarantineStatus, Role
 from reconcile_app.console.filtersets import ConsoleQuarantineFilterSet
 from reconcile_app.console.forms.common import dress_filter_form, dress_status_filter
 from reconcile_app.console.forms.quarantine import QuarantineForm, QuarantineLiftForm
-from reconcile_app.console.messages import MESSAGE_EVENT, console_message
+from reconcile_app.console.messages import console_message, hx_trigger
 from reconcile_app.console.mixins import (
     PER_PAGE,
     HtmxPartialMixin,
@@ -153,12 +152,8 @@ def _done(request: HttpRequest, row: QuarantineTarget, message: str) -> HttpResp
     response = target_row(request, row)
     response["HX-Retarget"] = f"#{row.dom_id}"
     response["HX-Reswap"] = "outerHTML"
-    response["HX-Trigger"] = json.dumps(
-        {
-            CHANGED_EVENT: "",
-            DONE_EVENT: "",
-            MESSAGE_EVENT: console_message("success", message),
-        }
+    response["HX-Trigger"] = hx_trigger(
+        CHANGED_EVENT, DONE_EVENT, message=console_message("success", message)
     )
     return response
 

@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views import View
 
 from reconcile_app.choices import BulkJobKind, BulkJobStatus, Role
+from reconcile_app.console.messages import console_message, hx_trigger
 from reconcile_app.console.mixins import (
     MAX_POLLS,
     PER_PAGE,
@@ -72,6 +73,12 @@ class JobDetailView(StaffRequiredMixin, View):
         template = self.partial_template_name if is_htmx(request) else self.template_name
         response = TemplateResponse(request, template, context)
         response["Vary"] = "HX-Request"
+        if context["drop_cancel_form"]:
+            # The polled region is replaced whole (a live region inside it is not announced):
+            # the poll that finds the job ended says so in the page's live region.
+            processed = f"{job.processed} of {job.count} processed, {job.failed} failed"
+            ended = console_message("success", f"Job {job.status}: {processed}.")
+            response["HX-Trigger"] = hx_trigger(message=ended)
         return response
 
 

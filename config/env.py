@@ -17,22 +17,25 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-def env_str(name: str, default: str, *, empty_is_unset: bool = True) -> str:
-    """A string; empty (or only spaces) is unset, as for every other kind: `RECONCILE_VAR_DIR=`
-    from a compose file would otherwise put the database in the current directory and
-    `RECONCILE_FALLBACK_OWNER=` route escalations to nobody. A setting whose empty value
-    must be refused rather than defaulted says so (`empty_is_unset=False`)."""
+def _given(name: str) -> str | None:
+    """The variable's value, None when unset or blank: set empty (a compose file passing an
+    unset variable on), any kind keeps its default. `RECONCILE_SECURE_COOKIES=` must not turn
+    a production default off, nor `RECONCILE_VAR_DIR=` put the database in the current
+    directory, nor `RECONCILE_FALLBACK_OWNER=` route escalations to nobody."""
     raw = os.environ.get(PREFIX + name)
-    if raw is None or (empty_is_unset and raw.strip() == ""):
-        return default
-    return raw
+    return None if raw is None or raw.strip() == "" else raw
+
+
+def env_str(name: str, default: str, *, empty_is_unset: bool = True) -> str:
+    """A string, as given. A setting whose empty value must be refused rather than defaulted
+    says so (`empty_is_unset=False`)."""
+    raw = _given(name) if empty_is_unset else os.environ.get(PREFIX + name)
+    return default if raw is None else raw
 
 
 def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(PREFIX + name)
-    # Empty is unset, as for integers: `RECONCILE_SECURE_COOKIES=` (a compose file passing
-    # an unset variable on) must not turn a production default off.
-    if raw is None or raw.strip() == "":
+    raw = _given(name)
+    if raw is None:
         return default
     lowered = raw.strip().lower()
     if lowered in _TRUE:
@@ -45,8 +48,8 @@ def env_bool(name: str, default: bool) -> bool:
 def env_int(
     name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
 ) -> int:
-    raw = os.environ.get(PREFIX + name)
-    if raw is None or raw.strip() == "":
+    raw = _given(name)
+    if raw is None:
         return default
     try:
         value = int(raw)
@@ -75,8 +78,8 @@ _RATE = re.compile(r"0*[1-9][0-9]*/[smhd][a-z]*")
 def env_rate(name: str, default: str) -> str:
     """A throttle rate. Checked here because the throttle parses it on every request: a value
     it cannot parse would make every API request a 500 instead of refusing to start."""
-    raw = os.environ.get(PREFIX + name)
-    if raw is None or raw.strip() == "":
+    raw = _given(name)
+    if raw is None:
         return default
     rate = raw.strip()
     if not _RATE.fullmatch(rate):
@@ -90,8 +93,8 @@ def env_rate(name: str, default: str) -> str:
 def env_timezone(name: str, default: str) -> str:
     """An IANA timezone name, checked at start: code reading it builds a ZoneInfo on every
     request, and a name it cannot find would make each of those requests a 500."""
-    raw = os.environ.get(PREFIX + name)
-    if raw is None or raw.strip() == "":
+    raw = _given(name)
+    if raw is None:
         return default
     name_given = raw.strip()
     try:

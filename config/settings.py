@@ -389,10 +389,9 @@ if not RECONCILE_SOURCE_TOKEN_ENV_PREFIX.strip():
     )
 
 # One JSON line per event (config/logs.py); RECONCILE_LOG_FORMAT=text for a terminal. Empty
-# is unset, as for booleans and numbers (config/env.py): a compose file passing an unset
-# variable on gets the default, not a refusal to start (./dev reads them the same way).
+# is unset, as for every setting (config/env.py; ./dev reads them the same way).
 LOGGING_CONFIG = "config.logs.configure"
 LOGGING = logging_settings(
-    log_format=env_str("LOG_FORMAT", "").strip() or "json",
-    level=env_str("LOG_LEVEL", "").strip() or "INFO",
+    log_format=env_str("LOG_FORMAT", "json").strip(),
+    level=env_str("LOG_LEVEL", "INFO").strip(),
 )

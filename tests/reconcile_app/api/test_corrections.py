@@ -184,18 +184,9 @@ def test_a_decision_recalling_the_memory_that_superseded_one_on_the_corrected_en
     older = remember("ev-collect")
     recheck = case_ledger_says_collect(timezone.now() - timedelta(minutes=5))
     newer = remember(recheck.evidence_id, supersedes=older)
-    response = agent.post(
-        "/api/v1/reconcile",
-        {
-            "subject": SUBJECT,
-            "purpose": "collections",
-            "decision_class": "collections-contact-release",
-            "proposed_action": "release_collections_hold",
-            "claims": [{"subject": SUBJECT, "field": "collections_status", "memory_id": newer}],
-        },
+    recalled = reconcile(
+        agent, claims=[{"subject": SUBJECT, "field": "collections_status", "memory_id": newer}]
     )
-    assert response.status_code == 201, response.content
-    recalled = response.json()
     assert [item["evidence_id"] for item in recalled["evidence_manifest"]] == [recheck.evidence_id]
 
     body = operator.post(

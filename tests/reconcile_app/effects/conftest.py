@@ -92,7 +92,7 @@ def owner_timeout_set(name: str, timeout_ms: int) -> Source:
     return source
 
 
-def reconcile(persona, action: str = "release_collections_hold") -> dict[str, Any]:
+def reconcile(persona, action: str = "release_collections_hold", **extra: Any) -> dict[str, Any]:
     response = persona.post(
         "/api/v1/reconcile",
         {
@@ -100,6 +100,7 @@ def reconcile(persona, action: str = "release_collections_hold") -> dict[str, An
             "purpose": "collections",
             "decision_class": COLLECTIONS,
             "proposed_action": action,
+            **extra,
         },
     )
     assert response.status_code == 201, response.content

@@ -249,16 +249,27 @@ def test_problem_fields_the_docs_name_are_attributes() -> None:
     assert value.permitted_values == ["a", "b"]
 
 
-def test_a_proxys_gateway_error_on_a_commit_is_a_lost_answer() -> None:
-    """Behind a proxy, 502/504 means the server's answer was lost, not that nothing ran."""
-    gateway = decode(504, {"content-type": "text/html"}, b"<html>gateway timeout</html>")
+@pytest.mark.parametrize(
+    ("lost", "status"),
+    [
+        # Behind a proxy, 502/504 means the server's answer was lost, not that nothing ran.
+        (decode(504, {"content-type": "text/html"}, b"<html>gateway timeout</html>"), 504),
+        # A 500 may come after the owner took the command: raised as ServerError ("try
+        # later"), it invited a commit under a new key.
+        (answer(500, {"code": "internal_error", "detail": "Internal server error"}), 500),
+    ],
+)
+def test_an_answer_lost_or_failed_on_a_commit_is_sent_again_then_unknown(
+    lost: Answer, status: int
+) -> None:
+    """The same key goes again; past the attempts the outcome is unknown (ask `effect(key)`)."""
     replayed = answer(200, EFFECT, **{"Idempotent-Replayed": "true"})
-    driver = Driver([gateway, replayed])
+    driver = Driver([lost, replayed])
     assert commit(driver).replayed
     assert [request.headers["Idempotency-Key"] for request in driver.sent] == ["k-1"] * 2
     with pytest.raises(errors.CommitOutcomeUnknown) as caught:
-        commit(Driver([gateway, gateway]), attempts=2)
-    assert "HTTP 504" in caught.value.detail
+        commit(Driver([lost, lost]), attempts=2)
+    assert caught.value.idempotency_key == "k-1" and f"HTTP {status}" in caught.value.detail
 
 
 @pytest.mark.parametrize(
@@ -313,20 +324,6 @@ def test_an_owners_receipt_is_read_with_what_it_says_and_nothing_more() -> None:
     again = Effect.from_json({**EFFECT, "receipt": stamped})
     assert again.receipt is not None and again.receipt.receipt_id == "r-9"
     assert again.receipt.committed_at is not None and again.receipt.committed_at.hour == 21
-
-
-def test_a_server_error_on_a_commit_is_an_outcome_unknown_not_try_later() -> None:
-    """A 500 may come after the owner took the command: raised as ServerError ("try later"),
-    it invited a commit under a new key. The same key goes again, then the outcome is unknown
-    (ask `effect(key)`)."""
-    failed = answer(500, {"code": "internal_error", "detail": "Internal server error"})
-    replayed = answer(200, EFFECT, **{"Idempotent-Replayed": "true"})
-    driver = Driver([failed, replayed])
-    assert commit(driver).replayed
-    assert [request.headers["Idempotency-Key"] for request in driver.sent] == ["k-1"] * 2
-    with pytest.raises(errors.CommitOutcomeUnknown) as caught:
-        commit(Driver([failed, failed]), attempts=2)
-    assert caught.value.idempotency_key == "k-1" and "HTTP 500" in caught.value.detail
 
 
 def test_an_empty_idempotency_key_is_refused_not_replaced() -> None:

@@ -12,6 +12,7 @@ from reconcile_app.choices import (
     ContractStatus,
     ContradictionKind,
     ContradictionStatus,
+    CorrectionStatus,
     DecisionResult,
     EffectStatus,
     EscalationStatus,
@@ -30,6 +31,7 @@ from reconcile_app.models import (
     ClaimVerdict,
     Contract,
     Contradiction,
+    Correction,
     DecisionSnapshot,
     Effect,
     Escalation,
@@ -154,6 +156,24 @@ class ContradictionFilterSet(django_filters.FilterSet):
     class Meta:
         model = Contradiction
         fields = ["status", "kind", "subject", "field"]
+
+
+class CorrectionFilterSet(django_filters.FilterSet):
+    """An auditor's questions of the corrections: of which entry, subject, field or source,
+    by whom, in which state, and when they were made."""
+
+    status = django_filters.ChoiceFilter(choices=CorrectionStatus.choices)
+    evidence_id = django_filters.CharFilter(field_name="corrected__evidence_id")
+    subject = django_filters.CharFilter(field_name="corrected__subject")
+    field = django_filters.CharFilter(field_name="corrected__field")
+    source = django_filters.CharFilter(field_name="corrected__source")
+    actor = django_filters.CharFilter(field_name="actor__username", label="Actor")
+    since = InstantFilter(field_name="created_at", lookup_expr="gte", label="From")
+    until = InstantFilter(field_name="created_at", lookup_expr="lt", label="Until")
+
+    class Meta:
+        model = Correction
+        fields = ["status"]
 
 
 class EscalationFilterSet(django_filters.FilterSet):

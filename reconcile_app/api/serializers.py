@@ -245,6 +245,29 @@ class CorrectionOutput(serializers.Serializer):
     blast_radius = CorrectionBlastRadiusOutput()
 
 
+class CorrectionListItemOutput(serializers.Serializer):
+    """One correction in a list: the entry it corrected (and its subject, field and source),
+    who, why, when, and how far it reached (`counts`); its review lists are the one
+    correction's answer (`GET /api/v1/corrections/{id}`)."""
+
+    correction_id = serializers.CharField()
+    status = serializers.ChoiceField(choices=CorrectionStatus.choices)
+    evidence_id = serializers.CharField(
+        source="corrected.evidence_id", help_text="the corrected entry"
+    )
+    subject = serializers.CharField(source="corrected.subject")
+    field = serializers.CharField(source="corrected.field")
+    source = serializers.CharField(source="corrected.source")  # type: ignore[assignment]  # API name
+    reason = serializers.CharField()
+    actor = serializers.CharField(source="actor.username", allow_null=True, default=None)
+    created_at = serializers.DateTimeField()
+    completed_at = serializers.DateTimeField(allow_null=True)
+    correction = EvidenceOutput(source="entry", help_text="the correction's own ledger entry")
+    counts = serializers.DictField(
+        child=serializers.IntegerField(), help_text="descendants by kind (empty while computing)"
+    )
+
+
 class ReplacementInput(serializers.Serializer):
     value = Value(allow_null=True)
     observed_at = serializers.DateTimeField(required=False, allow_null=True, default=None)

@@ -66,7 +66,7 @@ urlpatterns = [
         contradictions.ContradictionResolveView.as_view(),
         name="api-contradiction-resolve",
     ),
-    path("corrections", corrections.CorrectionCreateView.as_view(), name="api-corrections"),
+    path("corrections", corrections.CorrectionsView.as_view(), name="api-corrections"),
     path(
         "corrections/<str:correction_id>",
         corrections.CorrectionDetailView.as_view(),

@@ -1,7 +1,9 @@
-"""Reads of corrections: one with both its entries (API and console), the latest few, and the
-corrections a snapshot is downstream of."""
+"""Reads of corrections: one with both its entries (API and console), the latest few, every
+one for a list, and the corrections a snapshot is downstream of."""
 
 from __future__ import annotations
+
+from django.db.models import QuerySet
 
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Correction, SnapshotTaint
@@ -19,6 +21,17 @@ def correction_detail(*, correction_id: str) -> Correction | None:
 def recent_corrections(*, limit: int) -> list[Correction]:
     """The latest corrections (the model's order), each with the entry it corrects."""
     return list(Correction.objects.select_related("corrected")[:limit])
+
+
+def corrections_listed() -> QuerySet[Correction]:
+    """Every correction, newest first, with what its list item shows: one query a page."""
+    return Correction.objects.select_related(
+        "corrected",
+        "actor",
+        "entry__revokes",
+        "entry__supersedes",
+        "entry__recorded_by",
+    )
 
 
 def snapshot_taints(*, snapshot_id: str) -> list[SnapshotTaint]:

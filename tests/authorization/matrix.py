@@ -143,6 +143,7 @@ MATRIX: tuple[Row, ...] = (
         OPERATORS,
         body=lambda w, m: {"ids": [w.contradiction_id], "note": "matrix"},
     ),
+    Row("api-corrections", "get", fixed("/api/v1/corrections"), PEOPLE_READ),
     Row(
         "api-corrections",
         "post",

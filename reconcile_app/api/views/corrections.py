@@ -1,23 +1,33 @@
-"""POST /api/v1/corrections: revoke or supersede evidence and report the blast radius."""
+"""/api/v1/corrections: operators revoke or supersede evidence and read the blast radius;
+people list the corrections and read each."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rest_framework import status
+from django.db.models import QuerySet
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.utils import extend_schema_view
+from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lineage_app.selectors.blast import blast_radius
 from reconcile_app.api.openapi import api_operation, identifier_path
-from reconcile_app.api.permissions import IsOperator, PeopleOnly
-from reconcile_app.api.serializers import CorrectionInput, CorrectionOutput, EvidenceOutput
+from reconcile_app.api.permissions import PeopleOnly, ReadStaffWriteOperator
+from reconcile_app.api.serializers import (
+    CorrectionInput,
+    CorrectionListItemOutput,
+    CorrectionOutput,
+    EvidenceOutput,
+)
 from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import CorrectionStatus
+from reconcile_app.filtersets import CorrectionFilterSet
 from reconcile_app.models import Correction
 from reconcile_app.request_id import request_id_of
-from reconcile_app.selectors.corrections import correction_get
+from reconcile_app.selectors.corrections import correction_get, corrections_listed
 from reconcile_app.selectors.lineage import REVIEW_KINDS, REVIEW_PLURALS, evidence_roots
 from reconcile_app.services.corrections import correction_create
 
@@ -56,11 +66,30 @@ def correction_body(correction: Correction) -> dict[str, Any]:
     }
 
 
-class CorrectionCreateView(APIView):
-    """Operators revoke an evidence entry (or supersede it with a `replacement`): every
-    snapshot downstream is tainted and can no longer authorise a commit."""
+@extend_schema_view(
+    get=api_operation(
+        operation_id="corrections_list",
+        summary="List corrections",
+        tag="corrections",
+        description="Corrections newest first: the entry each corrected (its subject, field "
+        "and source), who made it and why, and how far it reached (`counts`); a correction's "
+        "review lists are `GET /api/v1/corrections/{id}` (people in a role).",
+        problems={403: ["people_only"]},
+    )
+)
+class CorrectionsView(generics.ListAPIView):
+    """People list the corrections; operators revoke an evidence entry (or supersede it with
+    a `replacement`): every snapshot downstream is tainted and can no longer authorise a
+    commit."""
 
-    permission_classes = [IsOperator]
+    permission_classes = [ReadStaffWriteOperator]
+    serializer_class = CorrectionListItemOutput
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = CorrectionFilterSet
+    queryset = Correction.objects.none()  # for the schema; requests use get_queryset
+
+    def get_queryset(self) -> QuerySet[Correction]:
+        return corrections_listed()
 
     @api_operation(
         operation_id="correction_create",

@@ -241,3 +241,13 @@ def test_a_revocations_page_asks_for_the_value_to_restore(
     )
     assert restored.status_code == 302
     assert Correction.objects.get(corrected__evidence_id=revocation).entry.value == "collect"
+
+
+def test_the_lineage_start_opens_every_correction_in_the_audit_trail(correction, auditor_browser):
+    start = auditor_browser.get("/lineage/").content.decode()
+    link = re.search(r'<a href="([^"]+)" id="all-corrections">', start)
+    assert link, "no link to every correction"
+
+    trail = auditor_browser.get(link.group(1).replace("&amp;", "&")).content.decode()
+
+    assert f'href="/corrections/{correction.correction_id}/"' in trail

@@ -3,6 +3,7 @@ declared class's rules (services/memory_rules.py), and leaves by its kind's reti
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from datetime import date, datetime
@@ -10,7 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -49,6 +50,8 @@ from reconcile_app.services.quarantine import memory_class_check
 from reconcile_app.services.references import missing_references
 
 MEMORY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
+# The advisory-lock namespace of preference targets ("PREF" in ASCII), beside fact keys'.
+PREFERENCE_LOCK = 0x50524546
 
 
 def memory_admit(
@@ -113,6 +116,8 @@ def memory_admit(
         if access_changed_since(agent, seen):
             _fact_write_check(agent, fact_key)
         fact_keys_held(fact_key, derived_from)
+        if declared.kind == MemoryKind.PREFERENCE:
+            _preference_held(memory_class, subject=subject, field=field)
         memory_class_check(memory_class)
         fact_key_write_check(fact_key)
         fact_candidates_check(derived_from)
@@ -233,6 +238,21 @@ def _superseded(
             code="supersession_conflict",
         )
     return previous
+
+
+def _preference_held(memory_class: str, *, subject: str, field: str) -> None:
+    """Inside the write's transaction, before any row lock: one preference write per class,
+    subject and field at a time. Locking the record in force alone is not enough: a second
+    write waiting on it finds it superseded when the first commits, and its statement cannot
+    see the first's new record, so it would supersede nothing and leave two in force. After
+    this lock, `_preference_in_force` is a new statement and sees what the holder wrote.
+    PostgreSQL advisory lock; SQLite's IMMEDIATE transactions serialise writers."""
+    if connection.vendor != "postgresql":
+        return
+    target = "\x1f".join((memory_class, subject, field)).encode()
+    lock_id = int.from_bytes(hashlib.sha256(target).digest()[:4], "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [PREFERENCE_LOCK, lock_id])
 
 
 def _preference_in_force(

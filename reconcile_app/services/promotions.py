@@ -38,17 +38,19 @@ def promotion_open(*, memory: MemoryRecord, owner: str, requested_by: Principal)
 
 
 def _grounds_check(memory: MemoryRecord) -> None:
-    """Refuse to bring into force a belief whose evidence was corrected since it was
-    suggested (as a commit on a tainted snapshot is refused). Under the ledger's head, held
-    FOR SHARE after the rows (the lock order): a correction appends under it, so it either
-    committed before and is seen here, or waits for this decision."""
+    """Refuse to bring into force a belief whose evidence was corrected, since it was
+    suggested or before (as a commit on a tainted snapshot is refused). Under the ledger's
+    head, held FOR SHARE after the rows (the lock order): a correction appends under it, so it
+    either committed before and is seen here, or waits for this decision."""
     ledger_held()
     upstream = corrections_upstream(memory)
     if upstream:
         named = ", ".join(f"{item.correction_id} ({item.evidence_id})" for item in upstream)
         raise Conflict(
-            f"{memory.memory_id} derives from evidence corrected since it was suggested: "
-            f"{named}. Reject it; its writer suggests again from what holds now.",
+            # Corrected before or after the suggestion was written: either way its grounds
+            # are withdrawn (a suggestion may be written from an entry already corrected).
+            f"{memory.memory_id} derives from corrected evidence: {named}. Reject it; its "
+            "writer suggests again from what holds now.",
             code="memory_tainted",
             tainted_by=[item.correction_id for item in upstream],
         )

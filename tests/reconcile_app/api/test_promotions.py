@@ -262,6 +262,21 @@ def test_a_suggestion_whose_evidence_was_corrected_is_not_promoted(
     assert status_of(memory["memory_id"]) == "rejected"
 
 
+def test_a_suggestion_written_from_evidence_already_corrected_is_not_promoted_either(
+    agent, reviewer, operator, observed
+):
+    """The refusal says what happened: the entry was corrected before the suggestion."""
+    correction = correction_create(evidence_id="ev-seen", reason="misread", actor=operator.user)
+    memory = suggest(agent)
+
+    response = decide(reviewer, memory["promotion_escalation_id"], "approve")
+
+    assert (response.status_code, response.json()["code"]) == (409, "memory_tainted")
+    assert response.json()["tainted_by"] == [correction.correction_id]
+    assert "since it was suggested" not in response.json()["detail"]
+    assert status_of(memory["memory_id"]) == "suggested"
+
+
 def test_a_suggestion_derived_from_a_snapshot_is_tainted_by_the_snapshots_evidence(
     collectible, agent, reviewer, operator
 ):

@@ -41,6 +41,7 @@ from reconcile_app.services.memory_rules import (
     memory_class_get,
     reviewed,
     target_check,
+    written_at_check,
 )
 from reconcile_app.services.memory_status import memory_status_begin, memory_status_move
 from reconcile_app.services.principals import access_changed_since
@@ -89,6 +90,7 @@ def memory_admit(
         raise ValidationFailed("a memory needs a field or a fact_key", code="target_missing")
     if memory_id is not None and not MEMORY_ID.match(memory_id):
         raise ValidationFailed("memory_id has invalid characters", code="invalid_memory_id")
+    written_at_check(written_at)
     seen = epochs_seen()
     declared = memory_class_get(memory_class)
     target_check(declared, field=field, fact_key=fact_key)

@@ -13,12 +13,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 from django.db.models import Exists, OuterRef
+from django.utils import timezone
 
+from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import EvidenceKind, MemoryAdmission, MemoryKind, MemoryStatus
 from reconcile_app.errors import Conflict, Unprocessable
+from reconcile_app.instants import FUTURE_TOLERANCE
 from reconcile_app.models import EvidenceEntry, MemoryClass, MemoryRecord
 from reconcile_app.services.references import split_reference
 
@@ -84,6 +87,18 @@ def expiry_check(memory_class: MemoryClass, *, valid_until: date | None, today: 
             f"valid_until {valid_until.isoformat()} has passed (today is {today.isoformat()} "
             "in the fact timezone): the memory would be expired when written",
             code="valid_until_past",
+        )
+
+
+def written_at_check(written_at: datetime | None) -> None:
+    """A memory stated as written ahead of the server's clock (beyond skew) is refused, as an
+    observation is (evidence.observed_at_check): recalled, it would read as newer than every
+    observation to come, so a state that replaced it could never show as superseding it."""
+    if written_at is not None and written_at > timezone.now() + FUTURE_TOLERANCE:
+        raise Unprocessable(
+            f"written_at {rfc3339(written_at)} is ahead of the server's clock",
+            code="written_in_future",
+            tolerance_seconds=int(FUTURE_TOLERANCE.total_seconds()),
         )
 
 

@@ -151,6 +151,7 @@ class MemoryListView(EpochPinnedMixin, generics.ListAPIView):
                 "memory_kind_mismatch",
                 "consent_missing",
                 "valid_until_past",
+                "written_in_future",
                 "value_too_large",
             ],
             423: ["memory_class_quarantined", "fact_key_frozen"],

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.utils import timezone
+
 from reconcile_app.models import MemoryRecord
 from reconcile_app.services.memory import fact_today
 from tests.conftest import make_person
@@ -89,6 +91,17 @@ def test_a_memory_already_expired_is_not_written_as_current(agent, observed):
     assert not MemoryRecord.objects.exists()
     today = agent.post(MEMORIES, body(valid_until=fact_today().isoformat()))
     assert today.status_code == 201 and today.json()["status"] == "current"  # inclusive
+
+
+def test_a_memory_dated_ahead_of_the_clock_is_refused(agent, observed):
+    """Recalled, it would read as newer than every observation to come: a state that
+    replaced it could never show as superseding it (an observation is refused alike)."""
+    ahead = (timezone.now() + timedelta(days=30)).isoformat()
+    response = agent.post(MEMORIES, body(written_at=ahead))
+    assert (response.status_code, response.json()["code"]) == (422, "written_in_future")
+    assert not MemoryRecord.objects.exists()
+    skewed = (timezone.now() + timedelta(seconds=60)).isoformat()
+    assert agent.post(MEMORIES, body(written_at=skewed)).status_code == 201  # clock skew
 
 
 def test_nothing_is_promoted_into_a_quarantined_class(agent, reviewer, operator, observed):

@@ -197,7 +197,18 @@ def _commit_under(
             continue
         if reply.status in (200, 201, 202):
             replayed = (reply.header("Idempotent-Replayed") or "").lower() == "true"
-            return Effect.from_json(json_of(reply), replayed=replayed)
+            data = json_of(reply)
+            try:
+                return Effect.from_json(data, replayed=replayed)
+            except (KeyError, TypeError, ValueError, AttributeError) as unread:
+                # The server recorded the effect (2xx) but its answer is no effect: what
+                # became of it is unknown here, and only this key may ask.
+                raise CommitOutcomeUnknown(
+                    idempotency_key=key,
+                    attempts=lost + 1,
+                    detail=f"HTTP {reply.status} with a body that is no effect "
+                    f"({type(unread).__name__}: {unread})",
+                ) from unread
         raise problem(reply)
 
 

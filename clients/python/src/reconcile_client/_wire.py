@@ -9,6 +9,7 @@ apart between them.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -18,6 +19,9 @@ from urllib.parse import quote
 from reconcile_client.errors import ReconcileError, TransportError, error_class
 
 API = "/api/v1"
+# The longest Retry-After honoured: the server's longest throttle window. A longer one (or
+# `inf`) is a broken answer, and a sleep that long raises OverflowError mid-commit.
+MOST_RETRY_AFTER_SECONDS = 86400.0
 VERSION = "0.1.0"
 USER_AGENT = f"reconcile-client/{VERSION}"
 
@@ -139,7 +143,7 @@ def decode(status: int, headers: Mapping[str, str], content: bytes) -> Answer:
     if content:
         try:
             body = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the parser's depth: no JSON
             body = None
     return Answer(status=status, headers=lowered, body=body, text=text)
 
@@ -150,9 +154,12 @@ def retry_after(answer: Answer) -> float | None:
     if raw is None:
         return None
     try:
-        return max(0.0, float(raw))
+        seconds = float(raw)
     except ValueError:
         return None
+    if not math.isfinite(seconds):
+        return None
+    return min(max(0.0, seconds), MOST_RETRY_AFTER_SECONDS)
 
 
 def problem(answer: Answer) -> ReconcileError:

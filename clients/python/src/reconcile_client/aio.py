@@ -81,7 +81,7 @@ class AsyncReconcileClient:
     async def _send(self, request: HttpRequest) -> Answer | NoAnswer:
         try:
             response = await self._http.request(request.method, request.path, **to_httpx(request))
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:  # no answer, or one that cannot be decoded
             return no_answer(exc)
         return decode(response.status_code, response.headers, response.content)
 

@@ -59,8 +59,10 @@ def client_headers(api_key: str) -> dict[str, str]:
     }
 
 
-def no_answer(exc: httpx.TransportError) -> NoAnswer:
-    """What httpx raised, as no answer (sync and async alike)."""
+def no_answer(exc: httpx.RequestError) -> NoAnswer:
+    """What httpx raised, as no answer (sync and async alike). An answer whose body cannot be
+    decoded (a Content-Encoding that lies: httpx.DecodingError) is as good as none: a
+    commit's command may have been executed, so only its key may go again."""
     if isinstance(exc, httpx.LocalProtocolError):
         # httpx refused to put our own request on the wire; its message quotes the header it
         # refused, which may be Authorization: the key must not reach errors, logs or a model.
@@ -128,7 +130,7 @@ class ReconcileClient:
     def _send(self, request: HttpRequest) -> Answer | NoAnswer:
         try:
             response = self._http.request(request.method, request.path, **to_httpx(request))
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:  # no answer, or one that cannot be decoded
             return no_answer(exc)
         return decode(response.status_code, response.headers, response.content)
 

@@ -367,7 +367,8 @@ RECONCILE_FACT_TIMEZONE = env_timezone("FACT_TIMEZONE", "UTC")
 RECONCILE_METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 # Where escalations go when the owner's system names no owner.
 RECONCILE_FALLBACK_OWNER = env_str("FALLBACK_OWNER", "platform-operations")
-RECONCILE_HTTP_TIMEOUT_SECONDS = float(env_int("HTTP_TIMEOUT_MS", 2000)) / 1000.0
+# At least 1 ms: at 0 every owner call fails at once, below 0 httpx raises ValueError on each.
+RECONCILE_HTTP_TIMEOUT_SECONDS = float(env_int("HTTP_TIMEOUT_MS", 2000, minimum=1)) / 1000.0
 # How long the `http` adapter keeps an idle connection to an owner for its next call; it must
 # be shorter than the owners' own idle timeout (reconcile_app.sources.owner_client). 0: none.
 RECONCILE_HTTP_KEEPALIVE_SECONDS = float(env_int("HTTP_KEEPALIVE_MS", 1000)) / 1000.0

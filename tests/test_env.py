@@ -162,6 +162,10 @@ def test_string_settings_left_empty_keep_their_defaults(tmp_path, monkeypatch):
         # is ten periods): the effects and bulk-job sweeps, or memory expiry, never ran.
         ("SWEEP_EFFECTS_EVERY_SECONDS", "0", "at least 1"),
         ("EXPIRE_MEMORIES_EVERY_SECONDS", "-5", "at least 1"),
+        # The http adapter's default timeout: every owner read failed closed (0: at once;
+        # below 0, httpx's ValueError logged as an adapter error on each read and commit).
+        ("HTTP_TIMEOUT_MS", "0", "at least 1"),
+        ("HTTP_TIMEOUT_MS", "-5", "at least 1"),
     ],
 )
 def test_a_number_outside_its_bounds_refuses_to_start(tmp_path, name, raw, message):

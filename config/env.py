@@ -63,10 +63,10 @@ def env_int(
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(PREFIX + name)
-    if raw is None:
-        return default
-    return [item.strip() for item in raw.split(",") if item.strip()]
+    """Comma-separated items; none given (empty, or only commas) keeps the default
+    (`RECONCILE_ALLOWED_HOSTS=` would otherwise allow no host: every request a 400)."""
+    items = [item.strip() for item in (_given(name) or "").split(",") if item.strip()]
+    return items or default
 
 
 # DRF's spelling of a rate (rest_framework.throttling.SimpleRateThrottle.parse_rate): a count,

@@ -173,7 +173,7 @@ if PRODUCTION:
     SECURE_SSL_REDIRECT = env_bool("SSL_REDIRECT", True)
     # Probes and the metrics scrape come over plain HTTP inside the network.
     SECURE_REDIRECT_EXEMPT = PLAIN_HTTP_PATHS
-    SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", 31536000)
+    SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", 31536000, minimum=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_bool("HSTS_PRELOAD", True)
     if env_bool("BEHIND_TLS_PROXY", False):

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int
+from config.env import env_bool, env_int, env_list
 from tests.fresh_interpreter import fresh_python
 
 
@@ -32,6 +32,20 @@ def test_an_integer_setting_that_is_not_one_refuses_to_start(monkeypatch):
 
     with pytest.raises(ImproperlyConfigured, match="must be an integer"):
         env_int("OWNER_TASK_SOFT_TIME_LIMIT", 120, minimum=1)
+
+
+@pytest.mark.parametrize("raw", ["", "  ", " , "])
+def test_a_list_setting_left_empty_keeps_its_default(monkeypatch, raw):
+    # `RECONCILE_ALLOWED_HOSTS=` allowed no host at all: every request a 400.
+    monkeypatch.setenv("RECONCILE_ALLOWED_HOSTS", raw)
+
+    assert env_list("ALLOWED_HOSTS", ["localhost"]) == ["localhost"]
+
+
+def test_a_list_setting_takes_its_items(monkeypatch):
+    monkeypatch.setenv("RECONCILE_ALLOWED_HOSTS", " reconcile.example , 10.0.0.5,")
+
+    assert env_list("ALLOWED_HOSTS", ["localhost"]) == ["reconcile.example", "10.0.0.5"]
 
 
 @pytest.mark.parametrize("raw", ["", "  "])
@@ -172,3 +186,15 @@ def test_a_number_outside_its_bounds_refuses_to_start(tmp_path, name, raw, messa
     stderr = settings_refused(tmp_path, **{f"RECONCILE_{name}": raw})
 
     assert f"RECONCILE_{name} must be {message}" in stderr
+
+
+def test_a_negative_hsts_max_age_refuses_to_start_in_production(tmp_path):
+    stderr = settings_refused(
+        tmp_path,
+        RECONCILE_PRODUCTION="1",
+        RECONCILE_SECRET_KEY="x9Qe2Lr7Tz4Wb1Ny8Kc5Vm3Hd6Jf0Gp-Uo_Ia",
+        RECONCILE_ALLOWED_HOSTS="reconcile.example.org",
+        RECONCILE_HSTS_SECONDS="-1",
+    )
+
+    assert "RECONCILE_HSTS_SECONDS must be at least 0" in stderr

@@ -25,19 +25,23 @@ def escalation_open_for_effect(
     """An operator hands an unresolved effect to its owner (once; later calls return it)."""
     if says_nothing(reason):
         raise ValidationFailed("escalating needs a reason", code="reason_required")
-    effect = (
-        Effect.objects.select_related("source", "snapshot")
-        .filter(idempotency_key=idempotency_key)
-        .first()
-    )
-    if effect is None:
-        raise NotFound(f"no effect {idempotency_key}", code="effect_not_found")
-    if effect.status not in (EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED):
-        raise Conflict(
-            f"{idempotency_key} is {effect.status}: only unproven outcomes are escalated",
-            code="not_escalatable",
-        )
     with transaction.atomic():
+        # Locked: two operators escalating at once both found no open escalation and each
+        # opened one; the second now waits, then finds the first. The status is read under
+        # the same lock, so an outcome resolved meanwhile is not handed to its owner.
+        effect = (
+            Effect.objects.select_for_update(of=("self",))
+            .select_related("source", "snapshot")
+            .filter(idempotency_key=idempotency_key)
+            .first()
+        )
+        if effect is None:
+            raise NotFound(f"no effect {idempotency_key}", code="effect_not_found")
+        if effect.status not in (EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED):
+            raise Conflict(
+                f"{idempotency_key} is {effect.status}: only unproven outcomes are escalated",
+                code="not_escalatable",
+            )
         existing = Escalation.objects.filter(effect=effect, status=EscalationStatus.OPEN).first()
         if existing is not None:
             return existing

@@ -11,7 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -135,25 +135,30 @@ def memory_admit(
         )
         if previous is None and declared.kind == MemoryKind.PREFERENCE:
             previous = _preference_in_force(memory_class, subject=subject, field=field, own=own)
-        record = MemoryRecord.objects.create(
-            memory_id=new_id,
-            agent=agent,
-            memory_class=memory_class,
-            subject=subject,
-            purpose=purpose,
-            field=field,
-            fact_key=fact_key,
-            value=value,
-            note=note,
-            derived_from=list(derived_from),
-            owner=owner,
-            source_revision=source_revision,
-            valid_until=valid_until,
-            supersedes=previous,
-            status=MemoryStatus.SUGGESTED if review else MemoryStatus.CURRENT,
-            written_at=written_at or now,
-            recorded_at=now,
-        )
+        try:
+            # Two writes under one chosen id both found it free above: the second breaks the
+            # unique index here, and its whole transaction is undone.
+            record = MemoryRecord.objects.create(
+                memory_id=new_id,
+                agent=agent,
+                memory_class=memory_class,
+                subject=subject,
+                purpose=purpose,
+                field=field,
+                fact_key=fact_key,
+                value=value,
+                note=note,
+                derived_from=list(derived_from),
+                owner=owner,
+                source_revision=source_revision,
+                valid_until=valid_until,
+                supersedes=previous,
+                status=MemoryStatus.SUGGESTED if review else MemoryStatus.CURRENT,
+                written_at=written_at or now,
+                recorded_at=now,
+            )
+        except IntegrityError as exc:
+            raise Conflict(f"memory {new_id} already exists", code="memory_id_taken") from exc
         memory_status_begin(
             memory=record, cause="suggested: awaiting review" if review else "admitted"
         )

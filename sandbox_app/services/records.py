@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from config import raw_select
@@ -171,7 +171,13 @@ def _record_write(
 ) -> SandboxRecord:
     now = timezone.now()
     with transaction.atomic():
-        current = SandboxRecord.objects.filter(source=source, subject=subject, field=field).first()
+        # Locked: a write without `expected_version` goes on top of whatever is there, so two
+        # at once take turns rather than both meaning the same next version (a 412 nobody's
+        # precondition asked for).
+        record = SandboxRecord.objects.select_for_update().filter(
+            source=source, subject=subject, field=field
+        )
+        current = record.first()
         if current is None:
             if expected_version is not None:
                 raise Conflict(
@@ -181,15 +187,19 @@ def _record_write(
                     expected=expected_version,
                     found=None,
                 )
-            return SandboxRecord.objects.create(
-                source=source,
-                subject=subject,
-                field=field,
-                value=value,
-                version=version or 1,
-                valid_from=valid_from or now,
-                recorded_at=now,
-            )
+            try:
+                with transaction.atomic():  # a savepoint: a first write at the same time wins
+                    return SandboxRecord.objects.create(
+                        source=source,
+                        subject=subject,
+                        field=field,
+                        value=value,
+                        version=version or 1,
+                        valid_from=valid_from or now,
+                        recorded_at=now,
+                    )
+            except IntegrityError:
+                current = record.get()  # committed by then: this write goes on top of it
         if version is not None and version <= current.version:
             raise ValidationFailed(
                 f"version must move forward (current {current.version})", code="version_backwards"

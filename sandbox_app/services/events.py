@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from reconcile_app.errors import Conflict
@@ -21,6 +22,22 @@ from sandbox_app.services.faults import (
     sandbox_audit,
     slow_down,
 )
+
+# The advisory-lock namespace of sandbox event appends ("SBEV" in ASCII): none of the
+# product's other advisory locks uses it.
+EVENT_APPEND_LOCK = 0x53424556
+
+
+def _appends_held(source: str) -> None:
+    """Inside a transaction: the source's appends take turns, so one without `seq` reads the
+    last one committed (two at once shared a seq: events the reducer cannot order) and a
+    repeated `event_id` is refused as `event_exists`, not by the unique index (a 500).
+    SQLite's IMMEDIATE transactions serialise writers already."""
+    if connection.vendor != "postgresql":
+        return
+    lock_id = int.from_bytes(hashlib.sha256(source.encode()).digest()[:4], "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [EVENT_APPEND_LOCK, lock_id])
 
 
 def sandbox_event_append(
@@ -39,6 +56,7 @@ def sandbox_event_append(
     """Record an event. Without `seq` it goes after the source's last event."""
     now = timezone.now()
     with transaction.atomic():
+        _appends_held(source)
         if SandboxEvent.objects.filter(source=source, event_id=event_id).exists():
             raise Conflict(f"event {event_id} already recorded", code="event_exists")
         if seq is None:

@@ -3,7 +3,11 @@ once (PostgreSQL: real row locks and a real unique index).
 
 A PUT states no version: "each write adds one" (docs/api.md). Read without a lock, two writes
 at once both meant the same next version; the loser was answered 412 `version_changed`, a
-precondition nobody set, and two first writes of a record broke its unique index (500)."""
+precondition nobody set, and two first writes of a record broke its unique index (500).
+
+An event appended without `seq` goes after the source's last one: two at once both read the
+same last one and shared a `seq`, which the reducer folds into a `conflict` (events that
+cannot be ordered), so a required field read from that source failed closed."""
 
 from __future__ import annotations
 
@@ -14,8 +18,8 @@ from typing import Any
 import pytest
 from django.db import connection, connections
 
-from sandbox_app.models import SandboxRecord
-from sandbox_app.services import sandbox_record_write
+from sandbox_app.models import SandboxEvent, SandboxRecord
+from sandbox_app.services import sandbox_event_append, sandbox_record_write
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL"),
@@ -71,3 +75,15 @@ def test_writes_at_once_to_a_record_state_no_precondition_and_meet_none():
 
     assert errors == []
     assert SandboxRecord.objects.get(subject="account-91").version == 1 + WRITERS
+
+
+def test_events_appended_at_once_without_seq_each_go_after_the_last():
+    errors = at_once(
+        lambda index: sandbox_event_append(
+            source="hardship-ledger", event_id=f"ev-{index}", type="payment_missed", subject="a-9"
+        )
+    )
+
+    assert errors == []
+    seqs = sorted(SandboxEvent.objects.filter(subject="a-9").values_list("seq", flat=True))
+    assert seqs == list(range(1, WRITERS + 1))

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from reconcile_app.choices import ActivationStatus, ContractStatus
 from reconcile_app.errors import ContractFileError, DomainError
@@ -56,6 +56,21 @@ class LoadReport:
         return [item for item in self.activations if item.status != ActivationStatus.ACTIVATED]
 
 
+# The advisory lock of contract loads ("LOAD" in ASCII): none of the product's other
+# advisory locks uses it.
+CONTRACT_LOAD_LOCK = 0x4C4F4144
+
+
+def _loads_held() -> None:
+    """Inside the load's transaction: loads take turns. Two deploys of one new version both
+    found it missing and inserted it; the second broke the (class, version) unique index
+    (a traceback) instead of finding it loaded. SQLite's IMMEDIATE transactions serialise
+    writers already."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [CONTRACT_LOAD_LOCK])
+
+
 def contracts_load(
     *, paths: list[str], activate: bool = True, rationale: str = "", run_by: str = ""
 ) -> LoadReport:
@@ -94,6 +109,7 @@ def contracts_load(
     to_activate: list[Contract] = []
     deployer = Deployer()
     with transaction.atomic():
+        _loads_held()
         for item, values in sources_parsed:
             name = values.pop("name")
             created = declaration_save(

@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib.auth.models import Group, User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from reconcile_app.choices import PrincipalKind, Role
 from reconcile_app.epochs import EpochCache, Epochs, epochs_held, epochs_repin
@@ -131,6 +131,15 @@ def _role_groups(roles: Iterable[str]) -> list[Group]:
     return [Group.objects.get_or_create(name=str(role))[0] for role in roles]
 
 
+def _user_new(*, username: str, password: str | None = None) -> User:
+    """The account, or 409 `name_taken`: two runs at once for one name both found it free
+    (the check is the caller's), and the second breaks the username's unique index here."""
+    try:
+        return User.objects.create_user(username=username, password=password)
+    except IntegrityError as exc:
+        raise Conflict(f"a principal or user named {username!r} exists", code="name_taken") from exc
+
+
 def principal_create(
     *, name: str, capabilities: Iterable[str], actor: object = None
 ) -> tuple[Principal, str]:
@@ -142,7 +151,7 @@ def principal_create(
             or User.objects.filter(username=name).exists()
         ):
             raise Conflict(f"a principal or user named {name!r} exists", code="name_taken")
-        user = User.objects.create_user(username=name)
+        user = _user_new(username=name)
         user.set_unusable_password()
         user.save(update_fields=["password"])
         user.groups.set(_role_groups([Role.AGENT]))
@@ -205,7 +214,7 @@ def user_create(
                 validate_password(password, User(username=username))
             except DjangoValidationError as exc:
                 raise ValidationFailed(" ".join(exc.messages), code="weak_password") from exc
-        user = User.objects.create_user(username=username, password=password)
+        user = _user_new(username=username, password=password)
         if password is None:
             user.set_unusable_password()
             user.save(update_fields=["password"])

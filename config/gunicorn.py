@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from config import gunicorn_errors
+from config.logs import request_context_clear
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 MULTIPROC_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
@@ -70,6 +71,20 @@ def post_worker_init(worker: Any) -> None:
 
     get_resolver().url_patterns  # noqa: B018 - imported for its side effect
     gc.freeze()
+
+
+def post_request(worker: Any, req: Any, environ: Any, resp: Any) -> None:
+    """A request answered (its access line written) leaves no id or principal behind.
+
+    The request's context outlives its middleware on purpose: Django logs a 4xx/5xx and
+    gunicorn writes the access line after it returns. But a sync worker's next lines may be
+    about no request at all: a request gunicorn refuses before the application sees it
+    (a malformed header, a request line too long: scanners' traffic), the worker exiting.
+    Those named the request before, and its agent. A response not sent yet (an error about
+    to be answered by gunicorn) keeps the context for gunicorn's line about it.
+    """
+    if resp is not None and resp.headers_sent:
+        request_context_clear()
 
 
 def child_exit(server: Any, worker: Any) -> None:

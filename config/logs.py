@@ -22,6 +22,12 @@ request_id_var: ContextVar[str] = ContextVar("request_id", default="")
 principal_var: ContextVar[str] = ContextVar("principal", default="")
 
 
+def request_context_clear() -> None:
+    """No request in hand: the lines a process writes now belong to no request."""
+    request_id_var.set("")
+    principal_var.set("")
+
+
 class ContextFilter(logging.Filter):
     """Adds `request_id` and `principal` to every record (a record's own values win)."""
 

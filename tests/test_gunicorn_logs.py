@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -41,6 +42,11 @@ def test_every_line_gunicorn_writes_is_one_json_object(tmp_path):
                 except OSError:
                     assert time.monotonic() < deadline, err.read_text()
                     time.sleep(0.2)
+            # Then, on the same (only) worker, a request gunicorn refuses before the
+            # application sees it: its line must not carry the request before's id.
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as refused:
+                refused.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n")
+                assert refused.recv(100).startswith(b"HTTP/1.1 400")
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -52,3 +58,12 @@ def test_every_line_gunicorn_writes_is_one_json_object(tmp_path):
     access = [entry for entry in entries if entry["logger"] == "gunicorn.access"]
     assert access[-1]["request_id"] == "req-gunicorn-1"
     assert '"GET /healthz HTTP/1.1" 200' in access[-1]["message"]
+    # A line written after a request was answered (a request gunicorn refuses, the worker
+    # exiting) is no longer that request's: it names neither its id nor its principal.
+    after = [
+        entry
+        for entry in entries
+        if entry["message"].startswith(("Invalid request", "Worker exiting"))
+    ]
+    assert len(after) == 2, entries
+    assert [(entry["request_id"], entry["principal"]) for entry in after] == [("", "")] * 2

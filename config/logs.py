@@ -95,5 +95,11 @@ def logging_settings(*, log_format: str, level: str) -> dict[str, Any]:
             }
         },
         "root": {"handlers": ["console"], "level": level},
-        "loggers": {"django.db.backends": {"level": "INFO"}},
+        "loggers": {
+            "django.db.backends": {"level": "INFO"},
+            # Celery's pool (billiard) logs on `multiprocessing`, which does not propagate;
+            # a logger without a handler of its own gets Celery's plain-text one, and a pool
+            # process killed (the OOM killer) was the one plain line in a worker's stream.
+            "multiprocessing": {"handlers": ["console"], "propagate": False},
+        },
     }

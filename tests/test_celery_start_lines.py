@@ -27,7 +27,14 @@ def _isolated_env(var_dir: Path) -> dict[str, str]:
     return {**env, "RECONCILE_VAR_DIR": str(var_dir), "RECONCILE_LOG_FORMAT": "json"}
 
 
-def _start_lines(tmp_path: Path, command: list[str], until: str) -> list[str]:
+def _children(pid: int) -> list[int]:
+    found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(child) for child in found]
+
+
+def _start_lines(
+    tmp_path: Path, command: list[str], until: str, then_kill_pool_until: str = ""
+) -> list[str]:
     log = tmp_path / f"{command[0]}.log"
     with log.open("wb") as output:
         process = subprocess.Popen(
@@ -44,6 +51,12 @@ def _start_lines(tmp_path: Path, command: list[str], until: str) -> list[str]:
             assert process.poll() is None, log.read_text(errors="replace")
             assert time.monotonic() < deadline, log.read_text(errors="replace")
             time.sleep(0.2)
+        if then_kill_pool_until:
+            for child in _children(process.pid):
+                os.kill(child, 9)
+            while then_kill_pool_until not in log.read_text(errors="replace"):
+                assert time.monotonic() < deadline, log.read_text(errors="replace")
+                time.sleep(0.2)
         return [line for line in log.read_text().splitlines() if line.strip()]
     finally:
         os.killpg(process.pid, 9)
@@ -81,3 +94,17 @@ def test_a_quiet_scheduler_starts_in_json_lines(tmp_path):
     )
     started = [e for e in _parsed(lines) if e["logger"] == "config.celery"]
     assert started[0]["message"].startswith("scheduler started: ")
+
+
+def test_a_pool_process_killed_is_said_in_a_json_line(tmp_path):
+    """The pool's own messages (billiard's `multiprocessing` logger, to which Celery gives a
+    plain-text handler of its own): a pool process killed (the OOM killer) is what an
+    operator alerts on."""
+    lines = _start_lines(
+        tmp_path,
+        ["worker", "-l", "info", "--concurrency", "1", "-n", "pool-lines@%h"],
+        until="ready.",
+        then_kill_pool_until="exited with",
+    )
+    killed = [e for e in _parsed(lines) if "exited with" in e["message"]]
+    assert killed[0]["level"] == "ERROR" and killed[0]["logger"] == "multiprocessing"

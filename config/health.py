@@ -54,8 +54,13 @@ logger = logging.getLogger(__name__)
 
 def _database() -> bool:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
-        return cursor.fetchone() == (1,)
+        if connection.vendor != "postgresql":
+            cursor.execute("SELECT 1")
+            return cursor.fetchone() == (1,)
+        # Reachable is not enough: a standby (the old primary after a failover) or a
+        # database set read-only answers a SELECT and refuses every reconcile and commit.
+        cursor.execute("SELECT current_setting('transaction_read_only') = 'off'")
+        return cursor.fetchone() == (True,)
 
 
 def _cache() -> bool:

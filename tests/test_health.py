@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 from django.core.cache import cache
+from django.db import connection, connections
 from django.test import Client
 from kombu import Connection
 
@@ -83,6 +84,21 @@ def test_an_unreachable_broker_or_database_is_unavailable_and_says_no_more(
         "ok",
     )
     assert b"10.0.0.7" not in response.content and b"password" not in response.content
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's read-only mode")
+def test_a_database_that_refuses_every_write_is_unavailable(
+    anonymous, db, worker_alive, monkeypatch
+):
+    # A standby (the old primary after a failover) or a database set read-only answers a
+    # SELECT, and refuses every reconcile and commit (500 on each).
+    options = connections["default"].settings_dict["OPTIONS"]
+    read_only = f"{options.get('options', '')} -c default_transaction_read_only=on"
+    monkeypatch.setitem(options, "options", read_only)
+    response = anonymous.get("/readyz")
+
+    assert response.status_code == 503
+    assert response.json()["checks"] == {**dict.fromkeys(CHECKS, "ok"), "database": "unavailable"}
 
 
 def test_not_ready_while_no_worker_consumes_the_readbacks(anonymous, db):

@@ -152,3 +152,19 @@ def missing_sections(document: str) -> list[str]:
 def test_every_section_a_document_sends_readers_to_exists(document):
     # docs/deploy.md sent readers to README, "Benchmarks", a section the README never had.
     assert missing_sections(document) == []
+
+
+# A worker or scheduler an operator is told to start: `celery -A config [options] worker|beat`.
+CELERY_START = re.compile(r"celery -A config (?:-\S+ )*(?:worker|beat)\b")
+
+
+def test_every_worker_and_scheduler_the_documents_start_is_quiet():
+    """Celery's start-up banner is a block of plain text in a JSON log stream (docs/deploy.md,
+    "Logs"): a command copied from the documents starts `celery --quiet`, as ./dev does."""
+    loud = [
+        f"{document}: {line.strip()}"
+        for document in DOCUMENTS
+        for line in (BASE_DIR / document).read_text().splitlines()
+        if CELERY_START.search(line) and "--quiet" not in line
+    ]
+    assert loud == []

@@ -161,3 +161,29 @@ def test_a_healthy_kept_connection_is_checked_without_a_round_trip(collectible, 
 
     assert database.health_check_enabled and database.health_check_done
     assert asked == []
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's read-only mode")
+@pytest.mark.django_db(transaction=True)
+def test_a_database_taking_no_writes_is_a_clean_503_not_a_500(collectible, agent):
+    """A standby, or the old primary after a failover: reads answer, every write is refused
+    (SQLSTATE 25006). Until the connections move to the new primary, a retry is the answer."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET default_transaction_read_only = on")
+    try:
+        response = agent.post(
+            "/api/v1/reconcile",
+            {
+                "subject": SUBJECT,
+                "purpose": "collections",
+                "decision_class": "collections-contact-release",
+                "proposed_action": "release_collections_hold",
+            },
+        )
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET default_transaction_read_only = off")
+    assert response.status_code == 503, response.content
+    assert response.json()["code"] == "database_unavailable"
+    assert int(response["Retry-After"]) > 0
+    assert not DecisionSnapshot.objects.exists()

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, InternalError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from redis.exceptions import AuthenticationError, ReadOnlyError
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -37,11 +37,24 @@ class Outage(NamedTuple):
     detail: str
 
 
+# PostgreSQL's read_only_sql_transaction: a write sent to a standby, or to a primary set
+# read-only, as after a failover until the connections move to the new primary.
+READ_ONLY_TRANSACTION = "25006"
+
+
+def _refused_as_read_only(exception: Exception) -> bool:
+    cause = exception.__cause__
+    return isinstance(exception, InternalError) and (
+        getattr(cause, "sqlstate", None) == READ_ONLY_TRANSACTION
+    )
+
+
 def outage_of(exception: Exception) -> Outage | None:
     """The dependency out of reach, or None for a fault to see and fix (a 500): a
     programming error, a wrong password, a failing script."""
-    # Only a database that cannot be reached or is locked is "unavailable".
-    if isinstance(exception, OperationalError | InterfaceError):
+    # Only a database that cannot be reached, is locked or takes no writes (a standby
+    # after a failover; /readyz says so too) is "unavailable".
+    if isinstance(exception, OperationalError | InterfaceError) or _refused_as_read_only(exception):
         return Outage(
             "database_unavailable",
             "its database",

@@ -76,6 +76,11 @@ class SnapshotProposal:
         return self.deadline is not None and now <= self.deadline
 
 
+def _moment(value: Any) -> datetime | None:
+    """A time stored as RFC 3339 text in the snapshot's content, parsed; None when absent."""
+    return parse_datetime(value) if isinstance(value, str) else None
+
+
 def is_snapshot_question(escalation: Escalation) -> bool:
     """A snapshot's own escalation (an effect's or a promotion's names other things)."""
     return (
@@ -111,7 +116,10 @@ def snapshot_proposal(escalation: Escalation) -> SnapshotProposal:
         commit_window_seconds=window,
         reasons=list(content["decision"]["reasons"]),
         reads=reads,
-        claims=list(content["claims"]),
+        # Written-at as a time, so the page renders it as it renders every other time.
+        claims=[
+            {**claim, "written_at": _moment(claim.get("written_at"))} for claim in content["claims"]
+        ],
         contradictions=_contradictions(snapshot, content),
         retries=list(
             escalation.joined_snapshots.only("snapshot_id", "issued_at", "result").order_by(
@@ -138,7 +146,6 @@ def _gate_refusal(snapshot: DecisionSnapshot) -> DomainError | None:
 
 
 def _read(name: str, item: dict[str, Any], target: str) -> ProposalRead:
-    observed = item.get("observed_at")
     return ProposalRead(
         field=name,
         required=bool(item.get("required")),
@@ -146,7 +153,7 @@ def _read(name: str, item: dict[str, Any], target: str) -> ProposalRead:
         source=item.get("source", ""),
         version=item.get("version"),
         status=item.get("status", ""),
-        observed_at=parse_datetime(observed) if isinstance(observed, str) else None,
+        observed_at=_moment(item.get("observed_at")),
         max_age_seconds=item.get("max_age_seconds"),
         evidence=list(item.get("evidence") or []),
         is_target=name == target,

@@ -211,3 +211,15 @@ def test_a_snapshot_whose_evidence_was_withdrawn_is_not_offered_as_authorising(
     assert reconcile(agent)["escalation_id"] == body["escalation_id"]
     page = page_of(reviewer_browser, body["escalation_id"])
     assert "Approving authorises only a retry that joined it" in page
+
+
+def test_remembered_claims_say_when_written_as_every_other_time_does(
+    contradicted, agent, reviewer_browser
+):
+    """The claim's written_at is a time element like the page's others (UTC to the second,
+    following the "show times as" choice), not the raw text the agent sent."""
+    body = reconcile(agent, [claim("collect")])
+    page = page_of(reviewer_browser, body["escalation_id"])
+    [table] = re.findall(r'<table class="data-table" id="proposal-claims">.*?</table>', page, re.S)
+    assert re.search(r'<time datetime="[0-9T:.-]+Z" title="[0-9T:.-]+Z">[0-9: -]+</time>', table)
+    assert "+00:00" not in table

@@ -29,6 +29,7 @@ from reconcile_app.selectors.facts import (
     console_fact_keys,
     fact_selections,
 )
+from reconcile_app.services.facts import ESCALATING_CODES
 from reconcile_app.services.memory import fact_today
 
 
@@ -98,6 +99,8 @@ class FactDetailView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
                 "as_of": as_of,
                 "believed": believed,
                 "statuses_then": believed.statuses if believed is not None else {},
+                # Today's answer needs a person, but only an agent's read opens the question.
+                "needs_person": believed is None and detail.current.code in ESCALATING_CODES,
                 "today": fact_today(),
             }
         )

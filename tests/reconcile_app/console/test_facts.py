@@ -229,3 +229,18 @@ def test_detail_query_count_is_fixed(
 
 def test_unknown_fact_key_is_404(auditor_browser, registry):
     assert auditor_browser.get("/facts/baseline.nothing/").status_code == 404
+
+
+def test_an_ambiguous_key_nobody_escalated_yet_is_not_said_to_need_nobody(
+    auditor_browser, registry, agent
+):
+    key = "baseline.audio-eval"
+    authority(key)
+    remember(agent, key, "audio-a", "ckpt-1", "registry@r18")
+    remember(agent, key, "audio-b", "ckpt-2", "registry@r18")
+    page = auditor_browser.get(f"/facts/{key}/").content.decode()
+    assert '<span class="badge badge-amber">authority ambiguous</span>' in page
+    assert not Escalation.objects.exists()  # people reading it opened none
+    assert "never needed a person" not in page
+    card = page[page.index('id="fact-escalations-h"') :]
+    assert "an agent next asks for this key" in card[: card.index("</section>")]

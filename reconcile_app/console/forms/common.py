@@ -8,17 +8,23 @@ from typing import Any
 
 from django import forms
 
+from reconcile_app.instants import InstantIsoFormField
 from reconcile_app.limits import json_unstorable, says_nothing
+
+UTC_NOTE = " (UTC)"
 
 
 def dress_filter_form(form: forms.Form, *, datalists: dict[str, str] | None = None) -> None:
     """Give the filterset's form the console's inputs without redefining its fields.
 
     The filtersets are shared with the API, so the console only adjusts widgets: search
-    inputs, "any" as the empty choice, and suggestion lists for free-text fields.
+    inputs, "any" as the empty choice, and suggestion lists for free-text fields; a time
+    filter's label says the zone a time without an offset is read in.
     """
     for name, field in form.fields.items():
         widget = field.widget
+        if isinstance(field, InstantIsoFormField) and not str(field.label).endswith(UTC_NOTE):
+            field.label = f"{field.label}{UTC_NOTE}"
         if isinstance(widget, forms.Select):
             # django-filter adds its empty choice when iterating, from `empty_label`.
             field.empty_label = "any"  # type: ignore[attr-defined]
@@ -63,7 +69,8 @@ def dress_datetime_filters(form: forms.Form, *names: str) -> None:
     say so on their label."""
     for name in names:
         field = form.fields[name]
-        field.label = f"{field.label} (UTC)"
+        if not str(field.label).endswith(UTC_NOTE):
+            field.label = f"{field.label}{UTC_NOTE}"
         widget = field.widget
         widget.input_type = "datetime-local"  # type: ignore[attr-defined]
         widget.attrs.pop("placeholder", None)

@@ -209,3 +209,17 @@ def test_htmx_posts_never_push_their_action_url(operator_browser):
     for template in Path("templates").rglob("*.html"):
         for form in re.findall(r"<form\b[^>]*hx-post=[^>]*>", template.read_text(), re.S):
             assert 'hx-push-url="false"' in form or "replay" in form, (template, form)
+
+
+def test_every_time_filter_says_which_zone_it_reads(auditor_browser, estate):
+    """README: every date-time input says which zone it reads (naive times are UTC)."""
+    for page, names in (
+        ("/effects/", ("created_after", "created_before")),
+        ("/contradictions/", ("detected_after", "detected_before")),
+        ("/audit/", ("since", "until")),
+    ):
+        body = auditor_browser.get(page).content.decode()
+        for name in names:
+            label = re.search(rf'<label for="id_{name}">([^<]*)</label>', body)
+            assert label is not None and label.group(1).endswith(" (UTC)"), (page, name)
+            assert "(UTC) (UTC)" not in label.group(1)

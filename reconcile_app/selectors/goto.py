@@ -24,6 +24,10 @@ from reconcile_app.selectors.effects import effects_visible_to
 
 # What the box accepts, in the order it looks (shown on the "nothing matches" page).
 KINDS = ("snapshot", "effect key", "evidence", "memory", "escalation", "correction")
+# How the lists shorten a snapshot id (`snap_` and 12 hex digits, then an ellipsis): what a
+# person copies from a list, and the shortest prefix the box takes for one snapshot.
+SHORTENED = "…"
+SHORTEST_SNAPSHOT_PREFIX = len("snap_") + 12
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,8 @@ def goto_resolve(*, user: Any, text: str) -> GotoTarget | None:
     text = text.strip()
     if not text or not is_staff_role(user):
         return None
+    if text.endswith(SHORTENED):
+        return _shortened_snapshot(text.removesuffix(SHORTENED))
     if DecisionSnapshot.objects.filter(snapshot_id=text).exists():
         return GotoTarget("snapshot", reverse("console-snapshot", args=[text]))
     if effects_visible_to(user).filter(idempotency_key=text).exists():
@@ -50,3 +56,21 @@ def goto_resolve(*, user: Any, text: str) -> GotoTarget | None:
     if Correction.objects.filter(correction_id=text).exists():
         return GotoTarget("correction", reverse("console-correction", args=[text]))
     return None
+
+
+def _shortened_snapshot(prefix: str) -> GotoTarget | None:
+    """The one snapshot whose id begins `prefix`, as a list shows it; never a guess between
+    two, nor from a prefix shorter than the lists show."""
+    if not prefix.startswith("snap_") or len(prefix) < SHORTEST_SNAPSHOT_PREFIX:
+        return None
+    # The first two ids from the prefix on, by the unique index (a LIKE would scan them all):
+    # the ids that begin with it come first.
+    following = DecisionSnapshot.objects.filter(snapshot_id__gte=prefix).order_by("snapshot_id")
+    found = [
+        snapshot_id
+        for snapshot_id in following.values_list("snapshot_id", flat=True)[:2]
+        if snapshot_id.startswith(prefix)
+    ]
+    if len(found) != 1:
+        return None
+    return GotoTarget("snapshot", reverse("console-snapshot", args=[found[0]]))

@@ -3,6 +3,8 @@ the audit timelines on evidence, correction and fact pages."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.sessions.models import Session
 from django.test import Client
@@ -51,6 +53,19 @@ def test_goto_opens_evidence_escalations_and_corrections(
         auditor_browser.get("/go/", {"q": correction.correction_id})["Location"]
         == f"/corrections/{correction.correction_id}/"
     )
+
+
+def test_goto_opens_a_snapshot_id_copied_shortened_from_a_list(chain, auditor_browser):
+    """The lists show `snap_0123456789ab…` (the whole id in a tooltip): pasted as shown, it
+    opens the one snapshot it begins."""
+    listed = auditor_browser.get("/snapshots/").content.decode()
+    shown = re.search(rf'title="{chain.snapshot_id}">([^<]+)</a>', listed)
+    assert shown is not None and shown.group(1).endswith("…")
+    response = auditor_browser.get("/go/", {"q": shown.group(1)})
+    assert response.status_code == 302
+    assert response["Location"] == f"/snapshots/{chain.snapshot_id}/"
+    # Too short to name one snapshot: never a guess.
+    assert auditor_browser.get("/go/", {"q": "snap_…"}).status_code == 404
 
 
 def test_goto_with_no_match_is_a_404_that_says_what_was_tried(

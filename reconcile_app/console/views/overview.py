@@ -28,7 +28,7 @@ from reconcile_app.charts import (
     unknown_ages_figure,
     verdict_mix_figure,
 )
-from reconcile_app.choices import QuarantineStatus
+from reconcile_app.choices import DecisionResult, QuarantineStatus
 from reconcile_app.console.live import LIVE_SECONDS
 from reconcile_app.console.mixins import HtmxPartialMixin, StaffRequiredMixin
 from reconcile_app.selectors.metrics import operational_metrics_cached
@@ -38,6 +38,8 @@ ACTIVE_QUARANTINE = (QuarantineStatus.APPLYING, QuarantineStatus.APPLIED)
 # The window picker's choices, in hours, and how they read.
 WINDOWS = {1: "1 h", 24: "24 h", 168: "7 d"}
 WINDOW_HOURS = 24
+# The results that did not allow, in the refusals card's order.
+NOT_ALLOWED_ORDER = (DecisionResult.DENY, DecisionResult.REFUSE, DecisionResult.ESCALATE)
 
 
 def _url(name: str, /, *args: str, **query: str | list[str]) -> str:
@@ -99,12 +101,23 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
         }
         context["since_query"] = urlencode(since)
         context["decisions"] = sum(row["reconciles"] for row in hourly)
-        context["refused_decisions"] = sum(
-            count
-            for row in hourly
-            for result, count in row["decisions"].items()
-            if result != "allow"
-        )
+        not_allowed: dict[str, int] = {}
+        for row in hourly:
+            for result, count in row["decisions"].items():
+                if result != DecisionResult.ALLOW:
+                    not_allowed[result] = not_allowed.get(result, 0) + count
+        context["refused_decisions"] = sum(not_allowed.values())
+        # The headline's parts, each opening the snapshots it counts (the card's own link
+        # opens the denied ones alone).
+        context["not_allowed"] = [
+            {
+                "result": result,
+                "count": not_allowed[result],
+                "url": _url("console-snapshots", result=result, **since),
+            }
+            for result in NOT_ALLOWED_ORDER
+            if not_allowed.get(result)
+        ]
         context["claims_judged"] = sum(sum(row["verdicts"].values()) for row in hourly)
         # The outcomes the resolution figure summarises: unknown, and settled in the window.
         resolution_url = _url("console-effects", status="all", settled_after=since["issued_after"])

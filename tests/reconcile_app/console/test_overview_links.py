@@ -171,3 +171,18 @@ def test_every_bar_and_point_is_also_a_link_under_its_chart(operator_browser, tr
         )
         listed = set(map(html_lib.unescape, re.findall(r'href="([^"]+)"', block.group(1))))
         assert wanted and listed == wanted, name
+
+
+def test_the_refusals_headline_opens_each_result_it_adds_up(operator_browser, traffic):
+    """ "N of M decisions did not allow" adds deny, refuse and escalate; the card's own link
+    opens the denied alone, so each part links the snapshots it counts."""
+    page = operator_browser.get("/").content.decode()
+    total = int(re.search(r'id="stat-refused">(\d+)<', page).group(1))
+    parts = re.findall(r'<a href="([^"]+)" id="stat-refused-(\w+)">(\d+) \w+</a>', page)
+    assert {result for _, result, _ in parts} >= {"deny", "refuse"}
+    assert sum(int(count) for _, _, count in parts) == total
+    for url, result, count in parts:
+        url = html_lib.unescape(url)
+        assert f"result={result}" in url
+        listed = operator_browser.get(url).content.decode()
+        assert re.search(rf"\d+\u2013\d+ of {count}\b", listed), url  # en dash

@@ -120,7 +120,7 @@ class DrillRunTable(PagedTable):
             "data-kind": lambda record: record.kind,
             "data-status": lambda record: record.status,
         }
-        empty_text = "No run yet. Operators start one above."
+        empty_text = "No run yet: operators start drills and benchmarks on this page."
 
     def render_pick(self, record: DrillRun) -> SafeString:
         return format_html(

@@ -79,7 +79,12 @@
       button.hidden = true;
       return;
     }
-    button.textContent = parts.join(" · ") + " — show";
+    var text = parts.join(" · ") + " — show";
+    // The button sits in a live region: rewriting it, even with the same words, is a change
+    // a screen reader announces again at every poll. Only news is written.
+    if (button.textContent !== text) {
+      button.textContent = text;
+    }
     button.hidden = false;
   }
 

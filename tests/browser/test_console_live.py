@@ -196,3 +196,26 @@ def test_the_overview_says_once_that_the_database_is_out_of_reach(
     expect(message).to_have_count(0, timeout=8_000)
     expect(drawn).to_have_count(charts)
     assert traffic.external == []
+
+
+def test_news_that_has_not_changed_is_not_announced_again(live_server, browser_page, live_data):
+    """The "n new — show" button sits in a polite live region: writing it again at every
+    poll, with the same words, has a screen reader say it again every few seconds."""
+    page, traffic = browser_page
+    sign_in(page, live_server.url, live_data["operator"].user.username, "/effects/")
+    lose_an_answer(live_data["agent"], "live-2")
+    expect(page.locator("[data-live-show]")).to_have_text("1 new — show", timeout=8_000)
+    page.evaluate(
+        """() => { window.liveChanges = 0;
+          new MutationObserver((changes) => { window.liveChanges += changes.length; }).observe(
+            document.querySelector('[data-live] [role=status]'),
+            {childList: true, subtree: true, characterData: true}); }"""
+    )
+    polls: list[str] = []
+    page.on(
+        "request", lambda request: polls.append(request.url) if "live=" in request.url else None
+    )
+    page.wait_for_timeout(3500)
+    assert len(polls) >= 2
+    assert page.evaluate("window.liveChanges") == 0
+    assert_clean(traffic)

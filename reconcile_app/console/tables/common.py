@@ -22,6 +22,12 @@ TABLE_TEMPLATE = "reconcile_app/tables/console_table.html"
 MAX_PER_PAGE = 100
 
 
+def unseen_header(text: str) -> SafeString:
+    """A header for a column of buttons or links: not shown (the cells say what they do), but
+    read by a screen reader that names each cell by its column."""
+    return format_html('<span class="visually-hidden">{}</span>', text)
+
+
 def snapshot_link(snapshot_id: str) -> SafeString:
     return format_html(
         '<a class="mono" href="{}" title="{}">{}</a>',

@@ -14,7 +14,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from reconcile_app.choices import ActivationStatus, ContractStatus
-from reconcile_app.console.tables.common import TABLE_TEMPLATE
+from reconcile_app.console.tables.common import TABLE_TEMPLATE, unseen_header
 from reconcile_app.models import Contract
 from reconcile_app.selectors.contract_versions import GATE_STATUSES, VersionRow
 from reconcile_app.templatetags.reconcile_tags import EMPTY, badge, ts
@@ -49,7 +49,7 @@ class ContractVersionTable(tables.Table):
     loaded = tables.Column(empty_values=(), verbose_name="Loaded (UTC)", orderable=False)
     activated = tables.Column(empty_values=(), verbose_name="Went live (UTC)", orderable=False)
     activation = tables.Column(empty_values=(), verbose_name="Latest activation", orderable=False)
-    compare = tables.Column(empty_values=(), verbose_name="", orderable=False)
+    compare = tables.Column(empty_values=(), verbose_name=unseen_header("Compare"), orderable=False)
 
     class Meta:
         template_name = TABLE_TEMPLATE

@@ -19,7 +19,7 @@ from reconcile_app.choices import QuarantineScope, QuarantineStatus
 from reconcile_app.console.mixins import MAX_POLLS, POLL_SECONDS
 from reconcile_app.console.node_links import node_blast_radius_url
 from reconcile_app.console.quarantine_links import affected_url
-from reconcile_app.console.tables.common import TABLE_TEMPLATE, StableOrderTable
+from reconcile_app.console.tables.common import TABLE_TEMPLATE, StableOrderTable, unseen_header
 from reconcile_app.models import Quarantine
 from reconcile_app.selectors.quarantine import QuarantineTarget
 from reconcile_app.templatetags.reconcile_tags import EMPTY, badge, ts
@@ -154,7 +154,9 @@ class QuarantineTargetTable(tables.Table):
     since = tables.Column(empty_values=(), verbose_name="Since (UTC)")
     ends_at = tables.Column(empty_values=(), verbose_name="Ends (UTC)")
     affected = tables.Column(empty_values=(), verbose_name="Affected")
-    actions = tables.Column(empty_values=(), verbose_name="", attrs={"td": {"class": "nowrap"}})
+    actions = tables.Column(
+        empty_values=(), verbose_name=unseen_header("Actions"), attrs={"td": {"class": "nowrap"}}
+    )
 
     class Meta:
         template_name = TABLE_TEMPLATE

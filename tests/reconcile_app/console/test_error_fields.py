@@ -12,6 +12,11 @@ import pytest
 
 from tests.drills_app.test_views import DRILL_POST
 from tests.reconcile_app.console.quarantine_steps import create
+from tests.reconcile_app.console.test_bulk import (  # noqa: F401 (a fixture)
+    ALL_UNKNOWN,
+    confirm,
+    three,
+)
 from tests.reconcile_app.console.test_contradictions import (  # noqa: F401 (a fixture)
     contradiction,
     resolve,
@@ -126,3 +131,11 @@ def test_the_drill_forms_help_and_errors_are_where_their_fields_point(operator_b
     data = {key: value for key, value in DRILL_POST.items() if key != "reason"}
     refused = operator_browser.post("/drills/", data).content.decode()
     assert_invalid_fields_say_why(refused, "This field is required", autofocus=None)
+
+
+def test_a_refused_bulk_reason_takes_focus_and_says_why(three, operator_browser):
+    response = confirm(operator_browser, {**ALL_UNKNOWN, "reason": "   "})
+    assert response.status_code == 400
+    assert_invalid_fields_say_why(
+        response.content.decode(), "a bulk action needs a reason", autofocus=True
+    )

@@ -23,6 +23,7 @@ from reconcile_app.console.filtersets import ConsoleEffectFilterSet
 from reconcile_app.console.forms.common import dress_filter_form
 from reconcile_app.console.forms.effects import EffectEscalateForm, EffectResolveForm
 from reconcile_app.console.live import LiveQueueMixin
+from reconcile_app.console.messages import console_message, hx_trigger
 from reconcile_app.console.mixins import (
     MAX_POLLS,
     PER_PAGE,
@@ -55,6 +56,7 @@ from reconcile_app.selectors.effects import (
 )
 from reconcile_app.services.effect_escalations import escalation_open_for_effect
 from reconcile_app.services.effects import effect_request_check, effect_resolve_manually
+from reconcile_app.templatetags.effect_tags import effect_story
 
 DETAIL_TEMPLATE = "reconcile_app/effect_detail.html"
 
@@ -219,8 +221,19 @@ class EffectStatusView(StaffRequiredMixin, View):
         )
         since = request.GET.get("since")
         if since and since != state.version:
-            response["HX-Trigger"] = CHANGED_EVENT
+            # The timeline re-reads itself on the event; the move is said in the page's polite
+            # live region (messages.js): the panel is swapped whole, and a live region swapped
+            # in already holding its text is not announced.
+            response["HX-Trigger"] = hx_trigger(CHANGED_EVENT, message=effect_moved_on(state))
         return response
+
+
+def effect_moved_on(state: EffectState) -> dict[str, Any]:
+    """What the operator watching an effect hears when its status panel changes."""
+    effect = state.effect
+    status = effect.status.replace("_", " ")
+    story = effect_story(effect)
+    return console_message("info", f"{effect.idempotency_key} is {status}. {story}".strip())
 
 
 class EffectCheckView(OperatorRequiredMixin, View):

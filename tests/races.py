@@ -56,3 +56,28 @@ def paused_race(
         thread.join(timeout=60)
     seen["waited"] = seen["changed"] > seen["resumed"]
     return seen
+
+
+def all_at_once(action: Callable[[], str], *, runs: int) -> list[str]:
+    """`action` in `runs` threads released together (PostgreSQL): what each returned, or the
+    code of the refusal it raised, or any other exception by type and message; sorted."""
+    barrier = threading.Barrier(runs)
+    seen: list[str] = []
+
+    def run() -> None:
+        try:
+            barrier.wait(timeout=30)
+            seen.append(action())
+        except DomainError as exc:
+            seen.append(exc.code)
+        except Exception as exc:
+            seen.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run) for _ in range(runs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return sorted(seen)

@@ -6,14 +6,13 @@ traceback where one after the other says "unchanged"."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from reconcile_app.models import Contract
 from reconcile_app.services.contracts import contracts_load
 from tests.conftest import ESTATE
+from tests.races import all_at_once
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL"),
@@ -27,24 +26,12 @@ def test_loads_at_once_of_one_new_version_store_it_once_and_each_succeed(estate,
     text = (ESTATE / "warehouse-pick.yaml").read_text()
     path = tmp_path / "warehouse-pick.yaml"
     path.write_text(text.replace('version: "1.0"', 'version: "1.9"'))
-    barrier = threading.Barrier(LOADS)
-    seen: list[str] = []
 
-    def load() -> None:
-        try:
-            barrier.wait(timeout=30)
-            report = contracts_load(paths=[str(path)], activate=False)
-            seen.append("created" if report.contracts_created else "unchanged")
-        except Exception as exc:
-            seen.append(f"{type(exc).__name__}: {exc}")
-        finally:
-            connections.close_all()
+    def load() -> str:
+        report = contracts_load(paths=[str(path)], activate=False)
+        return "created" if report.contracts_created else "unchanged"
 
-    threads = [threading.Thread(target=load) for _ in range(LOADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    seen = all_at_once(load, runs=LOADS)
 
-    assert sorted(seen) == ["created"] + ["unchanged"] * (LOADS - 1), seen
+    assert seen == ["created"] + ["unchanged"] * (LOADS - 1), seen
     assert Contract.objects.filter(decision_class="warehouse-pick", version="1.9").count() == 1

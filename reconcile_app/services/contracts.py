@@ -12,6 +12,8 @@ gate report. The files load all or nothing; each activation stands on its own.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,14 +63,24 @@ class LoadReport:
 CONTRACT_LOAD_LOCK = 0x4C4F4144
 
 
-def _loads_held() -> None:
-    """Inside the load's transaction: loads take turns. Two deploys of one new version both
-    found it missing and inserted it; the second broke the (class, version) unique index
-    (a traceback) instead of finding it loaded. SQLite's IMMEDIATE transactions serialise
-    writers already."""
-    if connection.vendor == "postgresql":
+@contextmanager
+def _loads_in_turn() -> Iterator[None]:
+    """Loads take turns, each from its first read to its last activation (a session lock,
+    held across the transaction and the gates after it). Two deploys of one new version both
+    found it missing and inserted it, the second breaking the (class, version) unique index;
+    the second, finding it a draft, then met the first's activation and reported its gates
+    failed and the version left a draft, while it went live. Now the second finds it as the
+    first left it. SQLite's IMMEDIATE transactions serialise writers already."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", [CONTRACT_LOAD_LOCK])
+    try:
+        yield
+    finally:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [CONTRACT_LOAD_LOCK])
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [CONTRACT_LOAD_LOCK])
 
 
 def contracts_load(
@@ -80,6 +92,11 @@ def contracts_load(
     `rationale` (why these versions go live) and `run_by` (who ran the load: the command
     passes the operating system's user) go on each version's load and activation, after the
     file it came from: the audit trail says who and why for a deploy too."""
+    with _loads_in_turn():
+        return _contracts_load(paths=paths, activate=activate, rationale=rationale, run_by=run_by)
+
+
+def _contracts_load(*, paths: list[str], activate: bool, rationale: str, run_by: str) -> LoadReport:
     parsed = [parse_file(path) for path in yaml_paths(paths)]
     if not parsed:
         raise ContractFileError(", ".join(paths), None, "no YAML files found")
@@ -109,7 +126,6 @@ def contracts_load(
     to_activate: list[Contract] = []
     deployer = Deployer()
     with transaction.atomic():
-        _loads_held()
         for item, values in sources_parsed:
             name = values.pop("name")
             created = declaration_save(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -13,6 +12,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from reconcile_app.advisory_locks import names_held
 from reconcile_app.choices import (
     MEMORY_IN_FORCE,
     READ_HISTORY,
@@ -162,19 +162,7 @@ def fact_keys_held(fact_key: str, derived_from: Sequence[str] = ()) -> None:
         if memory_ids
         else ()
     )
-    with connection.cursor() as cursor:
-        for lock_id in fact_key_lock_ids(keys):
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [FACT_KEY_LOCK, lock_id])
-
-
-def fact_key_lock_ids(fact_keys: set[str]) -> list[int]:
-    """The keys' lock ids, each once, in the one order every holder takes them."""
-    return sorted({fact_key_lock_id(key) for key in fact_keys if key})
-
-
-def fact_key_lock_id(fact_key: str) -> int:
-    """The key's advisory-lock id: a signed 32-bit integer, the lock function's second int."""
-    return int.from_bytes(hashlib.sha256(fact_key.encode()).digest()[:4], "big", signed=True)
+    names_held(FACT_KEY_LOCK, [key for key in keys if key])
 
 
 def fact_key_write_check(fact_key: str) -> None:

@@ -3,7 +3,6 @@ declared class's rules (services/memory_rules.py), and leaves by its kind's reti
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from datetime import date, datetime
@@ -11,10 +10,11 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from reconcile_app.advisory_locks import names_held
 from reconcile_app.choices import MEMORY_IN_FORCE, MemoryKind, MemoryStatus
 from reconcile_app.epochs import epochs_seen
 from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
@@ -248,18 +248,13 @@ def _superseded(
 
 
 def _preference_held(memory_class: str, *, subject: str, field: str) -> None:
-    """Inside the write's transaction, before any row lock: one preference write per class,
-    subject and field at a time. Locking the record in force alone is not enough: a second
-    write waiting on it finds it superseded when the first commits, and its statement cannot
-    see the first's new record, so it would supersede nothing and leave two in force. After
-    this lock, `_preference_in_force` is a new statement and sees what the holder wrote.
-    PostgreSQL advisory lock; SQLite's IMMEDIATE transactions serialise writers."""
-    if connection.vendor != "postgresql":
-        return
-    target = "\x1f".join((memory_class, subject, field)).encode()
-    lock_id = int.from_bytes(hashlib.sha256(target).digest()[:4], "big", signed=True)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [PREFERENCE_LOCK, lock_id])
+    """Inside the write's transaction, after the epochs and the fact-key locks and before any
+    row lock: one preference write per class, subject and field at a time. Locking the
+    record in force alone is not enough: a second write waiting on it finds it superseded
+    when the first commits, and its statement cannot see the first's new record, so it would
+    supersede nothing and leave two in force. After this lock, `_preference_in_force` is a
+    new statement and sees what the holder wrote."""
+    names_held(PREFERENCE_LOCK, ["\x1f".join((memory_class, subject, field))])
 
 
 def _preference_in_force(

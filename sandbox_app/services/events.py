@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
+from reconcile_app.advisory_locks import names_held
 from reconcile_app.errors import Conflict
 from sandbox_app.choices import FaultKind
 from sandbox_app.models import (
@@ -31,13 +31,8 @@ EVENT_APPEND_LOCK = 0x53424556
 def _appends_held(source: str) -> None:
     """Inside a transaction: the source's appends take turns, so one without `seq` reads the
     last one committed (two at once shared a seq: events the reducer cannot order) and a
-    repeated `event_id` is refused as `event_exists`, not by the unique index (a 500).
-    SQLite's IMMEDIATE transactions serialise writers already."""
-    if connection.vendor != "postgresql":
-        return
-    lock_id = int.from_bytes(hashlib.sha256(source.encode()).digest()[:4], "big", signed=True)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [EVENT_APPEND_LOCK, lock_id])
+    repeated `event_id` is refused as `event_exists`, not by the unique index (a 500)."""
+    names_held(EVENT_APPEND_LOCK, [source])
 
 
 def sandbox_event_append(

@@ -36,6 +36,11 @@ def instant(moment: datetime) -> datetime:
     return moment
 
 
+def stored_instant(value: Any) -> datetime | None:
+    """A time a snapshot's content holds as RFC 3339 text, parsed; None when absent."""
+    return parse_datetime(value) if isinstance(value, str) and value else None
+
+
 def instant_from_text(raw: str | None, name: str) -> datetime | None:
     """An RFC 3339 query parameter as a UTC datetime, None when absent, else a 400."""
     if raw is None or raw == "":

@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.utils.dateparse import parse_datetime
-
 from reconcile_app.choices import EscalationStatus
 from reconcile_app.errors import DomainError
+from reconcile_app.instants import stored_instant
 from reconcile_app.models import Contradiction, DecisionSnapshot, Effect, Escalation
 from reconcile_app.services.effects.gate import snapshot_still_authoritative_check
 from reconcile_app.services.quarantine import sources_read_check
@@ -76,11 +75,6 @@ class SnapshotProposal:
         return self.deadline is not None and now <= self.deadline
 
 
-def _moment(value: Any) -> datetime | None:
-    """A time stored as RFC 3339 text in the snapshot's content, parsed; None when absent."""
-    return parse_datetime(value) if isinstance(value, str) else None
-
-
 def is_snapshot_question(escalation: Escalation) -> bool:
     """A snapshot's own escalation (an effect's or a promotion's names other things)."""
     return (
@@ -118,7 +112,8 @@ def snapshot_proposal(escalation: Escalation) -> SnapshotProposal:
         reads=reads,
         # Written-at as a time, so the page renders it as it renders every other time.
         claims=[
-            {**claim, "written_at": _moment(claim.get("written_at"))} for claim in content["claims"]
+            {**claim, "written_at": stored_instant(claim.get("written_at"))}
+            for claim in content["claims"]
         ],
         contradictions=_contradictions(snapshot, content),
         retries=list(
@@ -153,7 +148,7 @@ def _read(name: str, item: dict[str, Any], target: str) -> ProposalRead:
         source=item.get("source", ""),
         version=item.get("version"),
         status=item.get("status", ""),
-        observed_at=_moment(item.get("observed_at")),
+        observed_at=stored_instant(item.get("observed_at")),
         max_age_seconds=item.get("max_age_seconds"),
         evidence=list(item.get("evidence") or []),
         is_target=name == target,

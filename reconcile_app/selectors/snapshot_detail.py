@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.utils.dateparse import parse_datetime
-
 from reconcile_app.choices import ContradictionStatus, ReadStatus, Verdict
 from reconcile_app.errors import NotFound
+from reconcile_app.instants import stored_instant
 from reconcile_app.models import Contract, Contradiction, DecisionSnapshot, Source
 
 # Verdicts in the order a reviewer reads them: what disagrees first.
@@ -28,10 +27,6 @@ VERDICT_ORDER: tuple[str, ...] = (
     Verdict.OUT_OF_SCOPE,
     Verdict.CONFIRMED,
 )
-
-
-def _when(value: str | None) -> datetime | None:
-    return parse_datetime(value) if value else None
 
 
 def verdict_counts(content: dict[str, Any]) -> list[tuple[str, int]]:
@@ -110,7 +105,7 @@ class SnapshotDetail:
 def field_rows(content: dict[str, Any], valid_time: datetime | None) -> list[FieldRow]:
     rows = []
     for name, item in content.get("fields", {}).items():
-        observed_at = _when(item.get("observed_at"))
+        observed_at = stored_instant(item.get("observed_at"))
         # Freshness is judged on what the owner vouches for (observed_at), against the valid
         # time the decision was made at — not on when the page is looked at.
         age = (
@@ -127,9 +122,9 @@ def field_rows(content: dict[str, Any], valid_time: datetime | None) -> list[Fie
                 status=item.get("status", ReadStatus.UNAVAILABLE),
                 required=bool(item.get("required")),
                 observed_at=observed_at,
-                valid_from=_when(item.get("valid_from")),
-                recorded_at=_when(item.get("recorded_at")),
-                read_at=_when(item.get("read_at")),
+                valid_from=stored_instant(item.get("valid_from")),
+                recorded_at=stored_instant(item.get("recorded_at")),
+                read_at=stored_instant(item.get("read_at")),
                 max_age_seconds=int(item.get("max_age_seconds") or 0),
                 consistency=item.get("consistency", ""),
                 evidence=list(item.get("evidence", [])),
@@ -197,7 +192,7 @@ def console_snapshot_detail(*, snapshot_id: str) -> SnapshotDetail:
         Contradiction.objects.filter(seen_in=snapshot).select_related("resolved_by").order_by("pk")
     )
     cutoffs = content.get("cutoffs", {})
-    valid_time = _when(cutoffs.get("valid_time"))
+    valid_time = stored_instant(cutoffs.get("valid_time"))
     return SnapshotDetail(
         snapshot=snapshot,
         binding=content["binding"],
@@ -207,11 +202,11 @@ def console_snapshot_detail(*, snapshot_id: str) -> SnapshotDetail:
         reducer_version=content.get("reducer_version"),
         schema_version=content.get("schema_version", snapshot.schema_version),
         valid_time=valid_time,
-        recorded_time=_when(cutoffs.get("recorded_time")),
+        recorded_time=stored_instant(cutoffs.get("recorded_time")),
         ledger_seq=content.get("ledger_seq"),
         fields=field_rows(content, valid_time),
         claims=[
-            {**claim, "written_at": _when(claim.get("written_at"))}
+            {**claim, "written_at": stored_instant(claim.get("written_at"))}
             for claim in content.get("claims", [])
         ],
         verdicts=verdict_counts(content),

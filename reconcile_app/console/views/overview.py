@@ -10,6 +10,7 @@ every few seconds unless the reader paused live updates (static/reconcile/live.j
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
@@ -101,11 +102,8 @@ class OverviewView(StaffRequiredMixin, HtmxPartialMixin, TemplateView):
         }
         context["since_query"] = urlencode(since)
         context["decisions"] = sum(row["reconciles"] for row in hourly)
-        not_allowed: dict[str, int] = {}
-        for row in hourly:
-            for result, count in row["decisions"].items():
-                if result != DecisionResult.ALLOW:
-                    not_allowed[result] = not_allowed.get(result, 0) + count
+        not_allowed: Counter[str] = sum((Counter(row["decisions"]) for row in hourly), Counter())
+        del not_allowed[DecisionResult.ALLOW]
         context["refused_decisions"] = sum(not_allowed.values())
         # The headline's parts, each opening the snapshots it counts (the card's own link
         # opens the denied ones alone).

@@ -44,7 +44,8 @@
     var button = document.getElementById("theme-toggle");
     var dark = currentTheme() === "dark";
     if (button) {
-      button.setAttribute("aria-pressed", dark ? "true" : "false");
+      // The label names the theme a press gives (no aria-pressed: "Light, pressed" said
+      // neither the state nor the action).
       button.textContent = dark ? "Light" : "Dark";
       button.title = dark ? "Switch to the light theme" : "Switch to the dark theme";
     }

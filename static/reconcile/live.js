@@ -41,7 +41,8 @@
     bar.classList.toggle("is-paused", isPaused);
     if (toggle) {
       toggle.hidden = false;
-      toggle.setAttribute("aria-pressed", isPaused ? "true" : "false");
+      // The label says what a press does; no aria-pressed beside it: a reader heard
+      // "Resume live updates, pressed" for a page that was paused.
       toggle.textContent = isPaused ? "Resume live updates" : "Pause live updates";
     }
     if (state) {

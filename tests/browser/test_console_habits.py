@@ -79,6 +79,10 @@ def test_dark_mode_follows_the_system_and_the_toggle_is_remembered(
     # The toggle overrides the system and survives a reload.
     page.click("#theme-toggle")
     assert background(page) == light
+    # Its label names the theme a press gives, with no pressed state to contradict it.
+    toggle = page.locator("#theme-toggle")
+    expect(toggle).to_have_text("Dark")
+    assert toggle.get_attribute("aria-pressed") is None
     page.reload()
     assert background(page) == light
     page.click("#theme-toggle")

@@ -10,7 +10,8 @@ from django.contrib.sessions.models import Session
 from django.test import Client
 
 from reconcile_app.console.views.habits import NEW_TOKEN_COOKIE
-from reconcile_app.models import ApiKey, AuditEvent
+from reconcile_app.models import ApiKey, AuditEvent, DecisionSnapshot
+from reconcile_app.selectors.goto import SHORTEST_SNAPSHOT_PREFIX
 from tests.conftest import make_person
 from tests.reconcile_app.console.conftest import signed_in
 from tests.reconcile_app.lineage_chain import (  # noqa: F401 (fixtures)
@@ -66,6 +67,26 @@ def test_goto_opens_a_snapshot_id_copied_shortened_from_a_list(chain, auditor_br
     assert response["Location"] == f"/snapshots/{chain.snapshot_id}/"
     # Too short to name one snapshot: never a guess.
     assert auditor_browser.get("/go/", {"q": "snap_…"}).status_code == 404
+
+
+def test_goto_never_guesses_between_two_snapshots_the_shortened_id_begins(chain, auditor_browser):
+    """Two snapshot ids sharing the 12 hex digits a list shows: the shortened id names
+    neither (a 404, not the first by the index); a longer prefix only one begins opens it."""
+    shown = chain.snapshot_id[:SHORTEST_SNAPSHOT_PREFIX]
+    twin = DecisionSnapshot.objects.get(snapshot_id=chain.snapshot_id)
+    twin.pk = None
+    twin._state.adding = True
+    # A forged id (a digest never gives two alike this far): it differs after the prefix.
+    twin.snapshot_id = shown + ("0" if chain.snapshot_id[-1] != "0" else "1") * (
+        len(chain.snapshot_id) - len(shown)
+    )
+    twin.content_hash = "0" * len(twin.content_hash)
+    twin.save(force_insert=True)
+    assert auditor_browser.get("/go/", {"q": f"{shown}…"}).status_code == 404
+    longer = chain.snapshot_id[: len(shown) + 20]
+    if not twin.snapshot_id.startswith(longer):
+        response = auditor_browser.get("/go/", {"q": f"{longer}…"})
+        assert response["Location"] == f"/snapshots/{chain.snapshot_id}/"
 
 
 def test_goto_with_no_match_is_a_404_that_says_what_was_tried(

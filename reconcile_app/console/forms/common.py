@@ -28,13 +28,25 @@ def dress_filter_form(form: forms.Form, *, datalists: dict[str, str] | None = No
         if isinstance(widget, forms.Select):
             # django-filter adds its empty choice when iterating, from `empty_label`.
             field.empty_label = "any"  # type: ignore[attr-defined]
-            field.widget.choices = field.choices  # type: ignore[attr-defined]
+            field.widget.choices = [
+                (value, _as_the_rows_show(value, label))
+                for value, label in field.choices  # type: ignore[attr-defined]
+            ]
         elif isinstance(widget, forms.TextInput):
             widget.input_type = "search"
             widget.attrs.setdefault("placeholder", "any")
             widget.attrs.setdefault("autocomplete", "off")
         if datalists and name in datalists:
             widget.attrs["list"] = datalists[name]
+
+
+def _as_the_rows_show(value: Any, label: Any) -> Any:
+    """A choice named as the rows' badges name it (`memory vs state`, `postcondition failed`)
+    rather than by Django's title-cased default label ("Memory Vs State"); a label the
+    filterset chose itself stays."""
+    if isinstance(value, str) and label == value.replace("_", " ").title():
+        return value.replace("_", " ")
+    return label
 
 
 class JustificationField(forms.CharField):

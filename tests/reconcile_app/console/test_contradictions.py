@@ -37,6 +37,16 @@ def test_list_shows_both_sides_and_links_the_snapshot(operator_browser, contradi
     assert f'href="/snapshots/{contradiction.snapshot.snapshot_id}/"' in page
 
 
+def test_the_kind_filter_names_kinds_as_the_rows_do(operator_browser, contradiction):
+    """Not Django's title-cased default labels ("Memory Vs State") beside rows saying
+    "memory vs state"; the values stay the API's."""
+    page = operator_browser.get("/contradictions/").content.decode()
+    assert '<span class="tag">memory vs state</span>' in page
+    assert '<option value="memory_vs_state">memory vs state</option>' in page
+    assert '<option value="evidence_vs_state">evidence vs state</option>' in page
+    assert "Vs State" not in page
+
+
 def test_status_tabs_count_and_filter(operator_browser, make_snapshot, operator):
     make_snapshot(subject="account-17", claimed="collect")
     make_snapshot(subject="account-18", claimed="collect")

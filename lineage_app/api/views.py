@@ -23,7 +23,7 @@ from lineage_app.conf import api_permission_classes
 from lineage_app.prov_export import prov_document
 from lineage_app.registry import registry
 from lineage_app.selectors.blast import blast_radius, source_version_nodes
-from lineage_app.selectors.nodes import subgraph
+from lineage_app.selectors.nodes import invalidation_partners, subgraph
 from lineage_app.selectors.reach import MAX_DEPTH, Reach, reach, resolve_roots
 
 TAG = "lineage"
@@ -315,7 +315,6 @@ class ProvView(LineageAPIView):
                 direction=direction,
                 depth=depth,
                 limit=PROV_NODE_LIMIT,
-                invalidations=True,
             )
             if result.total > len(result.nodes):
                 # A page of a walk is ordered by kind: cut, it would drop whole kinds (every
@@ -327,6 +326,10 @@ class ProvView(LineageAPIView):
                     code="export_too_large",
                 )
             wanted |= {item["pk"] for item in result.nodes}
+        # The walks follow derivation, as descendants and ancestors do; the entries that
+        # invalidated a node reached (or that it invalidated) join it, so the document says
+        # what replaced what, but nothing built on a replacement is walked into it.
+        wanted |= invalidation_partners(wanted)
         document = prov_document(*subgraph(wanted))
         if fmt == "provn":
             return HttpResponse(document.get_provn(), content_type=PROV_N)

@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
+from lineage_app.choices import Relation
 from lineage_app.models import Edge, Node
 
 
@@ -55,6 +56,19 @@ def nodes_of_kind(kind: str, refs: Iterable[str] | QuerySet[Any, Any]) -> list[t
         (pk, f"{kind}:{ref}")
         for pk, ref in Node.objects.filter(kind=kind, ref__in=refs).values_list("pk", "ref")
     ]
+
+
+def invalidation_partners(node_pks: Iterable[int]) -> set[int]:
+    """Row ids of the nodes that invalidated one of these, or that one of these invalidated:
+    one hop across `wasInvalidatedBy` either way, never a walk onwards (what was built on a
+    replacement is not the replaced node's lineage). One query."""
+    wanted = set(node_pks)
+    partners: set[int] = set()
+    for src, dst in Edge.objects.filter(
+        Q(src_id__in=wanted) | Q(dst_id__in=wanted), relation=Relation.WAS_INVALIDATED_BY
+    ).values_list("src_id", "dst_id"):
+        partners |= {src, dst}
+    return partners - wanted
 
 
 def subgraph(node_pks: Iterable[int]) -> tuple[list[Node], list[Edge]]:

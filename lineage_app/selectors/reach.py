@@ -36,7 +36,6 @@ def _cte(
     root_ids: list[int],
     depth: int | None,
     as_of: datetime | None,
-    invalidations: bool,
 ) -> tuple[str, list[Any]]:
     """The WITH RECURSIVE clause defining `reach(id)`, and its parameters in order.
 
@@ -44,17 +43,16 @@ def _cte(
     not derivation: the later entry was not made from the one it replaces, and what was
     built on it was built on the correction. Walked, it carried a correction's blast radius,
     and its taint, onto every decision that used the corrected value. The graph's pages still
-    draw the edge (graph.py), and a PROV export follows it (`invalidations`): the document
-    says what invalidated what.
+    draw the edge (graph.py), and a PROV export adds the entries across it, one hop and no
+    further (`nodes.invalidation_partners`): the document says what invalidated what.
     """
     edge = Edge._meta.db_table
     start, follow = ("src_id", "dst_id") if direction == "descendants" else ("dst_id", "src_id")
     placeholders = ", ".join(["%s"] * len(root_ids))
     edge_filter = " AND e.recorded_at <= %s" if as_of else ""
     edge_params: list[Any] = [as_of] if as_of else []
-    if not invalidations:
-        edge_filter += " AND e.relation <> %s"
-        edge_params.append(INVALIDATION)
+    edge_filter += " AND e.relation <> %s"
+    edge_params.append(INVALIDATION)
     if depth is None:
         sql = (
             f"WITH RECURSIVE reach(id) AS ("  # noqa: S608  # nosec B608
@@ -88,7 +86,6 @@ def reach(
     kinds: list[str] | None = None,
     limit: int = 100,
     offset: int = 0,
-    invalidations: bool = False,
 ) -> Reach:
     """Counts by kind and one page of the nodes reached, with the walk run once.
 
@@ -101,7 +98,7 @@ def reach(
     if not root_ids:
         return Reach(roots=roots, counts={}, total=0, nodes=[])
     node = Node._meta.db_table
-    cte, params = _cte(direction, root_ids, depth, as_of, invalidations)
+    cte, params = _cte(direction, root_ids, depth, as_of)
     not_root = ", ".join(["%s"] * len(root_ids))
     kind_filter = ""
     page_params: list[Any] = []
@@ -162,7 +159,7 @@ def ancestor_refs(nodes: list[str], kind: str) -> list[str]:
     root_ids, _ = resolve_roots(nodes)
     if not root_ids:
         return sorted(found)
-    cte, params = _cte("ancestors", root_ids, None, None, invalidations=False)
+    cte, params = _cte("ancestors", root_ids, None, None)
     node_table = Node._meta.db_table
     sql = (
         f"{cte} SELECT ref FROM (SELECT (SELECT n.ref FROM {node_table} n"  # noqa: S608  # nosec B608

@@ -106,7 +106,12 @@ def _drawn_kinds(graph: Subgraph) -> dict[int, str]:
 
 def _hover(node: GraphNode) -> list[str]:
     recorded = node.recorded_at.strftime("%Y-%m-%d %H:%M:%S UTC") if node.recorded_at else "—"
-    where = {"root": "this node", "upstream": "upstream", "downstream": "downstream"}[node.side]
+    where = {
+        "root": "this node",
+        "upstream": "upstream",
+        "downstream": "downstream",
+        "replacement": "replaced or replacing (wasInvalidatedBy), not derived",
+    }[node.side]
     if node.side != ROOT:
         where = f"{where}, {node.distance} hop{'s' if node.distance != 1 else ''}"
     # Plotly renders a few HTML tags in hover text: escape what the data says.

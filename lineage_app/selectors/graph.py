@@ -1,9 +1,10 @@
 """The neighbourhood of one lineage node, bounded for drawing.
 
 Upstream (ancestors) and downstream (descendants) within `depth` hops, as two recursive CTEs
-in one statement. Whatever the size of the graph, drawing one node costs the same four
-queries: the root, the counts by kind on each side, the nearest `cap` nodes, and the edges
-between the nodes drawn. The cap keeps the picture readable and the page fast; the counts
+in one statement. Whatever the size of the graph, drawing one node costs the same five
+queries: the root, the counts by kind on each side, the nearest `cap` nodes, the entries
+across an invalidation from those (drawn, not counted), and the edges between the nodes
+drawn. The cap keeps the picture readable and the page fast; the counts
 still say how much was left out.
 
 As in `reach`, the SQL is built from our own table and column names and `%s` placeholders
@@ -22,6 +23,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from lineage_app.choices import Relation
 from lineage_app.models import Edge, Node
 from lineage_app.registry import registry
 
@@ -30,6 +32,10 @@ DEFAULT_GRAPH_DEPTH = 3
 # Beyond this many nodes a layered drawing stops being readable.
 GRAPH_NODE_CAP = 120
 UPSTREAM, DOWNSTREAM, ROOT = "upstream", "downstream", "root"
+# Drawn across a `wasInvalidatedBy` edge from a walked node (what replaced it, or what it
+# replaced), one hop: neither upstream nor downstream, so never counted as either.
+REPLACEMENT = "replacement"
+INVALIDATION = Relation.WAS_INVALIDATED_BY.value
 # A shortened id pasted from a table ("snap_1a2b3c…") still finds its node.
 PREFIX_MIN_LENGTH = 6
 PREFIX_MATCHES = 10
@@ -42,7 +48,7 @@ class GraphNode:
     ref: str
     label: str
     recorded_at: datetime
-    side: str  # root, upstream or downstream
+    side: str  # root, upstream, downstream or replacement
     distance: int
 
     @property
@@ -72,8 +78,13 @@ class Subgraph:
         return sum(sum(by_kind.values()) for by_kind in self.counts.values())
 
     @property
+    def walked_drawn(self) -> int:
+        """Upstream and downstream nodes drawn (the root and replacements aside)."""
+        return sum(1 for node in self.nodes if node.side in (UPSTREAM, DOWNSTREAM))
+
+    @property
     def not_drawn(self) -> int:
-        return self.total - (len(self.nodes) - 1)
+        return self.total - self.walked_drawn
 
     def count_rows(self) -> list[tuple[str, int, int]]:
         """(kind, upstream, downstream) for every kind found, in layer order."""
@@ -135,20 +146,24 @@ def _neighbourhood_cte() -> str:
     """`near(id, side, distance)`: every node within %s hops either way, at its nearest.
 
     Parameters, in order: root, depth (down), root, depth (up), root, root. With the depth in
-    each row, UNION dedupes per (node, depth); the bound keeps that finite.
+    each row, UNION dedupes per (node, depth); the bound keeps that finite. The walks follow
+    derivation, as the descendants and ancestors API does (`reach._cte`): an invalidation is
+    not, and walked it counted what was built on a correction as downstream of the entry
+    it corrected.
     """
     edge = Edge._meta.db_table
+    derivation = f"e.relation <> '{INVALIDATION}'"
     return (
         f"WITH RECURSIVE down(id, depth) AS ("  # noqa: S608  # nosec B608
-        f" SELECT e.dst_id, 1 FROM {edge} e WHERE e.src_id = %s"
+        f" SELECT e.dst_id, 1 FROM {edge} e WHERE e.src_id = %s AND {derivation}"
         f" UNION"
         f" SELECT e.dst_id, d.depth + 1 FROM {edge} e JOIN down d ON e.src_id = d.id"
-        f" WHERE d.depth < %s"
+        f" WHERE d.depth < %s AND {derivation}"
         f"), up(id, depth) AS ("
-        f" SELECT e.src_id, 1 FROM {edge} e WHERE e.dst_id = %s"
+        f" SELECT e.src_id, 1 FROM {edge} e WHERE e.dst_id = %s AND {derivation}"
         f" UNION"
         f" SELECT e.src_id, u.depth + 1 FROM {edge} e JOIN up u ON e.dst_id = u.id"
-        f" WHERE u.depth < %s"
+        f" WHERE u.depth < %s AND {derivation}"
         f"), near(id, side, distance) AS ("
         f" SELECT id, '{DOWNSTREAM}', MIN(depth) FROM down WHERE id <> %s GROUP BY id"
         f" UNION ALL"
@@ -201,6 +216,7 @@ def subgraph(
                 distance=distance,
             )
         )
+    nodes.extend(_replacements(nodes))
     return Subgraph(
         root=root_node,
         depth=depth,
@@ -209,6 +225,26 @@ def subgraph(
         edges=_edges_between(node.pk for node in nodes),
         counts=counts,
     )
+
+
+def _replacements(drawn: list[GraphNode]) -> list[GraphNode]:
+    """The nodes one `wasInvalidatedBy` edge away from a node drawn and not drawn themselves
+    (a correction of an entry drawn, the memory that superseded one): drawn too, so the page
+    still says what replaced what, but not walked onwards (one query)."""
+    at = {node.pk: node.distance for node in drawn}
+    partners: dict[int, GraphNode] = {}
+    edges = (
+        Edge.objects.filter(Q(src_id__in=list(at)) | Q(dst_id__in=list(at)), relation=INVALIDATION)
+        .select_related("src", "dst")
+        .order_by("pk")
+    )
+    for edge in edges:
+        for near, far in ((edge.src, edge.dst), (edge.dst, edge.src)):
+            if near.pk in at and far.pk not in at:
+                distance = at[near.pk] + 1
+                if far.pk not in partners or distance < partners[far.pk].distance:
+                    partners[far.pk] = _as_node(far, side=REPLACEMENT, distance=distance)
+    return sorted(partners.values(), key=lambda node: (node.distance, node.pk))
 
 
 def _edges_between(pks: Iterable[int]) -> list[GraphEdge]:

@@ -43,8 +43,9 @@ def _cte(
     not derivation: the later entry was not made from the one it replaces, and what was
     built on it was built on the correction. Walked, it carried a correction's blast radius,
     and its taint, onto every decision that used the corrected value. The graph's pages still
-    draw the edge (graph.py), and a PROV export adds the entries across it, one hop and no
-    further (`nodes.invalidation_partners`): the document says what invalidated what.
+    draw the edge, its far end beside what they count (graph.py), and a PROV export adds the
+    entries across it, one hop and no further (`nodes.invalidation_partners`): the document
+    says what invalidated what.
     """
     edge = Edge._meta.db_table
     start, follow = ("src_id", "dst_id") if direction == "descendants" else ("dst_id", "src_id")

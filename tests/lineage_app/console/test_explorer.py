@@ -13,9 +13,10 @@ from lineage_app.choices import Relation
 from lineage_app.selectors.graph import GRAPH_NODE_CAP
 from lineage_app.services.graph import Link, graph_record
 
-# session, user, the user's groups, the root, the counts by kind, the nearest nodes, their
-# edges, then the decisions' snapshots (where a click goes; a memory opens its own page).
-EXPLORER_QUERIES = 8
+# session, user, the user's groups, the root, the counts by kind, the nearest nodes, what is
+# across an invalidation from them, their edges, then the decisions' snapshots (where a click
+# goes; a memory opens its own page).
+EXPLORER_QUERIES = 9
 # The depth control's partial draws the same graph: the same queries.
 PARTIAL_QUERIES = EXPLORER_QUERIES
 

@@ -31,8 +31,10 @@ def _local_char(char: str) -> str:
 
 
 def _qualified(prefix: str, node: Node) -> str:
-    safe = node.ref.replace("/", "__").replace("@", "_at_").replace(":", "_")
-    return f"{prefix}:{node.kind}_{''.join(map(_local_char, safe))}"
+    """`kind_ref`, the ref percent-encoded where it must be (`/`, `@` and `:` too): one
+    identifier per node. Spelling them `__`, `_at_` and `_` named an agent's effects `k:1` and
+    `k_1` (or `k@1` and `k_at_1`) by one identifier, which PROV reads as one activity."""
+    return f"{prefix}:{node.kind}_{''.join(map(_local_char, node.ref))}"
 
 
 def prov_document(nodes: list[Node], edges: list[Edge]) -> ProvDocument:

@@ -48,3 +48,15 @@ def test_every_ref_exports_as_one_iri_both_formats_can_read(db, ref):
         if str(name).endswith("ref")
     }
     assert ref in refs
+
+
+def test_two_refs_never_share_an_identifier(db):
+    """An agent chooses its Idempotency-Key: `k:1`, `k_1`, `k@1` and `k_at_1` are four effects,
+    and a document that named them by one identifier merged them into one activity."""
+    now = timezone.now()
+    refs = ["k:1", "k_1", "k@1", "k_at_1", "k/1", "k__1"]
+    effects = [Node.objects.create(kind="effect", ref=ref, recorded_at=now) for ref in refs]
+    document = prov_document(effects, [])
+    parsed = ProvDocument.deserialize(content=document.serialize(format="json"), format="json")
+    identifiers = {str(record.identifier) for record in parsed.get_records() if record.is_element()}
+    assert len(identifiers) == len(refs)

@@ -41,7 +41,7 @@ def test_the_prov_namespace_is_the_hosts(small_graph, operator, settings):
     settings.LINEAGE_PROV_NAMESPACE = ("acme", "https://acme.invalid/prov#")
     document = operator.client.get("/api/v1/lineage/source:s@1/prov").json()
     assert document["prefix"]["acme"] == "https://acme.invalid/prov#"
-    assert "acme:source_s_at_1" in document["agent"]
+    assert "acme:source_s%401" in document["agent"]
 
 
 @pytest.mark.parametrize(

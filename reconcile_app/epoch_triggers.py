@@ -22,7 +22,9 @@ CONFIGURATION_TABLES: dict[str, list[str] | None] = {
     "reconcile_app_principal": None,
     "reconcile_app_capability": None,
     "reconcile_app_apikey": ["principal_id", "prefix", "key_hash", "revoked_at"],
-    "auth_user": ["is_active"],
+    # A superuser holds every people's role without a group (roles.py): taking the flag
+    # away must reach the copy of a token's user as taking a role away does.
+    "auth_user": ["is_active", "is_superuser"],
     # A person's roles are their groups (roles.py): the copy of a key's user that the gate
     # keeps must not hold roles taken away.
     "auth_user_groups": None,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
 from reconcile_app.epochs import epochs_read
@@ -15,7 +15,7 @@ from reconcile_app.models import ApiKey, Capability, Source
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.quarantine import quarantine_create
 from sandbox_app.services import sandbox_record_write
-from tests.conftest import COLLECTIONS
+from tests.conftest import COLLECTIONS, make_person
 
 SUBJECT = "account-17"
 
@@ -115,6 +115,24 @@ def test_a_change_of_a_persons_roles_moves_the_configuration_epoch(db, operator,
     assert removed.configuration != before.configuration
     reviewer.user.groups.add(*Group.objects.filter(name="operator"))
     assert epochs_read().configuration != removed.configuration
+
+
+def test_a_superuser_demoted_is_refused_what_only_the_flag_allowed(estate):
+    """A superuser holds every people's role (roles.py) without a group: the cached copy of
+    its token's user kept the flag, and so attested as an operator, after it was taken."""
+    boss = make_person("boss", [])
+    User.objects.filter(pk=boss.user.pk).update(is_superuser=True)
+    body = {
+        "kind": "observation",
+        "subject": SUBJECT,
+        "field": "collections_status",
+        "value": "hold",
+        "source": "case-service",
+        "observed_at": timezone.now().isoformat(),
+    }
+    assert boss.post("/api/v1/evidence", body).status_code == 201  # the copy is taken
+    User.objects.filter(pk=boss.user.pk).update(is_superuser=False)
+    assert boss.post("/api/v1/evidence", body).status_code == 403
 
 
 def test_using_a_key_does_not_move_the_epoch(agent):

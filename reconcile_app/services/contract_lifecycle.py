@@ -23,7 +23,7 @@ from django.utils import timezone
 from reconcile_app.choices import ActivationStatus, ContractStatus, Role
 from reconcile_app.errors import Conflict, Forbidden, ValidationFailed
 from reconcile_app.limits import says_nothing
-from reconcile_app.models import Contract, ContractActivation
+from reconcile_app.models import ConfigurationEpoch, Contract, ContractActivation
 from reconcile_app.roles import has_role
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.enqueue import enqueue_on_commit
@@ -198,6 +198,12 @@ def _activation_finish(
         now = timezone.now()
         activation.gates = gates
         activation.finished_at = now
+        if not (broken or failed) and not _requester_still_reviews(activation):
+            broken = (
+                f"{activation.requested_by_name} no longer holds the reviewer role (or the "
+                f"account was deactivated) since asking: {label} was not activated; a "
+                "reviewer may ask again"
+            )
         overtaken = None if broken or failed else _go_live(activation, contract, actor, now)
         if overtaken is not None:
             # Finishing late (a queued task, one re-queued after a lost worker) it would
@@ -234,6 +240,21 @@ def _activation_finish(
             update_fields=["gates", "finished_at", "status", "detail", "replaced_version"]
         )
     return activation
+
+
+def _requester_still_reviews(activation: ContractActivation) -> bool:
+    """Whether the person who asked is still an active reviewer, read in the finishing
+    transaction. The gates run in a worker, perhaps long after the request: a role taken
+    away (or an account deactivated) meanwhile must not put a version live in that name.
+    Taking either away moves the configuration epoch, whose row is locked here first (going
+    live moves it anyway): a change committed before is read below, a later one waits. The
+    deployer's own activations (`load_contracts`) have no person to ask about."""
+    user = activation.requested_by
+    if user is None:
+        return True
+    ConfigurationEpoch.objects.select_for_update(no_key=True).filter(pk=1).exists()
+    fresh = type(user).objects.filter(pk=user.pk, is_active=True).first()
+    return fresh is not None and has_role(fresh, Role.REVIEWER)
 
 
 def _go_live(

@@ -197,6 +197,29 @@ def test_a_late_activation_leaves_a_release_made_after_it_was_asked_for(
     assert refused is not None and refused.object_ref == f"{COLLECTIONS}@7.4"
 
 
+@pytest.mark.parametrize("taken", ["role", "account"])
+def test_an_activation_queued_by_a_reviewer_whose_access_was_taken_puts_nothing_live(
+    estate, reviewer, tmp_path, django_capture_on_commit_callbacks, taken
+):
+    """The gates run in a worker, perhaps long after the request: a reviewer removed (or
+    deactivated) meanwhile must not put a version live in their name when the task runs."""
+    load(tmp_path, DENIES_COLLECT, "next.yaml", "--draft")
+    with django_capture_on_commit_callbacks(execute=False):
+        queued = activate(reviewer, "7.4")
+    assert queued.status_code == 202, queued.content
+    if taken == "role":
+        reviewer.user.groups.clear()
+    else:
+        reviewer.user.is_active = False
+        reviewer.user.save(update_fields=["is_active"])
+
+    finished = contract_activation_run(activation_id=queued.json()["activation_id"])
+
+    assert (finished.status, status_of("7.3"), status_of("7.4")) == ("failed", "active", "draft")
+    assert "no longer" in finished.detail
+    assert actions_on("7.4")[-1] == "contract.activation_refused"
+
+
 @pytest.mark.parametrize(
     ("persona", "code"),
     [("operator", "forbidden"), ("auditor", "forbidden"), ("agent", "people_only")],

@@ -1,33 +1,16 @@
 from __future__ import annotations
 
-import getpass
-from dataclasses import dataclass
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from reconcile_app.errors import DomainError
+from reconcile_app.management.command_runner import command_runner
 from reconcile_app.services.agent_access import (
     agent_enabled_set,
     agent_key_rotate,
     capabilities_revoke,
 )
-
-
-@dataclass(frozen=True)
-class CommandRunner:
-    """The audit's actor for a change made from the command line: the command and the
-    account that ran it."""
-
-    username: str
-    pk: None = None
-
-
-def _account() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # a container's uid with no passwd entry and no LOGNAME
-        return "unknown account"
 
 
 class Command(BaseCommand):
@@ -55,7 +38,7 @@ class Command(BaseCommand):
         reason: str,
         **options: Any,
     ) -> None:
-        actor = CommandRunner(username=f"agent_access ({_account()})")
+        actor = command_runner("agent_access")
         if (change == "revoke-capability") != bool(capabilities):
             raise CommandError("revoke-capability names capabilities; the others name none")
         try:

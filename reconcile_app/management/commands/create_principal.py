@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from reconcile_app.errors import DomainError
+from reconcile_app.management.command_runner import command_runner
 from reconcile_app.services.principals import principal_create
 
 
@@ -28,7 +29,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, name: str, capability: list[str], **options: Any) -> None:
         try:
-            principal, key = principal_create(name=name, capabilities=capability)
+            principal, key = principal_create(
+                name=name, capabilities=capability, actor=command_runner("create_principal")
+            )
         except DomainError as exc:
             raise CommandError(exc.detail) from exc
         capabilities = ", ".join(str(c) for c in principal.capabilities.all()) or "none"

@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from reconcile_app.errors import DomainError
+from reconcile_app.management.command_runner import command_runner
 from reconcile_app.services.principals import PEOPLE_ROLES, user_create
 
 
@@ -79,7 +80,12 @@ class Command(BaseCommand):
         elif password == "":
             raise CommandError("the password is empty")
         try:
-            user, token = user_create(username=name, roles=group, password=password)
+            user, token = user_create(
+                username=name,
+                roles=group,
+                password=password,
+                actor=command_runner("create_user"),
+            )
         except DomainError as exc:
             raise CommandError(exc.detail) from exc
         self.stderr.write(f"user {user.username} created in {', '.join(group)}")

@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from reconcile_app.models import (
     ApiKey,
+    AuditEvent,
     Capability,
     Principal,
 )
@@ -141,3 +142,19 @@ def test_create_principal_help_names_every_kind_of_capability():
 
     for capability in ("DECISION_CLASS:ACTION", "attest:SOURCE", "fact:PATTERN"):
         assert capability in help_text
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "action"),
+    [
+        ("create_principal", ["--capability", "attest:case-ledger"], "principal.create"),
+        ("create_user", ["--group", "operator"], "user.create"),
+    ],
+)
+def test_who_created_an_identity_is_audited(db, command, args, action):
+    """Granting access is an administrator's action: its audit row names the command and
+    the account that ran it, as agent_access does, not an anonymous "system"."""
+    call_command(command, "granted", *args, stdout=StringIO(), stderr=StringIO())
+
+    event = AuditEvent.objects.get(action=action, object_ref="granted")
+    assert event.actor_name.startswith(f"{command} (")

@@ -24,8 +24,11 @@ def roles_of(user: Any) -> frozenset[str]:
 
 def roles_forget(user: Any) -> None:
     """Drop the roles cached on the user: the next question reads them again (a write that
-    finds access changed while its request ran asks as what the user is now)."""
+    finds access changed while its request ran asks as what the user is now). The superuser
+    flag is read again too: it grants every people's role, and the user object is the one
+    the request loaded before the change."""
     user.__dict__.pop("_reconcile_roles", None)
+    user.refresh_from_db(fields=["is_superuser"])
 
 
 def is_staff_role(user: Any) -> bool:

@@ -11,7 +11,7 @@ from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
 from reconcile_app.epochs import epochs_read
-from reconcile_app.models import ApiKey, Capability, Source
+from reconcile_app.models import ApiKey, Capability, Principal, Source
 from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.quarantine import quarantine_create
 from sandbox_app.services import sandbox_record_write
@@ -133,6 +133,28 @@ def test_a_superuser_demoted_is_refused_what_only_the_flag_allowed(estate):
     assert boss.post("/api/v1/evidence", body).status_code == 201  # the copy is taken
     User.objects.filter(pk=boss.user.pk).update(is_superuser=False)
     assert boss.post("/api/v1/evidence", body).status_code == 403
+
+
+def test_a_superuser_demoted_while_a_write_ran_is_asked_again_as_what_it_is_now(estate):
+    """A write finding access changed since its request pinned the epochs reads the roles
+    again (access_changed_since): on the user as it is now, not the flag it was loaded with."""
+    from django.db import transaction
+
+    from reconcile_app.roles import has_role
+    from reconcile_app.services.key_use import key_in_use
+    from reconcile_app.services.principals import access_changed_since
+
+    key_in_use.set(None)  # no request's key: an earlier test's would be checked again here
+    boss = make_person("boss", [])
+    User.objects.filter(pk=boss.user.pk).update(is_superuser=True)
+    principal = Principal.objects.select_related("user").get(pk=boss.principal.pk)
+    assert has_role(principal.user, "operator")  # as the request's copy saw it
+    seen = epochs_read()
+    User.objects.filter(pk=boss.user.pk).update(is_superuser=False)
+
+    with transaction.atomic():
+        assert access_changed_since(principal, seen)
+        assert not has_role(principal.user, "operator")
 
 
 def test_using_a_key_does_not_move_the_epoch(agent):

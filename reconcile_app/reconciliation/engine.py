@@ -140,9 +140,13 @@ def evaluate(
         for memory_id, quarantine_id in (quarantined_memories or {}).items()
         if memory_id in cited
     }
+    # In the contract's field order, not the order the reads came in: the contradictions and
+    # their reasons are listed field by field, and replay takes the reads from the stored
+    # content, whose keys the database orders its own way (jsonb: shorter keys first).
+    given = {read.field: read for read in raw_reads}
     reads = {
-        read.field: apply_freshness(read, contract.field(read.field).max_age_seconds, valid_time)  # type: ignore[union-attr]
-        for read in raw_reads
+        spec.name: apply_freshness(given[spec.name], spec.max_age_seconds, valid_time)
+        for spec in contract.fields
     }
     contradictions = source_contradictions(binding.subject, reads, evidence)
     with_mode = schema_version not in SCHEMAS_WITHOUT_READ_MODE

@@ -23,7 +23,9 @@ def replay(persona, snapshot_id: str, mode: str = "as_recorded"):
     return response.json()
 
 
-@pytest.mark.parametrize("scenario", ["allow", "stale", "unavailable", "claims", "contradiction"])
+@pytest.mark.parametrize(
+    "scenario", ["allow", "stale", "unavailable", "claims", "contradiction", "two_contradictions"]
+)
 def test_as_recorded_replay_is_exact(collectible, agent, scenario):
     body = {
         "subject": SUBJECT,
@@ -53,7 +55,19 @@ def test_as_recorded_replay_is_exact(collectible, agent, scenario):
             },
             {"subject": "elsewhere", "field": "collections_status", "value": 1.5e3},
         ]
-    if scenario == "contradiction":
+    if scenario == "two_contradictions":
+        # Each field contradicted: the contradictions (and their reasons) are listed in the
+        # contract's field order, which PostgreSQL's jsonb does not keep for the stored reads
+        # (it puts the shorter key, complaint_status, first).
+        evidence_append(
+            kind="observation",
+            subject=SUBJECT,
+            field="complaint_status",
+            value="open",
+            source="complaints-desk",
+            observed_at=ago(minutes=1),
+        )
+    if scenario in ("contradiction", "two_contradictions"):
         evidence_append(
             kind="observation",
             subject=SUBJECT,

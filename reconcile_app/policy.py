@@ -7,6 +7,8 @@ from typing import Any
 
 import cel
 
+from reconcile_app.canonical import normalise_numbers
+
 # Policy may read state values and the proposed effect (its action and, when one was
 # proposed, its value) — never a claim: memory is not visible to policy.
 ALLOWED_VARIABLES = frozenset({"fields", "effect"})
@@ -70,8 +72,13 @@ def evaluate_explained(
 ) -> tuple[bool | None, str]:
     """`evaluate`, with why a condition could not be evaluated ("" when it could): the
     release gates report the error, where a decision only fails closed."""
+    # Numbers as snapshots hash them (an integral 1.0 is 1): CEL never mixes doubles and
+    # ints (`1.0 + 1` is an error), and PostgreSQL's jsonb gives stored values back with 1.0
+    # as 1, so a rule over the spelling would decide a replay, or the same owner value on
+    # another database, differently.
+    variables = normalise_numbers({"fields": fields, "effect": effect or {}})
     try:
-        result = compiled(expression).execute({"fields": fields, "effect": effect or {}})
+        result = compiled(expression).execute(variables)
     except Exception as exc:
         return None, f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
     if isinstance(result, bool):

@@ -54,8 +54,18 @@ class Reducer:
 
 def fold(reducer: Reducer, events: Iterable[Event]) -> Folded:
     unique: dict[str, Event] = {}
+    differing: set[str] = set()
     for event in events:
-        unique.setdefault(event.event_id, event)  # idempotent: a redelivery changes nothing
+        # Idempotent: a redelivery changes nothing. An id delivered with another content is
+        # no redelivery, and keeping whichever came first would let delivery order decide.
+        if unique.setdefault(event.event_id, event) != event:
+            differing.add(event.event_id)
+    if differing:
+        first = min(differing)
+        return Folded(
+            status="conflict",
+            detail=f"event {first} was delivered with two different contents",
+        )
     ordered = sorted(unique.values(), key=lambda e: (getattr(e, reducer.ordering_key), e.event_id))
     for earlier, later in pairwise(ordered):
         if getattr(earlier, reducer.ordering_key) == getattr(later, reducer.ordering_key):

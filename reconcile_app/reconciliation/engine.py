@@ -147,6 +147,7 @@ def evaluate(
     reads = {
         spec.name: apply_freshness(given[spec.name], spec.max_age_seconds, valid_time)
         for spec in contract.fields
+        if spec.name in given  # a caller may pass only some (as the reads in always did)
     }
     contradictions = source_contradictions(binding.subject, reads, evidence)
     with_mode = schema_version not in SCHEMAS_WITHOUT_READ_MODE

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.core.cache import BaseCache, cache
 from django.http import HttpRequest, HttpResponse
+from django.utils.cache import patch_cache_control
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -42,7 +43,18 @@ class SecurityHeadersMiddleware:
         response.setdefault("Content-Security-Policy", CSP.format(nonce=nonce))
         response.setdefault("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
         response.setdefault("Cross-Origin-Opener-Policy", "same-origin")
+        if not response.has_header("Cache-Control") and _carries_credentials(request):
+            # What is read signed in is the reader's: kept by no shared cache, and not by the
+            # browser either, whose back button showed audit pages after signing out on a
+            # shared workstation. Answers that set their own (static files) keep theirs.
+            patch_cache_control(response, private=True, no_store=True)
         return response
+
+
+def _carries_credentials(request: HttpRequest) -> bool:
+    """A session cookie or an Authorization header: read from the request itself, as asking
+    `request.user` could cost a session query on a page that never needed one."""
+    return settings.SESSION_COOKIE_NAME in request.COOKIES or "HTTP_AUTHORIZATION" in request.META
 
 
 def csp_nonce(request: HttpRequest) -> dict[str, str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from django.core.cache import cache
+from django.test import Client
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,6 +32,25 @@ def test_console_pages_carry_a_strict_content_security_policy(client, db):
     assert response["X-Frame-Options"] == "DENY"
     assert response["X-Content-Type-Options"] == "nosniff"
     assert response["Referrer-Policy"] == "same-origin"
+
+
+def test_what_is_read_signed_in_is_kept_by_no_cache(client, operator, agent):
+    """The back button on a shared workstation showed audit pages after signing out: pages
+    and API answers to a signed-in person or a key say `no-store`; answers that set their own
+    caching (static files, the health checks) keep it."""
+    client.force_login(operator.user)
+    for path in ("/", "/audit/"):
+        assert_private_no_store(client.get(path))
+    assert_private_no_store(agent.get("/api/v1/me"))
+    assert_private_no_store(agent.get("/api/v1/snapshots/snap_nothing"))  # a 404 too
+    assert_private_no_store(Client().get("/api/v1/me", HTTP_AUTHORIZATION="Bearer rk_wrong"))
+    health = client.get("/healthz")
+    assert "no-cache" in health["Cache-Control"] and "no-store" in health["Cache-Control"]
+
+
+def assert_private_no_store(response) -> None:
+    directives = {part.strip() for part in response["Cache-Control"].split(",")}
+    assert {"private", "no-store"} <= directives, response["Cache-Control"]
 
 
 def test_api_docs_need_no_inline_script(client, db):

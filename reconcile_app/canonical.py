@@ -99,6 +99,17 @@ def content_hash(value: Any) -> str:
     return sha256_hex(canonical_json(value))
 
 
+# Types whose canonical JSON spells each value one way and no two values alike: two values
+# of one of them are the same JSON value exactly when Python finds them equal. (int is not
+# here: json.dumps refuses an int past Python's digit limit, which equality would not.)
+_SPELLED_ONE_WAY = frozenset({str, bool, type(None)})
+
+
 def same_value(left: Any, right: Any) -> bool:
     """JSON equality that does not confuse 1 with True or 1 with "1"."""
+    # The gate compares every evidence entry's value and every claim's with the state's,
+    # mostly strings: those need no canonical text (two encodings per comparison).
+    kind = type(left)
+    if kind is type(right) and kind in _SPELLED_ONE_WAY:
+        return bool(left == right)
     return canonical_json(left) == canonical_json(right)

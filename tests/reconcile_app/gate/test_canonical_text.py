@@ -12,7 +12,7 @@ from enum import StrEnum
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconcile_app.canonical import canonical, canonical_json, normalise_numbers
+from reconcile_app.canonical import canonical, canonical_json, normalise_numbers, same_value
 from reconcile_app.services.snapshot_statement import _json, _snapshot_json
 
 json_values = st.recursive(
@@ -81,3 +81,18 @@ def test_the_snapshot_row_sent_with_the_canonical_content_is_the_row_encoded_who
     assert encoded.exact
     assert json.loads(_snapshot_json(row, encoded.text)) == json.loads(_json(row))
     assert _snapshot_json(row, None) == _json(row)
+
+
+@given(json_values, json_values)
+def test_same_value_is_equality_of_canonical_texts(left, right):
+    # `same_value` compares strings, booleans and nulls without encoding them: the answer
+    # must be the canonical texts' for every pair (1 and 1.0 the same, 1 and True not).
+    assert same_value(left, right) == (canonical_json(left) == canonical_json(right))
+    assert same_value(left, left)
+
+
+def test_same_value_tells_apart_what_json_tells_apart():
+    assert same_value("é", "é") and not same_value("é", "e\u0301")
+    assert same_value("\ud800", "\ud800") and not same_value("\ud800", "\ud801")
+    assert not same_value("1", 1) and not same_value(True, 1) and not same_value(None, "null")
+    assert same_value(1, 1.0) and not same_value(False, 0) and same_value(None, None)

@@ -56,6 +56,23 @@ def _macro_bound_names(expression: str) -> set[str]:
     return set(re.findall(pattern, expression))
 
 
+def variables(
+    fields: dict[str, Any], effect: dict[str, Any] | None = None
+) -> cel.Context | dict[str, Any]:
+    """What every rule of one decision reads, converted to CEL values once.
+
+    Handed a dict, the CEL library converts it again on every evaluation, most of what one
+    costs (~25 µs against ~1 µs for the rule itself): a decision evaluates each of its
+    contract's rules over the same fields and effect. Values it cannot convert stay a dict,
+    so that each rule evaluated over them meets the same error as before and fails closed.
+    """
+    plain = _plain(fields, effect)
+    try:
+        return cel.Context(plain)
+    except Exception:
+        return plain
+
+
 def evaluate(
     expression: str, fields: dict[str, Any], effect: dict[str, Any] | None = None
 ) -> bool | None:
@@ -67,18 +84,30 @@ def evaluate(
     return evaluate_explained(expression, fields, effect)[0]
 
 
+def evaluate_over(expression: str, over: cel.Context | dict[str, Any]) -> bool | None:
+    """`evaluate` over the `variables` of a decision."""
+    return _evaluated(expression, over)[0]
+
+
 def evaluate_explained(
     expression: str, fields: dict[str, Any], effect: dict[str, Any] | None = None
 ) -> tuple[bool | None, str]:
     """`evaluate`, with why a condition could not be evaluated ("" when it could): the
     release gates report the error, where a decision only fails closed."""
-    # Numbers as snapshots hash them (an integral 1.0 is 1): CEL never mixes doubles and
-    # ints (`1.0 + 1` is an error), and PostgreSQL's jsonb gives stored values back with 1.0
-    # as 1, so a rule over the spelling would decide a replay, or the same owner value on
-    # another database, differently.
-    variables = normalise_numbers({"fields": fields, "effect": effect or {}})
+    return _evaluated(expression, _plain(fields, effect))
+
+
+def _plain(fields: dict[str, Any], effect: dict[str, Any] | None) -> dict[str, Any]:
+    """The rules' variables, their numbers as snapshots hash them (an integral 1.0 is 1):
+    CEL never mixes doubles and ints (`1.0 + 1` is an error), and PostgreSQL's jsonb gives
+    stored values back with 1.0 as 1, so a rule over the spelling would decide a replay, or
+    the same owner value on another database, differently."""
+    return normalise_numbers({"fields": fields, "effect": effect or {}})  # type: ignore[no-any-return]
+
+
+def _evaluated(expression: str, over: cel.Context | dict[str, Any]) -> tuple[bool | None, str]:
     try:
-        result = compiled(expression).execute(variables)
+        result = compiled(expression).execute(over)
     except Exception as exc:
         return None, f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
     if isinstance(result, bool):

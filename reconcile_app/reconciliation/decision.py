@@ -74,12 +74,13 @@ def decide(
         return _decision(DecisionResult.REFUSE, [], refusals, contract)
 
     fields = {name: read.value for name, read in reads.items() if read.status == ReadStatus.OK}
-    effect = binding.effect()
+    # Every rule reads the same fields and effect: converted for CEL once, not per rule.
+    over = policy.variables(fields, binding.effect())
     denies = [
         _reason(rule.code or "denied", _match_detail(rule.expression, matched))
         for rule in contract.rules
         if rule.kind == "deny"
-        for matched in [policy.evaluate(rule.expression, fields, effect)]
+        for matched in [policy.evaluate_over(rule.expression, over)]
         if matched is not False
     ]
     if denies:
@@ -92,7 +93,7 @@ def decide(
         _reason(rule.code or "escalated", _match_detail(rule.expression, matched))
         for rule in contract.rules
         if rule.kind == "escalate"
-        for matched in [policy.evaluate(rule.expression, fields, effect)]
+        for matched in [policy.evaluate_over(rule.expression, over)]
         if matched is not False
     ]
     if contradictions and contract.contradictions == ContradictionPolicy.ESCALATE:
@@ -101,7 +102,7 @@ def decide(
         return _decision(DecisionResult.ESCALATE, [], escalations, contract)
 
     for position, rule in enumerate(r for r in contract.rules if r.kind == "allow"):
-        if policy.evaluate(rule.expression, fields, effect) is True:
+        if policy.evaluate_over(rule.expression, over) is True:
             permitted = [
                 action
                 for action in rule.permits

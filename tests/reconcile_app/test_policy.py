@@ -36,3 +36,37 @@ def test_a_condition_over_the_length_cap_is_never_evaluated():
     assert result is None
     assert why == "PolicyCompileError: a condition is at most 4,096 characters, not 8,001"
     assert policy.evaluate_explained(" + ".join(["1"] * 1000) + " > 0", {}) == (True, "")
+
+
+RULES = [
+    'fields.collections_status == "collect"',
+    'has(fields.complaint_status) && fields.complaint_status == "open"',
+    "fields.balance > 100",
+    "fields.balance",
+    'effect.action == "release_collections_hold" && !has(effect.value)',
+    "has(effect.value) && effect.value == 3",
+    'fields.tags.exists(t, t == "vip")',
+    "fields.missing == 1",
+]
+
+
+def test_rules_over_one_decisions_variables_evaluate_as_each_alone():
+    # A decision converts its fields and effect for CEL once and evaluates every rule over
+    # them: each must come out as it does evaluated on its own, in any order, repeatedly.
+    cases = [
+        ({"collections_status": "collect", "balance": 150, "tags": ["vip"]}, {"action": "x"}),
+        ({"collections_status": "hold", "balance": 1.5, "tags": []}, None),
+        ({"complaint_status": "open", "balance": None, "tags": [None, {"a": 1}]}, {"value": 3}),
+        ({"balance": 10**30, "tags": "vip"}, {"action": "release_collections_hold"}),
+    ]
+    for fields, effect in cases:
+        over = policy.variables(fields, effect)
+        for rule in RULES + RULES[::-1]:
+            assert policy.evaluate_over(rule, over) == policy.evaluate(rule, fields, effect)
+
+
+def test_variables_cel_cannot_hold_fail_every_rule_closed():
+    over = policy.variables({"collections_status": object()})
+
+    assert policy.evaluate_over('fields.collections_status == "collect"', over) is None
+    assert policy.evaluate_over("true", over) is None

@@ -57,6 +57,12 @@ SETTLING_EVENTS = ("resolution", "manual_resolution")
 _last_drill_readers: list[LastDrillReader] = []
 
 
+# The all-time totals group whole tables by one indexed column. COUNT(*), not COUNT(id): a
+# count of the id needs the id, so PostgreSQL reads every row of the table (a snapshot row
+# carries its whole content) where COUNT(*) is answered from the column's index alone.
+ROWS = Count("*")
+
+
 def percentiles(samples: list[float]) -> dict[str, float] | None:
     """Median and 95th percentile (nearest rank), rounded; None without a sample."""
     if not samples:
@@ -203,8 +209,10 @@ def _hourly(
 def _refusals(since: datetime) -> list[dict[str, Any]]:
     """Every reason code of the decisions that did not allow, in the window."""
     counts: Counter[tuple[str, str]] = Counter()
+    # Windowed by the snapshot's issue time (the receipt's own, copied), which is indexed:
+    # the receipt's column is not, and every refusal figure would read every receipt.
     rows = (
-        DecisionReceipt.objects.filter(issued_at__gte=since)
+        DecisionReceipt.objects.filter(snapshot__issued_at__gte=since)
         .exclude(result="allow")
         .values_list("result", "reasons")
     )
@@ -299,9 +307,7 @@ def _figures(
 ) -> tuple[dict[str, Any], WindowSamples]:
     now = now or timezone.now()
     since = now - timedelta(hours=hours)
-    effects_by_status = dict(
-        Effect.objects.values_list("status").annotate(count=Count("id")).order_by()
-    )
+    effects_by_status = dict(Effect.objects.values_list("status").annotate(count=ROWS).order_by())
     resolution = _resolution_seconds(since)
     series, latency, latencies = _hourly(now, since, sampled=sampled)
     figures: dict[str, Any] = {
@@ -335,12 +341,10 @@ def _figures(
         ),
         "totals": {
             "decisions": dict(
-                DecisionSnapshot.objects.values_list("result")
-                .annotate(count=Count("id"))
-                .order_by()
+                DecisionSnapshot.objects.values_list("result").annotate(count=ROWS).order_by()
             ),
             "verdicts": dict(
-                ClaimVerdict.objects.values_list("verdict").annotate(count=Count("id")).order_by()
+                ClaimVerdict.objects.values_list("verdict").annotate(count=ROWS).order_by()
             ),
             "effects": effects_by_status,
         },

@@ -188,7 +188,10 @@ class EscalationFilterSet(django_filters.FilterSet):
 
 
 class EffectFilterSet(django_filters.FilterSet):
-    status = django_filters.MultipleChoiceFilter(choices=EffectStatus.choices)
+    # Not `distinct` (django-filter's default for a multiple choice): a filter on the row's
+    # own column cannot repeat a row, and SELECT DISTINCT over every column (JSON included)
+    # sorted the whole match before a page could be cut from it.
+    status = django_filters.MultipleChoiceFilter(choices=EffectStatus.choices, distinct=False)
     subject = django_filters.CharFilter()
     action = django_filters.CharFilter()
     source = django_filters.CharFilter(field_name="source__name", label="Source")
@@ -208,7 +211,7 @@ class EffectFilterSet(django_filters.FilterSet):
 
 
 class QuarantineFilterSet(django_filters.FilterSet):
-    status = django_filters.MultipleChoiceFilter(choices=QuarantineStatus.choices)
+    status = django_filters.MultipleChoiceFilter(choices=QuarantineStatus.choices, distinct=False)
     scope = django_filters.ChoiceFilter(choices=QuarantineScope.choices)
     target = django_filters.CharFilter()
 

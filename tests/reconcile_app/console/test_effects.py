@@ -6,9 +6,12 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from reconcile_app.models import AuditEvent, Effect, Escalation
+from reconcile_app.selectors.effects import effect_source_names
 from tests.reconcile_app.console.conftest import SETUP_KINDS, commit_effect, signed_in
 from tests.reconcile_app.console.effects_world import mixed_effects  # noqa: F401 (a fixture)
 
@@ -210,3 +213,16 @@ def test_actions_enforce_csrf(operator, unknown_effect):
         == 403
     )
     assert not AuditEvent.objects.exclude(object_kind__in=SETUP_KINDS).exists()
+
+
+def test_source_suggestions_ask_each_source_not_every_effect(mixed_effects):
+    sent_to = {effect.source.name for effect in mixed_effects.values()}
+    with CaptureQueriesContext(connection) as queries:
+        names = effect_source_names()
+    assert names == sorted(sent_to)
+    # SELECT DISTINCT over the effects read all 100k of a year's effects (223 ms) on every
+    # load of the effects page; each source's EXISTS probe is an index lookup.
+    (sql,) = [query["sql"] for query in queries.captured_queries]
+    assert "DISTINCT" not in sql
+    assert 'FROM "reconcile_app_source"' in sql
+    assert "EXISTS" in sql

@@ -1,8 +1,9 @@
-"""Indexes for two orders read on every page load (models/audit.py, models/memory.py).
+"""Indexes for two orders read on every page load (models/audit.py, models/memory.py), and
+for the memory classes claims cite (models/snapshots.py: the quarantine page walks them).
 
 Built CONCURRENTLY on PostgreSQL: a plain CREATE INDEX holds a SHARE lock on the table for
 the whole build, refusing every insert meanwhile, and these tables are written by every
-audited action and every memory write (300k audit rows: seconds; a year's estate: longer).
+audited action, every memory write and every claim (300k audit rows: seconds; a year's estate: longer).
 Hence a non-atomic migration. Elsewhere (SQLite) the index is built the ordinary way.
 """
 
@@ -52,5 +53,9 @@ class Migration(migrations.Migration):
         AddIndexOnline(
             model_name="memoryrecord",
             index=models.Index(fields=["recorded_at", "id"], name="memory_recorded_at"),
+        ),
+        AddIndexOnline(
+            model_name="claimverdict",
+            index=models.Index(fields=["memory_class"], name="claimverdict_memory_class"),
         ),
     ]

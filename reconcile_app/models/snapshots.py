@@ -131,6 +131,9 @@ class ClaimVerdict(AppendOnlyModel):
         indexes = [
             models.Index(fields=["memory_id"], name="claimverdict_memory_id"),
             models.Index(fields=["verdict"], name="claimverdict_verdict"),
+            # The memory classes claims cite: the quarantine page lists them, walked from
+            # this index (selectors/memory_class_names.py).
+            models.Index(fields=["memory_class"], name="claimverdict_memory_class"),
         ]
 
     def __str__(self) -> str:

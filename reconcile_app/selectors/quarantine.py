@@ -28,6 +28,7 @@ from reconcile_app.models import (
     Quarantine,
     Source,
 )
+from reconcile_app.selectors.memory_class_names import memory_class_names
 from reconcile_app.services.quarantine import in_force
 
 TRUSTED = "trusted"
@@ -105,19 +106,6 @@ def quarantine_targets() -> list[QuarantineTarget]:
     for scope, target in active:
         if scope == QuarantineScope.SOURCE:
             sources.setdefault(target, "no longer loaded")
-    classes = (
-        MemoryRecord.objects.order_by()
-        .values_list("memory_class", flat=True)
-        .union(
-            MemoryClass.objects.order_by().values_list("name", flat=True),
-            ClaimVerdict.objects.order_by()
-            .exclude(memory_class="")
-            .values_list("memory_class", flat=True),
-            Quarantine.objects.order_by()
-            .filter(scope=QuarantineScope.MEMORY_CLASS)
-            .values_list("target", flat=True),
-        )
-    )
     targets = [
         QuarantineTarget(
             scope=QuarantineScope.SOURCE,
@@ -135,7 +123,7 @@ def quarantine_targets() -> list[QuarantineTarget]:
             note="",
             quarantine=active.get((QuarantineScope.MEMORY_CLASS, name)),
         )
-        for name in sorted(set(classes))
+        for name in memory_class_names()
     ]
     # Memory records are too many to list: those under quarantine are, to be lifted.
     held = sorted(target for scope, target in active if scope == QuarantineScope.MEMORY)

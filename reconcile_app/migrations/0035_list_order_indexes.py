@@ -1,5 +1,6 @@
 """Indexes for two orders read on every page load (models/audit.py, models/memory.py), and
-for the memory classes claims cite (models/snapshots.py: the quarantine page walks them).
+for the values two pages walk: the audit trail's actors and the memory classes claims cite
+(models/audit.py, models/snapshots.py; selectors/loose_scan.py).
 
 Built CONCURRENTLY on PostgreSQL: a plain CREATE INDEX holds a SHARE lock on the table for
 the whole build, refusing every insert meanwhile, and these tables are written by every
@@ -49,6 +50,10 @@ class Migration(migrations.Migration):
         AddIndexOnline(
             model_name="auditevent",
             index=models.Index(fields=["object_kind", "at", "id"], name="audit_kind_at"),
+        ),
+        AddIndexOnline(
+            model_name="auditevent",
+            index=models.Index(fields=["actor_name"], name="audit_actor_name"),
         ),
         AddIndexOnline(
             model_name="memoryrecord",

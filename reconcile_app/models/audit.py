@@ -34,7 +34,11 @@ class AuditEvent(AppendOnlyModel):
         # A page's timeline of one kind of object (the quarantine page's, say) is the newest
         # rows of that kind: without this, the newest-first walk of `at` reads past every
         # row of the other kinds (a rare kind: the whole table) on each page load.
-        indexes = [models.Index(fields=["object_kind", "at", "id"], name="audit_kind_at")]
+        indexes = [
+            models.Index(fields=["object_kind", "at", "id"], name="audit_kind_at"),
+            # The audit page suggests every actor, walked from this (selectors/loose_scan.py).
+            models.Index(fields=["actor_name"], name="audit_actor_name"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.actor_name} {self.action} {self.object_kind}:{self.object_ref}"

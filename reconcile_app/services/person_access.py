@@ -28,7 +28,7 @@ def _person(username: str) -> Any:
     (agent_access takes an agent's access back)."""
     user = (
         get_user_model()
-        .objects.select_for_update(no_key=True)
+        .objects.select_for_update(no_key=True, of=("self",))
         .filter(username=username)
         .exclude(principal__kind=PrincipalKind.AGENT)
         .first()

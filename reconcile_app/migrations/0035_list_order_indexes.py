@@ -23,6 +23,12 @@ class AddIndexOnline(migrations.AddIndex):
         if not self.allow_migrate_model(schema_editor.connection.alias, model):
             return
         if schema_editor.connection.vendor == "postgresql":
+            # A concurrent build that failed (a cancel, a lost connection) leaves its index
+            # behind, invalid, and the migration unrecorded: the next run builds it afresh
+            # rather than stopping on "already exists".
+            schema_editor.execute(
+                f"DROP INDEX CONCURRENTLY IF EXISTS {schema_editor.quote_name(self.index.name)}"
+            )
             schema_editor.add_index(model, self.index, concurrently=True)
         else:
             schema_editor.add_index(model, self.index)

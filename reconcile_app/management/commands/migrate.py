@@ -8,6 +8,7 @@ second wait, then find nothing left to do. SQLite is one machine's file: nothing
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django.core.management.commands.migrate import Command as DjangoMigrate
@@ -15,6 +16,21 @@ from django.db import connections
 
 # Any constant the product's other advisory locks do not use: "RECO" in ASCII.
 MIGRATION_LOCK = 0x5245434F
+TURN_POLL_SECONDS = 0.5
+
+
+def _take_turn(connection: Any) -> None:
+    """The lock, asked for again every half second rather than waited for in one statement.
+    A host blocked in `pg_advisory_lock` holds a snapshot for as long as it waits, and
+    CREATE INDEX CONCURRENTLY (migration 0035) waits for every transaction holding a snapshot
+    older than its build: the host migrating waited for the host waiting on it (a deadlock,
+    its index left invalid, and the second host then failed on "already exists")."""
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [MIGRATION_LOCK])
+            if cursor.fetchone()[0]:
+                return
+        time.sleep(TURN_POLL_SECONDS)
 
 
 class Command(DjangoMigrate):
@@ -25,8 +41,7 @@ class Command(DjangoMigrate):
         if connection.vendor != "postgresql":
             super().handle(*args, **options)
             return
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(%s)", [MIGRATION_LOCK])
+        _take_turn(connection)
         try:
             super().handle(*args, **options)
         finally:

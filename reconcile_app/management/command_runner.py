@@ -5,6 +5,8 @@ from __future__ import annotations
 import getpass
 from dataclasses import dataclass
 
+from reconcile_app.models import AuditEvent
+
 
 @dataclass(frozen=True)
 class CommandRunner:
@@ -20,4 +22,10 @@ def command_runner(command: str) -> CommandRunner:
         account = getpass.getuser()
     except (KeyError, OSError):  # a container's uid with no passwd entry and no LOGNAME
         account = "unknown account"
+    # getpass reads LOGNAME or USER first, which may say anything: a name longer than the
+    # audit row holds failed the command (PostgreSQL: value too long), granting nothing.
+    limit: int = AuditEvent._meta.get_field("actor_name").max_length  # type: ignore[assignment]
+    room = limit - len(command) - len(" ()")
+    if len(account) > room:
+        account = account[: room - 1] + "…"
     return CommandRunner(username=f"{command} ({account})")

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
+from reconcile_app.management.command_runner import command_runner
 from reconcile_app.models import (
     ApiKey,
     AuditEvent,
@@ -158,3 +159,16 @@ def test_who_created_an_identity_is_audited(db, command, args, action):
 
     event = AuditEvent.objects.get(action=action, object_ref="granted")
     assert event.actor_name.startswith(f"{command} (")
+
+
+def test_an_account_name_too_long_for_the_audit_row_is_cut_not_refused(monkeypatch):
+    """`getpass` reads LOGNAME/USER first, which can say anything: an actor past the audit
+    row's 150 characters made the command fail (PostgreSQL: value too long) after the
+    identity was validated, granting nothing."""
+    monkeypatch.setattr("getpass.getuser", lambda: "a" * 300)
+    limit = AuditEvent._meta.get_field("actor_name").max_length
+
+    actor = command_runner("create_principal").username
+
+    assert len(actor) <= limit
+    assert actor.startswith("create_principal (aaa") and actor.endswith("…)")

@@ -37,14 +37,15 @@ def _agent(name: str) -> Principal:
     return principal
 
 
-def _reason_check(reason: str) -> None:
+def access_reason_check(reason: str) -> None:
+    """Taking anyone's access back says why (agents here, people in person_access)."""
     if says_nothing(reason):
         raise ValidationFailed("taking access back needs a reason", code="reason_required")
 
 
 def agent_key_rotate(*, name: str, reason: str, actor: Any) -> str:
     """Revoke every key the agent holds and issue one new key (returned, shown once)."""
-    _reason_check(reason)
+    access_reason_check(reason)
     with transaction.atomic():
         principal = _agent(name)
         live = ApiKey.objects.filter(principal=principal, revoked_at__isnull=True)
@@ -65,7 +66,7 @@ def agent_key_rotate(*, name: str, reason: str, actor: Any) -> str:
 
 def agent_enabled_set(*, name: str, enabled: bool, reason: str, actor: Any) -> Principal:
     """Disable the agent (no key of its opens the API) or enable it again."""
-    _reason_check(reason)
+    access_reason_check(reason)
     with transaction.atomic():
         principal = _agent(name)
         was_enabled = principal.disabled_at is None
@@ -94,7 +95,7 @@ def capabilities_revoke(
 ) -> list[str]:
     """Withdraw capabilities the agent holds; naming one it does not hold is refused (400
     `capability_not_held`), so a typo is not taken for a withdrawal."""
-    _reason_check(reason)
+    access_reason_check(reason)
     # As held, not as a grant is checked: a `*` granted before wildcards were refused must
     # be removable too.
     parsed = list(dict.fromkeys(_held_form(text) for text in capabilities))

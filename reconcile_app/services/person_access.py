@@ -17,9 +17,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from reconcile_app.choices import PrincipalKind
-from reconcile_app.errors import NotFound, ValidationFailed
-from reconcile_app.limits import says_nothing
+from reconcile_app.errors import NotFound
 from reconcile_app.models import ApiKey
+from reconcile_app.services.agent_access import access_reason_check
 from reconcile_app.services.audit import audit_record
 
 
@@ -36,11 +36,6 @@ def _person(username: str) -> Any:
     if user is None:
         raise NotFound(f"no person named {username!r}", code="user_not_found")
     return user
-
-
-def _reason_check(reason: str) -> None:
-    if says_nothing(reason):
-        raise ValidationFailed("taking access back needs a reason", code="reason_required")
 
 
 def _tokens_revoked(user: Any) -> list[str]:
@@ -66,7 +61,7 @@ def _sessions_ended(user: Any) -> int:
 def person_tokens_revoke(*, username: str, reason: str, actor: Any) -> list[str]:
     """Revoke every personal token of the person (console sign-in stays); returns their
     prefixes."""
-    _reason_check(reason)
+    access_reason_check(reason)
     with transaction.atomic():
         user = _person(username)
         revoked = _tokens_revoked(user)
@@ -85,7 +80,7 @@ def person_tokens_revoke(*, username: str, reason: str, actor: Any) -> list[str]
 def person_enabled_set(*, username: str, enabled: bool, reason: str, actor: Any) -> Any:
     """Disable the person (no sign-in, no token, every session ended) or enable them again
     (to sign in; tokens revoked stay revoked: they make new ones in the console)."""
-    _reason_check(reason)
+    access_reason_check(reason)
     with transaction.atomic():
         user = _person(username)
         was_enabled = user.is_active

@@ -23,9 +23,10 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from lineage_app.choices import Relation
 from lineage_app.models import Edge, Node
 from lineage_app.registry import registry
+from lineage_app.selectors.nodes import invalidation_edges
+from lineage_app.selectors.reach import INVALIDATION
 
 MAX_GRAPH_DEPTH = 6
 DEFAULT_GRAPH_DEPTH = 3
@@ -35,7 +36,6 @@ UPSTREAM, DOWNSTREAM, ROOT = "upstream", "downstream", "root"
 # Drawn across a `wasInvalidatedBy` edge from a walked node (what replaced it, or what it
 # replaced), one hop: neither upstream nor downstream, so never counted as either.
 REPLACEMENT = "replacement"
-INVALIDATION = Relation.WAS_INVALIDATED_BY.value
 # A shortened id pasted from a table ("snap_1a2b3c…") still finds its node.
 PREFIX_MIN_LENGTH = 6
 PREFIX_MATCHES = 10
@@ -233,12 +233,7 @@ def _replacements(drawn: list[GraphNode]) -> list[GraphNode]:
     still says what replaced what, but not walked onwards (one query)."""
     at = {node.pk: node.distance for node in drawn}
     partners: dict[int, GraphNode] = {}
-    edges = (
-        Edge.objects.filter(Q(src_id__in=list(at)) | Q(dst_id__in=list(at)), relation=INVALIDATION)
-        .select_related("src", "dst")
-        .order_by("pk")
-    )
-    for edge in edges:
+    for edge in invalidation_edges(at).select_related("src", "dst"):
         for near, far in ((edge.src, edge.dst), (edge.dst, edge.src)):
             if near.pk in at and far.pk not in at:
                 distance = at[near.pk] + 1

@@ -58,15 +58,21 @@ def nodes_of_kind(kind: str, refs: Iterable[str] | QuerySet[Any, Any]) -> list[t
     ]
 
 
+def invalidation_edges(node_pks: Iterable[int]) -> QuerySet[Edge]:
+    """The `wasInvalidatedBy` edges touching these nodes, either way: one hop, never a walk
+    onwards (what was built on a replacement is not the replaced node's lineage)."""
+    wanted = list(node_pks)
+    return Edge.objects.filter(
+        Q(src_id__in=wanted) | Q(dst_id__in=wanted), relation=Relation.WAS_INVALIDATED_BY
+    ).order_by("pk")
+
+
 def invalidation_partners(node_pks: Iterable[int]) -> set[int]:
-    """Row ids of the nodes that invalidated one of these, or that one of these invalidated:
-    one hop across `wasInvalidatedBy` either way, never a walk onwards (what was built on a
-    replacement is not the replaced node's lineage). One query."""
+    """Row ids of the nodes that invalidated one of these, or that one of these invalidated
+    (one query)."""
     wanted = set(node_pks)
     partners: set[int] = set()
-    for src, dst in Edge.objects.filter(
-        Q(src_id__in=wanted) | Q(dst_id__in=wanted), relation=Relation.WAS_INVALIDATED_BY
-    ).values_list("src_id", "dst_id"):
+    for src, dst in invalidation_edges(wanted).values_list("src_id", "dst_id"):
         partners |= {src, dst}
     return partners - wanted
 

@@ -16,9 +16,9 @@ from django.utils import timezone
 from reconcile_app.choices import PrincipalKind
 from reconcile_app.errors import NotFound, ValidationFailed
 from reconcile_app.limits import says_nothing
-from reconcile_app.models import ApiKey, Principal
+from reconcile_app.models import Principal
 from reconcile_app.services.audit import audit_record
-from reconcile_app.services.principals import api_key_issue, parse_capability
+from reconcile_app.services.principals import api_key_issue, api_keys_revoke, parse_capability
 
 
 def _agent(name: str) -> Principal:
@@ -48,9 +48,7 @@ def agent_key_rotate(*, name: str, reason: str, actor: Any) -> str:
     access_reason_check(reason)
     with transaction.atomic():
         principal = _agent(name)
-        live = ApiKey.objects.filter(principal=principal, revoked_at__isnull=True)
-        revoked = sorted(live.values_list("prefix", flat=True))
-        live.update(revoked_at=timezone.now())
+        revoked = api_keys_revoke(principal=principal)
         key = api_key_issue(principal=principal)
         audit_record(
             actor=actor,

@@ -12,6 +12,7 @@ from django.contrib.auth.models import Group, User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from reconcile_app.choices import PrincipalKind, Role
 from reconcile_app.epochs import EpochCache, Epochs, epochs_held, epochs_repin
@@ -37,6 +38,15 @@ def api_key_issue(*, principal: Principal) -> str:
     key = f"{KEY_PREFIX}_{prefix}_{secret}"
     ApiKey.objects.create(principal=principal, prefix=prefix, key_hash=_digest(key))
     return key
+
+
+def api_keys_revoke(*, principal: Principal) -> list[str]:
+    """Revoke every key the principal holds (an agent's keys, a person's tokens); returns
+    their prefixes, sorted, for the audit row."""
+    live = ApiKey.objects.filter(principal=principal, revoked_at__isnull=True)
+    prefixes = sorted(live.values_list("prefix", flat=True))
+    live.update(revoked_at=timezone.now())
+    return prefixes
 
 
 # Unrevoked keys by prefix (with principal and user), while the configuration epoch holds.

@@ -8,6 +8,8 @@ from datetime import datetime
 from itertools import pairwise
 from typing import Any
 
+from reconcile_app.canonical import same_value
+
 
 @dataclass(frozen=True)
 class Event:
@@ -52,13 +54,22 @@ class Reducer:
         return f"{self.name}@{self.version}"
 
 
+def _same_delivery(first: Event, again: Event) -> bool:
+    """Dataclass equality, but with JSON's for the value: Python finds 1 == True == 1.0."""
+    return _delivered_as(first) == _delivered_as(again) and same_value(first.value, again.value)
+
+
+def _delivered_as(event: Event) -> tuple[Any, ...]:
+    return (event.seq, event.type, event.subject, event.field, event.valid_from, event.recorded_at)
+
+
 def fold(reducer: Reducer, events: Iterable[Event]) -> Folded:
     unique: dict[str, Event] = {}
     differing: set[str] = set()
     for event in events:
         # Idempotent: a redelivery changes nothing. An id delivered with another content is
         # no redelivery, and keeping whichever came first would let delivery order decide.
-        if unique.setdefault(event.event_id, event) != event:
+        if not _same_delivery(unique.setdefault(event.event_id, event), event):
             differing.add(event.event_id)
     if differing:
         first = min(differing)

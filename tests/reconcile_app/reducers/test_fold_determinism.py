@@ -50,3 +50,18 @@ def test_one_event_id_with_two_contents_is_a_conflict_not_first_write_wins():
         folded = fold(HARDSHIP_V3, delivered)
         assert folded.status == "conflict"
         assert "e1" in folded.detail
+
+
+def test_an_id_whose_value_is_1_once_and_true_once_is_a_conflict():
+    """Python finds 1 == True == 1.0; JSON does not, and a reducer reading the value would
+    fold differently by which came first."""
+    moment = START + timedelta(hours=1)
+    delivered = [
+        Event("e1", 1, "HardshipApproved", "acct", "", value, moment, moment) for value in (1, True)
+    ]
+    for order in (delivered, delivered[::-1]):
+        assert fold(HARDSHIP_V3, order).status == "conflict"
+    spelled_twice = [
+        Event("e1", 1, "HardshipApproved", "acct", "", value, moment, moment) for value in (1, 1.0)
+    ]
+    assert fold(HARDSHIP_V3, spelled_twice).status == "ok"  # one JSON number, spelled twice

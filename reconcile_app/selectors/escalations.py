@@ -52,6 +52,9 @@ def escalation_get(*, user: Any, escalation_id: str) -> Escalation:
 
 
 ESCALATION_TABS: tuple[str, ...] = ("open", "approved", "rejected", "all")
+# The escalations page also lists those closed without a decision (an effect's, once its
+# outcome was proven); promotions are never withdrawn.
+ESCALATION_PAGE_TABS: tuple[str, ...] = ("open", "approved", "rejected", "withdrawn", "all")
 
 
 def console_escalations() -> QuerySet[Escalation]:
@@ -66,7 +69,7 @@ def escalation_queue_order(queryset: QuerySet[Escalation], tab: str) -> QuerySet
 
     Decided tabs show the latest decisions first; "all" puts the open queue first.
     """
-    if tab in (EscalationStatus.APPROVED, EscalationStatus.REJECTED):
+    if tab in (EscalationStatus.APPROVED, EscalationStatus.REJECTED, EscalationStatus.WITHDRAWN):
         return queryset.order_by("-decided_at", "-id")
     if tab == "all":
         waiting = Case(
@@ -79,17 +82,10 @@ def escalation_queue_order(queryset: QuerySet[Escalation], tab: str) -> QuerySet
 
 
 def escalation_status_counts(queryset: QuerySet[Escalation]) -> dict[str, int]:
-    """Open, approved, rejected and all, in one aggregate over the already-filtered rows."""
+    """Each status and all, in one aggregate over the already-filtered rows."""
     counts = queryset.order_by().aggregate(
         all=Count("pk"),
-        **{
-            str(status): Count("pk", filter=Q(status=status))
-            for status in (
-                EscalationStatus.OPEN,
-                EscalationStatus.APPROVED,
-                EscalationStatus.REJECTED,
-            )
-        },
+        **{str(status): Count("pk", filter=Q(status=status)) for status in EscalationStatus},
     )
     return {key: value or 0 for key, value in counts.items()}
 

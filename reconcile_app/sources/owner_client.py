@@ -38,6 +38,7 @@ from reconcile_app.sources import (
     events_failing_closed,
     read_failing_closed,
 )
+from reconcile_app.sources.owner_deadline import deadline_bound, owner_call_deadline
 
 T = TypeVar("T")
 
@@ -114,12 +115,17 @@ class _PerProcess(Generic[T]):
 
 
 def _new_client() -> httpx.Client:
-    return httpx.Client(
+    client = httpx.Client(
         verify=tls_context(),
         limits=_limits(),
         cookies=_no_cookies(),
         headers={"Accept": "application/json"},
     )
+    # Every transport it may use (a proxy's too, from the environment) is held to each
+    # call's one deadline (owner_deadline): the headers as well as the body.
+    for transport in (client._transport, *client._mounts.values()):
+        deadline_bound(transport)
+    return client
 
 
 _owner_thread = threading.local()
@@ -246,12 +252,15 @@ class OwnerAnswerTooLarge(httpx.DecodingError):
 
 
 def _answer_read(method: str, url: httpx.URL, *, timeout: float, **kwargs: Any) -> httpx.Response:
-    """One request, its answer read whole within `timeout` seconds of the first byte and at
-    most OWNER_ANSWER_BYTES_MOST long. httpx's own timeout is per read of the socket: an owner
-    trickling a byte every second would hold the call (and the web worker) for as long as it
-    liked, and one sending gigabytes would be read into memory."""
-    with owner_client().stream(method, url, timeout=timeout, **kwargs) as response:
-        deadline = time.monotonic() + timeout
+    """One request, connected, sent and its answer read whole within `timeout` seconds, and
+    at most OWNER_ANSWER_BYTES_MOST long. httpx's own timeout is per read of the socket: an
+    owner trickling a byte every second, of its headers or of its body, would hold the call
+    (and the web worker) for as long as it liked (owner_deadline), and one sending gigabytes
+    would be read into memory."""
+    with (
+        owner_call_deadline(timeout) as deadline,
+        owner_client().stream(method, url, timeout=timeout, **kwargs) as response,
+    ):
         body = bytearray()
         for chunk in response.iter_bytes():  # decoded: a compressed bomb is bounded too
             body += chunk

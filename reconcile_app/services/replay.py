@@ -274,10 +274,14 @@ def snapshot_replay(*, snapshot: DecisionSnapshot, mode: str, refold: bool = Tru
         )
         if content_hash(bounded) == snapshot.content_hash:
             content, replayed_hash, inferred_seq = bounded, snapshot.content_hash, bound
+    # The rebuild starts from the stored inputs, so an outcome edited in the database behind
+    # the application's back rebuilds the hash as issued: exact also needs the stored content
+    # to hash as issued, or a tampered record would replay "exact" beside its differences.
+    stored_intact = content_hash(original) == snapshot.content_hash
     return ReplayResult(
         mode=mode,
         snapshot_id=snapshot.snapshot_id,
-        exact=replayed_hash == snapshot.content_hash,
+        exact=stored_intact and replayed_hash == snapshot.content_hash,
         original_hash=snapshot.content_hash,
         replayed_hash=replayed_hash,
         differences=content_differences(original, content),

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from reconcile_app.models import DecisionSnapshot
 from reconcile_app.services.evidence import evidence_append
 from sandbox_app.services import sandbox_fault_add
 from tests.conftest import ago
@@ -15,6 +16,7 @@ from tests.reconcile_app.effects.conftest import (  # noqa: F401
     collectible,
     reconcile,
 )
+from tests.reconcile_app.tamper import snapshot_content_rewrite
 
 
 def replay(persona, snapshot_id: str, mode: str = "as_recorded"):
@@ -172,3 +174,22 @@ def test_corrected_replay_keeps_what_the_decision_knew_dated_just_ahead(collecti
     corrected = replay(agent, snapshot["snapshot_id"], "corrected")
     assert corrected["differences"] == []
     assert corrected["exact"] is True
+
+
+@pytest.mark.parametrize("mode", ["as_recorded", "corrected"])
+def test_a_snapshot_edited_after_it_was_issued_never_replays_exact(collectible, agent, mode):
+    """The replay rebuilds the decision from the stored inputs, so an edited outcome (a
+    `deny` rewritten `allow` in SQL, its hash left as issued) rebuilds the original content
+    and its hash: the replay must still not call the stored record exact."""
+    account_goes_on_hold(observed_at=ago(minutes=1))
+    snapshot = reconcile(agent, "retain_manual_review")
+    assert snapshot["decision"]["result"] == "deny", snapshot["decision"]
+    content = DecisionSnapshot.objects.get(snapshot_id=snapshot["snapshot_id"]).content
+    content["decision"] = {**content["decision"], "result": "allow"}
+    snapshot_content_rewrite(snapshot["snapshot_id"], content)
+
+    result = replay(agent, snapshot["snapshot_id"], mode)
+    assert result["exact"] is False
+    assert {"path": "decision.result", "recorded": "allow", "replayed": "deny"} in result[
+        "differences"
+    ]

@@ -1,11 +1,12 @@
-"""Verify the evidence hash chain from the first entry to the head."""
+"""Verify the evidence hash chain from the first entry to the head, and that every decision
+snapshot still holds the content its id was derived from."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from reconcile_app.canonical import content_hash
-from reconcile_app.models import EvidenceEntry, LedgerHead
+from reconcile_app.models import DecisionSnapshot, EvidenceEntry, LedgerHead
 from reconcile_app.services.evidence import entry_hash_content
 
 GENESIS = "0" * 64
@@ -14,6 +15,7 @@ GENESIS = "0" * 64
 @dataclass
 class LedgerReport:
     checked: int = 0
+    snapshots: int = 0
     head_hash: str = GENESIS
     problems: list[str] = field(default_factory=list)
 
@@ -39,4 +41,19 @@ def ledger_verify(*, batch_size: int = 2000) -> LedgerReport:
     if head is not None and (head.seq != report.checked or head.hash != expected_prev):
         report.problems.append("ledger head does not match the last entry (entries removed?)")
     report.head_hash = expected_prev
+    snapshots_verify(report, batch_size=batch_size)
     return report
+
+
+def snapshots_verify(report: LedgerReport, *, batch_size: int) -> None:
+    """A snapshot's id and `content_hash` are derived from its content when it is issued,
+    and replay and the commit gate read the stored content: one edited in the database
+    (a `deny` rewritten `allow`) must fail the check a restore runs, not only a replay of
+    that one snapshot someone happens to ask for."""
+    rows = DecisionSnapshot.objects.order_by("pk").values_list(
+        "snapshot_id", "content_hash", "content"
+    )
+    for snapshot_id, digest, content in rows.iterator(chunk_size=batch_size):
+        if content_hash(content) != digest or snapshot_id != f"snap_{digest[:32]}":
+            report.problems.append(f"{snapshot_id}: content does not match its hash")
+        report.snapshots += 1

@@ -8,7 +8,10 @@ from reconcile_app.services.ledger_check import ledger_verify
 
 
 class Command(BaseCommand):
-    help = "Walk the evidence hash chain; exit non-zero if any entry was altered or removed."
+    help = (
+        "Walk the evidence hash chain and check each decision snapshot against its hash; exit "
+        "non-zero if any entry or snapshot was altered, or an entry removed."
+    )
 
     def handle(self, *args: Any, **options: Any) -> None:
         report = ledger_verify()
@@ -17,3 +20,4 @@ class Command(BaseCommand):
                 self.stderr.write(problem)
             raise CommandError(f"ledger verification failed: {len(report.problems)} problem(s)")
         self.stdout.write(f"ledger ok: {report.checked} entries, head {report.head_hash[:16]}")
+        self.stdout.write(f"snapshots ok: {report.snapshots}, each matching its hash")

@@ -9,10 +9,15 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection, transaction
 
-from reconcile_app.models import (
-    EvidenceEntry,
-)
+from reconcile_app.models import DecisionSnapshot, EvidenceEntry
+from tests.conftest import ago
 from tests.factories import EvidenceFactory
+from tests.reconcile_app.effects.conftest import (  # noqa: F401
+    account_goes_on_hold,
+    collectible,
+    reconcile,
+)
+from tests.reconcile_app.tamper import snapshot_content_rewrite
 
 
 def verify() -> str:
@@ -40,6 +45,11 @@ def ledger(db, now):
 
 def test_verify_ledger_passes_on_an_untouched_chain(ledger):
     assert "ledger ok: 3 entries" in verify()
+
+
+def test_verify_ledger_passes_untouched_snapshots(collectible, agent):
+    reconcile(agent)
+    assert "snapshots ok: 1, each matching its hash" in verify()
 
 
 def test_verify_ledger_detects_one_changed_byte(ledger):
@@ -84,3 +94,18 @@ def test_verify_ledger_passes_for_entries_with_any_json_number(db, agent, now, v
     )
     assert response.status_code == 201, response.content
     assert "ledger ok: 1 entries" in verify()
+
+
+def test_verify_ledger_detects_an_edited_snapshot_and_names_it(collectible, agent):
+    """A snapshot's outcome rewritten in SQL (its id and hash left as issued) is what a
+    restored database must be checked for too: the commit gate and replay read it."""
+    account_goes_on_hold(observed_at=ago(minutes=1))
+    snapshot_id = reconcile(agent, "retain_manual_review")["snapshot_id"]
+    content = DecisionSnapshot.objects.get(snapshot_id=snapshot_id).content
+    content["decision"] = {**content["decision"], "result": "allow"}
+    snapshot_content_rewrite(snapshot_id, content)
+
+    err = StringIO()
+    with pytest.raises(CommandError, match="1 problem"):
+        call_command("verify_ledger", stdout=StringIO(), stderr=err)
+    assert f"{snapshot_id}: content does not match its hash" in err.getvalue()

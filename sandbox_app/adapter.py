@@ -55,6 +55,10 @@ class SandboxAdapter(SourceAdapter):
     """Waits on the sandbox no longer than on an owner reached over HTTP: the source's
     `timeout_ms` (else the deployment's), past which a slow owner's call is a timeout."""
 
+    # The sandbox executes a command inside the call or never: a latency past the caller's
+    # deadline gives up before doing anything (sandbox_app/services/faults.py).
+    default_execution_bound_seconds = 0
+
     def _within(self) -> float:
         return owner_timeout((self.source.options or {}).get("timeout_ms"))
 

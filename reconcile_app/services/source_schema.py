@@ -25,8 +25,12 @@ SOURCE_KEYS = {
     "mode",
     "auth_token_env",
     "timeout_ms",
+    "execution_bound_seconds",
     "description",
 }
+# The longest execution bound a source may publish: a day, past which an unknown outcome is
+# for people to settle anyway.
+EXECUTION_BOUND_MOST_SECONDS = 86_400
 
 
 def source_values(parsed: ParsedFile) -> dict[str, Any]:
@@ -87,7 +91,22 @@ def source_values(parsed: ParsedFile) -> dict[str, Any]:
             "four times within RECONCILE_OWNER_TASK_SOFT_TIME_LIMIT",
             "timeout_ms",
         )
-    options = {key: data[key] for key in ("auth_token_env", "timeout_ms") if key in data}
+    bound = data.get("execution_bound_seconds")
+    if bound is not None and (
+        isinstance(bound, bool)
+        or not isinstance(bound, int)
+        or not 0 <= bound <= EXECUTION_BOUND_MOST_SECONDS
+    ):
+        raise parsed.fail(
+            "`execution_bound_seconds` must be a whole number of seconds from 0 to "
+            f"{EXECUTION_BOUND_MOST_SECONDS}",
+            "execution_bound_seconds",
+        )
+    options = {
+        key: data[key]
+        for key in ("auth_token_env", "timeout_ms", "execution_bound_seconds")
+        if key in data
+    }
     return {
         "name": name,
         "owner": owner,

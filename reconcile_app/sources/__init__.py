@@ -123,8 +123,18 @@ class EventsResult:
 class SourceAdapter(ABC):
     """Base class for adapters. Subclasses implement the owner contract's operations."""
 
+    # How long after a command was sent the owner may still execute it, for a source that
+    # publishes no `execution_bound_seconds`: until then, neither its ledger nor the target
+    # proves it never will (a slow owner commits after the caller has timed out). Kept long:
+    # the cost of too long is an unknown outcome waiting, of too short a false not_executed.
+    default_execution_bound_seconds = 300
+
     def __init__(self, source: Source) -> None:
         self.source = source
+
+    def execution_bound_seconds(self) -> int:
+        published = (self.source.options or {}).get("execution_bound_seconds")
+        return self.default_execution_bound_seconds if published is None else int(published)
 
     @abstractmethod
     def read(self, subject: str, field: str) -> ReadResult:

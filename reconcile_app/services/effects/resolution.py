@@ -6,7 +6,7 @@ then reads the target; what neither proves stays `unknown` for people to triage.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -77,7 +77,14 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
         ).update(next_check_at=timezone.now() + timedelta(seconds=RESOLUTION_BACKOFF[-1]))
         effect_check_failed(effect.pk, f"{effect.source.name} is quarantined; resolution held")
         return effect
-    lookup = adapter_for(effect.source).lookup_effect(effect.idempotency_key)
+    adapter = adapter_for(effect.source)
+    # Asked after this instant, the owner's ledger and target are final: a command it has not
+    # executed by then it never will (its published execution bound).
+    final_after = (effect.sent_at or effect.created_at) + timedelta(
+        seconds=adapter.execution_bound_seconds()
+    )
+    asked_at = timezone.now()
+    lookup = adapter.lookup_effect(effect.idempotency_key)
     if lookup.outcome == LookupOutcome.FOUND:
         # The ledger's receipt settles it only as proof of this command (any adapter's).
         problem = receipt_problem(
@@ -92,7 +99,7 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
                 effect_id=effect.pk, receipt=lookup.receipt or {}, via="resolution"
             )
         lookup = LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail=problem)
-    target = adapter_for(effect.source).read(effect.subject, effect.field)
+    target = adapter.read(effect.subject, effect.field)
     # A view older than the command (a lagging replica) shows the version it was sent against
     # whether or not it executed: only a view from after it proves the target untouched. One
     # that vouches for no time (no `observed_at`) proves nothing, as such a read is stale.
@@ -104,9 +111,9 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
         effect = effect_locked(effect_id)
         if effect.status != EffectStatus.UNKNOWN:
             return effect
-        if lookup.outcome == LookupOutcome.NOT_FOUND and untouched:
+        if lookup.outcome == LookupOutcome.NOT_FOUND and untouched and asked_at >= final_after:
             # The owner's ledger never saw the key and the target is still at the version we
-            # sent against: the command did not execute.
+            # sent against, asked when it could no longer execute: it did not.
             entry = evidence_append(
                 **resolution_observed(effect, "not_executed"),
                 source=effect.source.name,
@@ -130,7 +137,9 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
             delay = RESOLUTION_BACKOFF[min(attempt, len(RESOLUTION_BACKOFF) - 1)]
             detail: dict[str, Any] = {
                 "attempt": attempt,
-                "unresolved": _unresolved(lookup, target, current),
+                "unresolved": _unresolved(
+                    lookup, target, current, untouched and asked_at < final_after, final_after
+                ),
             }
             if target.status == ReadStatus.OK:
                 detail["target_version"] = target.version
@@ -139,7 +148,11 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
                 detail["holds_this_value"] = same_value(target.value, effect.resulting_value)
             Effect.objects.filter(pk=effect.pk, status=EffectStatus.UNKNOWN).update(
                 resolution_attempts=attempt,
-                next_check_at=timezone.now() + timedelta(seconds=delay),
+                # Asked again by the backoff, or as soon as the owner's answer is final.
+                next_check_at=min(
+                    timezone.now() + timedelta(seconds=delay),
+                    max(final_after, asked_at) + timedelta(seconds=1),
+                ),
                 last_check_error=detail["unresolved"],
                 last_check_error_at=timezone.now(),
             )
@@ -148,13 +161,20 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
     return effect
 
 
-def _unresolved(lookup: Any, target: Any, current: bool) -> str:
+def _unresolved(
+    lookup: Any, target: Any, current: bool, too_early: bool, final_after: datetime
+) -> str:
     """Why neither the owner's ledger nor the target settled it (shown on the effect page)."""
     if lookup.outcome == LookupOutcome.UNAVAILABLE:
         return (
             f"owner's ledger unavailable: {lookup.detail}"
             if lookup.detail
             else ("owner's ledger unavailable")
+        )
+    if too_early:
+        return (
+            "ledger has no key and the target is unchanged, but the owner may still execute "
+            f"it until {rfc3339(final_after)} (its execution bound)"
         )
     if target.status != ReadStatus.OK:
         return f"ledger has no key and the target could not be read ({target.status})"

@@ -88,6 +88,22 @@ class _Refusal:
     detail: str
 
 
+def _lookup_missing(response: httpx.Response) -> LookupResult:
+    """A 404 is the ledger's "never saw this key" only when the owner says so by its code:
+    a proxy's or a misrouted path's 404 would otherwise settle an effect `not_executed`
+    while the owner's ledger holds it (as `authority_not_found` for the authority)."""
+    try:
+        body = owner_json(response)
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and body.get("code") == "effect_not_found":
+        return LookupResult(outcome=LookupOutcome.NOT_FOUND)
+    return LookupResult(
+        outcome=LookupOutcome.UNAVAILABLE,
+        detail="owner answered 404 without the code effect_not_found",
+    )
+
+
 class HttpAdapter(SourceAdapter):
     def _refusal(self, **identifiers: str) -> _Refusal | None:
         """Why no request may go to the owner at all, or None: checked before any I/O."""
@@ -285,7 +301,7 @@ class HttpAdapter(SourceAdapter):
         except httpx.HTTPError as exc:
             return LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail=str(exc))
         if response.status_code == 404:
-            return LookupResult(outcome=LookupOutcome.NOT_FOUND)
+            return _lookup_missing(response)
         if response.status_code != 200:
             return LookupResult(
                 outcome=LookupOutcome.UNAVAILABLE, detail=f"owner answered {response.status_code}"

@@ -225,3 +225,27 @@ def test_a_commit_answered_with_another_commands_receipt_is_unknown(
     assert "idempotency_key" in effect.outcome["detail"]
     assert "not-ours" in effect.outcome["detail"]
     assert effect.receipt in (None, {})
+
+
+@pytest.mark.parametrize(
+    ("answer", "found"),
+    [
+        ({"code": "effect_not_found", "detail": "no such key"}, LookupOutcome.NOT_FOUND),
+        ({"detail": "Not Found"}, LookupOutcome.UNAVAILABLE),
+        (b"<html><body>404 Not Found</body></html>", LookupOutcome.UNAVAILABLE),
+        ({"code": "record_not_found"}, LookupOutcome.UNAVAILABLE),
+    ],
+    ids=["the-owners-code", "a-bare-404", "a-proxys-page", "another-code"],
+)
+def test_only_the_owners_own_404_says_its_ledger_never_saw_the_key(
+    adapter, stub_owner, answer, found
+):
+    """A misrouted proxy's 404 would settle an effect not_executed while the owner's ledger
+    holds it."""
+    stub_owner.status, stub_owner.body = 404, answer
+
+    result = adapter.lookup_effect("key-1")
+
+    assert result.outcome == found
+    if found == LookupOutcome.UNAVAILABLE:
+        assert "effect_not_found" in result.detail

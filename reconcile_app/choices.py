@@ -215,9 +215,6 @@ class EscalationStatus(models.TextChoices):
     OPEN = "open"
     APPROVED = "approved"
     REJECTED = "rejected"
-    # No reviewer decided: the question stopped standing (an effect's outcome was proven by
-    # a readback or a resolution while its escalation waited). Closed like a decision.
-    WITHDRAWN = "withdrawn"
 
 
 # The code of an escalation that reviews a suggested memory (services/promotions.py).

@@ -17,7 +17,7 @@ class Escalation(models.Model):
     operator for an effect whose outcome nobody can prove (bound to the
     effect). At most one escalation is open per fact key. Status moves open → approved or
     open → rejected, once, by a reviewer who neither raised it nor acts for the principal
-    that did; an effect's moves open → withdrawn when its outcome is proven first.
+    that did.
     """
 
     escalation_id = models.CharField(max_length=40, unique=True)

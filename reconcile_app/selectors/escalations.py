@@ -52,9 +52,6 @@ def escalation_get(*, user: Any, escalation_id: str) -> Escalation:
 
 
 ESCALATION_TABS: tuple[str, ...] = ("open", "approved", "rejected", "all")
-# The escalations page also lists those closed without a decision (an effect's, once its
-# outcome was proven); promotions are never withdrawn.
-ESCALATION_PAGE_TABS: tuple[str, ...] = ("open", "approved", "rejected", "withdrawn", "all")
 
 
 def console_escalations() -> QuerySet[Escalation]:
@@ -69,7 +66,7 @@ def escalation_queue_order(queryset: QuerySet[Escalation], tab: str) -> QuerySet
 
     Decided tabs show the latest decisions first; "all" puts the open queue first.
     """
-    if tab in (EscalationStatus.APPROVED, EscalationStatus.REJECTED, EscalationStatus.WITHDRAWN):
+    if tab in (EscalationStatus.APPROVED, EscalationStatus.REJECTED):
         return queryset.order_by("-decided_at", "-id")
     if tab == "all":
         waiting = Case(
@@ -82,10 +79,17 @@ def escalation_queue_order(queryset: QuerySet[Escalation], tab: str) -> QuerySet
 
 
 def escalation_status_counts(queryset: QuerySet[Escalation]) -> dict[str, int]:
-    """Each status and all, in one aggregate over the already-filtered rows."""
+    """Open, approved, rejected and all, in one aggregate over the already-filtered rows."""
     counts = queryset.order_by().aggregate(
         all=Count("pk"),
-        **{str(status): Count("pk", filter=Q(status=status)) for status in EscalationStatus},
+        **{
+            str(status): Count("pk", filter=Q(status=status))
+            for status in (
+                EscalationStatus.OPEN,
+                EscalationStatus.APPROVED,
+                EscalationStatus.REJECTED,
+            )
+        },
     )
     return {key: value or 0 for key, value in counts.items()}
 

@@ -69,30 +69,3 @@ def escalation_open_for_effect(
             after={"escalation_id": escalation.escalation_id},
         )
     return escalation
-
-
-def effect_escalations_withdraw(effect: Effect, *, settled: str, actor: Any = None) -> None:
-    """Inside the transaction that settles the effect's outcome (`settled` says how): its
-    open escalation asks a question no longer standing, so it leaves the reviewers' queue,
-    audited, rather than wait for a decision that could only repeat what is now recorded."""
-    open_ids = list(
-        Escalation.objects.filter(effect=effect, status=EscalationStatus.OPEN).values_list(
-            "escalation_id", flat=True
-        )
-    )
-    if not open_ids:
-        return
-    rationale = f"withdrawn: {settled}"
-    Escalation.objects.filter(escalation_id__in=open_ids, status=EscalationStatus.OPEN).update(
-        status=EscalationStatus.WITHDRAWN, decided_at=timezone.now(), rationale=rationale
-    )
-    for escalation_id in open_ids:
-        audit_record(
-            actor=actor,
-            action="escalation.withdraw",
-            object_kind="escalation",
-            object_ref=escalation_id,
-            reason=rationale,
-            before={"status": EscalationStatus.OPEN},
-            after={"status": EscalationStatus.WITHDRAWN, "effect": effect.idempotency_key},
-        )

@@ -37,7 +37,7 @@ from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.audit import object_timeline
 from reconcile_app.selectors.escalations import (
-    ESCALATION_PAGE_TABS,
+    ESCALATION_TABS,
     console_escalation_detail,
     console_escalations,
     escalation_queue_order,
@@ -65,7 +65,7 @@ class EscalationListView(
     template_name = "reconcile_app/escalation_list.html"
     partial_template_name = "reconcile_app/partials/escalation_region.html"
     live_region = "#escalation-region"
-    tabs = ESCALATION_PAGE_TABS
+    tabs = ESCALATION_TABS
     default_tab = EscalationStatus.OPEN
 
     def get_queryset(self) -> QuerySet:

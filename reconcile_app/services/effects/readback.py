@@ -14,7 +14,6 @@ from django.utils import timezone
 from reconcile_app.canonical import rfc3339, same_value
 from reconcile_app.choices import EffectStatus, EvidenceKind, ReadStatus
 from reconcile_app.models import Effect
-from reconcile_app.services.effect_escalations import effect_escalations_withdraw
 from reconcile_app.services.effects.state import (
     READBACK_STATUSES,
     effect_check_failed,
@@ -108,7 +107,5 @@ def effect_readback(*, effect_id: int) -> Effect:
             {"value": read.value, "version": read.version, "result": status},
             evidence_id=entry.evidence_id,
         )
-        if status == EffectStatus.VERIFIED:
-            effect_escalations_withdraw(effect, settled="a readback verified the effect")
         effect.refresh_from_db()
     return effect

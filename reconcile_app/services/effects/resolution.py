@@ -19,7 +19,6 @@ from reconcile_app.errors import Conflict, NotFound, ValidationFailed
 from reconcile_app.limits import says_nothing
 from reconcile_app.models import Effect
 from reconcile_app.services.audit import audit_record
-from reconcile_app.services.effect_escalations import effect_escalations_withdraw
 from reconcile_app.services.effects.state import (
     READBACK_RECHECK_SECONDS,
     READBACK_STATUSES,
@@ -130,9 +129,6 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
             effect_event(
                 effect, "resolution", {"outcome": "not_executed"}, evidence_id=entry.evidence_id
             )
-            effect_escalations_withdraw(
-                effect, settled="the owner's ledger and target showed it not executed"
-            )
         else:
             delay = RESOLUTION_BACKOFF[min(attempt, len(RESOLUTION_BACKOFF) - 1)]
             detail: dict[str, Any] = {
@@ -238,12 +234,6 @@ def effect_resolve_manually(
             evidence_id=entry.evidence_id,
             actor=getattr(actor, "username", ""),
         )
-        if not accepted:  # "succeeded" is settled by the readback it queues
-            effect_escalations_withdraw(
-                effect,
-                settled=f"{getattr(actor, 'username', 'an operator')} resolved it not executed",
-                actor=actor,
-            )
         audit_record(
             actor=actor,
             action="effect.resolve",

@@ -42,7 +42,8 @@ class OutcomeOutput(serializers.Serializer):
     code = serializers.CharField(
         required=False,
         help_text="rejected: `version_changed`, `owner_unavailable`, `owner_refused`, "
-        "`idempotency_key_reused`; unknown: `timeout`, `receipt_mismatch`, `sender_lost` "
+        "`idempotency_key_reused`; unknown: `timeout`, `receipt_mismatch`, `refusal_unproven`, "
+        "`sender_lost` "
         "(an owner adapter may add its own)",
     )
     detail = serializers.CharField(required=False, allow_blank=True)

@@ -280,6 +280,19 @@ class HttpAdapter(SourceAdapter):
                 code="idempotency_key_reused",
                 detail=_detail(said, "key reused"),
             )
+        if response.status_code in (409, 429) or (
+            response.status_code == 503 and said.get("code") != "owner_unavailable"
+        ):
+            # A refusal that does not prove the command was left undone: 409 is "this key is
+            # still in flight" (the idempotency-key draft; our own API says so too), 429 a
+            # limiter's "not now", and a 503 that is not the owner's own owner_unavailable is a
+            # proxy's, which it also answers when its upstream reset after executing. The
+            # owner's ledger settles it.
+            return ApplyResult(
+                outcome=ApplyOutcome.UNKNOWN,
+                code="refusal_unproven",
+                detail=f"owner answered {response.status_code}: {_detail(said, '')}".rstrip(": "),
+            )
         if response.status_code >= 500 and response.status_code != 503:
             # A crash or a gateway that gave up waiting: the owner may have executed it.
             return ApplyResult(

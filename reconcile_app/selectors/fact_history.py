@@ -44,15 +44,24 @@ def fact_day(moment: datetime | None = None) -> date:
 
 
 def statuses_at(*, memory_pks: Iterable[int], at: datetime) -> dict[int, str]:
-    """Each record's status at `at` (a record with none by then is left out): one query."""
+    """Each record's status at `at` (a record with none by then is left out): one query.
+
+    Of a record's events stamped by then, the last *written* wins, not the latest stamped:
+    each stamp is its host's clock, and a move made from a host running behind (a
+    supersession, an expiry sweep on a worker) can be stamped before the record's admission
+    on a host running ahead. Ordered by stamp, the admission came last and the retired record
+    stayed current in every answer after, beside its successor (`authority_ambiguous`, where
+    the present says the successor). A record's events are written in the order its moves
+    happened (each under the record's row lock), so their ids are that order.
+    """
     statuses: dict[int, str] = {}
     events = (
         MemoryStatusEvent.objects.filter(memory_id__in=list(memory_pks), at__lte=at)
-        .order_by("memory_id", "at", "id")
+        .order_by("memory_id", "id")
         .values_list("memory_id", "status")
     )
     for memory_pk, status in events:
-        statuses[memory_pk] = status  # in time order: the last one wins
+        statuses[memory_pk] = status  # in the order written: the last one wins
     return statuses
 
 

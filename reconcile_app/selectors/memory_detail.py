@@ -95,7 +95,8 @@ def console_memory_detail(*, memory_id: str) -> MemoryDetail:
         declared=MemoryClass.objects.filter(name=record.memory_class).first(),
         class_quarantine=earliest.get(QuarantineScope.MEMORY_CLASS),
         memory_quarantine=earliest.get(QuarantineScope.MEMORY),
-        history=list(MemoryStatusEvent.objects.filter(memory=record).order_by("at", "id")),
+        # In the order the moves happened (fact_history.statuses_at says why not by stamp).
+        history=list(MemoryStatusEvent.objects.filter(memory=record).order_by("id")),
         superseded_by=list(
             MemoryRecord.objects.filter(supersedes=record).order_by("recorded_at", "id")
         ),

@@ -9,6 +9,7 @@ from django import forms
 from django.utils import timezone
 
 from reconcile_app.instants import instant
+from reconcile_app.selectors.fact_history import fact_day
 
 BELIEVED_AT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f"]
 
@@ -75,4 +76,13 @@ class FactFilterForm(forms.Form):
                 "It is in the future: only what was already recorded can be shown.",
                 code="as_of_in_future",
             )
+        if as_of is not None:
+            try:
+                fact_day(as_of)  # the date the rule is applied on, unless `on` says otherwise
+            except OverflowError as exc:
+                # West of UTC, year 1's first hours fall before the calendar's first day.
+                raise forms.ValidationError(
+                    "It has no date in the fact timezone: choose a later time.",
+                    code="invalid",
+                ) from exc
         return as_of

@@ -138,6 +138,21 @@ def test_a_bad_time_is_reported_and_today_is_shown(auditor_browser, rebaselined,
     assert "Current selection" in page
 
 
+@pytest.mark.parametrize("as_of", ["0001-01-01T00:00", "0001-01-01T03:00:00Z"])
+def test_a_time_before_the_fact_zones_first_day_is_reported(
+    auditor_browser, rebaselined, settings, as_of
+):
+    # West of UTC, the first instants of year 1 fall on a day before the calendar's first:
+    # the rule has no date to apply on. It answered 500 (the API says 400).
+    settings.RECONCILE_FACT_TIMEZONE = "America/Santiago"
+    response = auditor_browser.get(f"/facts/{KEY}/", {"as_of": as_of})
+    assert response.status_code == 200
+    page = response.content.decode()
+    alert = page[page.index('role="alert"') :]
+    assert "no date in the fact timezone" in alert[: alert.index("</div>")]
+    assert "Current selection" in page
+
+
 def test_an_ambiguity_then_is_shown_and_never_escalated(auditor_browser, registry, agent):
     authority(KEY)
     remember(agent, KEY, "reading-a", "ckpt-1", "registry@r18")

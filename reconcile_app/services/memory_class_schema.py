@@ -27,6 +27,10 @@ MEMORY_CLASS_KEYS = {
     "admission",
     "description",
 }
+# A century: a longer TTL is no expiry rule (declare none: null). Unbounded, 3,000,000 days
+# ran past the calendar and every write of the class answered 500; past 2**31 PostgreSQL's
+# column refused the load.
+MAX_TTL_DAYS = 36500
 # Rule-like memory needs an approved owner or remains a suggestion (seed 000).
 ALWAYS_REVIEWED = (MemoryKind.PROCEDURAL, MemoryKind.POLICY)
 
@@ -49,6 +53,12 @@ def memory_class_values(parsed: ParsedFile) -> dict[str, Any]:
     if ttl is not None and (not isinstance(ttl, int) or isinstance(ttl, bool) or ttl < 1):
         raise parsed.fail(
             "`default_ttl_days` must be a positive integer or null", "default_ttl_days"
+        )
+    if ttl is not None and ttl > MAX_TTL_DAYS:
+        raise parsed.fail(
+            f"`default_ttl_days` must be at most {MAX_TTL_DAYS} (a century); "
+            "null declares no expiry",
+            "default_ttl_days",
         )
     if ttl is not None and kind == MemoryKind.FACT:
         raise parsed.fail(

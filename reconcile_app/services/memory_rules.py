@@ -146,4 +146,8 @@ def default_expiry(memory_class: MemoryClass, *, today: date) -> date | None:
         return None
     if memory_class.default_ttl_days is None:
         return None
-    return today + timedelta(days=memory_class.default_ttl_days)
+    try:
+        return today + timedelta(days=memory_class.default_ttl_days)
+    except OverflowError:
+        # A TTL stored before load_contracts bounded it: in force to the calendar's end.
+        return date.max

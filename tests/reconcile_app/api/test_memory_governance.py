@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from reconcile_app.models import MemoryRecord
+from reconcile_app.models import MemoryClass, MemoryRecord
 from reconcile_app.services.memory import fact_today
 from tests.conftest import make_person
 from tests.reconcile_app.api.test_memory_admission import (  # noqa: F401 (fixtures)
@@ -91,6 +91,15 @@ def test_a_memory_already_expired_is_not_written_as_current(agent, observed):
     assert not MemoryRecord.objects.exists()
     today = agent.post(MEMORIES, body(valid_until=fact_today().isoformat()))
     assert today.status_code == 201 and today.json()["status"] == "current"  # inclusive
+
+
+def test_a_ttl_past_the_calendars_end_keeps_the_memory_to_its_last_day(agent, observed):
+    """A class stored with a TTL no date can hold (loaded before `load_contracts` bounded
+    it; SQLite kept any integer): its writes answered 500 (date overflow)."""
+    MemoryClass.objects.filter(name="episodic").update(default_ttl_days=3_000_000)
+    response = agent.post(MEMORIES, body())
+    assert response.status_code == 201, response.content
+    assert response.json()["valid_until"] == "9999-12-31"
 
 
 def test_a_memory_dated_ahead_of_the_clock_is_refused(agent, observed):

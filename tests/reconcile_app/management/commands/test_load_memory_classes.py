@@ -72,6 +72,8 @@ def test_reloading_updates_the_class_in_place(db, tmp_path):
         (4, "default_ttl_days: -3", "positive integer"),
         (4, "default_ttl_days: thirty", "positive integer"),
         (4, "default_ttl_days: true", "positive integer"),
+        (4, "default_ttl_days: 36501", "at most 36500"),
+        (4, "default_ttl_days: 3000000000", "at most 36500"),
         (5, "admission: sometimes", "`admission` must be direct or review"),
         (6, "description: [not, text]", "`description` must be text"),
         (6, "colour: blue", "unknown key `colour`"),

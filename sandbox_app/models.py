@@ -83,7 +83,7 @@ class SandboxAuthorityChange(AppendOnlyModel):
 
     `SandboxAuthority` holds the latest answer; these rows keep every one it gave, so the owner
     can say who owned a key, at which revision, at any past time (`GET authority/{fact_key}
-    ?as_of=`). The authority at T is the last change with `at <= T` (ties: the later id).
+    ?as_of=`). The authority at T is the last change written (by id) of those with `at <= T`.
     """
 
     source = models.SlugField(max_length=100)

@@ -260,9 +260,13 @@ def sandbox_authority_read(
             code="as_of_in_future",
             status=422,
         )
+    # Of the changes stamped by then, the last written: each stamp is the clock of the host
+    # the write reached, and a change from a host running behind can be stamped before the
+    # one it replaced. By stamp, the history ended at the older answer, never the present.
+    # Writers change the row in turn (update_or_create locks it), so ids are their order.
     change = (
         SandboxAuthorityChange.objects.filter(source=source, fact_key=fact_key, at__lte=as_of)
-        .order_by("-at", "-id")
+        .order_by("-id")
         .first()
     )
     if change is None:
@@ -291,8 +295,8 @@ def sandbox_authority_write(
             fact_key=fact_key,
             defaults={"owner": owner, "source_revision": source_revision},
         )
-        # Taken after update_or_create locked the row: concurrent writers record their
-        # moments in the order they changed it, so the history ends at the row's answer.
+        # Taken after update_or_create locked the row: on one clock, concurrent writers
+        # record their moments in the order they changed it (across hosts, ids keep it).
         SandboxAuthorityChange.objects.create(
             source=source,
             fact_key=fact_key,

@@ -67,3 +67,19 @@ def test_the_memory_page_lists_its_moves_in_the_order_they_happened(
     page = signed_in(operator).get("/memories/baseline-v17/").content.decode()
     history = page[page.index('id="status-history"') :]
     assert history.index("superseded by baseline-v18") > history.index("admitted")
+
+
+def test_the_sandbox_owners_history_ends_at_its_present_answer(registry, agent, host_clock):
+    # The sandbox owner runs in the web processes: its authority history is stamped by the
+    # host each write reached.
+    host_clock(+SKEW)
+    authority(KEY, revision="registry@r17")
+    host_clock(-SKEW)
+    authority(KEY, revision="registry@r18")
+    host_clock(SKEW * 2)
+
+    asked = {"on": "2026-09-30", "as_of": rfc3339(timezone.now() - timedelta(seconds=1))}
+    then = agent.client.get(f"/api/v1/facts/{KEY}/current", asked).json()
+    now = agent.client.get(f"/api/v1/facts/{KEY}/current", {"on": "2026-09-30"}).json()
+    assert now["authority"]["source_revision"] == "registry@r18"
+    assert then["authority"]["source_revision"] == "registry@r18"

@@ -12,6 +12,7 @@ from django.utils.dateparse import parse_datetime
 
 from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import ReadStatus
+from reconcile_app.instants import instant
 from reconcile_app.limits import json_unstorable
 from reconcile_app.sources import AuthorityResult
 
@@ -34,7 +35,9 @@ def owner_json(response: httpx.Response) -> Any:
 
 
 def owner_time(raw: Any) -> datetime | None:
-    """An owner's timestamp, or None if it is missing, malformed or has no timezone.
+    """An owner's timestamp in UTC, or None if it is missing, malformed, has no timezone or
+    has no instant in UTC (`9999-12-31T23:59:59-01:00`: a snapshot could not state it, and
+    the reconcile answered 500).
 
     None is safe: a read with no trustworthy observed_at is judged stale (fails closed).
     """
@@ -42,11 +45,11 @@ def owner_time(raw: Any) -> datetime | None:
         return None
     try:
         parsed = parse_datetime(raw)
+        if parsed is None or parsed.tzinfo is None:
+            return None
+        return instant(parsed)
     except ValueError:
         return None
-    if parsed is None or parsed.tzinfo is None:
-        return None
-    return parsed
 
 
 def shown(value: object) -> str:

@@ -1,0 +1,59 @@
+"""The times an `http` owner vouches for, at the edges of the calendar.
+
+Python reads `9999-12-31T23:59:59-01:00` and `0001-01-01T00:00:00+01:00` (the offsets make
+them valid where they were written), but neither has an instant in UTC: the snapshot could
+not state them, and the reconcile answered 500. A time with no UTC instant is no time the
+owner vouches for: the read is judged as one without it (stale: it fails closed).
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from reconcile_app.canonical import rfc3339
+from tests.factories import load_yaml
+from tests.reconcile_app.sources.test_http import (  # noqa: F401 (fixture)
+    http_agent,
+    http_files,
+    reconcile_through_http,
+)
+
+PAST_THE_END = "9999-12-31T23:59:59-01:00"
+BEFORE_THE_START = "0001-01-01T00:00:00+01:00"
+
+
+@pytest.fixture
+def owner(db, tmp_path, stub_owner):
+    load_yaml(tmp_path, http_files(stub_owner.url))
+    return stub_owner
+
+
+def record(**times: str) -> dict:
+    now = rfc3339(timezone.now())
+    return {
+        "value": "collect",
+        "version": 7,
+        "valid_from": now,
+        "recorded_at": now,
+        "observed_at": now,
+        **times,
+    }
+
+
+@pytest.mark.parametrize("raw", [PAST_THE_END, BEFORE_THE_START])
+def test_an_observed_at_without_a_utc_instant_is_stale(owner, http_agent, raw):
+    owner.body = record(observed_at=raw)
+    body = reconcile_through_http(http_agent)
+    field = body["fields"]["collections_status"]
+    assert (field["status"], field["observed_at"]) == ("stale", None)
+    assert body["decision"]["result"] == "refuse"
+
+
+@pytest.mark.parametrize("name", ["valid_from", "recorded_at"])
+@pytest.mark.parametrize("raw", [PAST_THE_END, BEFORE_THE_START])
+def test_other_times_without_a_utc_instant_are_left_out(owner, http_agent, name, raw):
+    owner.body = record(**{name: raw})
+    field = reconcile_through_http(http_agent)["fields"]["collections_status"]
+    assert field[name] is None
+    assert field["status"] == "ok"

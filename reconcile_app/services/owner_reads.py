@@ -85,22 +85,47 @@ def read_fields(
             )
             continue
         result = answered[field_spec.name]
+        read_at = timezone.now()
+        status, detail = _vouched_ahead(result, read_at) or (str(result.status), result.detail)
         reads.append(
             FieldRead(
                 field=field_spec.name,
                 source=source.name,
                 consistency=source.consistency,
-                status=str(result.status),
+                status=status,
                 value=result.value,
                 version=result.version,
                 observed_at=result.observed_at,
                 valid_from=result.valid_from,
                 recorded_at=result.recorded_at,
-                read_at=timezone.now(),
-                detail=result.detail,
+                read_at=read_at,
+                detail=detail,
             )
         )
     return reads
+
+
+def _vouched_ahead(result: ReadResult, read_at: datetime) -> tuple[str, str] | None:
+    """(stale, why) for an ok read whose owner vouches for a moment further ahead of our
+    clock than clocks drift (`instants.FUTURE_TOLERANCE`, as for evidence), else None.
+
+    Freshness is the decision's time minus the owner's `observed_at`: an owner whose clock
+    ran a day ahead (or sent 9999) was fresh for that long, whatever the record's real age.
+    Its time cannot be trusted, as a read with none cannot (it fails closed). Judged here,
+    on the read, not in the engine: the snapshot stores the read as `stale`, so replay,
+    which judges freshness again from the stored read, finds the same.
+    """
+    observed = result.observed_at
+    if result.status != ReadStatus.OK or observed is None:
+        return None
+    if observed <= read_at + FUTURE_TOLERANCE:
+        return None
+    ahead = (observed - read_at).total_seconds()
+    return (
+        ReadStatus.STALE.value,
+        f"the owner's observed_at is {ahead:.0f}s ahead of this server's clock (beyond "
+        f"{FUTURE_TOLERANCE.total_seconds():.0f}s of skew): its age cannot be judged",
+    )
 
 
 def _owners_answers(

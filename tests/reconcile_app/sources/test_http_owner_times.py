@@ -8,6 +8,8 @@ owner vouches for: the read is judged as one without it (stale: it fails closed)
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.utils import timezone
 
@@ -57,3 +59,25 @@ def test_other_times_without_a_utc_instant_are_left_out(owner, http_agent, name,
     field = reconcile_through_http(http_agent)["fields"]["collections_status"]
     assert field[name] is None
     assert field["status"] == "ok"
+
+
+def test_an_observed_at_beyond_clock_skew_ahead_is_stale(owner, http_agent):
+    """An owner vouching for a moment still to come (its clock wrong by a day, a year, or set
+    to 9999) made the read fresh for as long as that: any age minus a future is negative.
+    Its time is not trusted beyond the skew evidence is allowed (300 s); within it, it is."""
+    ahead = timezone.now() + timedelta(days=1)
+    owner.body = record(observed_at=rfc3339(ahead))
+    body = reconcile_through_http(http_agent)
+    field = body["fields"]["collections_status"]
+    assert field["status"] == "stale"
+    assert "ahead of this server's clock" in field["detail"]
+    assert field["observed_at"] == rfc3339(ahead)  # what the owner said, kept
+    assert body["decision"]["result"] == "refuse"
+    replayed = http_agent.post(
+        f"/api/v1/snapshots/{body['snapshot_id']}/replay", {"mode": "as_recorded"}
+    )
+    assert replayed.json()["exact"] is True, replayed.content
+
+    owner.body = record(observed_at=rfc3339(timezone.now() + timedelta(seconds=60)))
+    skewed = reconcile_through_http(http_agent)["fields"]["collections_status"]
+    assert skewed["status"] == "ok"

@@ -35,15 +35,20 @@ PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 # Codes any operation can answer, whatever it does: no or bad credentials, an Accept header
 # that rules out JSON, a chunked body (bodies are read by their length), a body over the size
 # limit (decided on Content-Length, for any method), the rate limit, a database or a shared
-# cache that cannot be reached, and a request Django refuses before any view (a Host not
-# allowed, over 1,000 query parameters).
+# cache that cannot be reached, a request Django refuses before any view (a Host not
+# allowed, over 1,000 query parameters), and one gunicorn refuses before Django sees it
+# (config/gunicorn_errors.py: a request line or header that is not HTTP, a request line or
+# headers over its limits, an `Expect` other than 100-continue).
 COMMON_CODES: dict[str, list[str]] = {
-    "400": ["invalid_request"],
+    "400": ["invalid_request", "malformed_request"],
     "401": ["authentication_failed", "not_authenticated"],
     "406": ["not_acceptable"],
     "411": ["length_required"],
     "413": ["payload_too_large"],
+    "414": ["request_line_too_long"],
+    "417": ["expectation_failed"],
     "429": ["throttled"],
+    "431": ["request_headers_too_large"],
     "503": ["cache_unavailable", "database_unavailable"],
 }
 # ... and those of an operation that takes a JSON body, or parameters (a filter that cannot

@@ -6,7 +6,8 @@ writes an HTML page for each. API.md promises problem+json with a stable `code` 
 HTML error page. gunicorn has no setting or hook for that page: `Worker.handle_error` chooses
 the status and message and hands them to `gunicorn.util.write_error`, its one writer. So
 config/gunicorn.py puts `problem_error_write` in that writer's place, in the master before any
-worker forks: the status, reason and logging stay gunicorn's, the body becomes ours.
+worker forks: the status, reason and logging stay gunicorn's (but for REMAPPED), the body
+becomes ours.
 """
 
 from __future__ import annotations
@@ -24,8 +25,11 @@ CODES = {
     417: "expectation_failed",
     431: "request_headers_too_large",
     500: "internal_error",
-    501: "unsupported_transfer_coding",
 }
+# gunicorn answers a transfer coding it does not know (`Transfer-Encoding: foo`) 501, as RFC
+# 9112 suggests; docs/api.md promises that a request which can never succeed is never a 5xx,
+# and gunicorn already answers the codings it knows but refuses (gzip after chunked) 400.
+REMAPPED = {501: (400, "Bad Request")}
 
 
 def problem_error_write(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
@@ -34,6 +38,7 @@ def problem_error_write(sock: socket.socket, status_int: int, reason: str, mesg:
     # worker writes errors only after it has loaded the application.
     from reconcile_app.api.problems import CONTENT_TYPE, problem_body
 
+    status_int, reason = REMAPPED.get(status_int, (status_int, reason))
     code = CODES.get(status_int, "malformed_request" if status_int < 500 else "internal_error")
     detail = mesg or "an unexpected error occurred; it has been logged"
     problem = problem_body(status_code=status_int, code=code, title=reason, detail=detail)

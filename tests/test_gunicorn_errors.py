@@ -90,6 +90,14 @@ def _problem(answer: bytes) -> tuple[int, str, dict]:
             417,
             "expectation_failed",
         ),
+        (
+            # A transfer coding gunicorn does not know is the client's making, and sending it
+            # again changes nothing: 400, like the codings gunicorn knows but will not stack,
+            # never gunicorn's 501 (docs/api.md: such a condition is never a 5xx).
+            b"POST /api/v1/reconcile HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: foo\r\n\r\n",
+            400,
+            "malformed_request",
+        ),
     ],
 )
 def test_a_request_gunicorn_refuses_is_answered_in_problem_json(gunicorn, raw, status, code):

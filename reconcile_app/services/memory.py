@@ -111,7 +111,6 @@ def memory_admit(
     if valid_until is None:
         valid_until = default_expiry(declared, today=today)
     review = reviewed(declared)
-    now = timezone.now()
     with transaction.atomic():
         # The class's quarantine waits for the write (and counts it) or committed before the
         # class is checked; a fact capability withdrawn meanwhile is asked again.
@@ -125,6 +124,10 @@ def memory_admit(
         fact_candidates_check(derived_from)
         previous = _superseded(supersedes, subject=subject, field=field, fact_key=fact_key)
         admission_check(declared, derived_from=derived_from, supersedes=previous)
+        # Stamped once the locks above are held: a write that waited on them (a freeze, the
+        # record it supersedes, SQLite's write lock) would otherwise commit a time already
+        # past, changing `as_of` answers given for that moment meanwhile.
+        now = timezone.now()
         new_id = new_record_id(
             MemoryRecord,
             "memory_id",

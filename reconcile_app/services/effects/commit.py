@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from reconcile_app.canonical import content_hash
-from reconcile_app.choices import EffectStatus, EvidenceKind
+from reconcile_app.choices import EffectStatus
 from reconcile_app.epochs import epochs_seen
 from reconcile_app.errors import DomainError, NotFound, ValidationFailed
 from reconcile_app.limits import identifier_check
@@ -46,9 +46,9 @@ from reconcile_app.services.effects.state import (
     effect_event,
     effect_mark_sent,
     effect_reload,
+    request_unanswered_entry,
 )
 from reconcile_app.services.enqueue import enqueue_on_commit
-from reconcile_app.services.evidence import evidence_append
 from reconcile_app.services.provenance import effect_lineage
 from reconcile_app.services.quarantine import source_check, sources_read_check
 from reconcile_app.sources import ApplyOutcome, EffectCommand, adapter_for
@@ -363,19 +363,7 @@ def _mark_unknown(effect: Effect, detail: str, *, code: str = "timeout") -> Effe
             outcome_at=timezone.now(),
             next_check_at=timezone.now() + timedelta(seconds=RESOLUTION_BACKOFF[0]),
         )
-        # Seed 000: the ledger keeps "request sent; response not received", not "failed".
-        entry = evidence_append(
-            kind=EvidenceKind.TOOL_REQUEST,
-            subject=effect.subject,
-            field=effect.field,
-            value={"idempotency_key": effect.idempotency_key, "outcome": "unknown"},
-            source=effect.source.name,
-            observed_at=timezone.now(),
-            derived_from=[effect.snapshot.snapshot_id],
-            derived_from_held=True,
-            note="request sent; response not received",
-            generated_by=effect.idempotency_key,
-        )
+        entry = request_unanswered_entry(effect, note="request sent; response not received")
         effect_event(
             effect, "timeout", {"code": code, "detail": detail}, evidence_id=entry.evidence_id
         )

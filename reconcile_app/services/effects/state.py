@@ -186,3 +186,20 @@ def effect_accept(
         enqueue_on_commit(effect_readback_task, effect.pk)
         effect_reload(effect)
     return effect
+
+
+def request_unanswered_entry(effect: Effect, *, note: str) -> Any:
+    """Seed 000: the ledger keeps "request sent; response not received", not "failed" — for
+    a request whose answer was lost on the way and for one whose sender was lost with it."""
+    return evidence_append(
+        kind=EvidenceKind.TOOL_REQUEST,
+        subject=effect.subject,
+        field=effect.field,
+        value={"idempotency_key": effect.idempotency_key, "outcome": "unknown"},
+        source=effect.source.name,
+        observed_at=timezone.now(),
+        derived_from=[effect.snapshot.snapshot_id],
+        derived_from_held=True,
+        note=note,
+        generated_by=effect.idempotency_key,
+    )

@@ -12,6 +12,7 @@ from reconcile_app.choices import EffectStatus
 from reconcile_app.models import Effect, EffectEvent
 from reconcile_app.services.effects.state import (
     READBACK_RECHECK_SECONDS,
+    request_unanswered_entry,
 )
 
 
@@ -43,8 +44,16 @@ def effects_sweep(
                 next_check_at=now,
             )
             if moved:
+                effect = Effect.objects.select_related("source", "snapshot").get(pk=effect_id)
+                entry = request_unanswered_entry(
+                    effect, note="request sent; response not received (its sender was lost)"
+                )
                 EffectEvent.objects.create(
-                    effect_id=effect_id, at=now, kind="timeout", detail={"code": "sender_lost"}
+                    effect_id=effect_id,
+                    at=now,
+                    kind="timeout",
+                    detail={"code": "sender_lost"},
+                    evidence_id=entry.evidence_id,
                 )
     due = Effect.objects.filter(
         status__in=[EffectStatus.ACCEPTED, EffectStatus.UNKNOWN], next_check_at__lte=now

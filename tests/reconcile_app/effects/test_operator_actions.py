@@ -115,7 +115,13 @@ def test_sweep_marks_a_sender_lost_mid_request_unknown(collectible, agent):
     )
     counts = effects_sweep()
     assert counts["sent_to_unknown"] == 1
-    assert Effect.objects.get(idempotency_key="s-1").status == "unknown"
+    effect = Effect.objects.get(idempotency_key="s-1")
+    assert effect.status == "unknown"
+    # Seed 000: the ledger keeps "request sent; response not received", as for a timeout.
+    entry = EvidenceEntry.objects.get(kind="tool_request", value__idempotency_key="s-1")
+    assert entry.value == {"idempotency_key": "s-1", "outcome": "unknown"}
+    assert entry.note.startswith("request sent; response not received")
+    assert effect.events.get(kind="timeout").evidence_id == entry.evidence_id
 
 
 def test_effect_list_filters_by_status(unknown_effect, operator, agent):

@@ -69,8 +69,26 @@ def version_assumed(effect: Any) -> bool:
     return effect.resulting_version is not None and not effect.receipt
 
 
+# An unknown outcome's step, by what the owner did: "no answer" is untrue of an owner that
+# answered a 502, a 409 or someone else's receipt, and the operator triaging it asks it.
+UNKNOWN_STEP_LABELS: dict[str, str] = {
+    "receipt_mismatch": "Answered without a receipt for it (outcome unknown)",
+    "refusal_unproven": "Refused without proof nothing ran (outcome unknown)",
+    "sender_lost": "Sender lost mid-request (outcome unknown)",
+}
+ANSWERED_UNKNOWN = "Answered with an error (outcome unknown)"
+
+
 @register.filter
-def event_label(kind: str) -> str:
+def event_label(kind: str, detail: dict[str, Any] | None = None) -> str:
+    """A timeline step as an operator reads it; `detail` tells an unknown outcome's kinds
+    apart (the stored kind of each is `timeout`)."""
+    if kind == "timeout" and isinstance(detail, dict):
+        code = detail.get("code")
+        if code in UNKNOWN_STEP_LABELS:
+            return UNKNOWN_STEP_LABELS[code]
+        if str(detail.get("detail", "")).startswith("owner answered"):
+            return ANSWERED_UNKNOWN
     return EVENT_LABELS.get(kind, kind.replace("_", " ").capitalize())
 
 

@@ -1,0 +1,36 @@
+"""An unknown outcome's timeline step says what the owner did: "no answer" was shown for an
+owner that answered a 502, a 409 or a receipt for another request, which is the first thing
+an operator triaging it asks."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from reconcile_app.models import EffectEvent
+from tests.reconcile_app.console.test_effect_truthful import section
+
+
+@pytest.mark.parametrize(
+    ("detail", "label"),
+    [
+        ({"code": "timeout", "detail": "ReadTimeout"}, "No answer (outcome unknown)"),
+        ({"code": "timeout", "detail": "owner answered 502"}, "Answered with an error"),
+        ({"code": "refusal_unproven", "detail": "owner answered 409"}, "Refused without proof"),
+        ({"code": "receipt_mismatch", "detail": "for k-2"}, "Answered without a receipt for it"),
+        ({"code": "sender_lost"}, "Sender lost mid-request"),
+    ],
+    ids=["no-answer", "5xx", "409", "another-receipt", "sender-lost"],
+)
+def test_an_unknown_outcomes_step_says_what_the_owner_did(
+    operator_browser, unknown_effect, detail, label
+):
+    EffectEvent.objects.create(
+        effect=unknown_effect, at=timezone.now(), kind="timeout", detail=detail
+    )
+
+    page = operator_browser.get("/effects/u-1/").content.decode()
+
+    # The effect's own timeout (no answer) comes first; the step added here is the last row.
+    last_row = section(page, 'id="timeline"', "</table>").rsplit("<tr", 1)[-1]
+    assert label in last_row

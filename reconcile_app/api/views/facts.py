@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 from typing import Any
 
@@ -62,6 +63,9 @@ DETAILS = {
     facts.MEMORY_CLASS_QUARANTINED: "current records of this key are in a quarantined class",
 }
 UNREGISTERED_DETAIL = "the owner's system of record registers no authority for this key"
+
+# The only spelling of `on` taken: the one answers echo and the console's form sends.
+CALENDAR_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 class FactCurrentView(APIView):
@@ -149,6 +153,9 @@ def _question(request: Request, fact_key: str) -> tuple[date, datetime | None, d
                     status=422,
                 )
         try:
+            # Only the form the answer echoes: Python also reads 20261207 and 2026-W49-1.
+            if raw_on and not CALENDAR_DATE.fullmatch(raw_on):
+                raise ValueError(raw_on)
             on = date.fromisoformat(raw_on) if raw_on else None
         except ValueError as exc:
             raise ValidationFailed("`on` must be a date YYYY-MM-DD", code="invalid_date") from exc

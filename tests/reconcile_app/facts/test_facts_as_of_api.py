@@ -182,6 +182,9 @@ def test_an_as_of_question_writes_nothing(registry, agent):
         ("2026-09-30", ON, 400, "invalid_parameter"),
         ("2999-01-01T00:00:00Z", ON, 422, "as_of_in_future"),
         ("2026-09-30T12:00:00Z", "30/09/2026", 400, "invalid_date"),
+        # Python's date.fromisoformat reads these too; `on` is YYYY-MM-DD, as echoed.
+        ("2026-09-30T12:00:00Z", "20260930", 400, "invalid_date"),
+        ("2026-09-30T12:00:00Z", "2026-W40-3", 400, "invalid_date"),
     ],
 )
 def test_bad_questions_are_refused_with_the_question_echoed(

@@ -74,3 +74,20 @@ class WorkerHeartbeat(bootsteps.StartStopStep):
     def stop(self, worker: Any) -> None:
         if self.timer_ref is not None:
             self.timer_ref.cancel()
+
+
+# The effects sweep's last run, for `/metrics`: beat (exactly one per deployment) schedules it
+# every 30 s on a `default` worker. Nothing else shows that scheduling stopped (beat down, or
+# no worker takes the queue): lost readbacks and resolutions are then never queued again,
+# and quarantines and memories never expire.
+SWEEP_RAN_KEY = "reconcile:effects-sweep-ran"
+
+
+def sweep_ran_record() -> None:
+    cache.set(SWEEP_RAN_KEY, time.time(), timeout=7 * 24 * 3600)
+
+
+def sweep_age_seconds() -> float | None:
+    """Seconds since the sweep last finished; None before it ever ran (or for a week)."""
+    ran = cache.get(SWEEP_RAN_KEY)
+    return None if ran is None else max(0.0, time.time() - float(ran))

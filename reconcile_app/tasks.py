@@ -85,7 +85,11 @@ def _noted_if_cut_short(effect_id: int, check: str) -> Iterator[None]:
 @shared_task(acks_late=True)
 def effects_sweep_task() -> dict[str, int]:
     """Scheduled: re-enqueue readbacks and resolutions whose task may have been lost."""
-    return effects_sweep()
+    from config.heartbeat import sweep_ran_record
+
+    counts = effects_sweep()
+    sweep_ran_record()  # /metrics: scheduling is alive
+    return counts
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)

@@ -30,7 +30,9 @@ from prometheus_client.metrics_core import (
 )
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
+from redis.exceptions import RedisError
 
+from config.heartbeat import sweep_age_seconds
 from config.http_metrics import request_metrics
 from reconcile_app.choices import DecisionResult, EffectStatus, QuarantineScope, Verdict
 from reconcile_app.selectors.metrics import WindowSamples, operational_metrics_with_samples
@@ -212,7 +214,23 @@ class ScrapeCollector(Collector):
         else:
             yield _single("reconcile_metrics_database_up", DATABASE_UP_HELP, 1)
             yield from operational_families(figures, samples)
+        yield from _scheduling_families()
         yield from request_metrics()
+
+
+def _scheduling_families() -> Iterator[Metric]:
+    try:
+        age = sweep_age_seconds()
+    except (RedisError, OSError):  # the cache unreachable: the scrape answers without it
+        logger.warning("metrics scrape without the sweep's age: the cache is unreachable")
+        return
+    yield _single(
+        "reconcile_sweep_age_seconds",
+        "Seconds since the effects sweep last ran (NaN: never). Beat schedules it every 30 s; "
+        "growing, scheduling has stopped (beat or every default worker down): lost readbacks "
+        "are not queued again, quarantines and memories do not expire.",
+        age,
+    )
 
 
 def prometheus_exposition() -> bytes:

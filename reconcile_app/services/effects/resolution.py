@@ -142,13 +142,14 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
                 # What an operator weighs: the target holds exactly what this effect writes,
                 # one version on — the owner may have executed it and lost its key.
                 detail["holds_this_value"] = same_value(target.value, effect.resulting_value)
+            next_check_at = timezone.now() + timedelta(seconds=delay)
+            if asked_at < final_after:
+                # Asked again as soon as the owner's answer is final, if the backoff is later;
+                # once it is, the backoff alone (else every sweep asked again, for ever).
+                next_check_at = min(next_check_at, final_after + timedelta(seconds=1))
             Effect.objects.filter(pk=effect.pk, status=EffectStatus.UNKNOWN).update(
                 resolution_attempts=attempt,
-                # Asked again by the backoff, or as soon as the owner's answer is final.
-                next_check_at=min(
-                    timezone.now() + timedelta(seconds=delay),
-                    max(final_after, asked_at) + timedelta(seconds=1),
-                ),
+                next_check_at=next_check_at,
                 last_check_error=detail["unresolved"],
                 last_check_error_at=timezone.now(),
             )

@@ -12,13 +12,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from reconcile_app.errors import ContractFileError
 from reconcile_app.models import Effect, Source
 from reconcile_app.services.contracts import contracts_load
 from reconcile_app.services.effects import effect_resolve_unknown
-from reconcile_app.sources import adapter_for
+from reconcile_app.sources import LookupOutcome, LookupResult, adapter_for
 from reconcile_app.sources.http import HttpAdapter
+from sandbox_app.adapter import SandboxAdapter
 from tests.factories import write_yaml
 from tests.reconcile_app.effects.test_resolution_evidence import never_executed  # noqa: F401
 from tests.reconcile_app.services.test_contracts import TOKEN_LINE, source_file
@@ -84,3 +86,20 @@ def test_a_published_bound_is_kept(db, tmp_path):
     contracts_load(paths=[str(write_yaml(tmp_path, "owner-http.yaml", text))])
 
     assert Source.objects.get(name="owner-http").options["execution_bound_seconds"] == 45
+
+
+def test_past_the_bound_an_outcome_still_unsettled_keeps_its_backoff(never_executed, monkeypatch):
+    # The sandbox's bound (0) passed as it was sent: an owner whose ledger cannot answer is
+    # asked again a backoff later (600 s after four attempts), not on every sweep for ever.
+    monkeypatch.setattr(
+        SandboxAdapter,
+        "lookup_effect",
+        lambda self, key: LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail="down"),
+    )
+    Effect.objects.filter(pk=never_executed.pk).update(resolution_attempts=4)
+    before = timezone.now()
+
+    later = effect_resolve_unknown(effect_id=never_executed.pk)
+
+    assert later.status == "unknown"
+    assert later.next_check_at >= before + timedelta(seconds=600)

@@ -9,6 +9,7 @@ required field that is not `ok` fails the decision closed.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import datetime
 
 from django.utils import timezone
@@ -59,7 +60,8 @@ def read_fields(
         answer = delivered.get(name)
         bound = fold_bound(events_at, answer.observed_at if answer else None)
         for read in _folded(spec, sources[name], names, answer, events_at, valid_by=bound):
-            folded[read.field] = read
+            # Its owner's observed_at is its age as a live read's is: judged the same way.
+            folded[read.field] = vouched_ahead_judged(read)
     reads: list[FieldRead] = []
     for field_spec in spec.fields:
         if field_spec.name in folded:
@@ -105,7 +107,14 @@ def read_fields(
     return reads
 
 
-def _vouched_ahead(result: ReadResult, read_at: datetime) -> tuple[str, str] | None:
+def vouched_ahead_judged(read: FieldRead) -> FieldRead:
+    """A folded read, `stale` when the owner's events answer vouched for a moment beyond
+    clock skew ahead of the read (`_vouched_ahead`); replay judges its refold so too."""
+    judged = _vouched_ahead(read, read.read_at)
+    return read if judged is None else replace(read, status=judged[0], detail=judged[1])
+
+
+def _vouched_ahead(result: ReadResult | FieldRead, read_at: datetime) -> tuple[str, str] | None:
     """(stale, why) for an ok read whose owner vouches for a moment further ahead of our
     clock than clocks drift (`instants.FUTURE_TOLERANCE`, as for evidence), else None.
 

@@ -41,7 +41,7 @@ from reconcile_app.reconciliation.types import (
 )
 from reconcile_app.selectors.contracts import contract_spec
 from reconcile_app.selectors.ledger import evidence_as_of
-from reconcile_app.services.owner_reads import fold_bound, folded_reads
+from reconcile_app.services.owner_reads import fold_bound, folded_reads, vouched_ahead_judged
 
 MODES = ("as_recorded", "corrected")
 
@@ -181,12 +181,17 @@ def refold_event_sourced(
             original = by_field[read.field]
             # When the owner vouched for the events, and the consistency it offered then, are
             # part of what was recorded (the source's row may say otherwise today).
-            by_field[read.field] = replace(
+            refold = replace(
                 read,
                 observed_at=original.observed_at,
                 read_at=original.read_at,
                 consistency=original.consistency,
             )
+            # Judged stale as read for an owner vouching for a time ahead of our clock: so
+            # again (a snapshot stored before that judgement keeps its read as it was).
+            if original.status == ReadStatus.STALE:
+                refold = vouched_ahead_judged(refold)
+            by_field[read.field] = refold
     return [by_field[read.field] for read in reads]
 
 

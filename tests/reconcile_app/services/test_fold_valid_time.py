@@ -160,3 +160,34 @@ def test_an_owner_vouching_for_next_week_does_not_bring_next_weeks_events_forwar
     assert fold_bound(now, now - timedelta(hours=1)) == now  # a replica behind: our now
     assert fold_bound(now, now + timedelta(seconds=2)) == now + timedelta(seconds=2)
     assert fold_bound(now, now + timedelta(days=7)) == now + FUTURE_TOLERANCE
+
+
+def test_an_event_sourced_owner_vouching_for_tomorrow_is_stale(letter_agent, monkeypatch):
+    """As a live read is (owner_reads._vouched_ahead): an events answer whose observed_at is a
+    day ahead of our clock made the folded field fresh for a day (9999: for ever), and the
+    decision was made on it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from sandbox_app.adapter import SandboxAdapter
+
+    sandbox_record_write(
+        source="correspondence-service", subject=SUBJECT, field="letter_status", value="none"
+    )
+    _event("tomorrow-1", "PaymentMissed", ago(days=1))
+    events = SandboxAdapter.events
+
+    def owner_clock_a_day_ahead(self, *args, **kwargs):
+        answer = events(self, *args, **kwargs)
+        return replace(answer, observed_at=timezone.now() + timedelta(days=1))
+
+    monkeypatch.setattr(SandboxAdapter, "events", owner_clock_a_day_ahead)
+    snapshot = _letter(letter_agent)
+
+    field = snapshot.content["fields"]["hardship_active"]
+    assert field["status"] == "stale", field
+    assert "ahead of this server's clock" in field["detail"]
+    assert snapshot.content["decision"]["result"] == "refuse"
+    result = replay.snapshot_replay(snapshot=snapshot, mode="as_recorded")
+    assert result.exact, result.differences

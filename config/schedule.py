@@ -30,4 +30,6 @@ def beat_schedule(
         "expire-memories": _every(
             expire_memories_every, "reconcile_app.tasks.memories_expire_task"
         ),
+        # Each console sign-in leaves a django_session row that Django never deletes itself.
+        "clear-expired-sessions": _every(3600.0, "reconcile_app.tasks.sessions_expired_clear_task"),
     }

@@ -21,6 +21,7 @@ from reconcile_app.services.effects import (
     effects_sweep,
 )
 from reconcile_app.services.memory import fact_today, memories_expire
+from reconcile_app.services.person_access import sessions_expired_clear
 
 # Tasks that ask an owner: limits of their own (docs/deploy.md, "Workers, per queue"). The hard
 # one leaves 30 s for the task to end cleanly after the soft one.
@@ -40,6 +41,18 @@ OWNER_TASK_LIMITS = {
 def memories_expire_task() -> int:
     """Scheduled: memory records past valid_until stop being current."""
     return memories_expire(today=fact_today())
+
+
+@shared_task(
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_backoff_max=300,
+    max_retries=5,
+)
+def sessions_expired_clear_task() -> int:
+    """Scheduled: console sessions past their expiry are deleted."""
+    return sessions_expired_clear()
 
 
 @shared_task(

@@ -98,3 +98,11 @@ def person_enabled_set(*, username: str, enabled: bool, reason: str, actor: Any)
             after={"enabled": enabled, "tokens_revoked": revoked, "sessions_ended": sessions},
         )
     return user
+
+
+def sessions_expired_clear() -> int:
+    """Delete console sessions past their expiry; returns how many. Django never deletes them
+    by itself (its `clearsessions` is left to the deployer), so every sign-in would leave a
+    row for as long as the deployment runs; the scheduler calls this (config/schedule.py)."""
+    deleted, _ = Session.objects.filter(expire_date__lt=timezone.now()).delete()
+    return deleted

@@ -181,8 +181,8 @@ EFFECT_SAYS: dict[str, str] = {
     "verified": "Read back from the owner: the change is proven.",
     "rejected": "The owner refused it: nothing changed.",
     "unknown": (
-        "Sent, and no answer came back: it may or may not have happened. Only the owner's "
-        "ledger or its current state can tell."
+        "Sent, and no answer proved what became of it: it may or may not have happened. "
+        "Only the owner's ledger or its current state can tell."
     ),
     "postcondition_failed": (
         "The owner accepted it, but reading the target back did not show the change."

@@ -86,7 +86,8 @@ COMMIT_DESCRIPTION = """Commit an effect against the version a snapshot read.
 Send `If-Match` from the snapshot's `actions[action].if_match` and a fresh `Idempotency-Key`,
 and keep the key: a retry with the same key and request is answered from the record (200,
 `Idempotent-Replayed: true`), never executed twice. 201: the owner accepted it (a readback
-follows); 202: the request was sent and no answer came back (`status: unknown`) — never
+follows); 202: the request was sent and no answer proved what became of it (`status:
+unknown`: none came back, or one that is no receipt and no proof nothing ran) — never
 re-send it with another key: retry with the same key, or wait on `GET /effects/{key}`.
 A 503 `owner_unavailable` executed nothing: retry with the same key after `Retry-After`."""
 

@@ -6,15 +6,18 @@ People in a role read every effect; an agent reads its own (another principal's 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.utils import timezone
 
 from reconcile_app.choices import EffectStatus, EscalationStatus
 from reconcile_app.errors import NotFound
 from reconcile_app.models import Effect, EffectEvent, Escalation, Source
 from reconcile_app.roles import is_staff_role
 from reconcile_app.selectors.contracts import contract_spec
+from reconcile_app.sources import adapter_for
 
 # Tabs in triage order: what nobody has proven first. "accepted" is awaiting its readback.
 EFFECT_TABS: tuple[str, ...] = (
@@ -164,6 +167,18 @@ class EffectState:
     @property
     def resolvable(self) -> bool:
         return self.effect.status in RESOLVABLE
+
+    @property
+    def may_still_execute_until(self) -> datetime | None:
+        """While an unknown outcome is within its owner's execution bound, when that ends:
+        until then the owner may still run the command, and a person's "it did not happen"
+        is premature (its source is joined: no query)."""
+        effect = self.effect
+        if effect.status != EffectStatus.UNKNOWN or effect.sent_at is None:
+            return None
+        bound = adapter_for(effect.source).execution_bound_seconds()
+        until = effect.sent_at + timedelta(seconds=bound)
+        return until if until > timezone.now() else None
 
     @property
     def version(self) -> str:

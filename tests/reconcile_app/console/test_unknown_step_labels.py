@@ -4,10 +4,12 @@ an operator triaging it asks."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.utils import timezone
 
-from reconcile_app.models import EffectEvent
+from reconcile_app.models import Effect, EffectEvent
 from tests.reconcile_app.console.test_effect_truthful import section
 
 
@@ -34,3 +36,21 @@ def test_an_unknown_outcomes_step_says_what_the_owner_did(
     # The effect's own timeout (no answer) comes first; the step added here is the last row.
     last_row = section(page, 'id="timeline"', "</table>").rsplit("<tr", 1)[-1]
     assert label in last_row
+
+
+def test_the_resolve_form_says_when_the_owner_may_still_run_it(operator_browser, unknown_effect):
+    """Within its owner's execution bound, "it did not happen" is not yet shown by anything:
+    the operator settling it by hand is told until when."""
+    assert "execution-bound-note" not in operator_browser.get("/effects/u-1/").content.decode()
+    source = unknown_effect.source
+    source.options = {**source.options, "execution_bound_seconds": 600}
+    source.save(update_fields=["options"])
+
+    page = operator_browser.get("/effects/u-1/").content.decode()
+
+    note = section(page, 'id="execution-bound-note"', "</p>")
+    assert "may still run it until" in note
+    Effect.objects.filter(pk=unknown_effect.pk).update(
+        sent_at=timezone.now() - timedelta(seconds=601)
+    )
+    assert "execution-bound-note" not in operator_browser.get("/effects/u-1/").content.decode()

@@ -10,7 +10,11 @@ from reconcile_app.choices import Consistency
 from reconcile_app.services.contract_files import ParsedFile
 from reconcile_app.services.contract_schema import IDENT, SLUG, refuse_unknown_keys, require_key
 from reconcile_app.sources import adapter_class
-from reconcile_app.sources.owner_client import owner_base, owner_timeout_ms_most
+from reconcile_app.sources.owner_client import (
+    CredentialsInBaseURL,
+    owner_base,
+    owner_timeout_ms_most,
+)
 from reconcile_app.sources.tokens import token_env_problem
 
 SOURCE_KEYS = {
@@ -53,6 +57,8 @@ def source_values(parsed: ParsedFile) -> dict[str, Any]:
             raise parsed.fail("an http source needs an http(s) `base_url`", "base_url")
         try:
             owner_base(base_url)  # parsed as the adapter will parse it
+        except CredentialsInBaseURL as exc:
+            raise parsed.fail(str(exc), "base_url") from exc
         except httpx.InvalidURL as exc:
             raise parsed.fail(f"`base_url` is not a URL: {exc}", "base_url") from exc
     consistency = require_key(parsed, data, "consistency", str)

@@ -223,10 +223,23 @@ def owner_timeout(timeout_ms: object) -> float:
     return float(settings.RECONCILE_HTTP_TIMEOUT_SECONDS)
 
 
+class CredentialsInBaseURL(httpx.InvalidURL):
+    """A `base_url` with a user or password in it (`https://user:secret@owner/`)."""
+
+
 def owner_base(base_url: str) -> httpx.URL:
     """A source's `base_url` as the directory its paths go under, as httpx made a client's
-    base URL: its path ends with a slash. Raises httpx.InvalidURL for one that is no URL."""
+    base URL: its path ends with a slash. Raises httpx.InvalidURL for one that is no URL, and
+    CredentialsInBaseURL for one that carries credentials: a source file is configuration,
+    not a secret (the token's place is `auth_token_env`), and httpx writes each request's URL,
+    password and all, to its INFO log line and sends it as Basic auth in place of the token."""
     base = httpx.URL(base_url if base_url.endswith("/") else base_url + "/")
+    if base.userinfo:
+        # The message never repeats the URL: it is shown to agents in a read's detail.
+        raise CredentialsInBaseURL(
+            "`base_url` carries credentials (user:password@); name an environment variable "
+            "holding the owner's token in `auth_token_env` instead"
+        )
     if base.raw_path.endswith(b"/"):
         return base
     return base.copy_with(raw_path=base.raw_path + b"/")

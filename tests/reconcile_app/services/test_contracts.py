@@ -132,3 +132,23 @@ def test_a_whole_positive_timeout_is_kept(db, tmp_path):
     contracts_load(paths=[str(write_yaml(tmp_path, "owner-http.yaml", text))])
 
     assert Source.objects.get(name="owner-http").options["timeout_ms"] == 750
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    ["https://reader:pw-in-url@owner.example.org/", "https://pw-in-url@owner.example.org/"],
+)
+def test_a_base_url_with_credentials_is_refused_at_its_line(db, tmp_path, base_url):
+    # httpx would log the password with every call's URL and send it in place of the token.
+    text = source_file("RECONCILE_SOURCE_TOKEN_OWNER").replace(
+        "https://owner.example.org/", base_url
+    )
+
+    with pytest.raises(ContractFileError) as refused:
+        contracts_load(paths=[str(write_yaml(tmp_path, "owner-http.yaml", text))])
+
+    assert refused.value.line == 4
+    assert "credentials" in refused.value.reason
+    assert "auth_token_env" in refused.value.reason
+    assert "pw-in-url" not in refused.value.reason
+    assert not Source.objects.filter(name="owner-http").exists()

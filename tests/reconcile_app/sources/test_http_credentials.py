@@ -110,3 +110,28 @@ def test_a_prefix_changed_after_loading_applies_at_once(
     assert result.status == ReadStatus.UNAVAILABLE
     assert "OWNER_TOKENS_" in result.detail
     assert stub_owner.requests == []
+
+
+def test_a_base_url_with_credentials_loaded_before_the_check_is_never_called(
+    http_source, stub_owner, monkeypatch, caplog
+):
+    # The row as a loader without the check kept it: httpx logged each call's URL with the
+    # password at INFO, and sent it as Basic auth in place of the source's bearer token.
+    monkeypatch.setenv(TOKEN_ENV, "owner-token")
+    http_source.base_url = stub_owner.url.replace("http://", "http://reader:pw-in-url@")
+    http_source.save(update_fields=["base_url"])
+    stub_owner.body = record()
+    adapter = adapter_for(http_source)
+
+    with caplog.at_level("DEBUG"):
+        read = adapter.read(ACCOUNT, "collections_status")
+        applied = adapter.apply(
+            EffectCommand("k-2", ACCOUNT, "collections_status", "retain_manual_review", "m", 9)
+        )
+
+    assert read.status == ReadStatus.UNAVAILABLE
+    assert "credentials" in read.detail
+    assert (applied.outcome, applied.code) == (ApplyOutcome.REJECTED, "owner_unavailable")
+    assert "nothing was sent" in applied.detail
+    assert "pw-in-url" not in read.detail + applied.detail + caplog.text
+    assert stub_owner.requests == []

@@ -47,6 +47,7 @@ from reconcile_app.sources.owner_answers import (
 from reconcile_app.sources.owner_client import (
     owner_asks_at_once,
     owner_base,
+    owner_client_problem,
     owner_request,
     owner_timeout,
     owner_url,
@@ -114,6 +115,8 @@ class HttpAdapter(SourceAdapter):
             self._base  # noqa: B018 - parsed (and kept) here, before anything is sent
         except httpx.InvalidURL as exc:
             return _Refusal("owner_unavailable", f"{self.source.name}: {exc}; nothing was sent")
+        if problem := owner_client_problem():
+            return _Refusal("owner_unavailable", f"{self.source.name}: {problem}; nothing was sent")
         token_env = (self.source.options or {}).get("auth_token_env")
         if token_env and (problem := token_env_problem(token_env)):
             # A row loaded before the prefix existed (or changed): sending it without the

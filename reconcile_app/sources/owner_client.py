@@ -16,6 +16,7 @@ owner's session can never carry one source's identity into another's calls.
 from __future__ import annotations
 
 import contextvars
+import logging
 import os
 import ssl
 import threading
@@ -41,6 +42,8 @@ from reconcile_app.sources import (
 from reconcile_app.sources.owner_deadline import deadline_bound, owner_call_deadline
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 
 @cache
@@ -144,6 +147,23 @@ _pool: _PerProcess[ThreadPoolExecutor] = _PerProcess(
 def owner_client() -> httpx.Client:
     """This process's client for owner calls, made at its first call."""
     return _client.get()
+
+
+def owner_client_problem() -> str | None:
+    """Why this process cannot make its client for owner calls, or None when it has one.
+
+    httpx reads the proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) when the client is
+    made, and refuses one it cannot use: a `socks5://` proxy without the socksio package, a
+    scheme it does not know, a malformed URL. That raised out of every owner call, past the
+    adapter's own failures: a commit answered 500 and left its effect `sent`. The message
+    goes to the log (it may name the proxy), the caller's detail only says where to look.
+    """
+    try:
+        owner_client()
+    except (ImportError, ValueError, httpx.InvalidURL) as exc:
+        logger.error("the client for owner calls cannot be made: %s", exc)
+        return f"the client for owner calls cannot be made ({type(exc).__name__}; see the log)"
+    return None
 
 
 def owner_client_reset(trust_store: bool = False) -> None:

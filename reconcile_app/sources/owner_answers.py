@@ -16,6 +16,10 @@ from reconcile_app.instants import instant
 from reconcile_app.limits import json_unstorable
 from reconcile_app.sources import AuthorityResult
 
+# The longest `owner` and `source_revision` an authority answer may give: what a fact record
+# holds of each (reconcile_app.models.memory), and an escalation of its owner.
+AUTHORITY_TEXT_MOST = 200
+
 # How an owner without authority history answers the `as_of` form of `GET authority/{key}`.
 HISTORY_REFUSED = (400, 404, 405, 501)
 
@@ -143,6 +147,16 @@ def authority_answer(
             status=ReadStatus.UNAVAILABLE, detail="malformed answer", as_of=as_of
         )
     owner, revision = body.get("owner"), body.get("source_revision")
+    for name, said in (("owner", owner), ("source_revision", revision)):
+        if isinstance(said, str) and len(said) > AUTHORITY_TEXT_MOST:
+            # No fact record could name it, and an escalation opened for its key could not
+            # be written to it: /facts/{key}/current answered 500 for an owner-less record.
+            return AuthorityResult(
+                status=ReadStatus.UNAVAILABLE,
+                detail=f"{source} answered an {name} of {len(said)} characters for {fact_key}: "
+                f"at most {AUTHORITY_TEXT_MOST}",
+                as_of=as_of,
+            )
     return AuthorityResult(
         status=ReadStatus.OK,
         owner=owner if isinstance(owner, str) else "",

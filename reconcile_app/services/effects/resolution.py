@@ -133,9 +133,11 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
             delay = RESOLUTION_BACKOFF[min(attempt, len(RESOLUTION_BACKOFF) - 1)]
             detail: dict[str, Any] = {
                 "attempt": attempt,
+                # Cut as effect_check_failed cuts it: last_check_error holds 500 characters,
+                # and a lookup's detail may quote the owner's answer at any length.
                 "unresolved": _unresolved(
                     lookup, target, current, untouched and asked_at < final_after, final_after
-                ),
+                )[:500],
             }
             if target.status == ReadStatus.OK:
                 detail["target_version"] = target.version

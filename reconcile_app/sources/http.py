@@ -81,6 +81,14 @@ def _detail(said: dict[str, Any], default: str) -> str:
     return text if len(text) <= 500 else text[:497] + "..."
 
 
+def _failed(exc: Exception) -> str:
+    """A failed call's error as a detail, kept short: h11 quotes an owner's garbled status
+    line or header in its message (up to httpcore's 100 KiB), and details are stored in
+    snapshots and effects and shown to agents."""
+    text = str(exc)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
 @dataclass(frozen=True)
 class _Refusal:
     """Why a call must not reach the owner; nothing was sent."""
@@ -169,9 +177,11 @@ class HttpAdapter(SourceAdapter):
         try:
             response = self._call("GET", path)
         except httpx.TimeoutException as exc:
-            return ReadResult.failed(ReadStatus.TIMEOUT, f"{self.source.name} timed out: {exc}")
+            return ReadResult.failed(
+                ReadStatus.TIMEOUT, f"{self.source.name} timed out: {_failed(exc)}"
+            )
         except httpx.HTTPError as exc:
-            return ReadResult.failed(ReadStatus.UNAVAILABLE, f"{self.source.name}: {exc}")
+            return ReadResult.failed(ReadStatus.UNAVAILABLE, f"{self.source.name}: {_failed(exc)}")
         if response.status_code != 200:
             return ReadResult.failed(
                 ReadStatus.UNAVAILABLE,
@@ -206,9 +216,9 @@ class HttpAdapter(SourceAdapter):
         try:
             response = self._call("GET", path)
         except httpx.TimeoutException as exc:
-            return AuthorityResult(status=ReadStatus.TIMEOUT, detail=str(exc), as_of=as_of)
+            return AuthorityResult(status=ReadStatus.TIMEOUT, detail=_failed(exc), as_of=as_of)
         except httpx.HTTPError as exc:
-            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=str(exc), as_of=as_of)
+            return AuthorityResult(status=ReadStatus.UNAVAILABLE, detail=_failed(exc), as_of=as_of)
         return authority_answer(
             self.source.name, fact_key, as_of, response, self.authority_history_missing
         )
@@ -237,12 +247,12 @@ class HttpAdapter(SourceAdapter):
             # Nothing left this machine (no connection was made, or none was free to send
             # on): the owner certainly did not execute it.
             return ApplyResult(
-                outcome=ApplyOutcome.REJECTED, code="owner_unavailable", detail=str(exc)
+                outcome=ApplyOutcome.REJECTED, code="owner_unavailable", detail=_failed(exc)
             )
         except httpx.HTTPError as exc:
             # Sent, then the answer was lost (read timeout, reset, broken pipe): it may have
             # happened. This is unknown, never rejected.
-            return ApplyResult(outcome=ApplyOutcome.UNKNOWN, code="timeout", detail=str(exc))
+            return ApplyResult(outcome=ApplyOutcome.UNKNOWN, code="timeout", detail=_failed(exc))
         try:
             answer = owner_json(response)
         except ValueError:
@@ -315,7 +325,7 @@ class HttpAdapter(SourceAdapter):
         try:
             response = self._call("GET", f"effects/{quote(idempotency_key, safe='')}")
         except httpx.HTTPError as exc:
-            return LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail=str(exc))
+            return LookupResult(outcome=LookupOutcome.UNAVAILABLE, detail=_failed(exc))
         if response.status_code == 404:
             return _lookup_missing(response)
         if response.status_code != 200:
@@ -350,9 +360,9 @@ class HttpAdapter(SourceAdapter):
         try:
             response = self._call("GET", f"events?{urlencode(query)}")
         except httpx.TimeoutException as exc:
-            return EventsResult(status=ReadStatus.TIMEOUT, detail=str(exc))
+            return EventsResult(status=ReadStatus.TIMEOUT, detail=_failed(exc))
         except httpx.HTTPError as exc:
-            return EventsResult(status=ReadStatus.UNAVAILABLE, detail=str(exc))
+            return EventsResult(status=ReadStatus.UNAVAILABLE, detail=_failed(exc))
         if response.status_code != 200:
             return EventsResult(
                 status=ReadStatus.UNAVAILABLE, detail=f"owner answered {response.status_code}"

@@ -260,6 +260,11 @@ def owner_base(base_url: str) -> httpx.URL:
             "`base_url` carries credentials (user:password@); name an environment variable "
             "holding the owner's token in `auth_token_env` instead"
         )
+    if base.query:
+        # Paths are added to the end of the URL: after a `?`, every call (reads, commits,
+        # ledger look-ups) would go to the same path, its own only in the query. (A fragment
+        # is never sent: the paths go before it.)
+        raise httpx.InvalidURL("`base_url` may not have a query (?...)")
     if base.raw_path.endswith(b"/"):
         return base
     return base.copy_with(raw_path=base.raw_path + b"/")

@@ -152,3 +152,21 @@ def test_a_base_url_with_credentials_is_refused_at_its_line(db, tmp_path, base_u
     assert "auth_token_env" in refused.value.reason
     assert "pw-in-url" not in refused.value.reason
     assert not Source.objects.filter(name="owner-http").exists()
+
+
+@pytest.mark.parametrize(
+    "base_url", ["'https://owner.example.org/api?v=2'", "'https://owner.example.org/?'"]
+)
+def test_a_base_url_with_a_query_is_refused_at_its_line(db, tmp_path, base_url):
+    # Each call's path goes on the end: after `?v=2` every read, commit and ledger look-up
+    # would reach /api, its own path only in the query.
+    text = source_file("RECONCILE_SOURCE_TOKEN_OWNER").replace(
+        "https://owner.example.org/", base_url
+    )
+
+    with pytest.raises(ContractFileError) as refused:
+        contracts_load(paths=[str(write_yaml(tmp_path, "owner-http.yaml", text))])
+
+    assert refused.value.line == 4
+    assert "query" in refused.value.reason
+    assert not Source.objects.filter(name="owner-http").exists()

@@ -249,3 +249,15 @@ def test_only_the_owners_own_404_says_its_ledger_never_saw_the_key(
     assert result.outcome == found
     if found == LookupOutcome.UNAVAILABLE:
         assert "effect_not_found" in result.detail
+
+
+def test_a_row_whose_base_url_has_a_query_sends_nothing(adapter, stub_owner):
+    # Loaded before source files were checked for one: /?v=2/effects is a POST to "/".
+    adapter.source.base_url = stub_owner.url + "?v=2"
+    stub_owner.body = receipt()
+
+    applied = adapter.apply(COMMAND)
+
+    assert (applied.outcome, applied.code) == (ApplyOutcome.REJECTED, "owner_unavailable")
+    assert "query" in applied.detail and "nothing was sent" in applied.detail
+    assert stub_owner.requests == []

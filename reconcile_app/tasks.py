@@ -31,25 +31,23 @@ OWNER_TASK_LIMITS = {
 }
 
 
-@shared_task(
-    acks_late=True,
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    retry_backoff_max=300,
-    max_retries=5,
-)
+# Scheduled housekeeping: retried on a database hiccup, and run again by the next beat anyway.
+HOUSEKEEPING = {
+    "acks_late": True,
+    "autoretry_for": (OperationalError,),
+    "retry_backoff": True,
+    "retry_backoff_max": 300,
+    "max_retries": 5,
+}
+
+
+@shared_task(**HOUSEKEEPING)
 def memories_expire_task() -> int:
     """Scheduled: memory records past valid_until stop being current."""
     return memories_expire(today=fact_today())
 
 
-@shared_task(
-    acks_late=True,
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    retry_backoff_max=300,
-    max_retries=5,
-)
+@shared_task(**HOUSEKEEPING)
 def sessions_expired_clear_task() -> int:
     """Scheduled: console sessions past their expiry are deleted."""
     return sessions_expired_clear()

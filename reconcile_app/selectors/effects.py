@@ -6,7 +6,7 @@ People in a role read every effect; an agent reads its own (another principal's 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
@@ -176,8 +176,7 @@ class EffectState:
         effect = self.effect
         if effect.status != EffectStatus.UNKNOWN or effect.sent_at is None:
             return None
-        bound = adapter_for(effect.source).execution_bound_seconds()
-        until = effect.sent_at + timedelta(seconds=bound)
+        until = adapter_for(effect.source).executes_until(effect.sent_at)
         return until if until > timezone.now() else None
 
     @property

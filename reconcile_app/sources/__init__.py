@@ -12,7 +12,7 @@ import inspect
 import logging
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -135,6 +135,11 @@ class SourceAdapter(ABC):
     def execution_bound_seconds(self) -> int:
         published = (self.source.options or {}).get("execution_bound_seconds")
         return self.default_execution_bound_seconds if published is None else int(published)
+
+    def executes_until(self, sent_at: datetime) -> datetime:
+        """When a command sent at `sent_at` can no longer run at the owner: asked after it,
+        its ledger and target are final (the resolution and the console's form read this)."""
+        return sent_at + timedelta(seconds=self.execution_bound_seconds())
 
     @abstractmethod
     def read(self, subject: str, field: str) -> ReadResult:

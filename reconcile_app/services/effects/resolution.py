@@ -79,9 +79,7 @@ def effect_resolve_unknown(*, effect_id: int) -> Effect:
     adapter = adapter_for(effect.source)
     # Asked after this instant, the owner's ledger and target are final: a command it has not
     # executed by then it never will (its published execution bound).
-    final_after = (effect.sent_at or effect.created_at) + timedelta(
-        seconds=adapter.execution_bound_seconds()
-    )
+    final_after = adapter.executes_until(effect.sent_at or effect.created_at)
     asked_at = timezone.now()
     lookup = adapter.lookup_effect(effect.idempotency_key)
     if lookup.outcome == LookupOutcome.FOUND:

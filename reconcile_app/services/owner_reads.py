@@ -87,34 +87,31 @@ def read_fields(
             )
             continue
         result = answered[field_spec.name]
-        read_at = timezone.now()
-        status, detail = _vouched_ahead(result, read_at) or (str(result.status), result.detail)
-        reads.append(
-            FieldRead(
-                field=field_spec.name,
-                source=source.name,
-                consistency=source.consistency,
-                status=status,
-                value=result.value,
-                version=result.version,
-                observed_at=result.observed_at,
-                valid_from=result.valid_from,
-                recorded_at=result.recorded_at,
-                read_at=read_at,
-                detail=detail,
-            )
+        read = FieldRead(
+            field=field_spec.name,
+            source=source.name,
+            consistency=source.consistency,
+            status=str(result.status),
+            value=result.value,
+            version=result.version,
+            observed_at=result.observed_at,
+            valid_from=result.valid_from,
+            recorded_at=result.recorded_at,
+            read_at=timezone.now(),
+            detail=result.detail,
         )
+        reads.append(vouched_ahead_judged(read))
     return reads
 
 
 def vouched_ahead_judged(read: FieldRead) -> FieldRead:
-    """A folded read, `stale` when the owner's events answer vouched for a moment beyond
-    clock skew ahead of the read (`_vouched_ahead`); replay judges its refold so too."""
-    judged = _vouched_ahead(read, read.read_at)
+    """A read (live or folded), `stale` when its owner vouched for a moment beyond clock skew
+    ahead of the read (`_vouched_ahead`); replay judges its refold so too."""
+    judged = _vouched_ahead(read)
     return read if judged is None else replace(read, status=judged[0], detail=judged[1])
 
 
-def _vouched_ahead(result: ReadResult | FieldRead, read_at: datetime) -> tuple[str, str] | None:
+def _vouched_ahead(read: FieldRead) -> tuple[str, str] | None:
     """(stale, why) for an ok read whose owner vouches for a moment further ahead of our
     clock than clocks drift (`instants.FUTURE_TOLERANCE`, as for evidence), else None.
 
@@ -124,12 +121,12 @@ def _vouched_ahead(result: ReadResult | FieldRead, read_at: datetime) -> tuple[s
     on the read, not in the engine: the snapshot stores the read as `stale`, so replay,
     which judges freshness again from the stored read, finds the same.
     """
-    observed = result.observed_at
-    if result.status != ReadStatus.OK or observed is None:
+    observed = read.observed_at
+    if read.status != ReadStatus.OK or observed is None:
         return None
-    if observed <= read_at + FUTURE_TOLERANCE:
+    if observed <= read.read_at + FUTURE_TOLERANCE:
         return None
-    ahead = (observed - read_at).total_seconds()
+    ahead = (observed - read.read_at).total_seconds()
     return (
         ReadStatus.STALE.value,
         f"the owner's observed_at is {ahead:.0f}s ahead of this server's clock (beyond "

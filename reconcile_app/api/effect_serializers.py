@@ -142,6 +142,12 @@ class EffectDetailOutput(EffectOutput):
 class EffectResolveInput(serializers.Serializer):
     outcome = serializers.ChoiceField(choices=["succeeded", "not_executed"])
     reason = Justification()
+    confirmed_by_owner = serializers.BooleanField(
+        default=False,
+        help_text="The owner confirmed a command still within its execution bound will never "
+        "run: without it, `not_executed` is refused (409 `owner_may_still_execute`) until the "
+        "bound passes.",
+    )
 
 
 class EffectEscalateInput(serializers.Serializer):

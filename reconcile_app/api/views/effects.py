@@ -231,7 +231,7 @@ class EffectResolveView(APIView):
             **OPERATORS,
             **EFFECT_NOT_FOUND,
             400: ["invalid_outcome", "reason_required"],
-            409: ["not_resolvable"],
+            409: ["not_resolvable", "owner_may_still_execute"],
         },
     )
     def post(self, request: Request, key: str) -> Response:

@@ -15,6 +15,7 @@ class EffectResolveForm(forms.Form):
 
     outcome = forms.CharField(max_length=20, required=False, strip=True)
     reason = JustificationField(max_length=MAX_REASON_CHARACTERS, required=False, strip=True)
+    confirmed_by_owner = forms.BooleanField(required=False)
 
 
 class EffectEscalateForm(forms.Form):

@@ -276,6 +276,7 @@ class EffectResolveView(OperatorRequiredMixin, View):
         draft = {
             "outcome": request.POST.get("outcome", ""),
             "reason": request.POST.get("reason", ""),
+            "confirmed_by_owner": "1" if request.POST.get("confirmed_by_owner") else "",
         }
         if not form.is_valid():
             return effect_refused(request, key, "resolve", form_error(form), draft)
@@ -287,6 +288,7 @@ class EffectResolveView(OperatorRequiredMixin, View):
                     reason=form.cleaned_data["reason"],
                     actor=request.user,
                     request_id=request_id_of(request),
+                    confirmed_by_owner=form.cleaned_data["confirmed_by_owner"],
                 )
         except DomainError as exc:
             return effect_refused(request, key, "resolve", exc, draft)

@@ -186,9 +186,17 @@ def _unresolved(
 
 
 def effect_resolve_manually(
-    *, idempotency_key: str, outcome: str, reason: str, actor: Any, request_id: str = ""
+    *,
+    idempotency_key: str,
+    outcome: str,
+    reason: str,
+    actor: Any,
+    request_id: str = "",
+    confirmed_by_owner: bool = False,
 ) -> Effect:
-    """An operator's verdict on an unknown (or failed-postcondition) effect, as evidence."""
+    """An operator's verdict on an unknown (or failed-postcondition) effect, as evidence.
+    `confirmed_by_owner`: the owner's people confirmed a command still within its execution
+    bound will never run (otherwise "it did not happen" waits for the bound to pass)."""
     if outcome not in ("succeeded", "not_executed"):
         raise ValidationFailed("outcome must be succeeded or not_executed", code="invalid_outcome")
     if says_nothing(reason):
@@ -204,6 +212,8 @@ def effect_resolve_manually(
                 "effects are resolved by hand",
                 code="not_resolvable",
             )
+        if outcome == "not_executed" and not confirmed_by_owner:
+            _refuse_within_execution_bound(effect)
         before = effect.status
         # "Succeeded" is a person's word, not proof: the effect becomes `accepted` (docs/api.md:
         # unknown → accepted) and a readback checks the target like any other.
@@ -228,10 +238,13 @@ def effect_resolve_manually(
             from reconcile_app.tasks import effect_readback_task
 
             enqueue_on_commit(effect_readback_task, effect.pk)
+        said: dict[str, Any] = {"outcome": outcome, "reason": reason}
+        if confirmed_by_owner:
+            said["confirmed_by_owner"] = True
         effect_event(
             effect,
             "manual_resolution",
-            {"outcome": outcome, "reason": reason},
+            said,
             evidence_id=entry.evidence_id,
             actor=getattr(actor, "username", ""),
         )
@@ -243,10 +256,31 @@ def effect_resolve_manually(
             reason=reason,
             request_id=request_id,
             before={"status": before},
-            after={"status": new_status, "outcome": outcome},
+            after={"status": new_status, **{k: v for k, v in said.items() if k != "reason"}},
         )
         effect.refresh_from_db()
     return effect
+
+
+def _refuse_within_execution_bound(effect: Effect) -> None:
+    """An unknown outcome whose owner may still run the command is not yet "did not happen":
+    recorded so, the agent would decide and commit again under a new key, and the owner could
+    then run both (live, an owner took 4-6 s to commit a command already recorded as not
+    executed). The worker concludes it once the bound passes; or the owner confirms."""
+    if effect.status != EffectStatus.UNKNOWN or effect.sent_at is None:
+        return
+    until = adapter_for(effect.source).executes_until(effect.sent_at)
+    now = timezone.now()
+    if until <= now:
+        return
+    raise Conflict(
+        f"{effect.idempotency_key}'s owner may still run it until {rfc3339(until)} (its "
+        "execution bound): resolve not_executed after that, or now with confirmed_by_owner "
+        "when the owner confirmed it will never run",
+        code="owner_may_still_execute",
+        retry_after=max(1, int((until - now).total_seconds() + 0.999)),
+        may_still_execute_until=rfc3339(until),
+    )
 
 
 def effect_request_check(*, idempotency_key: str, actor: Any, request_id: str = "") -> Effect:

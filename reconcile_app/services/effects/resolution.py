@@ -275,8 +275,8 @@ def _refuse_within_execution_bound(effect: Effect) -> None:
         return
     raise Conflict(
         f"{effect.idempotency_key}'s owner may still run it until {rfc3339(until)} (its "
-        "execution bound): resolve not_executed after that, or now with confirmed_by_owner "
-        "when the owner confirmed it will never run",
+        "execution bound): resolve not_executed after that, or, when the owner confirmed it "
+        "will never run, resolve this effect alone saying so (confirmed_by_owner)",
         code="owner_may_still_execute",
         retry_after=max(1, int((until - now).total_seconds() + 0.999)),
         may_still_execute_until=rfc3339(until),

@@ -285,13 +285,14 @@ class HttpAdapter(SourceAdapter):
                 code="version_changed",
                 expected=expected if expected is not None else command.expected_version,
                 found=integer_version(said.get("found")),
-                detail=_detail(said, "precondition failed"),
+                # Marked as the owner's words: they reach agents in problem+json beside ours.
+                detail=f"owner answered 412: {_detail(said, 'precondition failed')}",
             )
         if response.status_code == 422:
             return ApplyResult(
                 outcome=ApplyOutcome.REJECTED,
                 code="idempotency_key_reused",
-                detail=_detail(said, "key reused"),
+                detail=f"owner answered 422: {_detail(said, 'key reused')}",
             )
         if response.status_code in (409, 429) or (
             response.status_code == 503 and said.get("code") != "owner_unavailable"

@@ -27,8 +27,11 @@ PROXY_PAGE = b"<html><body><h1>503 Service Unavailable</h1></body></html>"
         (503, {"code": "owner_unavailable"}, "rejected", "owner_unavailable"),
         (400, {"detail": "no such action"}, "rejected", "owner_refused"),
         (404, {"detail": "no such subject"}, "rejected", "owner_refused"),
+        # The owner's words reach the agent beside ours: marked as the owner's.
+        (412, {"detail": "the version moved"}, "rejected", "version_changed"),
+        (422, {"detail": "that key was used"}, "rejected", "idempotency_key_reused"),
     ],
-    ids=["409", "429", "proxy-503", "503-another-code", "owners-503", "400", "404"],
+    ids=["409", "429", "proxy-503", "503-another-code", "owners-503", "400", "404", "412", "422"],
 )
 def test_only_a_refusal_that_proves_nothing_ran_is_rejected(
     adapter,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 import httpx
@@ -28,6 +29,7 @@ SOURCE_KEYS = {
     "fact_keys",
     "mode",
     "auth_token_env",
+    "allow_plaintext_token",
     "timeout_ms",
     "execution_bound_seconds",
     "description",
@@ -84,6 +86,16 @@ def source_values(parsed: ParsedFile) -> dict[str, Any]:
     token_env = data.get("auth_token_env")
     if token_env is not None and (problem := token_env_problem(token_env)):
         raise parsed.fail(problem, "auth_token_env")
+    plaintext = data.get("allow_plaintext_token", False)
+    if not isinstance(plaintext, bool):
+        raise parsed.fail("`allow_plaintext_token` must be true or false", "allow_plaintext_token")
+    if adapter == "http" and token_env is not None and not plaintext and _sent_in_clear(base_url):
+        raise parsed.fail(
+            "an http source with `auth_token_env` needs an https `base_url` (its bearer token "
+            "would cross the network in clear text), unless the owner is on this host "
+            "(loopback) or `allow_plaintext_token: true` says the network is trusted",
+            "base_url",
+        )
     timeout_ms = data.get("timeout_ms")
     if timeout_ms is not None and (
         isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms <= 0
@@ -110,7 +122,12 @@ def source_values(parsed: ParsedFile) -> dict[str, Any]:
         )
     options = {
         key: data[key]
-        for key in ("auth_token_env", "timeout_ms", "execution_bound_seconds")
+        for key in (
+            "auth_token_env",
+            "allow_plaintext_token",
+            "timeout_ms",
+            "execution_bound_seconds",
+        )
         if key in data
     }
     return {
@@ -126,3 +143,15 @@ def source_values(parsed: ParsedFile) -> dict[str, Any]:
         "options": options,
         "document": data,
     }
+
+
+def _sent_in_clear(base_url: str) -> bool:
+    """Whether calls to `base_url` leave this host unencrypted: plain http to any host but a
+    loopback address or `localhost`."""
+    url = httpx.URL(base_url)
+    if url.scheme != "http" or url.host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(url.host).is_loopback
+    except ValueError:  # a name: resolved elsewhere, so not known to stay on this host
+        return True

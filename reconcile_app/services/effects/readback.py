@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from reconcile_app.canonical import rfc3339, same_value
 from reconcile_app.choices import EffectStatus, EvidenceKind, ReadStatus
-from reconcile_app.models import Effect
+from reconcile_app.models import Effect, StateRead
 from reconcile_app.services.effects.state import (
     READBACK_STATUSES,
     effect_check_failed,
@@ -23,7 +23,10 @@ from reconcile_app.services.effects.state import (
     view_predates,
 )
 from reconcile_app.services.evidence import evidence_append
-from reconcile_app.sources import adapter_for
+from reconcile_app.sources import ReadResult, adapter_for
+
+# The reads of the written version looked at: all must agree for one to prove the postcondition.
+READS_OF_THE_VERSION_ASKED = 20
 
 
 class OwnerUnavailable(Exception):
@@ -68,6 +71,11 @@ def effect_readback(*, effect_id: int) -> Effect:
         and effect.resulting_version is not None
         and read.version >= effect.resulting_version
     )
+    # Overwritten before the readback (a later command, the agent's own next one among them):
+    # the value now is another's. A read Reconcile recorded of the version this effect wrote
+    # still shows whether it held; a later decision on the target made one.
+    seen_in = _written_version_read_in(effect) if not reached and _moved_past(read, effect) else ""
+    reached = reached or bool(seen_in)
     if not reached and read.observed_at is None:
         # A view that vouches for no time may be one from before the commit: it cannot show
         # the postcondition absent (a view holding the written version is proof at any age).
@@ -83,7 +91,12 @@ def effect_readback(*, effect_id: int) -> Effect:
             kind=EvidenceKind.READBACK,
             subject=effect.subject,
             field=effect.field,
-            value={"value": read.value, "version": read.version, "verified": reached},
+            value={
+                "value": read.value,
+                "version": read.version,
+                "verified": reached,
+                **({"written_version_read_in": seen_in} if seen_in else {}),
+            },
             source=effect.source.name,
             observed_at=read.observed_at or timezone.now(),
             derived_from=[effect.snapshot.snapshot_id],
@@ -91,6 +104,12 @@ def effect_readback(*, effect_id: int) -> Effect:
             note=(
                 f"readback of {effect.idempotency_key}: expected {effect.resulting_value!r} at "
                 f"version ≥ {effect.resulting_version}, found {read.value!r} at {read.version}"
+                + (
+                    f"; overwritten since, and snapshot {seen_in} read "
+                    f"{effect.resulting_value!r} at version {effect.resulting_version}"
+                    if seen_in
+                    else ""
+                )
             ),
             generated_by=effect.idempotency_key,
         )
@@ -109,3 +128,32 @@ def effect_readback(*, effect_id: int) -> Effect:
         )
         effect.refresh_from_db()
     return effect
+
+
+def _moved_past(read: ReadResult, effect: Effect) -> bool:
+    return (
+        read.version is not None
+        and effect.resulting_version is not None
+        and read.version > effect.resulting_version
+    )
+
+
+def _written_version_read_in(effect: Effect) -> str:
+    """The snapshot whose read of the target found this effect's value at the version the
+    effect wrote, when every read of that version Reconcile recorded agrees; else "". A
+    version is the owner's name for one state of the record: a read of it at any time shows
+    what the write left (an owner whose reads of one version disagree proves nothing)."""
+    reads = list(
+        StateRead.objects.filter(
+            source_id=effect.source_id,
+            version=effect.resulting_version,
+            field=effect.field,
+            snapshot__subject=effect.subject,
+            status=ReadStatus.OK,
+        )
+        .order_by("id")
+        .values_list("value", "snapshot__snapshot_id")[:READS_OF_THE_VERSION_ASKED]
+    )
+    if reads and all(same_value(value, effect.resulting_value) for value, _ in reads):
+        return str(reads[0][1])
+    return ""

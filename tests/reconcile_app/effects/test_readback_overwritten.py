@@ -1,0 +1,75 @@
+"""A readback of a target overwritten since the write looks for a read of the written version.
+
+Live (a day-2 review): readbacks delayed ~80 s by a stopped worker pool found the agents' own
+next commits on those accounts, and marked three applied effects `postcondition_failed`: the
+readback compared the value now, another command's. A snapshot that read the version this
+effect wrote shows what the write left; without one, the failure stands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from reconcile_app.models import EvidenceEntry
+from reconcile_app.services.effects import effect_readback
+from sandbox_app.adapter import SandboxAdapter
+from sandbox_app.services import sandbox_record_write
+from tests.reconcile_app.effects.conftest import SUBJECT, reconcile
+from tests.reconcile_app.effects.test_readback_views import accepted  # noqa: F401
+
+
+def overwritten() -> None:
+    sandbox_record_write(
+        source="case-service", subject=SUBJECT, field="collections_status", value="collect"
+    )
+
+
+def test_a_later_decisions_read_of_the_written_version_verifies_it(accepted, agent):
+    later = reconcile(agent)  # the agent's next decision reads the target as the write left it
+    read = later["fields"]["collections_status"]
+    assert (read["value"], read["version"]) == ("released", accepted.resulting_version)
+    overwritten()
+
+    effect = effect_readback(effect_id=accepted.pk)
+
+    assert effect.status == "verified"
+    entry = EvidenceEntry.objects.filter(kind="readback").latest("id")
+    assert entry.value["written_version_read_in"] == later["snapshot_id"]
+    assert entry.value["version"] > accepted.resulting_version
+    assert f"snapshot {later['snapshot_id']} read 'released'" in entry.note
+
+
+def test_overwritten_with_no_read_of_the_written_version_fails(accepted):
+    overwritten()
+
+    effect = effect_readback(effect_id=accepted.pk)
+
+    assert effect.status == "postcondition_failed"
+    assert (
+        "written_version_read_in"
+        not in EvidenceEntry.objects.filter(kind="readback").latest("id").value
+    )
+
+
+@pytest.mark.parametrize("recorded", ["another value", "a disagreeing second read"])
+def test_a_read_of_the_written_version_that_disagrees_proves_nothing(
+    accepted, agent, monkeypatch, recorded
+):
+    if recorded == "a disagreeing second read":
+        reconcile(agent)
+    truthful = SandboxAdapter.read_batch.__func__
+
+    def confused(cls, reads):
+        return [
+            replace(answer, value="hold") if field == "collections_status" else answer
+            for answer, (_, _, field) in zip(truthful(cls, reads), reads, strict=True)
+        ]
+
+    monkeypatch.setattr(SandboxAdapter, "read_batch", classmethod(confused))
+    reconcile(agent)  # an owner answering another value at the version the write produced
+    monkeypatch.undo()
+    overwritten()
+
+    assert effect_readback(effect_id=accepted.pk).status == "postcondition_failed"

@@ -52,6 +52,12 @@ OK, UNAVAILABLE = "ok", "unavailable"
 logger = logging.getLogger(__name__)
 
 
+class NotReady(Exception):
+    """A check's failure with what an operator needs to act on: in the warning the web
+    process logs, never in the anonymous answer. `/readyz` says only "worker: unavailable";
+    with workers per queue the on-call engineer must know which queue has none."""
+
+
 def _database() -> bool:
     with connection.cursor() as cursor:
         if connection.vendor != "postgresql":
@@ -82,7 +88,8 @@ def _broker() -> bool:
 
 def _worker() -> bool:
     """A worker has said it is alive within the minute for each queue the product needs (or,
-    while only workers of the release before run, that one of them is alive)."""
+    while only workers of the release before run, that one of them is alive). Raises
+    `NotReady` naming the queues without one, for the operator's log."""
     keys = [heartbeat_key(queue) for queue in READY_QUEUES]
     seen = cache.get_many([*keys, LEGACY_HEARTBEAT_KEY])
     now = time.time()
@@ -90,10 +97,24 @@ def _worker() -> bool:
     def fresh(key: str) -> bool:
         return key in seen and now - float(seen[key]["at"]) <= HEARTBEAT_FRESH_SECONDS
 
+    def last_seen(queue: str, key: str) -> str:
+        if key not in seen:
+            return f"{queue} (none seen)"
+        age = now - float(seen[key]["at"])
+        return f"{queue} (last from {seen[key]['hostname']}, {age:.0f} s ago)"
+
     older = LEGACY_HEARTBEAT_KEY in seen and "queues" not in seen[LEGACY_HEARTBEAT_KEY]
     if older and not any(key in seen for key in keys):
-        return fresh(LEGACY_HEARTBEAT_KEY)
-    return all(fresh(key) for key in keys)
+        missing = [] if fresh(LEGACY_HEARTBEAT_KEY) else [("any queue", LEGACY_HEARTBEAT_KEY)]
+    else:
+        missing = [(queue, heartbeat_key(queue)) for queue in READY_QUEUES]
+        missing = [(queue, key) for queue, key in missing if not fresh(key)]
+    if missing:
+        raise NotReady(
+            f"no worker heartbeat within {HEARTBEAT_FRESH_SECONDS:.0f} s for "
+            + ", ".join(last_seen(queue, key) for queue, key in missing)
+        )
+    return True
 
 
 CHECKS: dict[str, Callable[[], bool]] = {
@@ -111,6 +132,7 @@ class _Run:
         self.started = time.monotonic()
         self.done = threading.Event()
         self.passed = False
+        self.reason = ""  # a NotReady's words, for the log
 
 
 class _Checker(threading.Thread):
@@ -127,6 +149,8 @@ class _Checker(threading.Thread):
             run = self.runs.get()
             try:
                 run.passed = bool(CHECKS[self.check_name]())
+            except NotReady as exc:
+                run.passed, run.reason = False, str(exc)
             except Exception:  # any failure of a dependency is "unavailable", never a 500
                 run.passed = False
             finally:
@@ -164,6 +188,11 @@ def checks_running() -> set[str]:
 
 def ready_checks(deadline_seconds: float) -> dict[str, bool]:
     """Every check's result within one deadline; unfinished and hung checks fail."""
+    return {name: passed for name, (passed, _) in _ready_results(deadline_seconds).items()}
+
+
+def _ready_results(deadline_seconds: float) -> dict[str, tuple[bool, str]]:
+    """Every check's result within one deadline, with the reason a failed one gave."""
     global _checkers_pid
     with _lock:
         if _checkers_pid != os.getpid():  # a forked child has none of its parent's threads
@@ -172,11 +201,13 @@ def ready_checks(deadline_seconds: float) -> dict[str, bool]:
             _checkers_pid = os.getpid()
         runs = {name: _run_of(name, deadline_seconds) for name in CHECKS}
     until = time.monotonic() + deadline_seconds
-    passed = {}
+    results = {}
     for name, run in runs.items():
         remaining = max(0.0, until - time.monotonic())
-        passed[name] = run is not None and run.done.wait(remaining) and run.passed
-    return passed
+        finished = run is not None and run.done.wait(remaining)
+        passed = finished and run is not None and run.passed
+        results[name] = (passed, run.reason if finished and run is not None else "")
+    return results
 
 
 # Probes change nothing and carry no cookie: a POST is refused as a method (405), not as a
@@ -192,7 +223,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @never_cache
 @require_safe
 def readyz(request: HttpRequest) -> JsonResponse:
-    passed = ready_checks(READY_DEADLINE_SECONDS)
+    results = _ready_results(READY_DEADLINE_SECONDS)
+    passed = {name: ok for name, (ok, _) in results.items()}
     ready = all(passed.values())
     response = JsonResponse(
         {
@@ -206,6 +238,7 @@ def readyz(request: HttpRequest) -> JsonResponse:
         # the failing checks (for the operator; the anonymous answer says no more than the
         # words), instead of Django's ERROR for every 5xx.
         failing = ", ".join(name for name, ok in passed.items() if not ok)
-        logger.warning("not ready: %s unavailable", failing)
+        reasons = "; ".join(f"{name}: {why}" for name, (ok, why) in results.items() if why)
+        logger.warning("not ready: %s unavailable%s", failing, f" ({reasons})" if reasons else "")
         response._has_been_logged = True  # type: ignore[attr-defined]
     return response

@@ -140,8 +140,37 @@ def test_unready_is_one_warning_naming_the_failing_checks_not_a_server_error(ano
         assert anonymous.get("/readyz").status_code == 503
 
     said = [(r.name, r.levelname, r.getMessage()) for r in caplog.records]
-    assert ("config.health", "WARNING", "not ready: worker unavailable") in said
+    named = "no worker heartbeat within 60 s for readbacks (none seen), corrections (none seen), "
+    assert (
+        "config.health",
+        "WARNING",
+        f"not ready: worker unavailable (worker: {named}default (none seen))",
+    ) in said
     assert not [entry for entry in said if entry[1] == "ERROR"], said
+
+
+def test_unready_names_the_queue_without_a_worker_and_who_served_it_last(
+    anonymous, db, caplog, monkeypatch
+):
+    # Workers per queue (docs/deploy.md): the readbacks workers stopped 75 s ago, the others
+    # run. The answer says only "worker: unavailable"; the on-call engineer reads the log.
+    heartbeat.heartbeats_clear()
+    heartbeat.worker_heartbeat_record("others@box", ("corrections", "drills", "default"))
+    monkeypatch.setattr(time, "time", lambda: 1_000_000.0)
+    cache.set(heartbeat.heartbeat_key("readbacks"), {"at": 999_925.0, "hostname": "rb@box"})
+    cache.set(heartbeat.heartbeat_key("default"), {"at": 999_990.0, "hostname": "others@box"})
+    cache.set(heartbeat.heartbeat_key("corrections"), {"at": 999_990.0, "hostname": "others@box"})
+    with caplog.at_level(logging.WARNING):
+        response = anonymous.get("/readyz")
+    heartbeat.heartbeats_clear()
+
+    assert response.json()["checks"]["worker"] == "unavailable"
+    assert b"rb@box" not in response.content
+    said = [r.getMessage() for r in caplog.records if r.name == "config.health"]
+    assert said == [
+        "not ready: worker unavailable "
+        "(worker: no worker heartbeat within 60 s for readbacks (last from rb@box, 75 s ago))"
+    ]
 
 
 def test_a_worker_records_its_heartbeat_on_start_and_on_its_timer(db):

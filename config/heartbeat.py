@@ -77,9 +77,9 @@ class WorkerHeartbeat(bootsteps.StartStopStep):
 
 
 # The effects sweep's last run, for `/metrics`: beat (exactly one per deployment) schedules it
-# every 30 s on a `default` worker. Nothing else shows that scheduling stopped (beat down, or
-# no worker takes the queue): lost readbacks and resolutions are then never queued again,
-# and quarantines and memories never expire.
+# every 30 s on the `readbacks` queue (config/queues.py). Nothing else shows that scheduling
+# stopped (beat down): lost readbacks and resolutions are then never queued again, and
+# quarantines and memories never expire.
 SWEEP_RAN_KEY = "reconcile:effects-sweep-ran"
 
 

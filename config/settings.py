@@ -350,6 +350,8 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Warns while another scheduler runs (config/beat.py): there must be exactly one.
+CELERY_BEAT_SCHEDULER = "config.beat.ExclusiveScheduler"
 # At least a second: a period of 0 or less would send each run already expired (never run).
 CELERY_BEAT_SCHEDULE = beat_schedule(
     sweep_effects_every=float(env_int("SWEEP_EFFECTS_EVERY_SECONDS", 30, minimum=1)),

@@ -223,3 +223,40 @@ def test_remembered_claims_say_when_written_as_every_other_time_does(
     [table] = re.findall(r'<table class="data-table" id="proposal-claims">.*?</table>', page, re.S)
     assert re.search(r'<time datetime="[0-9T:.-]+Z" title="[0-9T:.-]+Z">[0-9: -]+</time>', table)
     assert "+00:00" not in table
+
+
+def commit_badge(page: str) -> str:
+    [badge] = re.findall(r'id="commit-badge">.*?</div>', page, re.S)
+    return badge
+
+
+@pytest.mark.parametrize("withdrawn_by", ["quarantine", "correction"])
+def test_an_approval_whose_snapshot_can_no_longer_commit_is_not_shown_as_authorised(
+    contradicted, agent, operator, reviewer_browser, withdrawn_by
+):
+    """Approved, then the source it read quarantined (or its evidence corrected): every
+    commit on it is refused (423 source_quarantined, 409 snapshot_tainted), while the page's
+    Commit badge and row still said "authorised until …" — the agent and the console
+    disagreed about what the approval allows."""
+    from reconcile_app.services.corrections import correction_create
+    from reconcile_app.services.quarantine import quarantine_create
+
+    body = reconcile(agent)
+    reviewer_browser.post(f"/escalations/{body['escalation_id']}/approve/", {"rationale": "ok"})
+    assert "authorised" in commit_badge(page_of(reviewer_browser, body["escalation_id"]))
+    if withdrawn_by == "quarantine":
+        quarantine_create(
+            scope="source", target="case-service", reason="bad data", actor=operator.user
+        )
+        code = "source_quarantined"
+    else:
+        [used] = body["fields"]["collections_status"]["evidence"]
+        correction_create(evidence_id=used, reason="misattributed", actor=operator.user)
+        code = "snapshot_tainted"
+
+    page = page_of(reviewer_browser, body["escalation_id"])
+    assert "authorised" not in commit_badge(page)
+    assert "cannot commit" in commit_badge(page)
+    [state] = re.findall(r'id="commit-state">.*?</dd>', page, re.S)
+    assert "authorised until" not in state
+    assert code in state and "can no longer commit" in state

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import django_filters
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from reconcile_app.choices import (
     Completeness,
@@ -181,10 +181,21 @@ class EscalationFilterSet(django_filters.FilterSet):
     owner = django_filters.CharFilter()
     code = django_filters.CharFilter()
     fact_key = django_filters.CharFilter()
+    # What the question is about: a decision's (or an effect's) snapshot's subject, or a
+    # suggested memory's. A reviewer deciding one account's release looks for the others.
+    subject = django_filters.CharFilter(method="filter_subject", label="Subject")
+    subject_lookup = "exact"
 
     class Meta:
         model = Escalation
         fields = ["status", "owner", "code", "fact_key"]
+
+    def filter_subject(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        lookup = self.subject_lookup
+        return queryset.filter(
+            Q(**{f"snapshot__subject__{lookup}": value})
+            | Q(**{f"memory__subject__{lookup}": value})
+        )
 
 
 class EffectFilterSet(django_filters.FilterSet):

@@ -69,6 +69,7 @@ class ConsoleEscalationFilterSet(EscalationFilterSet):
     owner = _contains()
     code = _starts()
     fact_key = _contains()
+    subject_lookup = "icontains"
 
 
 class ConsoleQuarantineFilterSet(QuarantineFilterSet):

@@ -13,6 +13,7 @@ from django import template
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 
 from lineage_app.templatetags.lineage_tags import timestamp
@@ -120,7 +121,8 @@ def age(since: datetime | None, until: datetime | None = None) -> SafeString:
 
 @register.simple_tag
 def escalation_subject(escalation: Any) -> SafeString:
-    """What an escalation is about, linked: a fact key, an effect, a memory, or a snapshot."""
+    """What an escalation is about, linked: a fact key, an effect, a memory, or a snapshot,
+    and the account (subject) it concerns, linked to every escalation about that subject."""
     if escalation.fact_key:
         return format_html(
             '<span class="tag">fact</span> <a class="mono" href="{}">{}</a>',
@@ -129,27 +131,43 @@ def escalation_subject(escalation: Any) -> SafeString:
         )
     if escalation.effect_id is not None:
         key = escalation.effect.idempotency_key
-        return format_html(
+        about = format_html(
             '<span class="tag">effect</span> <a class="mono" href="{}">{}</a>',
             reverse("console-effect", args=[key]),
             key,
         )
+        return about + _on_subject(escalation.effect.subject)
     if escalation.memory_id is not None:
         memory_id = escalation.memory.memory_id
-        return format_html(
+        about = format_html(
             '<span class="tag">memory</span> <a class="mono" href="{}">{}</a>',
             reverse("console-memory", args=[memory_id]),
             memory_id,
         )
+        return about + _on_subject(escalation.memory.subject)
     if escalation.snapshot_id is not None:
         snapshot_id = escalation.snapshot.snapshot_id
-        return format_html(
+        about = format_html(
             '<span class="tag">snapshot</span> <a class="mono" href="{}" title="{}">{}</a>',
             reverse("console-snapshot", args=[snapshot_id]),
             snapshot_id,
             short(snapshot_id, 17),
         )
+        return about + _on_subject(escalation.snapshot.subject)
     return EMPTY
+
+
+def _on_subject(subject: str) -> SafeString:
+    """The subject, linked to the queue's every escalation about it (any status)."""
+    if not subject:
+        return EMPTY
+    return format_html(
+        ' <span class="muted">on</span> <a class="mono" href="{}?{}" title="{}">{}</a>',
+        reverse("console-escalations"),
+        urlencode({"status": "all", "subject": subject}),
+        f"every escalation about {subject}",
+        subject,
+    )
 
 
 @register.simple_tag

@@ -1,0 +1,115 @@
+"""Escalations by subject: a reviewer finds every question asked about one account (the queue
+names each decision's subject and filters by it, as the API does), so a release approved on
+one escalation is not decided blind to a second one open on the same account."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from reconcile_app.models import Escalation
+from sandbox_app.services import sandbox_record_write
+from tests.conftest import COLLECTIONS, ago
+from tests.reconcile_app.effects.conftest import case_ledger_says_collect
+
+
+def complaint_open(subject: str) -> None:
+    """Collectible with an open complaint: the collections contract escalates."""
+    sandbox_record_write(
+        source="case-service",
+        subject=subject,
+        field="collections_status",
+        value="collect",
+        valid_from=ago(minutes=20),
+    )
+    sandbox_record_write(
+        source="complaints-service",
+        subject=subject,
+        field="complaint_status",
+        value="open",
+        valid_from=ago(minutes=5),
+    )
+    case_ledger_says_collect(ago(minutes=20), subject)
+
+
+def escalated(agent: Any, subject: str, action: str = "release_collections_hold") -> str:
+    response = agent.post(
+        "/api/v1/reconcile",
+        {
+            "subject": subject,
+            "purpose": "collections",
+            "decision_class": COLLECTIONS,
+            "proposed_action": action,
+        },
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["decision"]["result"] == "escalate", body["decision"]
+    return str(body["escalation_id"])
+
+
+@pytest.fixture
+def two_accounts(estate, agent) -> dict[str, list[str]]:
+    """account-41 with two questions open (release, retain), account-42 with one."""
+    complaint_open("account-41")
+    complaint_open("account-42")
+    return {
+        "account-41": [
+            escalated(agent, "account-41"),
+            escalated(agent, "account-41", "retain_manual_review"),
+        ],
+        "account-42": [escalated(agent, "account-42")],
+    }
+
+
+def row_ids(page: str) -> list[str]:
+    return re.findall(r'<tr id="escalation-(esc_[0-9a-f]+)"', page)
+
+
+def test_the_api_filters_escalations_by_subject(two_accounts, reviewer, agent):
+    for persona in (reviewer, agent):
+        response = persona.get("/api/v1/escalations", subject="account-41")
+        assert response.status_code == 200
+        found = {item["escalation_id"] for item in response.json()["results"]}
+        assert found == set(two_accounts["account-41"])
+    # Exact, as the API's other filters are.
+    assert reviewer.get("/api/v1/escalations", subject="account-4").json()["results"] == []
+
+
+def test_the_queue_names_each_decisions_subject_and_filters_by_it(two_accounts, reviewer_browser):
+    page = reviewer_browser.get("/escalations/").content.decode()
+    for subject, ids in two_accounts.items():
+        for escalation_id in ids:
+            [row] = re.findall(rf'<tr id="escalation-{escalation_id}".*?</tr>', page, re.S)
+            assert f">{subject}</a>" in row, row
+            assert f'href="/escalations/?status=all&amp;subject={subject}"' in row
+    narrowed = reviewer_browser.get("/escalations/?subject=account-41").content.decode()
+    assert set(row_ids(narrowed)) == set(two_accounts["account-41"])
+    assert 'name="subject"' in narrowed
+    # The console's text filters match part of the value, in any case.
+    assert set(
+        row_ids(reviewer_browser.get("/escalations/?subject=ACCOUNT-4").content.decode())
+    ) == {
+        *two_accounts["account-41"],
+        *two_accounts["account-42"],
+    }
+    assert Escalation.objects.count() == 3
+
+
+def test_naming_the_subjects_adds_no_query_per_row(two_accounts, agent, reviewer_browser):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def count() -> int:
+        reviewer_browser.get("/escalations/")  # warm the session
+        with CaptureQueriesContext(connection) as queries:
+            assert reviewer_browser.get("/escalations/?status=all").status_code == 200
+        return len(queries)
+
+    few = count()
+    for index in range(4):
+        complaint_open(f"account-5{index}")
+        escalated(agent, f"account-5{index}")
+    assert count() == few

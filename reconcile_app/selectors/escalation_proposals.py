@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.utils import timezone
+
 from reconcile_app.choices import EscalationStatus
 from reconcile_app.errors import DomainError
 from reconcile_app.instants import stored_instant
@@ -32,6 +34,11 @@ class ProposalRead:
     max_age_seconds: int | None
     evidence: list[str]
     is_target: bool  # the field the proposed action writes
+    # How old the owner's answer is as the page is drawn, and whether that is past the
+    # contract's freshness limit: an approval's window counts from the approval, not from
+    # the read, and only the target's version is checked again (the owner's If-Match).
+    age_seconds: float | None = None
+    older_than_limit: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,16 @@ class SnapshotProposal:
     def window_open(self, now: datetime) -> bool:
         return self.deadline is not None and now <= self.deadline
 
+    @property
+    def not_checked_again(self) -> list[ProposalRead]:
+        """The reads a commit on the approval does not check again: every one but the
+        action's target, whose version the owner compares (If-Match)."""
+        return [read for read in self.reads if not read.is_target]
+
+    @property
+    def older_than_limit(self) -> list[ProposalRead]:
+        return [read for read in self.reads if read.older_than_limit]
+
 
 def is_snapshot_question(escalation: Escalation) -> bool:
     """A snapshot's own escalation (an effect's or a promotion's names other things)."""
@@ -94,7 +111,8 @@ def snapshot_proposal(escalation: Escalation) -> SnapshotProposal:
     binding = content["binding"]
     declared = snapshot.contract.document.get("actions", {})
     target = declared.get(snapshot.proposed_action, {}).get("field", "")
-    reads = [_read(name, item, target) for name, item in content["fields"].items()]
+    now = timezone.now()
+    reads = [_read(name, item, target, now) for name, item in content["fields"].items()]
     window = snapshot.contract.commit_window_seconds
     deadline = None
     if escalation.status == EscalationStatus.APPROVED and escalation.decided_at is not None:
@@ -140,7 +158,10 @@ def _gate_refusal(snapshot: DecisionSnapshot) -> DomainError | None:
     return None
 
 
-def _read(name: str, item: dict[str, Any], target: str) -> ProposalRead:
+def _read(name: str, item: dict[str, Any], target: str, now: datetime) -> ProposalRead:
+    observed_at = stored_instant(item.get("observed_at"))
+    max_age = item.get("max_age_seconds")
+    age = (now - observed_at).total_seconds() if observed_at is not None else None
     return ProposalRead(
         field=name,
         required=bool(item.get("required")),
@@ -148,10 +169,12 @@ def _read(name: str, item: dict[str, Any], target: str) -> ProposalRead:
         source=item.get("source", ""),
         version=item.get("version"),
         status=item.get("status", ""),
-        observed_at=stored_instant(item.get("observed_at")),
-        max_age_seconds=item.get("max_age_seconds"),
+        observed_at=observed_at,
+        max_age_seconds=max_age,
         evidence=list(item.get("evidence") or []),
         is_target=name == target,
+        age_seconds=age,
+        older_than_limit=age is not None and max_age is not None and age > max_age,
     )
 
 

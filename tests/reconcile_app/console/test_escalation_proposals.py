@@ -260,3 +260,33 @@ def test_an_approval_whose_snapshot_can_no_longer_commit_is_not_shown_as_authori
     [state] = re.findall(r'id="commit-state">.*?</dd>', page, re.S)
     assert "authorised until" not in state
     assert code in state and "can no longer commit" in state
+
+
+def test_the_page_says_how_old_each_read_is_and_what_a_commit_checks_again(
+    contradicted, agent, reviewer_browser, monkeypatch
+):
+    """Live: an escalation opened at 10:20:54, approved at 10:31:24 after complaint_status
+    had moved at its owner; the commit on it was accepted on reads 10 minutes old, past both
+    freshness limits (300 s, 600 s), and only collections_status's version was checked. The
+    page showed the reads' observed times alone: nothing said how old they were now, that
+    they were past their limits, or which of them a commit does not read again."""
+    from types import SimpleNamespace
+
+    from reconcile_app.selectors import escalation_proposals
+
+    body = reconcile(agent)
+    fresh = page_of(reviewer_browser, body["escalation_id"])
+    [hint] = re.findall(r'<p class="hint" id="reads-checked-again">.*?</p>', fresh, re.S)
+    assert 'checks <span class="mono">collections_status</span>\'s version again' in hint
+    assert '<span class="mono">complaint_status</span> is not read again' in hint
+    assert 'id="reads-older-than-limit"' not in fresh and "older than its limit" not in fresh
+
+    later = timezone.now() + timedelta(minutes=7)
+    monkeypatch.setattr(escalation_proposals, "timezone", SimpleNamespace(now=lambda: later))
+    stale = page_of(reviewer_browser, body["escalation_id"])
+    [reads] = re.findall(
+        r'<table class="data-table wrap-times" id="proposal-reads">.*?</table>', stale, re.S
+    )
+    assert reads.count("older than its limit") == 1  # collections_status: 300 s; complaint: 600 s
+    assert re.search(r"7m 0\ds <span class=\"tag tag-strong\">older than its limit", reads)
+    assert "1 read is now older than its freshness limit" in stale

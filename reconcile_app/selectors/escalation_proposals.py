@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db.models import Case, IntegerField, Q, Value, When
 from django.utils import timezone
 
 from reconcile_app.choices import EscalationStatus
@@ -71,6 +72,9 @@ class SnapshotProposal:
     claims: list[dict[str, Any]]
     contradictions: list[ProposalContradiction]
     retries: list[DecisionSnapshot] = field(default_factory=list)
+    # The other questions about the same subject, open first, then the latest: at most
+    # SAME_SUBJECT_SHOWN, and one more when there are more (the page links the rest).
+    same_subject: list[Escalation] = field(default_factory=list)
     effects: list[Effect] = field(default_factory=list)
     deadline: datetime | None = None  # approved: the last moment a commit is accepted
     # Why the snapshot itself authorises nothing now, whatever the decision (its contract
@@ -82,6 +86,14 @@ class SnapshotProposal:
         return self.deadline is not None and now <= self.deadline
 
     @property
+    def same_subject_listed(self) -> list[Escalation]:
+        return self.same_subject[:SAME_SUBJECT_SHOWN]
+
+    @property
+    def more_about_subject(self) -> bool:
+        return len(self.same_subject) > SAME_SUBJECT_SHOWN
+
+    @property
     def not_checked_again(self) -> list[ProposalRead]:
         """The reads a commit on the approval does not check again: every one but the
         action's target, whose version the owner compares (If-Match)."""
@@ -90,6 +102,10 @@ class SnapshotProposal:
     @property
     def older_than_limit(self) -> list[ProposalRead]:
         return [read for read in self.reads if read.older_than_limit]
+
+
+# How many other escalations about the subject the page lists before linking the rest.
+SAME_SUBJECT_SHOWN = 10
 
 
 def is_snapshot_question(escalation: Escalation) -> bool:
@@ -103,7 +119,8 @@ def is_snapshot_question(escalation: Escalation) -> bool:
 
 def snapshot_proposal(escalation: Escalation) -> SnapshotProposal:
     """Five queries: the snapshot with its contract, its contradiction rows, the retries that
-    joined, and the effects the approval authorised."""
+    joined, the effects the approval authorised, and the other escalations about its
+    subject."""
     snapshot = DecisionSnapshot.objects.select_related("contract", "principal").get(
         pk=escalation.snapshot_id
     )
@@ -144,8 +161,36 @@ def snapshot_proposal(escalation: Escalation) -> SnapshotProposal:
             .only("idempotency_key", "status", "action", "resulting_value", "created_at")
             .order_by("created_at", "id")
         ),
+        same_subject=_same_subject(escalation, snapshot.subject),
         deadline=deadline,
         cannot_authorise=_gate_refusal(snapshot),
+    )
+
+
+def _same_subject(escalation: Escalation, subject: str) -> list[Escalation]:
+    """What else is asked about the subject (a decision's, an effect's or a promotion's
+    question): a reviewer approving one release should see the retain still open beside it."""
+    waiting = Case(
+        When(status=EscalationStatus.OPEN, then=Value(0)),
+        default=Value(1),
+        output_field=IntegerField(),
+    )
+    return list(
+        Escalation.objects.filter(Q(snapshot__subject=subject) | Q(memory__subject=subject))
+        .exclude(pk=escalation.pk)
+        .select_related("snapshot")
+        .only(
+            "escalation_id",
+            "code",
+            "status",
+            "opened_at",
+            "decided_at",
+            "effect_id",
+            "memory_id",
+            "snapshot__proposed_action",
+        )
+        .annotate(waiting=waiting)
+        .order_by("waiting", "-opened_at", "-id")[: SAME_SUBJECT_SHOWN + 1]
     )
 
 

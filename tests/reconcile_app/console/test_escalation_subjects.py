@@ -34,7 +34,9 @@ def complaint_open(subject: str) -> None:
     case_ledger_says_collect(ago(minutes=20), subject)
 
 
-def escalated(agent: Any, subject: str, action: str = "release_collections_hold") -> str:
+def escalated(
+    agent: Any, subject: str, action: str = "release_collections_hold", **extra: Any
+) -> str:
     response = agent.post(
         "/api/v1/reconcile",
         {
@@ -42,6 +44,7 @@ def escalated(agent: Any, subject: str, action: str = "release_collections_hold"
             "purpose": "collections",
             "decision_class": COLLECTIONS,
             "proposed_action": action,
+            **extra,
         },
     )
     assert response.status_code == 201, response.content
@@ -112,4 +115,41 @@ def test_naming_the_subjects_adds_no_query_per_row(two_accounts, agent, reviewer
     for index in range(4):
         complaint_open(f"account-5{index}")
         escalated(agent, f"account-5{index}")
+    assert count() == few
+
+
+def test_an_escalation_page_lists_the_other_questions_about_its_subject(
+    two_accounts, reviewer_browser
+):
+    """Approving account-41's release, the reviewer sees that its retain_manual_review is
+    open too (and nothing of account-42's); a decided one is listed with its outcome."""
+    release, retain = two_accounts["account-41"]
+    reviewer_browser.post(f"/escalations/{retain}/reject/", {"rationale": "not needed"})
+    page = reviewer_browser.get(f"/escalations/{release}/").content.decode()
+    [panel] = re.findall(r'<section class="panel"[^>]*id="same-subject".*?</section>', page, re.S)
+    assert f'href="/escalations/{retain}/"' in panel and "retain_manual_review" in panel
+    assert '<span class="badge badge-red">rejected</span>' in panel
+    assert f'href="/escalations/{release}/"' not in panel
+    assert two_accounts["account-42"][0] not in panel
+    assert 'href="/escalations/?status=all&amp;subject=account-41"' in panel
+
+    alone = reviewer_browser.get(f"/escalations/{two_accounts['account-42'][0]}/").content
+    assert "No other escalation about account-42" in alone.decode()
+
+
+def test_the_other_questions_cost_one_query_however_many(two_accounts, agent, reviewer_browser):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    release = two_accounts["account-41"][0]
+
+    def count() -> int:
+        reviewer_browser.get(f"/escalations/{release}/")  # warm the session
+        with CaptureQueriesContext(connection) as queries:
+            assert reviewer_browser.get(f"/escalations/{release}/").status_code == 200
+        return len(queries)
+
+    few = count()
+    escalated(agent, "account-41", proposed_value="collect")
+    escalated(agent, "account-41", "retain_manual_review", proposed_value="manual_review")
     assert count() == few

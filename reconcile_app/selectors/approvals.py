@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db.models import Q
+
 from reconcile_app.canonical import canonical_json
 from reconcile_app.choices import DecisionResult, EscalationStatus
-from reconcile_app.models import Contradiction, DecisionSnapshot, Escalation
+from reconcile_app.models import Contradiction, DecisionSnapshot, Escalation, EvidenceEntry
 
 # Where a snapshot just issued carries the rows written with it (services/snapshots.py).
 _ISSUED_RELATIONS = "_issued_relations"
@@ -139,3 +141,28 @@ def commit_deadline(snapshot: DecisionSnapshot, opened_at: datetime) -> datetime
 
 def escalation_approver(escalation: Escalation) -> str:
     return escalation.decided_by.username if escalation.decided_by is not None else ""
+
+
+def evidence_attested_by(reviewer: Any, escalation: Escalation) -> list[str]:
+    """The evidence a decision's escalation rests on that `reviewer` recorded: the entries
+    supporting the reads of its snapshot and of the retries joined so far. An operator may
+    attest any source; approving on such an entry, one person would vouch for the state
+    that let policy decide and authorise the action on it (the four eyes would be two).
+    Two queries; none for a fact key's, an effect's or a promotion's question."""
+    if escalation.snapshot_id is None or escalation.effect_id or escalation.memory_id:
+        return []
+    used = {
+        evidence_id
+        for content in DecisionSnapshot.objects.filter(
+            Q(pk=escalation.snapshot_id) | Q(joined_escalations=escalation)
+        ).values_list("content", flat=True)
+        for read in content["fields"].values()
+        for evidence_id in read.get("evidence") or ()
+    }
+    if not used:
+        return []
+    return sorted(
+        EvidenceEntry.objects.filter(
+            evidence_id__in=used, recorded_by__user_id=reviewer.pk
+        ).values_list("evidence_id", flat=True)
+    )

@@ -25,6 +25,7 @@ from reconcile_app.errors import Conflict, Forbidden, Locked, NotFound, Validati
 from reconcile_app.limits import says_nothing
 from reconcile_app.models import DecisionSnapshot, Escalation, MemoryRecord, Principal
 from reconcile_app.roles import has_role, roles_forget
+from reconcile_app.selectors.approvals import evidence_attested_by
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.memory_status import memory_status_move
 from reconcile_app.services.promotions import promotion_settle
@@ -273,6 +274,14 @@ def escalation_decide(
                 f"a reviewer never keeps a record they wrote ({', '.join(mine)})",
                 code="self_approval_forbidden",
                 kept=mine,
+            )
+        attested = evidence_attested_by(reviewer, escalation) if approve else []
+        if attested:
+            raise Forbidden(
+                f"a reviewer never approves a decision resting on evidence they attested "
+                f"({', '.join(attested)})",
+                code="self_approval_forbidden",
+                attested=attested,
             )
         before = _state(escalation)
         # One instant for the decision and the status events it causes, so an as_of

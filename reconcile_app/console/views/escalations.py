@@ -35,6 +35,7 @@ from reconcile_app.console.tables.escalations import EscalationTable
 from reconcile_app.errors import DomainError
 from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
+from reconcile_app.selectors.approvals import evidence_attested_by
 from reconcile_app.selectors.audit import object_timeline
 from reconcile_app.selectors.escalations import (
     ESCALATION_TABS,
@@ -116,6 +117,13 @@ def escalation_page(
     kept_unless_selected = (
         records_kept_written_by(request.user, detail.escalation, None) if can_decide else []
     )
+    # The evidence this decision rests on that this reviewer attested: they may reject it,
+    # never approve it (escalation_decide refuses).
+    attested_by_me = (
+        evidence_attested_by(request.user, detail.escalation)
+        if can_decide and detail.proposal is not None
+        else []
+    )
     return TemplateResponse(
         request,
         DETAIL_TEMPLATE,
@@ -126,6 +134,7 @@ def escalation_page(
             "raised_by_me": raised_by_me,
             "written_by_me": detail.written_by(request.user),
             "kept_unless_selected": kept_unless_selected,
+            "attested_by_me": attested_by_me,
             "can_decide": can_decide,
             "proposal": detail.proposal,
             "window_open": (

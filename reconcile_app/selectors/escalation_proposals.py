@@ -18,9 +18,23 @@ from django.utils import timezone
 from reconcile_app.choices import EscalationStatus
 from reconcile_app.errors import DomainError
 from reconcile_app.instants import stored_instant
-from reconcile_app.models import Contradiction, DecisionSnapshot, Effect, Escalation
+from reconcile_app.models import (
+    Contradiction,
+    DecisionSnapshot,
+    Effect,
+    Escalation,
+    EvidenceEntry,
+)
 from reconcile_app.services.effects.gate import snapshot_still_authoritative_check
 from reconcile_app.services.quarantine import sources_read_check
+
+
+@dataclass(frozen=True)
+class SupportingEntry:
+    """An evidence entry a read rests on, and who recorded it (an agent, or a person)."""
+
+    evidence_id: str
+    recorded_by: str  # "" when the entry is not in the ledger (it never is: kept forever)
 
 
 @dataclass(frozen=True)
@@ -38,8 +52,9 @@ class ProposalRead:
     # How old the owner's answer is as the page is drawn, and whether that is past the
     # contract's freshness limit: an approval's window counts from the approval, not from
     # the read, and only the target's version is checked again (the owner's If-Match).
-    age_seconds: float | None = None
-    older_than_limit: bool = False
+    age_seconds: float | None
+    older_than_limit: bool
+    support: list[SupportingEntry]  # the evidence it rests on, with who recorded each
 
 
 @dataclass(frozen=True)
@@ -118,9 +133,9 @@ def is_snapshot_question(escalation: Escalation) -> bool:
 
 
 def snapshot_proposal(escalation: Escalation) -> SnapshotProposal:
-    """Five queries: the snapshot with its contract, its contradiction rows, the retries that
-    joined, the effects the approval authorised, and the other escalations about its
-    subject."""
+    """Six queries: the snapshot with its contract, who recorded the evidence its reads rest
+    on, its contradiction rows, the retries that joined, the effects the approval
+    authorised, and the other escalations about its subject."""
     snapshot = DecisionSnapshot.objects.select_related("contract", "principal").get(
         pk=escalation.snapshot_id
     )
@@ -129,7 +144,8 @@ def snapshot_proposal(escalation: Escalation) -> SnapshotProposal:
     declared = snapshot.contract.document.get("actions", {})
     target = declared.get(snapshot.proposed_action, {}).get("field", "")
     now = timezone.now()
-    reads = [_read(name, item, target, now) for name, item in content["fields"].items()]
+    recorders = _recorders(content["fields"])
+    reads = [_read(name, item, target, now, recorders) for name, item in content["fields"].items()]
     window = snapshot.contract.commit_window_seconds
     deadline = None
     if escalation.status == EscalationStatus.APPROVED and escalation.decided_at is not None:
@@ -203,7 +219,21 @@ def _gate_refusal(snapshot: DecisionSnapshot) -> DomainError | None:
     return None
 
 
-def _read(name: str, item: dict[str, Any], target: str, now: datetime) -> ProposalRead:
+def _recorders(fields: dict[str, Any]) -> dict[str, str]:
+    """Who recorded each evidence entry the reads rest on: one query, however many."""
+    used = {ref for item in fields.values() for ref in item.get("evidence") or ()}
+    if not used:
+        return {}
+    return dict(
+        EvidenceEntry.objects.filter(evidence_id__in=used).values_list(
+            "evidence_id", "recorded_by__name"
+        )
+    )
+
+
+def _read(
+    name: str, item: dict[str, Any], target: str, now: datetime, recorders: dict[str, str]
+) -> ProposalRead:
     observed_at = stored_instant(item.get("observed_at"))
     max_age = item.get("max_age_seconds")
     age = (now - observed_at).total_seconds() if observed_at is not None else None
@@ -219,6 +249,9 @@ def _read(name: str, item: dict[str, Any], target: str, now: datetime) -> Propos
         evidence=list(item.get("evidence") or []),
         is_target=name == target,
         age_seconds=age,
+        support=[
+            SupportingEntry(ref, recorders.get(ref) or "") for ref in item.get("evidence") or ()
+        ],
         older_than_limit=age is not None and max_age is not None and age > max_age,
     )
 

@@ -122,3 +122,15 @@ def test_the_console_offers_me_reject_only(escalated_on_my_evidence, both):
     assert re.search(
         r'id="decision-error">.*?self_approval_forbidden', forged.content.decode(), re.S
     )
+
+
+def test_the_page_says_who_attested_each_entry_a_read_rests_on(escalated_on_my_evidence, reviewer):
+    """The reads table listed bare evidence ids: a reviewer could neither open an entry nor
+    see who vouched for it (here, an operator who also reviews)."""
+    snapshot, evidence_id = escalated_on_my_evidence
+    page = signed_in(reviewer).get(f"/escalations/{snapshot['escalation_id']}/").content.decode()
+    [reads] = re.findall(
+        r'<table class="data-table wrap-times" id="proposal-reads">.*?</table>', page, re.S
+    )
+    assert f'href="/evidence/{evidence_id}/"' in reads
+    assert re.search(rf">{evidence_id}</a>\s*<span class=\"muted\">by rowan-both</span>", reads)

@@ -153,3 +153,25 @@ def test_the_other_questions_cost_one_query_however_many(two_accounts, agent, re
     escalated(agent, "account-41", proposed_value="collect")
     escalated(agent, "account-41", "retain_manual_review", proposed_value="manual_review")
     assert count() == few
+
+
+def test_the_api_list_costs_the_same_however_many_rows(two_accounts, agent, reviewer):
+    """GET /api/v1/escalations reads what each row names (snapshot, effect, memory, who
+    raised and who decided it) in the page's one query, for people and agents alike."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def count(persona: Any) -> int:
+        persona.get("/api/v1/escalations")  # warm the key's cache
+        with CaptureQueriesContext(connection) as queries:
+            assert persona.get("/api/v1/escalations").status_code == 200
+        return len(queries)
+
+    few = {persona.name: count(persona) for persona in (reviewer, agent)}
+    reviewer.post(
+        f"/api/v1/escalations/{two_accounts['account-42'][0]}/reject", {"rationale": "no"}
+    )
+    for index in range(4):
+        complaint_open(f"account-6{index}")
+        escalated(agent, f"account-6{index}")
+    assert {persona.name: count(persona) for persona in (reviewer, agent)} == few

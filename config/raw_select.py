@@ -67,10 +67,14 @@ def _converters(
     fields: Sequence[models.Field[Any, Any] | None],
 ) -> list[tuple[int, Any, list[Converter]]]:
     known = _converters_by_connection.setdefault(connections[DEFAULT_DB_ALIAS], {})
-    key = tuple(fields)
-    if key not in known:
-        known[key] = _converters_of(fields)
-    converters: list[tuple[int, Any, list[Converter]]] = known[key]
+    # Keyed by the fields' identities: a tuple of the fields themselves is hashed by
+    # `Field.__hash__`, Python reading three attributes per column, on every read. The
+    # entry keeps the fields, so none of these identities can be reused by another object.
+    key = tuple(map(id, fields))
+    entry = known.get(key)
+    if entry is None:
+        entry = known[key] = (tuple(fields), _converters_of(fields))
+    converters: list[tuple[int, Any, list[Converter]]] = entry[1]
     return converters
 
 

@@ -84,6 +84,9 @@ def _insert_from_json(model: type[models.Model], param: str, returning: str = ""
 _SEEN_FIELDS = Contradiction._meta.concrete_fields
 _SNAPSHOT_PK = len(_SEEN_FIELDS)
 _SEEN_ID = next(index for index, field in enumerate(_SEEN_FIELDS) if field.primary_key)
+# The snapshot's columns in the model's order (what `Model.from_db` takes), its key among them.
+_SNAPSHOT_COLUMNS = [field.attname for field in DecisionSnapshot._meta.concrete_fields]
+_SNAPSHOT_KEY = DecisionSnapshot._meta.pk.attname  # type: ignore[union-attr]
 
 
 def _statement(*, guarded: bool) -> str:
@@ -251,10 +254,16 @@ def snapshot_statement_send(
         )
     if not found:
         return None
-    snapshot = DecisionSnapshot(**rows.snapshot)
-    snapshot.pk = found[0][_SNAPSHOT_PK]
-    snapshot._state.adding = False
-    snapshot._state.db = connection.alias
+    # As the ORM loads a row (`from_db`, positional): by keyword, Model.__init__ looks every
+    # field up in the keywords one by one, about twice the time.
+    snapshot = DecisionSnapshot.from_db(
+        connection.alias,
+        _SNAPSHOT_COLUMNS,
+        [
+            found[0][_SNAPSHOT_PK] if name == _SNAPSHOT_KEY else rows.snapshot[name]
+            for name in _SNAPSHOT_COLUMNS
+        ],
+    )
     return snapshot, _contradictions(found)
 
 

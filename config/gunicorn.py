@@ -36,6 +36,11 @@ access_log_format = (
 )
 
 
+# No control socket (gunicorn 25+): web processes are managed by signals (docs/deploy.md), and
+# its default path is one per user, so each master started on a host took it over from the
+# one before and `gunicornc` reached whichever started last.
+control_socket_disable = True
+
 # gunicorn's own lines and its access log as JSON objects, like the application's.
 logger_class = "config.gunicorn_logs.JsonLogger"
 

@@ -129,7 +129,12 @@ def _contracts_load(*, paths: list[str], activate: bool, rationale: str, run_by:
         for item, values in sources_parsed:
             name = values.pop("name")
             created = declaration_save(
-                Source, "source", name=name, values=values, path=item.path, actor=deployer
+                Source,
+                "source",
+                name=name,
+                values=values,
+                reason=_deploy_reason(f"loaded from {item.path}", rationale, run_by),
+                actor=deployer,
             )
             (report.sources_created if created else report.sources_updated).append(name)
         for item, values in classes_parsed:
@@ -139,7 +144,7 @@ def _contracts_load(*, paths: list[str], activate: bool, rationale: str, run_by:
                 "memory_class",
                 name=name,
                 values=values,
-                path=item.path,
+                reason=_deploy_reason(f"loaded from {item.path}", rationale, run_by),
                 actor=deployer,
             )
             (report.classes_created if created else report.classes_updated).append(name)

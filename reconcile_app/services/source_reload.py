@@ -64,10 +64,11 @@ def source_reload_check(
 
 
 def declaration_save(
-    model: type[Model], kind: str, *, name: str, values: dict[str, Any], path: str, actor: Any
+    model: type[Model], kind: str, *, name: str, values: dict[str, Any], reason: str, actor: Any
 ) -> bool:
     """Create or update one source or memory class (True when created); a change is audited
-    with what it was and what it is (`source.load`, `memory_class.load`: `kind`)."""
+    with what it was and what it is (`source.load`, `memory_class.load`: `kind`), and with
+    the load's `reason`: the file, who ran the load and why, as a contract's load says."""
     before = model._default_manager.filter(name=name).values(*values).first()
     _, created = model._default_manager.update_or_create(name=name, defaults=values)
     if before != values:
@@ -76,7 +77,7 @@ def declaration_save(
             action=f"{kind}.load",
             object_kind=kind,
             object_ref=name,
-            reason=f"loaded from {path}",
+            reason=reason,
             before=before,
             after=values,
         )

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from reconcile_app.models import AuditEvent, Contract, ContractActivation
-from tests.conftest import COLLECTIONS
+from tests.conftest import COLLECTIONS, ESTATE
 from tests.factories import write_yaml
 from tests.reconcile_app.api.test_contract_lifecycle import DENIES_COLLECT
 
@@ -37,6 +37,26 @@ def test_the_rationale_and_who_ran_the_load_are_on_the_trail(estate, tmp_path, m
     assert loaded.reason.endswith(f", run by deploy-bot: {WHY}")
     activated = AuditEvent.objects.get(action="contract.activate", object_ref=f"{COLLECTIONS}@7.4")
     assert WHY in activated.reason
+
+
+def test_a_source_or_memory_class_changed_says_who_and_why_too(estate, tmp_path, monkeypatch):
+    # A memory class's admission decides whether a reviewer other than the writer must
+    # promote its memories: its change is as much a deploy's decision as a contract's, and
+    # its row said only "loaded from PATH" (the rationale and the user were dropped).
+    monkeypatch.setattr(getpass, "getuser", lambda: "deploy-bot")
+    episodic = (ESTATE / "memory-classes" / "episodic.yaml").read_text()
+    source = (ESTATE / "case-service.yaml").read_text()
+    write_yaml(
+        tmp_path, "episodic.yaml", episodic.replace("admission: direct", "admission: review")
+    )
+    write_yaml(tmp_path, "case-service.yaml", source + "timeout_ms: 900\n")
+
+    call_command("load_contracts", str(tmp_path), "--rationale", WHY, stdout=StringIO())
+
+    for action, name in (("memory_class.load", "episodic"), ("source.load", "case-service")):
+        row = AuditEvent.objects.filter(action=action, object_ref=name).first()
+        assert row is not None and row.reason.startswith(f"loaded from {tmp_path}"), action
+        assert row.reason.endswith(f", run by deploy-bot: {WHY}"), row.reason
 
 
 def test_without_a_rationale_the_user_is_still_named(estate, tmp_path, monkeypatch):

@@ -7,17 +7,15 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from lineage_app.selectors.blast import blast_radius
 from reconcile_app.canonical import rfc3339
 from reconcile_app.choices import (
-    EFFECT_PENDING_STATUSES,
     EffectStatus,
     QuarantineScope,
     QuarantineStatus,
@@ -27,21 +25,19 @@ from reconcile_app.errors import Conflict, Locked, NotFound, ValidationFailed
 from reconcile_app.instants import FUTURE_TOLERANCE
 from reconcile_app.limits import says_nothing
 from reconcile_app.models import (
-    ClaimVerdict,
-    DecisionSnapshot,
+    AuditEvent,
     Effect,
     MemoryRecord,
     Quarantine,
     QuarantineEpoch,
     Source,
 )
-from reconcile_app.selectors.lineage import memory_class_roots, memory_roots
+from reconcile_app.selectors.quarantine_preview import DEFAULT_LOOKBACK, quarantine_preview
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.enqueue import enqueue_on_commit
 
 ACTIVE = (QuarantineStatus.APPLYING, QuarantineStatus.APPLIED)
 MEMORY_CLASS = re.compile(r"^[-a-zA-Z0-9_]{1,100}$")
-DEFAULT_LOOKBACK = timedelta(days=7)
 
 
 def in_force(now: datetime | None = None) -> Q:
@@ -268,43 +264,6 @@ def quarantine_create(
     return quarantine
 
 
-def quarantine_preview(*, scope: str, target: str, since: datetime | None = None) -> dict[str, int]:
-    """What a quarantine would touch, for the confirmation dialog (nothing is written)."""
-    since = since or timezone.now() - DEFAULT_LOOKBACK
-    if scope == QuarantineScope.SOURCE:
-        snapshots = DecisionSnapshot.objects.filter(
-            reads__source__name=target, issued_at__gte=since
-        )
-        return {
-            "snapshots": snapshots.distinct().count(),
-            "decisions": snapshots.filter(result="allow").distinct().count(),
-            "effects_pending": Effect.objects.filter(
-                source__name=target,
-                status__in=EFFECT_PENDING_STATUSES,
-            ).count(),
-            "effects": Effect.objects.filter(source__name=target, created_at__gte=since).count(),
-        }
-    if scope == QuarantineScope.MEMORY:
-        # Everything the record has fed: the claims that cited it and what descends from it.
-        return {
-            "claims": ClaimVerdict.objects.filter(memory_id=target).count(),
-            **_downstream(memory_roots(target)),
-        }
-    return {
-        "memories": MemoryRecord.objects.filter(memory_class=target).count(),
-        "memories_current": MemoryRecord.objects.filter(
-            memory_class=target, status="current"
-        ).count(),
-        **_downstream(memory_class_roots(target)),
-    }
-
-
-def _downstream(roots: list[tuple[int, str]]) -> dict[str, int]:
-    """Counts by kind of what descends from the roots (one query)."""
-    radius = blast_radius(roots, limit=0)
-    return {f"downstream_{kind}": count for kind, count in radius.counts.items()}
-
-
 def quarantine_apply(*, quarantine_id: str) -> Quarantine:
     """List and count what the quarantine affects. Idempotent: applying twice is a no-op."""
     quarantine = Quarantine.objects.filter(quarantine_id=quarantine_id).first()
@@ -323,8 +282,10 @@ def quarantine_apply(*, quarantine_id: str) -> Quarantine:
 
 
 def quarantine_lift(
-    *, quarantine_id: str, reason: str, actor: Any, request_id: str = ""
+    *, quarantine_id: str, reason: str, actor: Any, request_id: str = "", on_behalf_of: str = ""
 ) -> Quarantine:
+    """A person's lift (`actor`), or the system's (None); `on_behalf_of` names the person
+    whose choice the system carries out (the end they set when they quarantined)."""
     if says_nothing(reason):
         raise ValidationFailed("lifting a quarantine needs a reason", code="reason_required")
     with transaction.atomic():
@@ -345,6 +306,8 @@ def quarantine_lift(
             lift_reason=reason,
         )
         after: dict[str, Any] = {"status": QuarantineStatus.LIFTED}
+        if on_behalf_of:
+            after["on_behalf_of"] = on_behalf_of
         if quarantine.scope == QuarantineScope.SOURCE:
             after["effects_resumed"] = _held_effects_resume(quarantine.target, now)
         audit_record(
@@ -384,10 +347,18 @@ def quarantines_expire(
     ended = Quarantine.objects.filter(status__in=ACTIVE, ends_at__lte=now)
     if scope is not None:
         ended = ended.filter(scope=scope, target=target)
-    for quarantine_id in ended.values_list("quarantine_id", flat=True):
+    for quarantine_id, chosen_by in ended.values_list("quarantine_id", "created_by__username"):
+        # The end was its creator's choice: the row names them and carries their request's
+        # id, so following that request (or that person) on the audit finds the lift too; the
+        # sweep's own task id led nowhere.
+        asked = AuditEvent.objects.filter(action="quarantine.create", object_ref=quarantine_id)
         try:
             quarantine_lift(
-                quarantine_id=quarantine_id, reason="ended at its scheduled end time", actor=None
+                quarantine_id=quarantine_id,
+                reason="ended at its scheduled end time",
+                actor=None,
+                request_id=asked.values_list("request_id", flat=True).first() or "",
+                on_behalf_of=chosen_by or "",
             )
             expired += 1
         except Conflict:

@@ -56,12 +56,8 @@ from reconcile_app.selectors.quarantine import (
     quarantine_target,
     quarantine_targets,
 )
-from reconcile_app.services.quarantine import (
-    DEFAULT_LOOKBACK,
-    quarantine_create,
-    quarantine_lift,
-    quarantine_preview,
-)
+from reconcile_app.selectors.quarantine_preview import DEFAULT_LOOKBACK, quarantine_preview
+from reconcile_app.services.quarantine import quarantine_create, quarantine_lift
 
 ROW_TEMPLATE = "reconcile_app/partials/quarantine_target_row.html"
 

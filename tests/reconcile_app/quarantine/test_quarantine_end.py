@@ -93,3 +93,21 @@ def test_a_target_whose_quarantine_has_ended_can_be_quarantined_again(collectibl
     assert Quarantine.objects.get(quarantine_id=again["id"]).status != "lifted"
     lift = AuditEvent.objects.get(action="quarantine.lift", object_ref=ended["id"])
     assert (lift.actor_name, lift.reason) == ("system", "ended at its scheduled end time")
+
+
+def test_the_lift_at_its_end_names_who_chose_it_and_carries_their_request_id(
+    collectible, operator, clock
+):
+    # The system carries out a person's choice: filtering the audit by that person, or by the
+    # request that set the end, must find the lift. It was `system` on the sweep's task id.
+    placed = quarantine(operator, "source", "case-service")
+    create = AuditEvent.objects.get(action="quarantine.create", object_ref=placed["id"])
+    assert operator.get("/api/v1/me").status_code == 200  # another request ran since
+
+    clock(ENDS_IN + timedelta(seconds=1))
+    assert quarantines_expire() == 1
+
+    lift = AuditEvent.objects.get(action="quarantine.lift", object_ref=placed["id"])
+    assert (lift.actor_name, lift.reason) == ("system", "ended at its scheduled end time")
+    assert lift.after["on_behalf_of"] == create.actor_name == placed["created_by"]
+    assert create.request_id and lift.request_id == create.request_id

@@ -232,18 +232,20 @@ def drill_run_execute(*, run_id: int) -> DrillRun:
     return drill_run_finish(run_id=run_id, results=results, passed=passed)
 
 
-def drill_run_enqueue(
+def drill_run_begin(
     *,
     kind: str,
     parameters: dict[str, Any],
     reason: str,
     started_by: Any = None,
+    actor: Any = None,
     request_id: str = "",
 ) -> DrillRun:
-    """Start a run and have a worker execute it once this transaction has committed.
+    """Start a run with who started it, and why, on the audit trail (`drill.start`), in one
+    transaction. `actor` names a starter with no account (`manage.py drill`); else the
+    person `started_by`.
 
     Raises 400 `reason_required` without a reason, 409 while a drill runs."""
-    from drills_app.tasks import execute_drill_run
     from reconcile_app.services.audit import audit_record
 
     if says_nothing(reason):
@@ -252,13 +254,36 @@ def drill_run_enqueue(
         run = drill_run_start(kind=kind, parameters=parameters, started_by=started_by)
         # Drills inject faults into (drill) sources: who started one is on the record.
         audit_record(
-            actor=started_by,
+            actor=actor or started_by,
             action="drill.start",
             object_kind="drill_run",
             object_ref=str(run.pk),
             reason=reason.strip(),
             request_id=request_id,
             after={"kind": kind, "parameters": parameters},
+        )
+    return run
+
+
+def drill_run_enqueue(
+    *,
+    kind: str,
+    parameters: dict[str, Any],
+    reason: str,
+    started_by: Any = None,
+    request_id: str = "",
+) -> DrillRun:
+    """Start a run (drill_run_begin) and have a worker execute it once this transaction has
+    committed."""
+    from drills_app.tasks import execute_drill_run
+
+    with transaction.atomic():
+        run = drill_run_begin(
+            kind=kind,
+            parameters=parameters,
+            reason=reason,
+            started_by=started_by,
+            request_id=request_id,
         )
         enqueue_on_commit(execute_drill_run, run.pk, swept=False)
     return run

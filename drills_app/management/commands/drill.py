@@ -1,14 +1,18 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from config.logs import request_id_var
 from drills_app.choices import DrillRunKind, DrillRunStatus
-from drills_app.runs import drill_run_execute, drill_run_start
+from drills_app.models import DrillRun
+from drills_app.runs import drill_run_begin, drill_run_execute
 from drills_app.scenarios import SCENARIO_NAMES, DrillParameters
 from reconcile_app.errors import DomainError
+from reconcile_app.management.command_runner import command_runner
 
 METRICS = (
     ("stale_memory_escapes", "stale-memory escape rate"),
@@ -64,15 +68,23 @@ class Command(BaseCommand):
             help="run only this scenario (repeatable); default: all",
         )
         parser.add_argument("--json", action="store_true", help="print the stored results")
+        parser.add_argument(
+            "--reason",
+            default="run from the command line",
+            help="why it runs: on the audit trail (drill.start) with the account that ran it",
+        )
 
-    def handle(self, *args: Any, repeat: int, scenario: list[str] | None, **options: Any) -> None:
+    def handle(
+        self, *args: Any, repeat: int, scenario: list[str] | None, reason: str, **options: Any
+    ) -> None:
         parameters = DrillParameters(repeat=repeat, scenarios=tuple(scenario or SCENARIO_NAMES))
+        # One id for the whole run, as a console start has its request's: the rows the drill
+        # writes as the system (its quarantines, what it closes) lead back to this start.
+        carried = request_id_var.set(uuid.uuid4().hex)
         try:
-            parameters.check()
-            run = drill_run_start(kind=DrillRunKind.DRILL, parameters=parameters.as_dict())
-        except (ValueError, DomainError) as exc:
-            raise CommandError(str(exc)) from exc
-        run = drill_run_execute(run_id=run.pk)
+            run = self._run(parameters, reason)
+        finally:
+            request_id_var.reset(carried)
         if run.status != DrillRunStatus.COMPLETE:
             raise CommandError(f"drill run #{run.pk} failed: {run.error}")
         report = run.results
@@ -82,6 +94,20 @@ class Command(BaseCommand):
             self._print(run.pk, report)
         if not report["passed"]:
             raise CommandError("the protocol failed the drill: " + "; ".join(report["failures"]))
+
+    def _run(self, parameters: DrillParameters, reason: str) -> DrillRun:
+        try:
+            parameters.check()
+            run = drill_run_begin(
+                kind=DrillRunKind.DRILL,
+                parameters=parameters.as_dict(),
+                reason=reason,
+                actor=command_runner("drill"),
+                request_id=request_id_var.get(),
+            )
+        except (ValueError, DomainError) as exc:
+            raise CommandError(str(exc)) from exc
+        return drill_run_execute(run_id=run.pk)
 
     def _print(self, run_id: int, report: dict[str, Any]) -> None:
         write = self.stdout.write

@@ -17,7 +17,7 @@ from django.utils import timezone
 from reconcile_app.choices import PrincipalKind, Role
 from reconcile_app.epochs import EpochCache, Epochs, epochs_held, epochs_repin
 from reconcile_app.errors import Conflict, DomainError, ValidationFailed
-from reconcile_app.limits import identifier_problem
+from reconcile_app.limits import identifier_problem, reason_length_check, says_nothing
 from reconcile_app.models import ApiKey, Capability, Principal
 from reconcile_app.roles import roles_forget
 from reconcile_app.services.audit import audit_record
@@ -150,10 +150,20 @@ def _user_new(*, username: str, password: str | None = None) -> User:
         raise Conflict(f"a principal or user named {username!r} exists", code="name_taken") from exc
 
 
+def grant_reason(reason: str) -> str:
+    """Why access is granted, for its audit row. Optional (the commands ran without one
+    before), but one given must say something and fit, as any reason must."""
+    if reason and says_nothing(reason):
+        raise ValidationFailed("the reason says nothing: give it in words", code="reason_required")
+    reason_length_check(reason)
+    return reason.strip()
+
+
 def principal_create(
-    *, name: str, capabilities: Iterable[str], actor: object = None
+    *, name: str, capabilities: Iterable[str], actor: object = None, reason: str = ""
 ) -> tuple[Principal, str]:
     """Create an agent principal with its capabilities; returns it and its one-time key."""
+    reason = grant_reason(reason)
     parsed = [parse_capability(text) for text in capabilities]
     with transaction.atomic():
         if (
@@ -176,6 +186,7 @@ def principal_create(
             action="principal.create",
             object_kind="principal",
             object_ref=name,
+            reason=reason,
             after={"kind": "agent", "capabilities": [f"{dc}:{a}" for dc, a in parsed]},
         )
     return principal, key
@@ -207,9 +218,15 @@ def capabilities_grant(
 
 
 def user_create(
-    *, username: str, roles: Iterable[str], password: str | None = None, actor: object = None
+    *,
+    username: str,
+    roles: Iterable[str],
+    password: str | None = None,
+    actor: object = None,
+    reason: str = "",
 ) -> tuple[User, str]:
     """Create a person in the given roles with a personal API token; returns both."""
+    reason = grant_reason(reason)
     roles = list(dict.fromkeys(roles))
     for role in roles:
         if role not in PEOPLE_ROLES:
@@ -236,6 +253,7 @@ def user_create(
             action="user.create",
             object_kind="user",
             object_ref=username,
+            reason=reason,
             after={"roles": [str(role) for role in roles], "token_issued": True},
         )
     return user, token

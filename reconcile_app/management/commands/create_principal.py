@@ -26,11 +26,21 @@ class Command(BaseCommand):
             "attest:SOURCE (append evidence of that source) or fact:PATTERN (write fact "
             "records whose key matches the glob)",
         )
+        parser.add_argument(
+            "--reason",
+            default="",
+            help="why the agent gets this access: on the audit trail (principal.create)",
+        )
 
-    def handle(self, *args: Any, name: str, capability: list[str], **options: Any) -> None:
+    def handle(
+        self, *args: Any, name: str, capability: list[str], reason: str, **options: Any
+    ) -> None:
         try:
             principal, key = principal_create(
-                name=name, capabilities=capability, actor=command_runner("create_principal")
+                name=name,
+                capabilities=capability,
+                actor=command_runner("create_principal"),
+                reason=reason,
             )
         except DomainError as exc:
             raise CommandError(exc.detail) from exc

@@ -62,12 +62,18 @@ class Command(BaseCommand):
             metavar="PATH",
             help="read the password from the first line of PATH",
         )
+        parser.add_argument(
+            "--reason",
+            default="",
+            help="why the person gets this role: on the audit trail (user.create)",
+        )
 
     def handle(
         self,
         *args: Any,
         name: str,
         group: list[str],
+        reason: str,
         password: str | None,
         password_prompt: bool,
         password_file: str | None,
@@ -85,6 +91,7 @@ class Command(BaseCommand):
                 roles=group,
                 password=password,
                 actor=command_runner("create_user"),
+                reason=reason,
             )
         except DomainError as exc:
             raise CommandError(exc.detail) from exc

@@ -144,21 +144,25 @@ def escalation_approver(escalation: Escalation) -> str:
 
 
 def evidence_attested_by(reviewer: Any, escalation: Escalation) -> list[str]:
-    """The evidence a decision's escalation rests on that `reviewer` recorded: the entries
-    supporting the reads of its snapshot and of the retries joined so far. An operator may
-    attest any source; approving on such an entry, one person would vouch for the state
-    that let policy decide and authorise the action on it (the four eyes would be two).
-    Two queries; none for a fact key's, an effect's or a promotion's question."""
-    if escalation.snapshot_id is None or escalation.effect_id or escalation.memory_id:
+    """The evidence an escalation rests on that `reviewer` recorded: for a decision, the
+    entries supporting the reads of its snapshot and of the retries joined so far; for a
+    suggested memory's promotion, the entries it was derived from. An operator may attest
+    any source; approving on such an entry, one person would vouch for the grounds and
+    approve what rests on them (the four eyes would be two). At most two queries; none for a
+    fact key's or an effect's question."""
+    if escalation.memory is not None:
+        used = set(escalation.memory.derived_from)
+    elif escalation.snapshot_id is None or escalation.effect_id:
         return []
-    used = {
-        evidence_id
-        for content in DecisionSnapshot.objects.filter(
-            Q(pk=escalation.snapshot_id) | Q(joined_escalations=escalation)
-        ).values_list("content", flat=True)
-        for read in content["fields"].values()
-        for evidence_id in read.get("evidence") or ()
-    }
+    else:
+        used = {
+            evidence_id
+            for content in DecisionSnapshot.objects.filter(
+                Q(pk=escalation.snapshot_id) | Q(joined_escalations=escalation)
+            ).values_list("content", flat=True)
+            for read in content["fields"].values()
+            for evidence_id in read.get("evidence") or ()
+        }
     if not used:
         return []
     return sorted(

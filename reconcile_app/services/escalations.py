@@ -278,7 +278,7 @@ def escalation_decide(
         attested = evidence_attested_by(reviewer, escalation) if approve else []
         if attested:
             raise Forbidden(
-                f"a reviewer never approves a decision resting on evidence they attested "
+                f"a reviewer never approves what rests on evidence they attested "
                 f"({', '.join(attested)})",
                 code="self_approval_forbidden",
                 attested=attested,

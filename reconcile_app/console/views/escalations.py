@@ -117,11 +117,11 @@ def escalation_page(
     kept_unless_selected = (
         records_kept_written_by(request.user, detail.escalation, None) if can_decide else []
     )
-    # The evidence this decision rests on that this reviewer attested: they may reject it,
-    # never approve it (escalation_decide refuses).
+    # The evidence this decision or suggested memory rests on that this reviewer attested:
+    # they may reject it, never approve it (escalation_decide refuses).
     attested_by_me = (
         evidence_attested_by(request.user, detail.escalation)
-        if can_decide and detail.proposal is not None
+        if can_decide and (detail.proposal is not None or detail.escalation.memory_id)
         else []
     )
     return TemplateResponse(

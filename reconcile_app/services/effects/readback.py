@@ -142,7 +142,9 @@ def _written_version_read_in(effect: Effect) -> str:
     """The snapshot whose read of the target found this effect's value at the version the
     effect wrote, when every read of that version Reconcile recorded agrees; else "". A
     version is the owner's name for one state of the record: a read of it at any time shows
-    what the write left (an owner whose reads of one version disagree proves nothing)."""
+    what the write left (an owner whose reads of one version disagree proves nothing). Only
+    reads answered after the command left count: one from before shows another writer's state
+    under that number (a person's "it happened" guesses the version: expected + 1)."""
     reads = list(
         StateRead.objects.filter(
             source_id=effect.source_id,
@@ -150,6 +152,7 @@ def _written_version_read_in(effect: Effect) -> str:
             field=effect.field,
             snapshot__subject=effect.subject,
             status=ReadStatus.OK,
+            read_at__gte=effect.sent_at or effect.created_at,
         )
         .order_by("id")
         .values_list("value", "snapshot__snapshot_id")[:READS_OF_THE_VERSION_ASKED]

@@ -12,11 +12,12 @@ from dataclasses import replace
 
 import pytest
 
-from reconcile_app.models import EvidenceEntry
+from reconcile_app.models import Effect, EvidenceEntry
 from reconcile_app.services.effects import effect_readback
+from reconcile_app.sources import ApplyOutcome, ApplyResult
 from sandbox_app.adapter import SandboxAdapter
 from sandbox_app.services import sandbox_record_write
-from tests.reconcile_app.effects.conftest import SUBJECT, reconcile
+from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
 from tests.reconcile_app.effects.test_readback_views import accepted  # noqa: F401
 
 
@@ -73,3 +74,33 @@ def test_a_read_of_the_written_version_that_disagrees_proves_nothing(
     overwritten()
 
     assert effect_readback(effect_id=accepted.pk).status == "postcondition_failed"
+
+
+def test_a_read_from_before_the_effect_was_sent_proves_nothing(
+    collectible, agent, operator, monkeypatch
+):
+    """A person said "it happened" (the least version it could have made: expected + 1); the
+    only read of that version Reconcile holds was made before the command left, of another
+    writer's state (the owner would have refused this If-Match). It cannot show what the
+    command left: the readback of the target, overwritten since, fails as before."""
+    stale = reconcile(agent)  # reads version 42
+    sandbox_record_write(
+        source="case-service", subject=SUBJECT, field="collections_status", value="released"
+    )
+    assert reconcile(agent)["fields"]["collections_status"]["version"] == 43  # another's write
+    monkeypatch.setattr(
+        SandboxAdapter,
+        "apply",
+        lambda self, command: ApplyResult(ApplyOutcome.UNKNOWN, code="timeout"),
+    )
+    assert commit(agent, stale, "release_collections_hold", "released", "k-gone").status_code == 202
+    monkeypatch.undo()
+    said = operator.post(
+        "/api/v1/effects/k-gone/resolve", {"outcome": "succeeded", "reason": "the agent says so"}
+    )
+    assert said.status_code == 200, said.content
+    effect = Effect.objects.get(idempotency_key="k-gone")
+    assert (effect.status, effect.resulting_version) == ("accepted", 43)
+    overwritten()
+
+    assert effect_readback(effect_id=effect.pk).status == "postcondition_failed"

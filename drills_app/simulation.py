@@ -16,6 +16,7 @@ just before the operation it is meant for.
 from __future__ import annotations
 
 import secrets
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from random import Random
@@ -23,6 +24,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from config.logs import request_id_var
 from drills_app.desks import DESKS, Desk
 from reconcile_app.choices import DecisionResult, EscalationStatus
 from reconcile_app.errors import DomainError
@@ -329,6 +331,10 @@ def simulation_run(
         if not connection.in_atomic_block:
             # A long-running loop must not hold a dead connection (as Django does per request).
             close_old_connections()
+        # Each step its own request id, as each web request has: what it writes and the
+        # readbacks it queues are found together, never under one id for the whole run
+        # (manage.py gives the run one).
+        request_id_var.set(uuid.uuid4().hex)
         try:
             write(simulation.step())
         except DomainError as exc:

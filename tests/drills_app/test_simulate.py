@@ -101,3 +101,28 @@ def test_an_agent_waiting_on_an_escalation_acts_once_it_is_approved(demo, review
     effect = Effect.objects.get(snapshot__snapshot_id=snapshot_id)
     assert (effect.action, effect.approved_by) == (action, "rhys-reviewer")
     assert escalation_id not in simulation.waiting
+
+
+def test_each_step_runs_under_a_request_id_of_its_own(demo):
+    """manage.py gives a run one id; a simulation running for hours must not put every step's
+    rows and readbacks under it."""
+    from config.logs import request_id_var
+    from drills_app.simulation import simulation_run
+
+    seen: list[str] = []
+    request_id_var.set("the-whole-run")
+    try:
+        simulation_run(
+            iterations=3,
+            interval=0,
+            jitter=0,
+            fault_rate=0,
+            seed=3,
+            write=lambda line: seen.append(request_id_var.get()),
+            sleep=lambda seconds: None,
+            fail_fast=True,
+        )
+    finally:
+        request_id_var.set("")
+
+    assert len(set(seen)) == 3 and "the-whole-run" not in seen

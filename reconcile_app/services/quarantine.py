@@ -348,9 +348,9 @@ def quarantines_expire(
     if scope is not None:
         ended = ended.filter(scope=scope, target=target)
     for quarantine_id, chosen_by in ended.values_list("quarantine_id", "created_by__username"):
-        # The end was its creator's choice: the row names them and carries their request's
-        # id, so following that request (or that person) on the audit finds the lift too; the
-        # sweep's own task id led nowhere.
+        # The end was its creator's choice: the row names them (`after.on_behalf_of`; its
+        # actor stays `system`, so `?actor=` does not find it) and carries their request's id,
+        # so `?request_id=` of that request finds the lift too; the sweep's task id led nowhere.
         asked = AuditEvent.objects.filter(action="quarantine.create", object_ref=quarantine_id)
         try:
             quarantine_lift(

@@ -4,18 +4,15 @@ with a stable code, never gunicorn's HTML page (config/gunicorn_errors.py)."""
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
-from drills_app.bench.common import free_port
+from tests.gunicorn_server import gunicorn_serving
 
 BASE_DIR = Path(settings.BASE_DIR)
 GUNICORN = str(Path(sys.executable).parent / "gunicorn")
@@ -24,26 +21,8 @@ GUNICORN = str(Path(sys.executable).parent / "gunicorn")
 @pytest.fixture(scope="module")
 def gunicorn(tmp_path_factory) -> Iterator[int]:
     """The product's gunicorn, as `./dev serve` starts it, with one worker."""
-    port = free_port()
-    env = {**os.environ, "RECONCILE_VAR_DIR": str(tmp_path_factory.mktemp("var"))}
-    command = [GUNICORN, "-c", "config/gunicorn.py", "config.wsgi", "--workers", "1"]
-    server = subprocess.Popen(
-        [*command, "--bind", f"127.0.0.1:{port}"],
-        cwd=BASE_DIR,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and server.poll() is None:
-            if _answer(port, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"):
-                break
-            time.sleep(0.2)
+    with gunicorn_serving(tmp_path_factory.mktemp("var")) as port:
         yield port
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def _answer(port: int, raw: bytes) -> bytes:

@@ -267,9 +267,11 @@ def _refuse_within_execution_bound(effect: Effect) -> None:
     recorded so, the agent would decide and commit again under a new key, and the owner could
     then run both (live, an owner took 4-6 s to commit a command already recorded as not
     executed). The worker concludes it once the bound passes; or the owner confirms."""
-    if effect.status != EffectStatus.UNKNOWN or effect.sent_at is None:
+    if effect.status != EffectStatus.UNKNOWN:
         return
-    until = adapter_for(effect.source).executes_until(effect.sent_at)
+    # From when it was sent, as the worker's resolution counts (its creation for a row
+    # without a sending time).
+    until = adapter_for(effect.source).executes_until(effect.sent_at or effect.created_at)
     now = timezone.now()
     if until <= now:
         return

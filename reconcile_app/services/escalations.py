@@ -26,6 +26,11 @@ from reconcile_app.limits import says_nothing
 from reconcile_app.models import DecisionSnapshot, Escalation, MemoryRecord, Principal
 from reconcile_app.roles import has_role, roles_forget
 from reconcile_app.selectors.approvals import evidence_attested_by
+from reconcile_app.selectors.kept_records import (
+    OWNERLESS,
+    records_kept_attested_by,
+    records_kept_written_by,
+)
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.memory_status import memory_status_move
 from reconcile_app.services.promotions import promotion_settle
@@ -39,9 +44,6 @@ NEXT_ACTIONS = {
 # The advisory-lock namespace of fact keys ("FACT" in ASCII): none of the product's other
 # advisory locks uses it (the migration lock is a single 64-bit key, another key space).
 FACT_KEY_LOCK = 0x46414354
-
-# A fact record with no owner (owner_missing asks who owns it).
-OWNERLESS = Q(owner__isnull=True) | Q(owner="")
 
 
 def record_keepable(record: MemoryRecord | None, code: str) -> bool:
@@ -275,7 +277,13 @@ def escalation_decide(
                 code="self_approval_forbidden",
                 kept=mine,
             )
-        attested = evidence_attested_by(reviewer, escalation) if approve else []
+        # The grounds the approval would vouch for: a fact key's kept records' derivation, or
+        # the evidence a decision's reads (a promotion's memory) rest on.
+        attested: list[str] = []
+        if approve and escalation.fact_key:
+            attested = records_kept_attested_by(reviewer, escalation, selected_ref)
+        elif approve:
+            attested = evidence_attested_by(reviewer, escalation)
         if attested:
             raise Forbidden(
                 f"a reviewer never approves what rests on evidence they attested "
@@ -328,27 +336,6 @@ def escalation_decide(
             after={**_state(escalation), "retired": retired},
         )
     return escalation
-
-
-def records_kept_written_by(
-    reviewer: Any, escalation: Escalation, selected_ref: str | None
-) -> list[str]:
-    """The fact records approving would keep current that `reviewer` wrote: the one
-    selected, or, approving an ownerless record's escalation without a selection, the
-    records in force that have an owner (the ownerless ones are retired)."""
-    if not escalation.fact_key:
-        return []
-    if selected_ref:
-        if selected_ref not in escalation.candidate_refs:
-            return []  # not a candidate: refused as invalid_selection, keeping nothing
-        kept = MemoryRecord.objects.filter(memory_id=selected_ref)
-    elif escalation.code == "owner_missing":
-        kept = MemoryRecord.objects.filter(
-            fact_key=escalation.fact_key, status__in=MEMORY_IN_FORCE
-        ).exclude(OWNERLESS)
-    else:
-        return []
-    return sorted(kept.filter(agent__user_id=reviewer.pk).values_list("memory_id", flat=True))
 
 
 def _settle_fact(escalation: Escalation, selected_ref: str | None, *, at: datetime) -> list[str]:

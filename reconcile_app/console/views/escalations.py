@@ -45,7 +45,8 @@ from reconcile_app.selectors.escalations import (
     escalation_status_counts,
     escalation_suggestions,
 )
-from reconcile_app.services.escalations import escalation_decide, records_kept_written_by
+from reconcile_app.selectors.kept_records import records_kept_written_by
+from reconcile_app.services.escalations import escalation_decide
 
 DETAIL_TEMPLATE = "reconcile_app/escalation_detail.html"
 

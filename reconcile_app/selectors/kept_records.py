@@ -1,0 +1,56 @@
+"""The fact records approving a fact key's escalation would keep current, and what of them is
+the reviewer's own: a record they wrote, or evidence they attested that a record was derived
+from. Either way one person would vouch for the record and keep it (the four eyes would be
+two), so escalation_decide refuses the approval (403 `self_approval_forbidden`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from reconcile_app.choices import MEMORY_IN_FORCE
+from reconcile_app.models import Escalation, EvidenceEntry, MemoryRecord
+
+# A fact record with no owner (owner_missing asks who owns it).
+OWNERLESS = Q(owner__isnull=True) | Q(owner="")
+
+
+def records_kept(escalation: Escalation, selected_ref: str | None) -> QuerySet[MemoryRecord]:
+    """The one selected, or, approving an ownerless record's escalation without a selection,
+    the records in force that have an owner (the ownerless ones are retired); none for any
+    other question, or a selection that is no candidate (refused as invalid_selection)."""
+    if escalation.fact_key and selected_ref and selected_ref in escalation.candidate_refs:
+        return MemoryRecord.objects.filter(memory_id=selected_ref)
+    if escalation.fact_key and not selected_ref and escalation.code == "owner_missing":
+        return MemoryRecord.objects.filter(
+            fact_key=escalation.fact_key, status__in=MEMORY_IN_FORCE
+        ).exclude(OWNERLESS)
+    return MemoryRecord.objects.none()
+
+
+def records_kept_written_by(
+    reviewer: Any, escalation: Escalation, selected_ref: str | None
+) -> list[str]:
+    """The records approving would keep current that `reviewer` wrote."""
+    kept = records_kept(escalation, selected_ref)
+    return sorted(kept.filter(agent__user_id=reviewer.pk).values_list("memory_id", flat=True))
+
+
+def records_kept_attested_by(
+    reviewer: Any, escalation: Escalation, selected_ref: str | None
+) -> list[str]:
+    """The evidence `reviewer` attested that the records approving would keep were derived
+    from (a fact key's question; decisions and promotions: `evidence_attested_by`)."""
+    used = {
+        ref
+        for refs in records_kept(escalation, selected_ref).values_list("derived_from", flat=True)
+        for ref in refs or ()
+    }
+    if not used:
+        return []
+    return sorted(
+        EvidenceEntry.objects.filter(
+            evidence_id__in=used, recorded_by__user_id=reviewer.pk
+        ).values_list("evidence_id", flat=True)
+    )

@@ -5,6 +5,7 @@ two), so escalation_decide refuses the approval (403 `self_approval_forbidden`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Q, QuerySet
@@ -54,3 +55,18 @@ def records_kept_attested_by(
             evidence_id__in=used, recorded_by__user_id=reviewer.pk
         ).values_list("evidence_id", flat=True)
     )
+
+
+def records_grounded_on(reviewer: Any, records: Iterable[MemoryRecord | None]) -> set[str]:
+    """The records among `records` derived from evidence `reviewer` attested: approving never
+    keeps one of them (the console offers them to another reviewer only). One query."""
+    derived = {record.memory_id: set(record.derived_from or ()) for record in records if record}
+    used = set().union(*derived.values())
+    if not used:
+        return set()
+    mine = set(
+        EvidenceEntry.objects.filter(
+            evidence_id__in=used, recorded_by__user_id=reviewer.pk
+        ).values_list("evidence_id", flat=True)
+    )
+    return {memory_id for memory_id, refs in derived.items() if refs & mine}

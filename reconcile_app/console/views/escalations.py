@@ -45,7 +45,7 @@ from reconcile_app.selectors.escalations import (
     escalation_status_counts,
     escalation_suggestions,
 )
-from reconcile_app.selectors.kept_records import records_kept_written_by
+from reconcile_app.selectors.kept_records import records_grounded_on, records_kept_written_by
 from reconcile_app.services.escalations import escalation_decide
 
 DETAIL_TEMPLATE = "reconcile_app/escalation_detail.html"
@@ -134,6 +134,12 @@ def escalation_page(
             "is_reviewer": is_reviewer,
             "raised_by_me": raised_by_me,
             "written_by_me": detail.written_by(request.user),
+            # Candidates derived from evidence this reviewer attested: another must keep them.
+            "grounded_on_me": (
+                records_grounded_on(request.user, (c.record for c in detail.candidates))
+                if can_decide and detail.is_fact
+                else set()
+            ),
             "kept_unless_selected": kept_unless_selected,
             "attested_by_me": attested_by_me,
             "can_decide": can_decide,

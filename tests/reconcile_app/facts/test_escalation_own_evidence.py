@@ -5,8 +5,11 @@ their evidence. Another candidate, or a rejection, stays theirs."""
 
 from __future__ import annotations
 
+import re
+
 from reconcile_app.models import Escalation, MemoryRecord
 from tests.conftest import ago, make_person
+from tests.reconcile_app.console.conftest import signed_in
 from tests.reconcile_app.facts.conftest import authority, current, remember
 from tests.reconcile_app.facts.test_escalations_api import KEY, decide
 
@@ -60,3 +63,22 @@ def test_nor_by_retiring_the_ownerless(registry, agent):
 
     assert (refused.status_code, refused.json()["attested"]) == (403, [mine])
     assert decide(both, raised, "reject", rationale="not mine to say").status_code == 200
+
+
+def test_the_console_offers_that_record_to_another_reviewer_only(registry, agent):
+    both = make_person("rowan-both", ["operator", "reviewer"])
+    authority(KEY)
+    mine = attested(both)
+    remember(agent, KEY, "theirs", "ckpt-0519", "registry@r18")
+    remember(agent, KEY, "grounded-on-me", "ckpt-0520", "registry@r18", derived_from=[mine])
+    raised = current(agent, KEY).json()["escalation_id"]
+
+    page = signed_in(both).get(f"/escalations/{raised}/").content.decode()
+
+    choice = re.search(
+        r'<input type="radio" name="selected_ref" value="grounded-on-me"[^>]*>', page
+    )
+    assert choice is not None and "disabled" in choice.group(0)
+    assert 'id="grounded-grounded-on-me"' in page
+    other = re.search(r'<input type="radio" name="selected_ref" value="theirs"[^>]*>', page)
+    assert other is not None and "disabled" not in other.group(0)

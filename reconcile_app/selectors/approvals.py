@@ -163,10 +163,15 @@ def evidence_attested_by(reviewer: Any, escalation: Escalation) -> list[str]:
             for read in content["fields"].values()
             for evidence_id in read.get("evidence") or ()
         }
-    if not used:
+    return evidence_recorded_by(reviewer, used)
+
+
+def evidence_recorded_by(reviewer: Any, evidence_ids: set[str]) -> list[str]:
+    """Which of `evidence_ids` `reviewer` recorded, sorted: one query, none for no ids."""
+    if not evidence_ids:
         return []
     return sorted(
         EvidenceEntry.objects.filter(
-            evidence_id__in=used, recorded_by__user_id=reviewer.pk
+            evidence_id__in=evidence_ids, recorded_by__user_id=reviewer.pk
         ).values_list("evidence_id", flat=True)
     )

@@ -11,7 +11,8 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from reconcile_app.choices import MEMORY_IN_FORCE
-from reconcile_app.models import Escalation, EvidenceEntry, MemoryRecord
+from reconcile_app.models import Escalation, MemoryRecord
+from reconcile_app.selectors.approvals import evidence_recorded_by
 
 # A fact record with no owner (owner_missing asks who owns it).
 OWNERLESS = Q(owner__isnull=True) | Q(owner="")
@@ -48,13 +49,7 @@ def records_kept_attested_by(
         for refs in records_kept(escalation, selected_ref).values_list("derived_from", flat=True)
         for ref in refs or ()
     }
-    if not used:
-        return []
-    return sorted(
-        EvidenceEntry.objects.filter(
-            evidence_id__in=used, recorded_by__user_id=reviewer.pk
-        ).values_list("evidence_id", flat=True)
-    )
+    return evidence_recorded_by(reviewer, used)
 
 
 def records_grounded_on(reviewer: Any, records: Iterable[MemoryRecord | None]) -> set[str]:
@@ -62,11 +57,5 @@ def records_grounded_on(reviewer: Any, records: Iterable[MemoryRecord | None]) -
     keeps one of them (the console offers them to another reviewer only). One query."""
     derived = {record.memory_id: set(record.derived_from or ()) for record in records if record}
     used = set().union(*derived.values())
-    if not used:
-        return set()
-    mine = set(
-        EvidenceEntry.objects.filter(
-            evidence_id__in=used, recorded_by__user_id=reviewer.pk
-        ).values_list("evidence_id", flat=True)
-    )
+    mine = set(evidence_recorded_by(reviewer, used))
     return {memory_id for memory_id, refs in derived.items() if refs & mine}

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from reconcile_app.models import Escalation, MemoryRecord
-from tests.conftest import ago, make_person
+from tests.conftest import Persona, ago, make_person
 from tests.reconcile_app.console.conftest import signed_in
 from tests.reconcile_app.facts.conftest import authority, current, remember
 from tests.reconcile_app.facts.test_escalations_api import KEY, decide
@@ -30,13 +32,20 @@ def attested(persona) -> str:
     return str(response.json()["evidence_id"])
 
 
-def test_a_record_derived_from_my_evidence_is_not_mine_to_keep(registry, agent):
+@pytest.fixture
+def ambiguity_grounded_on_me(registry, agent) -> tuple[Persona, str, str]:
+    """Two candidates for KEY, one derived from evidence an operator-reviewer attested: that
+    person, the entry, and the escalation the agent's read raised."""
     both = make_person("rowan-both", ["operator", "reviewer"])
     authority(KEY)
     mine = attested(both)
     remember(agent, KEY, "theirs", "ckpt-0519", "registry@r18")
     remember(agent, KEY, "grounded-on-me", "ckpt-0520", "registry@r18", derived_from=[mine])
-    raised = current(agent, KEY).json()["escalation_id"]
+    return both, mine, current(agent, KEY).json()["escalation_id"]
+
+
+def test_a_record_derived_from_my_evidence_is_not_mine_to_keep(ambiguity_grounded_on_me):
+    both, mine, raised = ambiguity_grounded_on_me
 
     refused = decide(
         both, raised, "approve", rationale="mine checks out", selected_ref="grounded-on-me"
@@ -65,13 +74,8 @@ def test_nor_by_retiring_the_ownerless(registry, agent):
     assert decide(both, raised, "reject", rationale="not mine to say").status_code == 200
 
 
-def test_the_console_offers_that_record_to_another_reviewer_only(registry, agent):
-    both = make_person("rowan-both", ["operator", "reviewer"])
-    authority(KEY)
-    mine = attested(both)
-    remember(agent, KEY, "theirs", "ckpt-0519", "registry@r18")
-    remember(agent, KEY, "grounded-on-me", "ckpt-0520", "registry@r18", derived_from=[mine])
-    raised = current(agent, KEY).json()["escalation_id"]
+def test_the_console_offers_that_record_to_another_reviewer_only(ambiguity_grounded_on_me):
+    both, _, raised = ambiguity_grounded_on_me
 
     page = signed_in(both).get(f"/escalations/{raised}/").content.decode()
 

@@ -170,14 +170,7 @@ class EffectState:
 
     @property
     def may_still_execute_until(self) -> datetime | None:
-        """While an unknown outcome is within its owner's execution bound, when that ends:
-        until then the owner may still run the command, and a person's "it did not happen"
-        is premature (its source is joined: no query)."""
-        effect = self.effect
-        if effect.status != EffectStatus.UNKNOWN or effect.sent_at is None:
-            return None
-        until = adapter_for(effect.source).executes_until(effect.sent_at)
-        return until if until > timezone.now() else None
+        return may_still_execute_until(self.effect)
 
     @property
     def version(self) -> str:
@@ -249,3 +242,14 @@ def console_effect_state(*, idempotency_key: str) -> EffectState:
     effect = _effect(idempotency_key)
     last_event = EffectEvent.objects.filter(effect=effect).order_by("-at", "-pk").first()
     return EffectState(effect=effect, last_event=last_event)
+
+
+def may_still_execute_until(effect: Effect, now: datetime | None = None) -> datetime | None:
+    """While an unknown outcome is within its owner's execution bound, when that ends
+    (counted from its sending, or its creation for a row without a sending time, as the
+    worker's resolution counts): until then the owner may still run the command, and a
+    person's "it did not happen" is premature. No query when its source is loaded."""
+    if effect.status != EffectStatus.UNKNOWN:
+        return None
+    until = adapter_for(effect.source).executes_until(effect.sent_at or effect.created_at)
+    return until if until > (now or timezone.now()) else None

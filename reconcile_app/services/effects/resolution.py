@@ -18,6 +18,7 @@ from reconcile_app.choices import EffectStatus, EvidenceKind, ReadStatus
 from reconcile_app.errors import Conflict, NotFound, ValidationFailed
 from reconcile_app.limits import says_nothing
 from reconcile_app.models import Effect
+from reconcile_app.selectors.effects import may_still_execute_until
 from reconcile_app.services.audit import audit_record
 from reconcile_app.services.effects.state import (
     READBACK_RECHECK_SECONDS,
@@ -267,13 +268,9 @@ def _refuse_within_execution_bound(effect: Effect) -> None:
     recorded so, the agent would decide and commit again under a new key, and the owner could
     then run both (live, an owner took 4-6 s to commit a command already recorded as not
     executed). The worker concludes it once the bound passes; or the owner confirms."""
-    if effect.status != EffectStatus.UNKNOWN:
-        return
-    # From when it was sent, as the worker's resolution counts (its creation for a row
-    # without a sending time).
-    until = adapter_for(effect.source).executes_until(effect.sent_at or effect.created_at)
     now = timezone.now()
-    if until <= now:
+    until = may_still_execute_until(effect, now)
+    if until is None:
         return
     raise Conflict(
         f"{effect.idempotency_key}'s owner may still run it until {rfc3339(until)} (its "

@@ -45,7 +45,7 @@ from reconcile_app.selectors.bulk import (
     contradiction_selection,
     effect_selection,
 )
-from reconcile_app.services.audit import audit_record
+from reconcile_app.services.audit import audit_for_bulk_job, audit_record
 from reconcile_app.services.bulk_items import (
     contradiction_resolve_item,
     effect_check_item,
@@ -226,12 +226,13 @@ def bulk_job_run(*, job_id: str, budget_seconds: float = RUN_BUDGET_SECONDS) -> 
                     "operator (the job acts in their name)",
                 )
             continue
-        if job.kind == BulkJobKind.CONTRADICTIONS:
-            contradiction_resolve_item(job, item_id, ref)
-        elif job.action == BulkJobAction.RESOLVE:
-            effect_resolve_item(job, item_id, ref, selected)
-        else:
-            effect_check_item(job, item_id, ref)
+        with audit_for_bulk_job(job.job_id):
+            if job.kind == BulkJobKind.CONTRADICTIONS:
+                contradiction_resolve_item(job, item_id, ref)
+            elif job.action == BulkJobAction.RESOLVE:
+                effect_resolve_item(job, item_id, ref, selected)
+            else:
+                effect_check_item(job, item_id, ref)
     with transaction.atomic():
         if not job.items.filter(state=BulkItemState.PENDING).exists():
             BulkJob.objects.filter(pk=job.pk, status=BulkJobStatus.RUNNING).update(

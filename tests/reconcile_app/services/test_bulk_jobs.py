@@ -134,6 +134,9 @@ def test_resolve_not_executed_goes_through_the_manual_resolution(unknowns, opera
         REQUEST_ID,
         "owner outage 09:00-09:20",
     )
+    # The row names the job it came from, as a re-check's does: an auditor reading one
+    # verdict finds the selection and the count it was given with.
+    assert resolved.after["job_id"] == job.job_id
 
 
 def test_resolve_succeeded_still_needs_a_readback(
@@ -160,9 +163,9 @@ def test_contradictions_are_resolved_in_bulk_with_the_note(estate, agent, operat
     assert set(Contradiction.objects.values_list("status", flat=True)) == {"resolved"}
     assert set(
         AuditEvent.objects.filter(action="contradiction.resolve").values_list(
-            "request_id", flat=True
+            "request_id", "after__job_id"
         )
-    ) == {REQUEST_ID}
+    ) == {(REQUEST_ID, job.job_id)}
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import django_tables2 as tables
+from django.db.models import DurationField, ExpressionWrapper, F, QuerySet
+from django.db.models.functions import Coalesce, Now
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -24,7 +26,6 @@ class EscalationTable(StableOrderTable):
     age = tables.Column(
         accessor="opened_at",
         verbose_name="Age",
-        order_by=("-opened_at",),
         attrs={"td": {"class": "nowrap num"}},
     )
     escalation_id = tables.Column(verbose_name="Escalation")
@@ -60,6 +61,15 @@ class EscalationTable(StableOrderTable):
     def render_age(self, record: Escalation) -> SafeString:
         # An open escalation ages until decided; a decided one shows how long it waited.
         return age(record.opened_at, record.decided_at)
+
+    def order_age(self, queryset: QuerySet, is_descending: bool) -> tuple[QuerySet, bool]:
+        """By the age shown: the opening time alone orders a decided escalation by when it
+        was asked, not by how long it waited for its answer."""
+        waited = ExpressionWrapper(
+            Coalesce(F("decided_at"), Now()) - F("opened_at"), output_field=DurationField()
+        )
+        ordered = queryset.annotate(waited=waited).order_by(f"{'-' if is_descending else ''}waited")
+        return ordered, True
 
     def render_escalation_id(self, value: str) -> SafeString:
         return format_html(

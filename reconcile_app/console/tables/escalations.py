@@ -12,6 +12,7 @@ from django.utils.safestring import SafeString, mark_safe
 from reconcile_app.choices import EscalationStatus
 from reconcile_app.console.tables.common import TABLE_TEMPLATE, StableOrderTable
 from reconcile_app.models import Escalation
+from reconcile_app.selectors.escalation_commit_blocks import CommitBlock
 from reconcile_app.templatetags.reconcile_tags import (
     age,
     badge,
@@ -57,6 +58,20 @@ class EscalationTable(StableOrderTable):
         attrs = {"class": "data-table", "id": "escalations"}
         row_attrs = {"id": lambda record: f"escalation-{record.escalation_id}"}
         empty_text = "No escalation matches these filters."
+
+    # Set by the view for the page's rows (selectors/escalation_commit_blocks.py).
+    commit_blocks: dict[int, CommitBlock] = {}
+
+    def render_next_action(self, record: Escalation, value: str) -> SafeString:
+        block = self.commit_blocks.get(record.pk)
+        if block is None:
+            return format_html("{}", value)
+        # Approving (or committing on an approval) would change nothing: the gate refuses.
+        return format_html(
+            '<span class="badge badge-red">cannot commit</span> {} (<span class="mono">{}</span>)',
+            block.detail,
+            block.code,
+        )
 
     def render_age(self, record: Escalation) -> SafeString:
         # An open escalation ages until decided; a decided one shows how long it waited.

@@ -37,6 +37,7 @@ from reconcile_app.request_id import request_id_of
 from reconcile_app.roles import has_role
 from reconcile_app.selectors.approvals import evidence_attested_by
 from reconcile_app.selectors.audit import object_timeline
+from reconcile_app.selectors.escalation_commit_blocks import commit_blocks
 from reconcile_app.selectors.escalations import (
     ESCALATION_TABS,
     console_escalation_detail,
@@ -90,6 +91,10 @@ class EscalationListView(
         context = super().get_context_data(**kwargs)
         context.update(self.tab_context())
         context.update(self.live_context())
+        table = context["table"]
+        # For the rows on this page only, however many match.
+        shown = [row.record for row in table.page.object_list] if table.page else []
+        table.commit_blocks = commit_blocks(shown, timezone.now())
         if not self.wants_partial():
             # The suggestion lists sit outside the swapped region: a partial needs none.
             context["suggestions"] = escalation_suggestions()

@@ -12,6 +12,7 @@ from django.utils.safestring import SafeString, mark_safe
 from reconcile_app.choices import EscalationStatus
 from reconcile_app.console.tables.common import TABLE_TEMPLATE, StableOrderTable
 from reconcile_app.models import Escalation
+from reconcile_app.selectors.effects import FINAL
 from reconcile_app.selectors.escalation_commit_blocks import CommitBlock
 from reconcile_app.templatetags.reconcile_tags import (
     age,
@@ -63,6 +64,17 @@ class EscalationTable(StableOrderTable):
     commit_blocks: dict[int, CommitBlock] = {}
 
     def render_next_action(self, record: Escalation, value: str) -> SafeString:
+        if (
+            record.status == EscalationStatus.OPEN
+            and record.effect_id is not None
+            and record.effect.status in FINAL
+        ):
+            # Its status has no "answered": the row says the question settled itself.
+            return format_html(
+                '<span class="badge badge-green">settled</span> the effect is {} since: '
+                "nothing left for its owner to confirm",
+                record.effect.status,
+            )
         block = self.commit_blocks.get(record.pk)
         if block is None:
             return format_html("{}", value)

@@ -12,6 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tests.factories import load_yaml
+from tests.reconcile_app.console.conftest import read_back
 from tests.reconcile_app.console.test_escalation_subjects import complaint_open, escalated
 from tests.reconcile_app.effects.test_gate import TIGHTENED
 
@@ -103,3 +104,29 @@ def test_the_marks_cost_the_same_however_many_rows(asked, agent, operator, revie
         complaint_open(f"account-8{index}")
         escalated(agent, f"account-8{index}")
     assert quarantined_count(6) == few
+
+
+def test_an_effects_question_settled_since_is_marked_settled(
+    unknown_effect, operator, reviewer_browser
+):
+    """An operator handed an unknown outcome to its owner; the worker then proved it applied.
+    The escalation stays open (its status has no "answered"), so the row says nothing is
+    left for the owner to confirm, rather than looking like an outage still waiting."""
+    from reconcile_app.services.effect_escalations import escalation_open_for_effect
+    from reconcile_app.services.effects import effect_resolve_unknown
+
+    escalation = escalation_open_for_effect(
+        idempotency_key=unknown_effect.idempotency_key, actor=operator.user, reason="ledger down"
+    )
+    page = reviewer_browser.get("/escalations/").content.decode()
+    assert "settled" not in row_of(page, escalation.escalation_id)
+
+    # The owner answers that it ran: accepted, its readback still to prove it: not settled.
+    assert effect_resolve_unknown(effect_id=unknown_effect.pk).status == "accepted"
+    row = row_of(reviewer_browser.get("/escalations/").content.decode(), escalation.escalation_id)
+    assert "settled" not in row
+
+    assert read_back(unknown_effect).status == "verified"
+    row = row_of(reviewer_browser.get("/escalations/").content.decode(), escalation.escalation_id)
+    assert "settled" in row and "verified" in row
+    assert "nothing left for its owner to confirm" in row

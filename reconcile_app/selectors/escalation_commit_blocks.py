@@ -40,10 +40,11 @@ class CommitBlock:
 def commit_blocks(escalations: Iterable[Escalation], now: datetime) -> dict[int, CommitBlock]:
     """Escalation pk → why its snapshot authorises nothing now, for the open ones and the
     approved ones still within their commit window (the others authorise nothing anyway)."""
-    asking = {
+    asking: dict[int, Escalation] = {
         escalation.snapshot_id: escalation
         for escalation in escalations
-        if is_snapshot_question(escalation)
+        if escalation.snapshot_id is not None
+        and is_snapshot_question(escalation)
         and escalation.status in (EscalationStatus.OPEN, EscalationStatus.APPROVED)
     }
     if not asking:

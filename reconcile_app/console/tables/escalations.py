@@ -64,16 +64,13 @@ class EscalationTable(StableOrderTable):
     commit_blocks: dict[int, CommitBlock] = {}
 
     def render_next_action(self, record: Escalation, value: str) -> SafeString:
-        if (
-            record.status == EscalationStatus.OPEN
-            and record.effect_id is not None
-            and record.effect.status in FINAL
-        ):
+        effect = record.effect
+        if record.status == EscalationStatus.OPEN and effect is not None and effect.status in FINAL:
             # Its status has no "answered": the row says the question settled itself.
             return format_html(
                 '<span class="badge badge-green">settled</span> the effect is {} since: '
                 "nothing left for its owner to confirm",
-                record.effect.status,
+                effect.status,
             )
         block = self.commit_blocks.get(record.pk)
         if block is None:

@@ -104,3 +104,22 @@ def env_timezone(name: str, default: str) -> str:
             f"{PREFIX}{name} must be an IANA timezone such as 'Europe/London', got {raw!r}"
         ) from exc
     return name_given
+
+
+INSECURE_SECRET = "insecure-embedded-development-secret-change-me"
+
+
+def production_checks(*, debug: bool, secret_key: str, allowed_hosts: list[str]) -> None:
+    """Refuse to start rather than run a production deployment on development defaults."""
+    if debug:
+        raise ImproperlyConfigured("RECONCILE_PRODUCTION is on: set RECONCILE_DEBUG=0.")
+    # Fewer than five distinct characters is Django's own test of a made-up key (W009).
+    if secret_key == INSECURE_SECRET or len(secret_key) < 32 or len(set(secret_key)) < 5:
+        raise ImproperlyConfigured(
+            "RECONCILE_PRODUCTION is on: set RECONCILE_SECRET_KEY to 32+ random characters."
+        )
+    if "*" in allowed_hosts:
+        # Any Host header would be taken: password-reset and absolute links built from it.
+        raise ImproperlyConfigured(
+            "RECONCILE_PRODUCTION is on: RECONCILE_ALLOWED_HOSTS must name the hosts, not '*'."
+        )

@@ -16,7 +16,16 @@ from kombu import Exchange, Queue
 from config.any_host import PLAIN_HTTP_PATHS
 from config.cache import cache_settings
 from config.database import database_settings
-from config.env import env_bool, env_int, env_list, env_rate, env_str, env_timezone
+from config.env import (
+    INSECURE_SECRET,
+    env_bool,
+    env_int,
+    env_list,
+    env_rate,
+    env_str,
+    env_timezone,
+    production_checks,
+)
 from config.logs import logging_settings
 from config.queues import TASK_QUEUES, TASK_ROUTES
 from config.schedule import beat_schedule
@@ -25,28 +34,14 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-INSECURE_SECRET = "insecure-embedded-development-secret-change-me"
 PRODUCTION = env_bool("PRODUCTION", False)
 # Off unless asked for: tracebacks and query logging are for development only.
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY", INSECURE_SECRET)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
-
 if PRODUCTION:
-    # Refuse to start rather than run a production deployment on development defaults.
-    if DEBUG:
-        raise ImproperlyConfigured("RECONCILE_PRODUCTION is on: set RECONCILE_DEBUG=0.")
-    # Fewer than five distinct characters is Django's own test of a made-up key (W009).
-    if SECRET_KEY == INSECURE_SECRET or len(SECRET_KEY) < 32 or len(set(SECRET_KEY)) < 5:
-        raise ImproperlyConfigured(
-            "RECONCILE_PRODUCTION is on: set RECONCILE_SECRET_KEY to 32+ random characters."
-        )
-    if "*" in ALLOWED_HOSTS:
-        # Any Host header would be taken: password-reset and absolute links built from it.
-        raise ImproperlyConfigured(
-            "RECONCILE_PRODUCTION is on: RECONCILE_ALLOWED_HOSTS must name the hosts, not '*'."
-        )
+    production_checks(debug=DEBUG, secret_key=SECRET_KEY, allowed_hosts=ALLOWED_HOSTS)
 
 INSTALLED_APPS = [
     "django.contrib.auth",
@@ -84,6 +79,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "reconcile_app.request_id.LogPrincipalMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # After messages: a session ended for idleness says so on the sign-in page.
+    "reconcile_app.console.session_limits.SessionLimitsMiddleware",
     # A refused plain form post comes back at its page's URL, not the action's (no re-post).
     "reconcile_app.console.refusals.RefusedFormRedirectMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -160,14 +157,17 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 SESSION_COOKIE_HTTPONLY = True
+# A console session ends after RECONCILE_SESSION_IDLE_MINUTES without a request and, however
+# busy, RECONCILE_SESSION_MAX_HOURS after sign-in (reconcile_app/console/session_limits.py).
+RECONCILE_SESSION_IDLE_SECONDS = 60 * env_int("SESSION_IDLE_MINUTES", 30, minimum=1)
+SESSION_COOKIE_AGE = 3600 * env_int("SESSION_MAX_HOURS", 12, minimum=1)
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 if PRODUCTION:
-    # Defaults for serving over TLS (directly or behind a proxy that sets
-    # X-Forwarded-Proto); each can be relaxed explicitly.
+    # Defaults for TLS (direct, or a proxy setting X-Forwarded-Proto); each may be relaxed.
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     SECURE_SSL_REDIRECT = env_bool("SSL_REDIRECT", True)

@@ -14,6 +14,7 @@ class ReconcileAppConfig(AppConfig):
     def ready(self) -> None:
         from reconcile_app import checks  # noqa: F401 - registers the system checks
         from reconcile_app.api import schema  # noqa: F401 - registers the OpenAPI auth scheme
+        from reconcile_app.console import session_limits  # noqa: F401 - stamps each sign-in
         from reconcile_app.lineage_registration import register_with_lineage
 
         # lineage_app knows no kind of node until reconcile registers its own, as apps

@@ -79,6 +79,20 @@ def logging_settings(*, log_format: str, level: str) -> dict[str, Any]:
         raise ImproperlyConfigured(
             f"RECONCILE_LOG_FORMAT is {log_format!r}: one of {', '.join(LOG_FORMATS)}."
         )
+    loggers: dict[str, Any] = {
+        "django.db.backends": {"level": "INFO"},
+        # Celery's pool (billiard) logs on `multiprocessing`, which does not propagate;
+        # a logger without a handler of its own gets Celery's plain-text one, and a pool
+        # process killed (the OOM killer) was the one plain line in a worker's stream.
+        "multiprocessing": {"handlers": ["console"], "propagate": False},
+    }
+    # httpx logs every request at INFO with its URL, and an owner call's URL names the
+    # customer and the field (records/{subject}/{field}, effects/{key}): one line per field
+    # read, commit and look-up, in a log store every engineer reads. The snapshot and the
+    # effect's timeline keep the same facts, scoped to who may see them (docs/security.md,
+    # "Personal data"). Only someone who asks for DEBUG gets those lines.
+    if logging.getLevelNamesMapping()[level] > logging.DEBUG:
+        loggers["httpx"] = {"level": max(level, "WARNING", key=logging.getLevelName)}
     return {
         "version": 1,
         "disable_existing_loggers": False,
@@ -95,11 +109,5 @@ def logging_settings(*, log_format: str, level: str) -> dict[str, Any]:
             }
         },
         "root": {"handlers": ["console"], "level": level},
-        "loggers": {
-            "django.db.backends": {"level": "INFO"},
-            # Celery's pool (billiard) logs on `multiprocessing`, which does not propagate;
-            # a logger without a handler of its own gets Celery's plain-text one, and a pool
-            # process killed (the OOM killer) was the one plain line in a worker's stream.
-            "multiprocessing": {"handlers": ["console"], "propagate": False},
-        },
+        "loggers": loggers,
     }

@@ -13,6 +13,7 @@ import pytest
 
 from config.celery import request_id_from_message, request_id_restore, request_id_to_message
 from config.logs import ContextFilter, JsonFormatter, principal_var, request_id_var
+from tests.factories import claim, reconcile_body
 
 FIELDS = {"time", "level", "logger", "message", "request_id", "principal"}
 
@@ -144,3 +145,17 @@ def test_a_task_logs_under_the_request_that_queued_it(carried):
     assert (request_id_var.get(), principal_var.get()) == (carried or ("task-7", ""))
     request_id_restore(task_id="task-7")
     assert (request_id_var.get(), principal_var.get()) == ("", "")
+
+
+def test_no_line_carries_what_a_request_said_about_a_customer(agent, estate, written, now):
+    # Personal data stays in the rows that are scoped to who may read them: a claim's value
+    # and note, accepted or refused, are never written to the log (docs/security.md,
+    # "Personal data"); the refusal names only the status and the path.
+    said = claim("jane.doe@example.com", written_at=now, note="IBAN GB33BUKB20201555555555")
+    accepted = agent.post("/api/v1/reconcile", reconcile_body(claims=[said]))
+    refused = agent.post("/api/v1/reconcile", reconcile_body(claims=[{**said, "field": "a b"}]))
+
+    assert (accepted.status_code, refused.status_code) == (201, 400)
+    logged = written.getvalue()
+    assert "Bad Request: /api/v1/reconcile" in logged
+    assert "jane.doe" not in logged and "GB33BUKB" not in logged

@@ -4,9 +4,15 @@ Most console forms post to an action URL (`/escalations/<id>/approve/`) and, whe
 (a missing reason, a decision already taken), answer with their page re-rendered: the error
 beside the form, the draft kept. Without htmx that page sits at the action URL, and reloading
 it posts the form again. So a plain (non-htmx) browser POST that is refused with a page is
-kept, once, in the session, and the browser is sent (303) back to the page it came from, which
-shows the kept page in place of its own. The address bar holds the page's own URL; a reload
-reads it afresh. Successful posts already redirect; htmx posts never change the address bar.
+kept, once, and the browser is sent (303) back to the page it came from, which shows the kept
+page in place of its own. The address bar holds the page's own URL; a reload reads it afresh.
+Successful posts already redirect; htmx posts never change the address bar.
+
+The page waits in the cache for a minute at most, under a random key that only the session
+names: it holds the subject, the values on the page and the draft the person typed (which a
+refusal keeps nowhere else), and in the session it was a database row, in the WAL and the
+backups, until the browser came back for it, or for the session's two weeks when it never did.
+Without the cache the refusal is answered in place, as it is without a Referer.
 
 Only refusals of a form that came from a console page are moved (that page itself, when the
 form posts to its own URL): the Referer says which page (same host only); without one
@@ -15,12 +21,22 @@ nothing changes.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from redis.exceptions import RedisError
 
 SESSION_KEY = "console_refused_page"
+CACHE_PREFIX = "reconcile:refused-page:"
+# Long enough for a browser to follow the 303 on a slow link; short enough that a page
+# nobody came back for is gone within the minute.
+KEPT_SECONDS = 60
+# Redis out of reach (or, for the file cache, its directory): the refusal is answered in place.
+CACHE_FAULTS = (RedisError, OSError)
 # What a refused form answers with: a page the browser should show, not a server fault.
 REFUSED_STATUSES = frozenset({400, 403, 404, 409, 412, 422, 423})
 # The API and the login page answer for themselves.
@@ -69,10 +85,12 @@ class RefusedFormRedirectMiddleware:
             and not request.path.startswith(SKIPPED_PREFIXES)
             and hasattr(request, "session")
         ):
-            kept = request.session.get(SESSION_KEY)
-            if kept and kept.get("path") == request.get_full_path():
+            waiting = request.session.get(SESSION_KEY)
+            if waiting and waiting.get("path") == request.get_full_path():
                 del request.session[SESSION_KEY]
-                return self._replay(request, kept)
+                kept = _kept_take(str(waiting.get("key", "")))
+                if kept is not None:
+                    return self._replay(request, kept)
         response = self.get_response(request)
         if not _is_refused_page(request, response):
             return response
@@ -81,12 +99,19 @@ class RefusedFormRedirectMiddleware:
             return response
         if hasattr(response, "render") and not response.is_rendered:  # type: ignore[attr-defined]
             response.render()  # type: ignore[attr-defined]
-        request.session[SESSION_KEY] = {
+        key = secrets.token_urlsafe(16)
+        kept = {
             "path": page,
             "status": response.status_code,
             "content": response.content.decode(response.charset or "utf-8"),
             "nonce": getattr(request, "csp_nonce", ""),
         }
+        try:
+            cache.set(f"{CACHE_PREFIX}{key}", kept, KEPT_SECONDS)
+        except CACHE_FAULTS:
+            return response
+        # The session names the page and where it waits, nothing of what it shows.
+        request.session[SESSION_KEY] = {"path": page, "key": key}
         redirect = HttpResponseRedirect(page)
         redirect.status_code = 303  # "see other": the browser GETs the page, never re-posts
         return redirect
@@ -104,3 +129,16 @@ class RefusedFormRedirectMiddleware:
         # Says, to tests and to people reading the network panel, where this page came from.
         response["X-Console-Refused-Form"] = "kept"
         return response
+
+
+def _kept_take(key: str) -> dict[str, Any] | None:
+    """The page kept under `key`, removed as it is read; None once its minute has passed, or
+    with the cache out of reach (the page is then read afresh, without the error)."""
+    if not key:
+        return None
+    try:
+        kept: dict[str, Any] | None = cache.get(f"{CACHE_PREFIX}{key}")
+        cache.delete(f"{CACHE_PREFIX}{key}")
+    except CACHE_FAULTS:
+        return None
+    return kept

@@ -11,7 +11,7 @@ Successful posts already redirect; htmx posts never change the address bar.
 The page waits in the cache for a minute at most, under a random key that only the session
 names: it holds the subject, the values on the page and the draft the person typed (which a
 refusal keeps nowhere else), and in the session it was a database row, in the WAL and the
-backups, until the browser came back for it, or for the session's two weeks when it never did.
+backups, until the browser came back for it, or for the session's whole life when it never did.
 Without the cache the refusal is answered in place, as it is without a Referer.
 
 Only refusals of a form that came from a console page are moved (that page itself, when the

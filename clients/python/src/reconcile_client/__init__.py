@@ -11,6 +11,7 @@
 `mcp` extra) serves the same operations as MCP tools.
 """
 
+from reconcile_client._keys import new_idempotency_key
 from reconcile_client._wire import UNSET, Unset
 from reconcile_client.aio import AsyncReconcileClient
 from reconcile_client.client import ReconcileClient
@@ -138,4 +139,5 @@ __all__ = [
     "ValidationError",
     "ValueNotPermitted",
     "VersionChanged",
+    "new_idempotency_key",
 ]

@@ -109,13 +109,22 @@ def commit(
     idempotency_key: str | None,
     if_match: str | None,
     attempts: int,
+    resumed: bool = False,
 ) -> Flow[Effect]:
+    """`resumed`: this client sent the same commit under this key before (`_keys.py`), and
+    that request may still be in flight at the server, as a lost attempt's may."""
     # An empty key is a key (refused below, as the server would), never a reason for a new one.
     key = f"rc-{uuid.uuid4()}" if idempotency_key is None else idempotency_key
     try:
         return (
             yield from _commit_under(
-                key, target, action, resulting_value, if_match=if_match, attempts=attempts
+                key,
+                target,
+                action,
+                resulting_value,
+                if_match=if_match,
+                attempts=attempts,
+                resumed=resumed,
             )
         )
     except ReconcileError as refused:
@@ -133,6 +142,7 @@ def _commit_under(
     *,
     if_match: str | None,
     attempts: int,
+    resumed: bool,
 ) -> Flow[Effect]:
     if not key or not header_safe(key):
         # An HTTP header cannot carry it (the server's rule too, docs/api.md "Input limits"):
@@ -180,13 +190,13 @@ def _commit_under(
             yield Sleep(_backoff(lost))
             continue
         assert isinstance(reply, Answer)
-        if lost and _not_yet(reply):
+        if (lost or resumed) and _not_yet(reply):
             if busy >= attempts:
                 # Our own lost attempt is still being worked on, or nothing would tell us: its
                 # outcome is not known yet, and only this key may ever ask about it.
                 raise CommitOutcomeUnknown(
                     idempotency_key=key,
-                    attempts=lost,
+                    attempts=max(lost, 1),  # a resumed commit: its earlier request
                     detail=f"the first attempt's outcome was still unknown after {busy} more "
                     f"asks (last answer: HTTP {reply.status})",
                 )
@@ -205,7 +215,7 @@ def _commit_under(
                 # became of it is unknown here, and only this key may ask.
                 raise CommitOutcomeUnknown(
                     idempotency_key=key,
-                    attempts=lost + 1,
+                    attempts=max(lost, 1),  # a resumed commit: its earlier request
                     detail=f"HTTP {reply.status} with a body that is no effect "
                     f"({type(unread).__name__}: {unread})",
                 ) from unread

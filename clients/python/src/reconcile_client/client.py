@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import httpx
 
 from reconcile_client import _flows
+from reconcile_client._keys import CommitKeys, key_noted
 from reconcile_client._wire import (
     UNSET,
     USER_AGENT,
@@ -23,6 +24,7 @@ from reconcile_client._wire import (
     decode,
     header_safe,
 )
+from reconcile_client.errors import ReconcileError
 from reconcile_client.models import (
     Effect,
     Escalation,
@@ -111,6 +113,7 @@ class ReconcileClient:
         )
         self._owns_http = http_client is None
         self.commit_attempts = commit_attempts
+        self._commit_keys = CommitKeys()
 
     def __enter__(self) -> ReconcileClient:
         return self
@@ -195,20 +198,37 @@ class ReconcileClient:
         """Commit `action` against what `snapshot` read (POST /api/v1/effects).
 
         If-Match comes from the snapshot (`actions[action].if_match`); the Idempotency-Key
-        is yours or a new uuid4, and is kept on the returned effect. A lost answer is sent
-        again with the same key only (`commit_attempts`), then `CommitOutcomeUnknown`. A 202
-        (`status == "unknown"`) is returned as is: `wait` for it, never commit it again.
+        is yours, else the one this client sent the same commit (snapshot, action, value,
+        If-Match) under before, else a new uuid4, and is kept on the returned effect. A lost
+        answer is sent again with the same key only (`commit_attempts`), then
+        `CommitOutcomeUnknown`. A 202 (`status == "unknown"`) is returned as is: `wait` for
+        it, never commit it again. A commit stopped by a cancellation, a timeout or an
+        interrupt may have reached the server: what stopped it carries `.idempotency_key`.
         """
-        return self._run(
-            _flows.commit(
-                snapshot,
-                action=action,
-                resulting_value=resulting_value,
-                idempotency_key=idempotency_key,
-                if_match=if_match,
-                attempts=self.commit_attempts,
-            )
+        key, resumed = self._commit_keys.key_for(
+            snapshot,
+            action=action,
+            resulting_value=resulting_value,
+            if_match=if_match,
+            given=idempotency_key,
         )
+        try:
+            return self._run(
+                _flows.commit(
+                    snapshot,
+                    action=action,
+                    resulting_value=resulting_value,
+                    idempotency_key=key,
+                    if_match=if_match,
+                    attempts=self.commit_attempts,
+                    resumed=resumed,
+                )
+            )
+        except ReconcileError:
+            raise  # a problem carries the key already (`_flows.commit`)
+        except BaseException as stopped:  # cancelled, timed out, interrupted: maybe sent
+            key_noted(stopped, key)
+            raise
 
     def effect(self, idempotency_key: str) -> Effect:
         """The effect with its timeline (GET /api/v1/effects/{key})."""

@@ -1,0 +1,94 @@
+"""One Idempotency-Key per commit intent, kept by the client that made it.
+
+A commit may be stopped after its request reached the server and before its answer reached
+the caller: an asyncio task cancelled, an `asyncio.timeout` expiring, a KeyboardInterrupt,
+an MCP tool call cancelled by its client. The caller then holds no effect to read the key
+from, and committing the same thing again under a new key makes a second effect record for
+one intent (refused by the owner's compare-and-set at best, telling the caller "the state
+moved" about its own write). So:
+
+- the key is made before anything is sent, and a commit stopped by anything that is not a
+  problem answer carries it on that exception (`.idempotency_key`, and a note);
+- the client remembers the key of each commit intent (snapshot, action, value written,
+  If-Match given): the same commit sent again without a key goes under the same key, and the
+  server answers from its record instead of recording a second effect.
+
+An explicit `idempotency_key` always wins, and is remembered for its intent too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import uuid
+from collections import OrderedDict
+from typing import Any
+
+from reconcile_client._wire import jsonable
+from reconcile_client.models import Snapshot
+
+# Intents remembered per client: the oldest are forgotten first. A commit window is seconds
+# to minutes long, so only the most recent intents can still be committed anyway.
+MOST_INTENTS = 4096
+
+
+def new_idempotency_key() -> str:
+    """A fresh key in the client's own form (`rc-` and a uuid4): make it before committing
+    when you want to hold it whatever happens to the call."""
+    return f"rc-{uuid.uuid4()}"
+
+
+class CommitKeys:
+    """The key of each commit intent this client has sent (thread-safe: the sync client may
+    be shared by threads, and the async one by tasks)."""
+
+    def __init__(self, most: int = MOST_INTENTS) -> None:
+        self._keys: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+        self._most = most
+
+    def key_for(
+        self,
+        target: Snapshot | str,
+        *,
+        action: str,
+        resulting_value: Any,
+        if_match: str | None,
+        given: str | None,
+    ) -> tuple[str, bool]:
+        """`given` if there is one, else the key this intent was sent under before, else a
+        new one; either way the intent's key from now on. And whether this client sent the
+        intent under that key before (its earlier request may still be in flight)."""
+        intent = _intent(target, action, resulting_value, if_match)
+        with self._lock:
+            before = self._keys.get(intent)
+            key = given if given is not None else before
+            if key is None:
+                key = new_idempotency_key()
+            self._keys[intent] = key
+            self._keys.move_to_end(intent)
+            while len(self._keys) > self._most:
+                self._keys.popitem(last=False)
+        return key, key == before
+
+
+def _intent(target: Snapshot | str, action: str, resulting_value: Any, if_match: str | None) -> str:
+    snapshot_id = target if isinstance(target, str) else target.snapshot_id
+    value = json.dumps(jsonable(resulting_value), sort_keys=True, default=repr)
+    return json.dumps([snapshot_id, action, value, if_match])
+
+
+def key_noted(stopped: BaseException, key: str) -> None:
+    """Put the commit's key on what stopped it (a cancellation, a timeout, an interrupt), so
+    that whoever catches it can ask about the commit: `effect(key)`, or commit the same again
+    (this client sends it under the same key)."""
+    # An exception type with __slots__ takes no attribute: the note still says it.
+    with contextlib.suppress(AttributeError):
+        stopped.idempotency_key = key  # type: ignore[attr-defined]
+    add_note = getattr(stopped, "add_note", None)  # Python 3.11+
+    if callable(add_note):
+        add_note(
+            f"commit stopped under Idempotency-Key {key}: it may have reached the server; "
+            f"ask effect({key!r}), or commit the same again (the client reuses the key)"
+        )

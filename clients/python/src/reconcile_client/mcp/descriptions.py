@@ -12,7 +12,9 @@ beliefs go in `claims`, where they are checked, never trusted), act only if the 
 `actions` map lists your action (a decision `allow`, or an `escalate` whose escalation a
 person approved: see `escalation_status`), then `commit_effect` with that snapshot. An
 `unknown` outcome means nobody knows yet whether it happened: ask `effect_status` with the
-same idempotency_key; never commit it again under a new key."""
+same idempotency_key; never commit it again under a new key. A `commit_effect` call cancelled,
+timed out or left without an answer may have happened too: call `commit_effect` again with
+exactly the same arguments (the same key goes again, never a second effect)."""
 
 RECONCILE = """\
 Ask for a decision before acting. Reads the current state from each fact's owner, checks your
@@ -29,7 +31,11 @@ COMMIT = """\
 Commit an action the snapshot authorises: one its `actions` lists (decision `allow`, or
 `escalate` once a person approved the escalation; its decision stays `escalate`). The
 If-Match is the snapshot's `actions[action].if_match` (taken from the snapshot when you leave
-`if_match` out); the idempotency_key is made for you when absent and returned: keep it. A lost
+`if_match` out); the idempotency_key is made for you when absent and returned: keep it (or
+pass your own, any new unique string, to hold it before the call). If this call is cancelled,
+times out or gets no answer, the commit may have happened: call commit_effect again with
+exactly the same arguments (the server sends the same commit under the same key, and answers
+from its record: never a second effect), or effect_status with your own key. A lost
 answer is retried with the same key only. The answer's `status`: `accepted` (receipt), or
 `unknown` (the owner did not answer: it may or may not have happened — call `effect_status`
 with the same idempotency_key, NEVER commit again with another key). Errors you will meet:

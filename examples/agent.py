@@ -230,6 +230,12 @@ class Agent:
                 self.say(f"{subject}: nothing under {lost.idempotency_key}: it never arrived")
                 raise NeverArrived(lost.idempotency_key) from None
             return self.settle(subject, settled)
+        except TransportError as unsent:
+            # No attempt got a connection: nothing was sent, and the same key goes again.
+            if unsent.idempotency_key is None:
+                raise
+            self.say(f"{subject}: nothing under {unsent.idempotency_key}: it never arrived")
+            raise NeverArrived(unsent.idempotency_key) from None
         self.say(f"{subject}: committed {effect.idempotency_key}: {effect.status}")
         if effect.status == "unknown":
             self.say(f"{subject}: the owner did not answer: asking, never re-sending")

@@ -264,9 +264,9 @@ def test_a_throttled_reconcile_is_asked_again(
 def test_a_commit_that_never_arrived_goes_again_under_its_key(
     served: Served, example: ModuleType
 ) -> None:
-    """Every attempt of the first commit fails to connect: the outcome is unknown to the
-    agent, which asks (never re-sending blindly); Reconcile holds nothing under the key
-    (404), so the same command goes again under the same key. The agent used to stop."""
+    """Every attempt of the first commit fails to connect: nothing was sent (the client's
+    TransportError says so, with the key), so the same command goes again under the same key.
+    The agent used to stop."""
     lost: list[str] = []
 
     class RefusedFirstCommits(httpx.HTTPTransport):

@@ -176,18 +176,38 @@ def _commit_under(
         body=compact(snapshot_id=snapshot_id, action=action, resulting_value=resulting_value),
         headers={"Idempotency-Key": key, "If-Match": if_match},
     )
-    lost = busy = 0
+    lost = busy = unsent = 0
     while True:
         reply = yield Send(request)
+        if isinstance(reply, NoAnswer) and not reply.sent:
+            # No connection was had (the client's pool was full, the server refused or did
+            # not accept one): nothing reached the server, so this says nothing of an
+            # outcome. Sent again with the same key all the same, within the same bound.
+            unsent += 1
+            if lost + unsent >= attempts:
+                if lost or resumed:  # an earlier attempt may have reached it
+                    raise CommitOutcomeUnknown(
+                        idempotency_key=key, attempts=lost + unsent, detail=reply.reason
+                    )
+                raise TransportError(
+                    status=None,
+                    code="timeout" if reply.timed_out else "connection_failed",
+                    detail=f"{reply.reason} ({unsent} attempts): no connection was had, "
+                    "nothing was sent; commit again with the same key",
+                )
+            yield Sleep(_backoff(lost + unsent))
+            continue
         if isinstance(reply, NoAnswer) or (
             isinstance(reply, Answer) and _commit_answer_lost(reply)
         ):
             # The command may have reached the owner: only the same key may go again.
             lost += 1
             reason = reply.reason if isinstance(reply, NoAnswer) else f"HTTP {reply.status}"
-            if lost >= attempts:
-                raise CommitOutcomeUnknown(idempotency_key=key, attempts=lost, detail=reason)
-            yield Sleep(_backoff(lost))
+            if lost + unsent >= attempts:
+                raise CommitOutcomeUnknown(
+                    idempotency_key=key, attempts=lost + unsent, detail=reason
+                )
+            yield Sleep(_backoff(lost + unsent))
             continue
         assert isinstance(reply, Answer)
         if (lost or resumed) and _not_yet(reply):

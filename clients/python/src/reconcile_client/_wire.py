@@ -71,10 +71,13 @@ class Answer:
 
 @dataclass(frozen=True)
 class NoAnswer:
-    """The request got no answer: a timeout, a refused or broken connection."""
+    """The request got no answer: a timeout, a refused or broken connection. `sent` is False
+    when none of it can have reached the server (no connection was had: the pool's wait or
+    the connect timed out, the connection was refused), True when it may have."""
 
     reason: str
     timed_out: bool
+    sent: bool = True
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,13 @@ def client_headers(api_key: str) -> dict[str, str]:
     }
 
 
+# What httpx raises before any byte of the request can have left: no connection was had
+# (the client's own pool had none free in time, or the server's refused or did not accept
+# one in time). An established connection that breaks is another matter: the request may
+# have been read.
+NEVER_SENT = (httpx.PoolTimeout, httpx.ConnectTimeout, httpx.ConnectError)
+
+
 def no_answer(exc: httpx.RequestError) -> NoAnswer:
     """What httpx raised, as no answer (sync and async alike). An answer whose body cannot be
     decoded (a Content-Encoding that lies: httpx.DecodingError) is as good as none: a
@@ -69,10 +76,14 @@ def no_answer(exc: httpx.RequestError) -> NoAnswer:
         # httpx refused to put our own request on the wire; its message quotes the header it
         # refused, which may be Authorization: the key must not reach errors, logs or a model.
         return NoAnswer(
-            reason="LocalProtocolError: a header value HTTP cannot carry", timed_out=False
+            reason="LocalProtocolError: a header value HTTP cannot carry",
+            timed_out=False,
+            sent=False,
         )
     return NoAnswer(
-        reason=f"{type(exc).__name__}: {exc}", timed_out=isinstance(exc, httpx.TimeoutException)
+        reason=f"{type(exc).__name__}: {exc}",
+        timed_out=isinstance(exc, httpx.TimeoutException),
+        sent=not isinstance(exc, NEVER_SENT),
     )
 
 

@@ -94,3 +94,17 @@ def test_an_explicit_key_wins_and_another_intent_gets_its_own(served: Served) ->
         other = served.account("account-other")
         fresh = rc.commit(read(served, other), action=RELEASE, resulting_value="released")
     assert fresh.idempotency_key not in ("k-1", "") and not fresh.replayed
+
+
+def test_the_same_commit_with_or_without_its_if_match_is_one_intent(served: Served) -> None:
+    """An MCP model passes `if_match` in one call and leaves it out in the next: the gate
+    records an effect only at the version its snapshot read, so both are the one commit."""
+    snapshot = read(served, served.subject)
+    if_match = snapshot.actions[RELEASE].if_match
+    with served.client() as rc:
+        first = rc.commit(
+            snapshot.snapshot_id, action=RELEASE, resulting_value="released", if_match=if_match
+        )
+        again = rc.commit(snapshot.snapshot_id, action=RELEASE, resulting_value="released")
+    assert again.idempotency_key == first.idempotency_key and again.replayed
+    assert served.executions(first.idempotency_key) == 1

@@ -9,9 +9,11 @@ moved" about its own write). So:
 
 - the key is made before anything is sent, and a commit stopped by anything that is not a
   problem answer carries it on that exception (`.idempotency_key`, and a note);
-- the client remembers the key of each commit intent (snapshot, action, value written,
-  If-Match given): the same commit sent again without a key goes under the same key, and the
-  server answers from its record instead of recording a second effect.
+- the client remembers the key of each commit intent (snapshot, action, value written): the
+  same commit sent again without a key goes under the same key, and the server answers from
+  its record instead of recording a second effect. The If-Match is no part of the intent: the
+  gate records an effect only at the version its snapshot read, so a snapshot's action has
+  one If-Match that can go through, whether it was given or taken from the snapshot.
 
 An explicit `idempotency_key` always wins, and is remembered for its intent too.
 """
@@ -54,13 +56,12 @@ class CommitKeys:
         *,
         action: str,
         resulting_value: Any,
-        if_match: str | None,
         given: str | None,
     ) -> tuple[str, bool]:
         """`given` if there is one, else the key this intent was sent under before, else a
         new one; either way the intent's key from now on. And whether this client sent the
         intent under that key before (its earlier request may still be in flight)."""
-        intent = _intent(target, action, resulting_value, if_match)
+        intent = _intent(target, action, resulting_value)
         with self._lock:
             before = self._keys.get(intent)
             key = given if given is not None else before
@@ -73,10 +74,10 @@ class CommitKeys:
         return key, key == before
 
 
-def _intent(target: Snapshot | str, action: str, resulting_value: Any, if_match: str | None) -> str:
+def _intent(target: Snapshot | str, action: str, resulting_value: Any) -> str:
     snapshot_id = target if isinstance(target, str) else target.snapshot_id
     value = json.dumps(jsonable(resulting_value), sort_keys=True, default=repr)
-    return json.dumps([snapshot_id, action, value, if_match])
+    return json.dumps([snapshot_id, action, value])
 
 
 def key_noted(stopped: BaseException, key: str) -> None:

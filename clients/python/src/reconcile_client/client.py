@@ -209,8 +209,8 @@ class ReconcileClient:
         """Commit `action` against what `snapshot` read (POST /api/v1/effects).
 
         If-Match comes from the snapshot (`actions[action].if_match`); the Idempotency-Key
-        is yours, else the one this client sent the same commit (snapshot, action, value,
-        If-Match) under before, else a new uuid4, and is kept on the returned effect. A lost
+        is yours, else the one this client sent the same commit (snapshot, action, value)
+        under before, else a new uuid4, and is kept on the returned effect. A lost
         answer is sent again with the same key only (`commit_attempts`), then
         `CommitOutcomeUnknown`. A 202 (`status == "unknown"`) is returned as is: `wait` for
         it, never commit it again. A commit stopped by a cancellation, a timeout or an
@@ -220,7 +220,6 @@ class ReconcileClient:
             snapshot,
             action=action,
             resulting_value=resulting_value,
-            if_match=if_match,
             given=idempotency_key,
         )
         try:

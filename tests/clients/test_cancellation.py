@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import pytest
-from reconcile_client import AsyncReconcileClient, Effect, Snapshot
+from reconcile_client import AsyncReconcileClient, Effect, RateLimited, ReconcileClient, Snapshot
+from reconcile_client.client import client_headers
 
 from reconcile_app.models import Effect as EffectRow
 from sandbox_app.services import sandbox_fault_add
@@ -108,3 +110,34 @@ def test_the_same_commit_with_or_without_its_if_match_is_one_intent(served: Serv
         again = rc.commit(snapshot.snapshot_id, action=RELEASE, resulting_value="released")
     assert again.idempotency_key == first.idempotency_key and again.replayed
     assert served.executions(first.idempotency_key) == 1
+
+
+def test_a_commit_answered_before_is_not_waited_on_as_if_in_flight(served: Served) -> None:
+    """Only a call that got no answer leaves its request perhaps in flight: the same commit
+    throttled twice is told so twice (RateLimited, its key), never waited on as its own
+    request in flight and then reported an unknown outcome."""
+    throttled: list[str] = []
+
+    class ThrottledTwice(httpx.HTTPTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            if request.url.path == "/api/v1/effects" and len(throttled) < 2:
+                throttled.append(request.headers["Idempotency-Key"])
+                body = {"status": 429, "code": "throttled", "detail": "slow down"}
+                return httpx.Response(429, json=body, headers={"Retry-After": "0"})
+            return super().handle_request(request)
+
+    snapshot = read(served, served.subject)
+    http = httpx.Client(
+        base_url=served.url, headers=client_headers(served.agent.key), transport=ThrottledTwice()
+    )
+    with ReconcileClient(served.url, served.agent.key, http_client=http) as rc:
+        refusals = []
+        for _ in range(2):
+            with pytest.raises(RateLimited) as refused:
+                rc.commit(snapshot, action=RELEASE, resulting_value="released")
+            refusals.append(refused.value.idempotency_key)
+        done = rc.commit(snapshot, action=RELEASE, resulting_value="released")
+    http.close()
+    assert throttled == refusals == [done.idempotency_key] * 2
+    assert done.status in ("accepted", "verified") and not done.replayed
+    assert served.executions(done.idempotency_key) == 1

@@ -25,9 +25,11 @@ import json
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Any
 
 from reconcile_client._wire import jsonable
+from reconcile_client.errors import ReconcileError, TransportError
 from reconcile_client.models import Snapshot
 
 # Intents remembered per client: the oldest are forgotten first. A commit window is seconds
@@ -42,36 +44,56 @@ def new_idempotency_key() -> str:
 
 
 class CommitKeys:
-    """The key of each commit intent this client has sent (thread-safe: the sync client may
-    be shared by threads, and the async one by tasks)."""
+    """The key of each commit intent this client has sent, and whether its last call ended
+    without an answer (thread-safe: the sync client may be shared by threads, and the async
+    one by tasks)."""
 
     def __init__(self, most: int = MOST_INTENTS) -> None:
-        self._keys: OrderedDict[str, str] = OrderedDict()
+        self._keys: OrderedDict[str, tuple[str, bool]] = OrderedDict()  # key, unanswered
         self._lock = threading.Lock()
         self._most = most
 
-    def key_for(
+    @contextlib.contextmanager
+    def sending(
         self,
         target: Snapshot | str,
         *,
         action: str,
         resulting_value: Any,
         given: str | None,
-    ) -> tuple[str, bool]:
-        """`given` if there is one, else the key this intent was sent under before, else a
-        new one; either way the intent's key from now on. And whether this client sent the
-        intent under that key before (its earlier request may still be in flight)."""
+    ) -> Iterator[tuple[str, bool]]:
+        """One commit call: its key (`given` if there is one, else the key this intent was
+        sent under before, else a new one; the intent's key from now on) and whether a call
+        of this intent under that key has had no answer yet (its request may still be in
+        flight: a 409 idempotency_key_in_use is then our own, to wait for). An answer, even
+        a refusal, settles the intent; anything else that stops the call (a cancellation, a
+        timeout, an interrupt) carries the key on its way out."""
         intent = _intent(target, action, resulting_value)
         with self._lock:
-            before = self._keys.get(intent)
-            key = given if given is not None else before
+            before_key, unanswered = self._keys.get(intent, (None, False))
+            key = given if given is not None else before_key
             if key is None:
                 key = new_idempotency_key()
-            self._keys[intent] = key
+            self._keys[intent] = (key, True)
             self._keys.move_to_end(intent)
             while len(self._keys) > self._most:
                 self._keys.popitem(last=False)
-        return key, key == before
+        try:
+            yield key, unanswered and key == before_key
+        except TransportError:
+            raise  # no answer: the next call of this intent resumes it
+        except ReconcileError:
+            self._settle(intent, key)
+            raise  # a problem answer carries the key already (`_flows.commit`)
+        except BaseException as stopped:  # cancelled, timed out, interrupted: maybe sent
+            key_noted(stopped, key)
+            raise
+        self._settle(intent, key)
+
+    def _settle(self, intent: str, key: str) -> None:
+        with self._lock:
+            if self._keys.get(intent, (None, False))[0] == key:
+                self._keys[intent] = (key, False)
 
 
 def _intent(target: Snapshot | str, action: str, resulting_value: Any) -> str:

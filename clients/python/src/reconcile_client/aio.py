@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import httpx
 
 from reconcile_client import _flows
-from reconcile_client._keys import CommitKeys, key_noted
+from reconcile_client._keys import CommitKeys
 from reconcile_client._wire import UNSET, Answer, Flow, HttpRequest, NoAnswer, Reply, Sleep, decode
 from reconcile_client.client import (
     DEFAULT_COMMIT_ATTEMPTS,
@@ -25,7 +25,6 @@ from reconcile_client.client import (
     no_answer,
     to_httpx,
 )
-from reconcile_client.errors import ReconcileError
 from reconcile_client.models import (
     Effect,
     Escalation,
@@ -156,13 +155,9 @@ class AsyncReconcileClient:
         it, never commit it again. A commit stopped by a cancellation, a timeout or an
         interrupt may have reached the server: what stopped it carries `.idempotency_key`.
         """
-        key, resumed = self._commit_keys.key_for(
-            snapshot,
-            action=action,
-            resulting_value=resulting_value,
-            given=idempotency_key,
-        )
-        try:
+        with self._commit_keys.sending(
+            snapshot, action=action, resulting_value=resulting_value, given=idempotency_key
+        ) as (key, resumed):
             return await self._run(
                 _flows.commit(
                     snapshot,
@@ -174,11 +169,6 @@ class AsyncReconcileClient:
                     resumed=resumed,
                 )
             )
-        except ReconcileError:
-            raise  # a problem carries the key already (`_flows.commit`)
-        except BaseException as stopped:  # cancelled, timed out, interrupted: maybe sent
-            key_noted(stopped, key)
-            raise
 
     async def effect(self, idempotency_key: str) -> Effect:
         """The effect with its timeline (GET /api/v1/effects/{key})."""

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import httpx
 
 from reconcile_client import _flows
-from reconcile_client._keys import CommitKeys, key_noted
+from reconcile_client._keys import CommitKeys
 from reconcile_client._wire import (
     UNSET,
     USER_AGENT,
@@ -24,7 +24,6 @@ from reconcile_client._wire import (
     decode,
     header_safe,
 )
-from reconcile_client.errors import ReconcileError
 from reconcile_client.models import (
     Effect,
     Escalation,
@@ -216,13 +215,9 @@ class ReconcileClient:
         it, never commit it again. A commit stopped by a cancellation, a timeout or an
         interrupt may have reached the server: what stopped it carries `.idempotency_key`.
         """
-        key, resumed = self._commit_keys.key_for(
-            snapshot,
-            action=action,
-            resulting_value=resulting_value,
-            given=idempotency_key,
-        )
-        try:
+        with self._commit_keys.sending(
+            snapshot, action=action, resulting_value=resulting_value, given=idempotency_key
+        ) as (key, resumed):
             return self._run(
                 _flows.commit(
                     snapshot,
@@ -234,11 +229,6 @@ class ReconcileClient:
                     resumed=resumed,
                 )
             )
-        except ReconcileError:
-            raise  # a problem carries the key already (`_flows.commit`)
-        except BaseException as stopped:  # cancelled, timed out, interrupted: maybe sent
-            key_noted(stopped, key)
-            raise
 
     def effect(self, idempotency_key: str) -> Effect:
         """The effect with its timeline (GET /api/v1/effects/{key})."""

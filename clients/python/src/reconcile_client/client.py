@@ -107,6 +107,9 @@ class ReconcileClient:
     `commit_attempts` bounds how often a commit whose answer was lost is sent again (always
     with its one Idempotency-Key). Pass `http_client` to supply your own `httpx.Client`
     (proxies, TLS, a mock transport); its base URL and headers are then yours to set.
+    One client may be shared by threads (and `AsyncReconcileClient` by the tasks of one event
+    loop): it keeps no per-call state, and the keys of commit intents it remembers are kept
+    under a lock.
     """
 
     def __init__(

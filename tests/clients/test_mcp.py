@@ -151,6 +151,7 @@ def test_the_mcp_server_lists_and_serves_its_tools(served: Served) -> None:
     assert seen["snapshot"]["decision"]["result"] == "allow"
     assert seen["snapshot"]["actions"][RELEASE]["if_match"] == '"42"'
     assert seen["effect"]["status"] == "accepted"
+    assert seen["effect"]["replayed"] is False  # a first commit, not answered from a record
     assert seen["effect"]["receipt"]["resulting_version"] == 43
     assert seen["settled"]["status"] == "verified"
     assert served.executions(seen["effect"]["idempotency_key"]) == 1

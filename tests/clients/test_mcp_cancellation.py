@@ -61,6 +61,8 @@ def test_a_cancelled_commit_effect_called_again_is_the_same_commit(served: Serve
     assert seen["cancelled"] == "Request cancelled"  # all the model hears of the first call
     key = seen["again"]["idempotency_key"]
     assert seen["again"]["status"] in ("accepted", "verified")
+    # Answered from the record of the cancelled call, and the model is told so.
+    assert seen["again"]["replayed"] is True
     assert list(Effect.objects.filter(subject=served.subject).values_list("idempotency_key")) == [
         (key,)
     ]

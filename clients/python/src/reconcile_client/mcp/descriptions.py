@@ -35,7 +35,8 @@ If-Match is the snapshot's `actions[action].if_match` (taken from the snapshot w
 pass your own, any new unique string, to hold it before the call). If this call is cancelled,
 times out or gets no answer, the commit may have happened: call commit_effect again with
 exactly the same arguments (the server sends the same commit under the same key, and answers
-from its record: never a second effect), or effect_status with your own key. A lost
+from its record, `replayed: true`: never a second effect), or effect_status with your own
+key. A lost
 answer is retried with the same key only. The answer's `status`: `accepted` (receipt), or
 `unknown` (the owner did not answer: it may or may not have happened — call `effect_status`
 with the same idempotency_key, NEVER commit again with another key). Errors you will meet:

@@ -53,15 +53,20 @@ def result(payload: Any, *, error: bool = False) -> CallToolResult:
     )
 
 
-async def answer(call: Awaitable[Any]) -> CallToolResult:
+async def answer(call: Awaitable[Any], *, says_replayed: bool = False) -> CallToolResult:
     """Run one client call: its model's JSON on success (a list as the API lists it, under
-    `results`), the problem as a tool error."""
+    `results`), the problem as a tool error. `says_replayed`: a commit's answer adds
+    `replayed`, which the API says in a header (`Idempotent-Replayed`) the model never sees:
+    true when the server answered from its record of an earlier call under the same key (a
+    commit called again after a cancellation finds its first call so)."""
     try:
         found = await call
     except ReconcileError as exc:
         return result(exc.as_dict(), error=True)
     if isinstance(found, list):
         return result({"results": [dict(item.raw) for item in found]})
+    if says_replayed:
+        return result({**found.raw, "replayed": bool(found.replayed)})
     return result(dict(found.raw))
 
 
@@ -180,7 +185,8 @@ def build_server(client: AsyncReconcileClient) -> FastMCP:
                 resulting_value=resulting_value,
                 idempotency_key=idempotency_key,
                 if_match=if_match,
-            )
+            ),
+            says_replayed=True,
         )
 
     @server.tool(name="effect_status", description=EFFECT_STATUS)

@@ -175,3 +175,19 @@ def test_the_api_list_costs_the_same_however_many_rows(two_accounts, agent, revi
         complaint_open(f"account-6{index}")
         escalated(agent, f"account-6{index}")
     assert {persona.name: count(persona) for persona in (reviewer, agent)} == few
+
+
+def test_the_api_list_reads_no_snapshots_content(two_accounts, reviewer, agent):
+    """A row names its snapshot by id: the snapshot's content (every read, claim and piece of
+    evidence, kilobytes each) was read and decoded for every row and never shown."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for persona in (reviewer, agent):
+        with CaptureQueriesContext(connection) as queries:
+            listed = persona.get("/api/v1/escalations")
+            one = persona.get(f"/api/v1/escalations/{two_accounts['account-41'][0]}")
+        assert listed.status_code == one.status_code == 200
+        assert listed.json()["results"][0]["snapshot_id"]
+        read = [q["sql"] for q in queries if 'FROM "reconcile_app_escalation"' in q["sql"]]
+        assert read and not any('"reconcile_app_decisionsnapshot"."content"' in sql for sql in read)

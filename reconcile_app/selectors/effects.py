@@ -63,8 +63,11 @@ def with_compensation_links(effects: QuerySet[Effect]) -> QuerySet[Effect]:
 
 
 def effects_visible_to(user: Any) -> QuerySet[Effect]:
+    # An effect names its snapshot by id: the content (kilobytes a snapshot) is not read.
     effects = with_compensation_links(
-        Effect.objects.select_related("snapshot", "decision", "principal", "source", "escalation")
+        Effect.objects.select_related(
+            "snapshot", "decision", "principal", "source", "escalation"
+        ).defer("snapshot__content")
     )
     if is_staff_role(user):
         return effects

@@ -104,3 +104,33 @@ def test_a_read_from_before_the_effect_was_sent_proves_nothing(
     overwritten()
 
     assert effect_readback(effect_id=effect.pk).status == "postcondition_failed"
+
+
+def test_the_written_value_at_a_later_version_verifies_without_any_read(accepted):
+    """docs/api.md: the readback finds `resulting_value` at `resulting_version` *or later*.
+    A later write of the same value leaves the postcondition standing: no snapshot need have
+    read the written version to prove it."""
+    sandbox_record_write(
+        source="case-service", subject=SUBJECT, field="collections_status", value="released"
+    )
+
+    effect = effect_readback(effect_id=accepted.pk)
+
+    assert effect.status == "verified"
+    entry = EvidenceEntry.objects.filter(kind="readback").latest("id")
+    assert entry.value["version"] == accepted.resulting_version + 1
+    assert "written_version_read_in" not in entry.value
+
+
+def test_the_written_value_at_an_earlier_version_proves_nothing(accepted, monkeypatch):
+    """The same value under a version before the one written is another state of the record
+    (a view that missed the command), not the postcondition."""
+    fresh = SandboxAdapter.read
+
+    def earlier(self, subject, field):
+        read = fresh(self, subject, field)
+        return replace(read, value="released", version=accepted.resulting_version - 1)
+
+    monkeypatch.setattr(SandboxAdapter, "read", earlier)
+
+    assert effect_readback(effect_id=accepted.pk).status == "postcondition_failed"

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from reconcile_app.instants import FUTURE_TOLERANCE
-from reconcile_app.reconciliation.support import source_contradictions
+from reconcile_app.reconciliation.support import source_contradictions, support_for
 from reconcile_app.reconciliation.types import Claim
 from reconcile_app.services.owner_reads import vouched_ahead_judged
 from tests.reconcile_app.reconciliation.test_engine import NOW, classify, evidence, read
@@ -66,3 +66,34 @@ def test_an_owner_exactly_at_the_skew_tolerance_ahead_is_still_judged_by_age():
 
     assert vouched_ahead_judged(at_tolerance).status == "ok"
     assert vouched_ahead_judged(beyond).status == "stale"
+
+
+def test_evidence_for_another_field_or_subject_supports_nothing():
+    """The same value observed for another field of the account, or for another account, is
+    not evidence for this one: a claim agreeing with the state then stands unsupported
+    (unverified), not confirmed."""
+    claim = Claim("account-17", "collections_status", "hold", NOW - timedelta(minutes=10))
+    observed = NOW - timedelta(minutes=20)
+    other_field = evidence("ev-field", "hold", observed, field="letter_status")
+    other_subject = replace(evidence("ev-subject", "hold", observed), subject="account-18")
+
+    for elsewhere in ([other_field], [other_subject]):
+        assert support_for("account-17", "collections_status", "hold", elsewhere) == []
+        assert classify(claim, read(), elsewhere)[0] == "unverified"
+
+
+def test_only_this_subjects_evidence_for_this_field_contradicts_the_state():
+    state = read("hold", valid_from=NOW - timedelta(minutes=20))
+    later = NOW - timedelta(minutes=5)
+    other_field = evidence("ev-field", "collect", later, field="letter_status")
+    other_subject = replace(evidence("ev-subject", "collect", later), subject="account-18")
+
+    for item in (other_field, other_subject):
+        found = source_contradictions("account-17", {"collections_status": state}, [item])
+        assert found == [], item.evidence_id
+    # Nor does it hide this field's own, earlier-observed, agreeing support behind it.
+    agreeing = evidence("ev-hold", "hold", NOW - timedelta(minutes=10))
+    both = source_contradictions(
+        "account-17", {"collections_status": state}, [agreeing, other_field, other_subject]
+    )
+    assert both == []

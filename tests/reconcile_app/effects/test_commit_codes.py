@@ -219,3 +219,13 @@ def test_lost_postcondition_is_flagged(
         response = commit(agent, allowed, "release_collections_hold", "released", "k-12")
     assert response.status_code == 201
     assert Effect.objects.get(idempotency_key="k-12").status == "postcondition_failed"
+
+
+def test_a_blank_if_match_or_idempotency_key_counts_as_missing(allowed, agent):
+    """A header sent empty (or only spaces) is no version and no key: the same 428 / 400
+    as leaving it out, not a malformed value."""
+    blank_match = _commit_with(agent, allowed, if_match="   ")
+    assert (blank_match.status_code, blank_match.json()["code"]) == (428, "precondition_required")
+    blank_key = _commit_with(agent, allowed, key="   ")
+    assert (blank_key.status_code, blank_key.json()["code"]) == (400, "idempotency_key_missing")
+    assert not Effect.objects.exists()

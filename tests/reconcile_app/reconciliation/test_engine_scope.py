@@ -10,11 +10,12 @@ from dataclasses import replace
 from datetime import timedelta
 
 from reconcile_app.reconciliation import decision
-from reconcile_app.reconciliation.types import Claim, FieldSpec
+from reconcile_app.reconciliation.types import Claim, FieldSpec, RuleSpec
 from tests.reconcile_app.reconciliation.test_engine import (
     ALLOW_ALL,
     BINDING,
     NOW,
+    SEED_EVIDENCE,
     classify,
     contract,
     read,
@@ -78,3 +79,34 @@ def test_a_required_field_without_evidence_required_needs_no_support():
     assert decided(unevidenced)["result"] == "allow"
     refused = decided(spec)
     assert (refused["result"], refused["reasons"][0]["code"]) == ("refuse", "evidence_missing")
+
+
+def test_an_allow_rule_that_does_not_permit_the_proposed_action_denies_it():
+    spec = replace(
+        contract(RuleSpec("allow", "true", "", ("retain_manual_review",))),
+        actions={
+            "release_collections_hold": "collections_status",
+            "retain_manual_review": "collections_status",
+        },
+    )
+    capable = frozenset({"release_collections_hold", "retain_manual_review"})
+
+    decided = decision.decide(spec, BINDING, reads("collect", "none"), SEED_EVIDENCE, [], capable)
+
+    assert (decided["result"], decided["permitted_actions"]) == ("deny", [])
+    assert decided["reasons"][0]["code"] == "action_not_permitted"
+
+
+def test_one_required_field_not_ok_among_several_makes_the_contract_incomplete():
+    spec = contract(ALLOW_ALL)
+    two_required = replace(
+        spec, fields=(spec.fields[0], replace(spec.fields[1], required=True, max_age_seconds=600))
+    )
+    state = reads("collect", None)  # collections_status ok, complaint_status unavailable
+
+    decided = decision.decide(
+        two_required, BINDING, state, SEED_EVIDENCE, [], frozenset({"release_collections_hold"})
+    )
+
+    codes = [reason["code"] for reason in decided["reasons"]]
+    assert (decided["result"], codes) == ("refuse", ["state_unavailable", "contract_incomplete"])

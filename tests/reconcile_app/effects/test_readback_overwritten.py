@@ -134,3 +134,15 @@ def test_the_written_value_at_an_earlier_version_proves_nothing(accepted, monkey
     monkeypatch.setattr(SandboxAdapter, "read", earlier)
 
     assert effect_readback(effect_id=accepted.pk).status == "postcondition_failed"
+
+
+def test_of_several_agreeing_reads_of_the_written_version_the_first_is_named(accepted, agent):
+    """docs/api.md: the readback entry names the first of the reads that found the write."""
+    first = reconcile(agent)
+    second = reconcile(agent)
+    assert first["snapshot_id"] != second["snapshot_id"]
+    overwritten()
+
+    assert effect_readback(effect_id=accepted.pk).status == "verified"
+    entry = EvidenceEntry.objects.filter(kind="readback").latest("id")
+    assert entry.value["written_version_read_in"] == first["snapshot_id"]

@@ -20,6 +20,7 @@ On the hot path of every request, it costs about 3.5 µs per request with values
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -30,6 +31,9 @@ from prometheus_client import CollectorRegistry, Histogram, disable_created_metr
 from prometheus_client.metrics_core import Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from config import metric_files
+
+logger = logging.getLogger(__name__)
 MULTIPROC_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 REQUEST_DURATION = "reconcile_http_request_duration_seconds"
 # From a health probe (about a millisecond) to a slow reconcile against slow owners.
@@ -43,6 +47,9 @@ disable_created_metrics()
 
 _multiproc_dir = os.environ.get(MULTIPROC_DIR_VARIABLE, "")
 if _multiproc_dir:
+    # Files whose space is allocated before they are mapped: on a full disk a new series is
+    # an OSError, not a SIGBUS that kills the worker (config/metric_files.py).
+    metric_files.install()
     # prometheus_client writes this process's file there at the first request.
     os.makedirs(_multiproc_dir, exist_ok=True)
 
@@ -101,7 +108,14 @@ class RequestMetricsMiddleware:
         key = (route, method or OTHER_METHOD, response.status_code)
         observe = self.observers.get(key)
         if observe is None:
-            observe = request_duration.labels(key[0], key[1], str(key[2])).observe
+            try:
+                observe = request_duration.labels(key[0], key[1], str(key[2])).observe
+            except OSError:
+                # A new series needs room in this worker's metric file, and the disk under
+                # PROMETHEUS_MULTIPROC_DIR is full: the request's answer stands, its time is
+                # not counted, and the next request with these labels tries again.
+                logger.warning("request not counted in /metrics", exc_info=True)
+                return response
             self.observers[key] = observe
         observe(elapsed)
         return response

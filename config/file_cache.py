@@ -20,6 +20,12 @@ The directory is culled only when it holds `MAX_ENTRIES` files, expired ones fir
 deletes a random third, live or not): a lockout's counter must not vanish because someone
 filled the cache with sign-ins under other names. Only an entry's first write culls, not
 every change (Django lists the directory on every `set`).
+
+A directory that takes no more writes (its disk full, out of inodes, remounted read-only) is
+the shared cache out of reach, as a Redis that refuses writes is: `CacheUnavailable`, which the
+API answers 503 `cache_unavailable` (reconcile_app/api/middleware.py). Seen live with the var
+directory on a full filesystem: the throttle's counter for a new minute could not be written,
+and every API request answered 500 `internal_error`.
 """
 
 from __future__ import annotations
@@ -38,6 +44,20 @@ from django.core.cache.backends.filebased import FileBasedCache
 from django.core.files import locks
 
 LOCKS = "locks"  # a subdirectory: `clear()` and the cull only touch the cache's own files
+
+
+class CacheUnavailable(OSError):
+    """The cache's directory refused a write (ENOSPC, EDQUOT, EROFS, EIO, ...)."""
+
+
+@contextmanager
+def _writes_refused_as_unavailable() -> Iterator[None]:
+    try:
+        yield
+    except CacheUnavailable:
+        raise
+    except OSError as error:
+        raise CacheUnavailable(error.errno, f"the file cache refused a write: {error}") from error
 
 
 class FileCache(FileBasedCache):
@@ -59,12 +79,13 @@ class FileCache(FileBasedCache):
         stripe = os.path.basename(fname)[:2]  # the key's md5: 256 lock files at most
         path = os.path.join(self._dir, LOCKS, f"{stripe}.lock")
         flags = os.O_RDWR | os.O_CREAT
-        try:
-            descriptor = os.open(path, flags, 0o600)  # no other user may hold our locks
-        except FileNotFoundError:  # the first lock, or the directory was removed meanwhile
-            self._createdir()  # as Django makes it: 0o700
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            descriptor = os.open(path, flags, 0o600)
+        with _writes_refused_as_unavailable():
+            try:
+                descriptor = os.open(path, flags, 0o600)  # no other user may hold our locks
+            except FileNotFoundError:  # the first lock, or the directory was removed meanwhile
+                self._createdir()  # as Django makes it: 0o700
+                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                descriptor = os.open(path, flags, 0o600)
         with os.fdopen(descriptor, "r+b") as lock_file:
             locks.lock(lock_file, locks.LOCK_EX)
             try:
@@ -94,18 +115,19 @@ class FileCache(FileBasedCache):
             pickle.dumps(value, self.pickle_protocol)
         )
         flags = os.O_WRONLY | os.O_CREAT
-        try:
-            descriptor = os.open(fname, flags, 0o600)
-        except FileNotFoundError:  # the directory was removed meanwhile
-            self._createdir()
-            descriptor = os.open(fname, flags, 0o600)
-        try:
-            written = 0
-            while written < len(content):
-                written += os.pwrite(descriptor, content[written:], written)
-            os.ftruncate(descriptor, len(content))
-        finally:
-            os.close(descriptor)
+        with _writes_refused_as_unavailable():
+            try:
+                descriptor = os.open(fname, flags, 0o600)
+            except FileNotFoundError:  # the directory was removed meanwhile
+                self._createdir()
+                descriptor = os.open(fname, flags, 0o600)
+            try:
+                written = 0
+                while written < len(content):
+                    written += os.pwrite(descriptor, content[written:], written)
+                os.ftruncate(descriptor, len(content))
+            finally:
+                os.close(descriptor)
 
     def set(
         self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None

@@ -5,6 +5,9 @@ request."""
 
 from __future__ import annotations
 
+import errno
+import os
+
 import pytest
 from redis import exceptions as redis_errors
 
@@ -76,3 +79,25 @@ def test_only_a_cache_out_of_reach_is_unavailable(agent, db, monkeypatch, error,
     monkeypatch.setattr(principals, "api_key_note_use", failing)
     response = agent.get("/api/v1/snapshots")
     assert (response.status_code, response.json()["code"]) == (status, code)
+
+
+def test_a_file_cache_on_a_full_disk_is_a_clean_503_and_writes_nothing(
+    collectible, agent, settings, tmp_path, monkeypatch
+):
+    # The embedded default's cache (config/file_cache.py). Live, with the var directory on a
+    # full filesystem, the throttle's counter could not be written: 500 `internal_error`.
+    settings.CACHES = {
+        "default": {"BACKEND": "config.file_cache.FileCache", "LOCATION": str(tmp_path)}
+    }
+
+    def disk_full(*args: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "pwrite", disk_full)
+    response = agent.post("/api/v1/reconcile", RECONCILE)
+    monkeypatch.undo()
+
+    assert response.status_code == 503, response.content
+    assert response["Retry-After"] == "5"
+    assert response.json()["code"] == "cache_unavailable"
+    assert not DecisionSnapshot.objects.exists()

@@ -15,6 +15,7 @@ from redis.exceptions import AuthenticationError, ReadOnlyError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from config.file_cache import CacheUnavailable
 from reconcile_app.api.problems import problem_json_response
 
 logger = logging.getLogger(__name__)
@@ -64,8 +65,10 @@ def outage_of(exception: Exception) -> Outage | None:
     # that authentication and the throttle consult before any handler runs: unreachable,
     # loading, read-only after a failover or timing out, requests are refused rather than
     # let through unthrottled and unlocked.
+    # The embedded default's file cache counts alike: its disk full or read-only, no counter
+    # can be written (config/file_cache.py).
     if isinstance(
-        exception, RedisConnectionError | RedisTimeoutError | ReadOnlyError
+        exception, RedisConnectionError | RedisTimeoutError | ReadOnlyError | CacheUnavailable
     ) and not isinstance(exception, AuthenticationError):
         return Outage(
             "cache_unavailable",

@@ -41,7 +41,7 @@ class OutcomeOutput(serializers.Serializer):
 
     code = serializers.CharField(
         required=False,
-        help_text="rejected: `version_changed`, `owner_unavailable`, `owner_refused`, "
+        help_text="rejected: `version_changed`, `owner_unavailable`, `not_sent`, `owner_refused`, "
         "`idempotency_key_reused`; unknown: `timeout`, `receipt_mismatch`, `refusal_unproven`, "
         "`sender_lost` "
         "(an owner adapter may add its own)",

@@ -68,6 +68,7 @@ RETRY_AFTER_CODES = {
     "throttled": "the rate limit, or too many invalid keys from this address",
     "idempotency_key_in_use": "the first request with this key is still in flight",
     "owner_unavailable": "the owner could not be reached; nothing was executed",
+    "not_sent": "the effect was recorded and never sent; retry with the same key",
     "current_authority_unavailable": "the owner did not answer (none when it answered "
     "without an owner, or keeps no history: a retry would not change that)",
     "database_unavailable": "nothing was written",

@@ -46,7 +46,12 @@ from reconcile_app.services.effects import (
 )
 from reconcile_app.services.principals import principal_acting
 
-REJECTION_STATUS = {"version_changed": 412, "owner_unavailable": 503, "idempotency_key_reused": 422}
+REJECTION_STATUS = {
+    "version_changed": 412,
+    "owner_unavailable": 503,
+    "not_sent": 503,
+    "idempotency_key_reused": 422,
+}
 KEY = identifier_path("key", "the effect's Idempotency-Key")
 OPERATORS = {403: ["people_only", "forbidden"]}
 EFFECT_NOT_FOUND = {404: ["effect_not_found"]}
@@ -63,7 +68,7 @@ def _answer(effect: Effect, replayed: bool) -> Response:
         response = problem_response(
             status_code=REJECTION_STATUS.get(code, 409),
             code=code,
-            title="Effect rejected by the owner",
+            title="Effect not sent" if code == "not_sent" else "Effect rejected by the owner",
             detail=effect.outcome.get("detail", ""),
             expected=effect.outcome.get("expected"),
             found=effect.outcome.get("found"),
@@ -151,7 +156,7 @@ class EffectListView(EpochPinnedMixin, generics.ListAPIView):
             422: ["idempotency_key_reused", "value_too_large"],
             423: ["source_quarantined"],
             428: ["precondition_required"],
-            503: ["owner_unavailable"],
+            503: ["owner_unavailable", "not_sent"],
         },
     )
     def post(self, request: Request) -> Response:
@@ -335,7 +340,7 @@ class EffectCompensateView(APIView):
             412: ["snapshot_expired", "version_changed"],
             422: ["unknown_action", "value_too_large"],
             423: ["source_quarantined"],
-            503: ["owner_unavailable"],
+            503: ["owner_unavailable", "not_sent"],
         },
     )
     def post(self, request: Request, key: str) -> Response:

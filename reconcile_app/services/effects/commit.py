@@ -305,7 +305,10 @@ def _send_again(effect: Effect, *, principal: Principal, target: ActionTarget) -
 
 
 def _send(effect: Effect) -> Effect:
-    effect_mark_sent(effect)
+    if not effect_mark_sent(effect):
+        # No longer ours to send: answered from the record, as a retry is.
+        effect_reload(effect)
+        return _resolve_on_retry(_existing(effect.idempotency_key, effect.fingerprint)).effect
     result = adapter_for(effect.source).apply(
         EffectCommand(
             idempotency_key=effect.idempotency_key,

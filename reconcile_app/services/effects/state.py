@@ -4,7 +4,8 @@ writer, and the transition every path into `accepted` takes.
 States (docs/api.md): recorded → sent → accepted | rejected | unknown; accepted → verified |
 postcondition_failed; unknown → accepted | not_executed (or stays unknown); rejected →
 recorded only for a rejection whose request never reached the owner (`owner_unavailable`),
-when the same key is sent again. Every transition is a conditional UPDATE on the status it
+when the same key is sent again; recorded → rejected (`not_sent`, by the sweep) for an effect whose
+request ended before the command left. Every transition is a conditional UPDATE on the status it
 leaves, under `effect_locked`, so two workers can never both move one effect.
 """
 
@@ -31,7 +32,8 @@ READBACK_STATUSES = (EffectStatus.ACCEPTED, EffectStatus.POSTCONDITION_FAILED)
 RESOLVABLE = (EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED)
 # Rejections whose request never reached the owner: nothing executed, so a retry with the
 # same key is sent again rather than answered from the record.
-RETRYABLE_REJECTIONS = frozenset({"owner_unavailable"})
+# `not_sent`: recorded, but its request ended before the command left (the sweep says so).
+RETRYABLE_REJECTIONS = frozenset({"owner_unavailable", "not_sent"})
 # `Retry-After` hints, in seconds. An owner that refused the connection is given a few
 # seconds (the first resolution backoff after the immediate one); a request in flight with
 # the same key ends within the owner's timeout, so its retry is asked to come back soon.
@@ -95,27 +97,32 @@ def effect_event(
 
 # recorded → sent and its event as one statement on PostgreSQL (a data-modifying CTE runs
 # once, read or not): no BEGIN and COMMIT around two statements on every commit's path.
+# The event is inserted only when the effect moved: `rowcount` then says whether it did.
 _MARK_SENT = (
     f"WITH moved AS (UPDATE {Effect._meta.db_table} SET status = %s, sent_at = %s "  # noqa: S608  # nosec B608 - the models' own table names
-    "WHERE id = %s AND status = %s) "
+    "WHERE id = %s AND status = %s RETURNING id) "
     f"INSERT INTO {EffectEvent._meta.db_table} (effect_id, at, kind, detail, evidence_id, actor) "
-    "VALUES (%s, %s, %s, %s::jsonb, '', '')"
+    "SELECT id, %s, %s, %s::jsonb, '', '' FROM moved"
 )
 
 
-def effect_mark_sent(effect: Effect) -> None:
-    """recorded → sent, just before the command leaves for the owner."""
+def effect_mark_sent(effect: Effect) -> bool:
+    """recorded → sent, just before the command leaves for the owner. False when the effect
+    was no longer `recorded` (the sweep settled it `not_sent` meanwhile, or a retry took it):
+    then this caller must not send it."""
     now = timezone.now()
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             update: list[Any] = [EffectStatus.SENT, now, effect.pk, EffectStatus.RECORDED]
-            cursor.execute(_MARK_SENT, [*update, effect.pk, now, "sent", "{}"])
-        return
+            cursor.execute(_MARK_SENT, [*update, now, "sent", "{}"])
+            return cursor.rowcount == 1
     with transaction.atomic():
-        Effect.objects.filter(pk=effect.pk, status=EffectStatus.RECORDED).update(
+        moved = Effect.objects.filter(pk=effect.pk, status=EffectStatus.RECORDED).update(
             status=EffectStatus.SENT, sent_at=now
         )
-        effect_event(effect, "sent")
+        if moved:
+            effect_event(effect, "sent")
+    return bool(moved)
 
 
 def effect_check_failed(effect_id: int, why: str) -> None:

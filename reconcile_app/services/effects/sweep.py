@@ -24,12 +24,16 @@ def effects_sweep(
     Accepted effects and unknown outcomes carry `next_check_at`; when it passes, the sweep
     enqueues the readback or resolution again (both are idempotent) and pushes the next check
     back, so a long owner outage does not flood the queue. A `sent` effect older than the
-    grace period lost its sender mid-request, so its outcome is unknown.
+    grace period lost its sender mid-request, so its outcome is unknown. A `recorded` one that
+    old never left: its request ended between the record and the send (the database refused
+    the next write, a disk full say, or the process died), so it is `rejected` `not_sent`, and
+    a retry with its key sends it, through the gate again (services/effects/commit.py).
     """
     from reconcile_app.tasks import effect_readback_task, effect_resolve_task
 
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=grace_seconds)
+    never_sent = _recorded_never_sent(now, cutoff)
     stuck_sent = list(
         Effect.objects.filter(status=EffectStatus.SENT, sent_at__lt=cutoff).values_list(
             "pk", flat=True
@@ -58,7 +62,12 @@ def effects_sweep(
     due = Effect.objects.filter(
         status__in=[EffectStatus.ACCEPTED, EffectStatus.UNKNOWN], next_check_at__lte=now
     ).values_list("pk", "status", "readback_attempts", "resolution_attempts")
-    counts = {"sent_to_unknown": len(stuck_sent), "readbacks": 0, "resolutions": 0}
+    counts = {
+        "recorded_to_not_sent": never_sent,
+        "sent_to_unknown": len(stuck_sent),
+        "readbacks": 0,
+        "resolutions": 0,
+    }
     for effect_id, status, readbacks, resolutions in list(due):
         readback = status == EffectStatus.ACCEPTED
         # A resolution schedules its own next check when it ends; this one holds when it never
@@ -76,3 +85,34 @@ def effects_sweep(
             effect_resolve_task.delay(effect_id)
             counts["resolutions"] += 1
     return counts
+
+
+NOT_SENT = {
+    "code": "not_sent",
+    "detail": "recorded, never sent: the request that recorded it ended before the command "
+    "left; retry with the same Idempotency-Key",
+}
+
+
+def _recorded_never_sent(now: Any, cutoff: Any) -> int:
+    """recorded → rejected `not_sent` for effects recorded before `cutoff`; how many moved.
+    The command is marked sent before it leaves (a conditional UPDATE on `recorded`), so one
+    that is still `recorded` here was never sent, and its sender, should it wake, sends
+    nothing (effect_mark_sent moves nothing)."""
+    stuck = list(
+        Effect.objects.filter(status=EffectStatus.RECORDED, created_at__lt=cutoff).values_list(
+            "pk", flat=True
+        )
+    )
+    moved_count = 0
+    for effect_id in stuck:
+        with transaction.atomic():
+            moved = Effect.objects.filter(pk=effect_id, status=EffectStatus.RECORDED).update(
+                status=EffectStatus.REJECTED, outcome=NOT_SENT, outcome_at=now
+            )
+            if moved:
+                EffectEvent.objects.create(
+                    effect_id=effect_id, at=now, kind="rejected", detail={"code": "not_sent"}
+                )
+                moved_count += 1
+    return moved_count

@@ -1,0 +1,91 @@
+"""An effect recorded whose request ended before the command left (the database refused the
+next write, a disk full say, or its process died) is never stuck `recorded`: the sweep settles
+it `rejected` `not_sent`, and a retry with its key sends it, through the gate again.
+
+Until then such an effect stayed `recorded` for good, and every retry with its key answered
+409 `idempotency_key_in_use`: the agent could neither act under its key nor learn that nothing
+had been sent.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import OperationalError
+from django.utils import timezone
+
+from reconcile_app.choices import EffectStatus
+from reconcile_app.models import Effect
+from reconcile_app.services.effects import commit as commit_service
+from reconcile_app.services.effects import effects_sweep
+from sandbox_app.models import SandboxRecord
+from tests.reconcile_app.effects.conftest import SUBJECT, collectible, commit, reconcile  # noqa: F401
+
+
+def owner_version() -> int:
+    return SandboxRecord.objects.get(
+        source="case-service", subject=SUBJECT, field="collections_status"
+    ).version
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_commit_the_database_stopped_before_sending_is_sent_by_its_retry(
+    agent, collectible, monkeypatch
+):
+    snapshot = reconcile(agent)
+    version_before = owner_version()
+
+    def disk_full(effect: Effect) -> bool:
+        raise OperationalError("database or disk is full")
+
+    monkeypatch.setattr(commit_service, "effect_mark_sent", disk_full)
+    first = commit(agent, snapshot, "release_collections_hold", "released", "k-unsent-1")
+    monkeypatch.undo()
+    assert (first.status_code, first.json()["code"]) == (503, "database_unavailable")
+    effect = Effect.objects.get(idempotency_key="k-unsent-1")
+    assert effect.status == EffectStatus.RECORDED and owner_version() == version_before
+
+    # Moments later it may still be on its way: the retry waits.
+    again = commit(agent, snapshot, "release_collections_hold", "released", "k-unsent-1")
+    assert (again.status_code, again.json()["code"]) == (409, "idempotency_key_in_use")
+
+    counts = effects_sweep(now=timezone.now() + timedelta(seconds=61))
+    assert counts["recorded_to_not_sent"] == 1
+    effect.refresh_from_db()
+    assert (effect.status, effect.outcome["code"]) == (EffectStatus.REJECTED, "not_sent")
+    assert list(effect.events.order_by("pk").values_list("kind", flat=True)) == [
+        "recorded",
+        "rejected",
+    ]
+
+    retried = commit(agent, snapshot, "release_collections_hold", "released", "k-unsent-1")
+    assert retried.status_code == 201, retried.content
+    assert retried.json()["status"] == EffectStatus.ACCEPTED
+    assert owner_version() == version_before + 1  # sent once
+    assert [kind for kind in effect.events.order_by("pk").values_list("kind", flat=True)][:4] == [
+        "recorded",
+        "rejected",
+        "retried",
+        "sent",
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sender_whose_effect_was_settled_meanwhile_sends_nothing(agent, collectible, monkeypatch):
+    snapshot = reconcile(agent)
+    version_before = owner_version()
+    original = commit_service._send
+
+    def settled_first(effect: Effect) -> Effect:
+        # The sweep settles it between the record and the send (the sender was stalled).
+        effects_sweep(now=timezone.now() + timedelta(seconds=61))
+        return original(effect)
+
+    monkeypatch.setattr(commit_service, "_send", settled_first)
+    response = commit(agent, snapshot, "release_collections_hold", "released", "k-unsent-2")
+
+    assert (response.status_code, response.json()["code"]) == (503, "not_sent")
+    assert response["Retry-After"]
+    assert owner_version() == version_before
+    assert Effect.objects.get(idempotency_key="k-unsent-2").status == EffectStatus.REJECTED

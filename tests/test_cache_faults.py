@@ -67,6 +67,15 @@ def test_reads_are_refused_alike_not_let_through_unthrottled(agent, settings, db
     [
         (redis_errors.ReadOnlyError("a replica after failover"), 503, "cache_unavailable"),
         (redis_errors.BusyLoadingError("loading the dataset"), 503, "cache_unavailable"),
+        # Full, under `maxmemory-policy noeviction`: it takes no writes, as a replica does.
+        # Live, the throttle's script answered this and every API request was a 500.
+        (
+            redis_errors.OutOfMemoryError(
+                "command not allowed when used memory > 'maxmemory'. script: 2915e11f"
+            ),
+            503,
+            "cache_unavailable",
+        ),
         # A fault to see and fix, not an outage to wait out.
         (redis_errors.AuthenticationError("invalid password"), 500, "internal_error"),
         (redis_errors.ResponseError("ERR Error running script"), 500, "internal_error"),

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, InternalError, OperationalError
 from django.http import HttpRequest, HttpResponse
-from redis.exceptions import AuthenticationError, ReadOnlyError
+from redis.exceptions import AuthenticationError, OutOfMemoryError, ReadOnlyError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -65,15 +65,18 @@ def outage_of(exception: Exception) -> Outage | None:
     # that authentication and the throttle consult before any handler runs: unreachable,
     # loading, read-only after a failover or timing out, requests are refused rather than
     # let through unthrottled and unlocked.
-    # The embedded default's file cache counts alike: its disk full or read-only, no counter
-    # can be written (config/file_cache.py).
-    if isinstance(
-        exception, RedisConnectionError | RedisTimeoutError | ReadOnlyError | CacheUnavailable
-    ) and not isinstance(exception, AuthenticationError):
+    # A Redis full under `noeviction` (OutOfMemoryError: "command not allowed when used
+    # memory > 'maxmemory'") takes no writes either. The embedded default's file cache counts
+    # alike: its disk full or read-only, no counter can be written (config/file_cache.py).
+    refused = RedisConnectionError | RedisTimeoutError | ReadOnlyError | OutOfMemoryError
+    if isinstance(exception, refused | CacheUnavailable) and not isinstance(
+        exception, AuthenticationError
+    ):
         return Outage(
             "cache_unavailable",
             "its shared cache",
-            "the shared cache (rate limits, lockouts) could not be reached; nothing was written",
+            "the shared cache (rate limits, lockouts) could not be reached or took no "
+            "writes; nothing was written",
         )
     return None
 

@@ -71,7 +71,8 @@ RETRY_AFTER_CODES = {
     "not_sent": "the effect was recorded and never sent; retry with the same key",
     "current_authority_unavailable": "the owner did not answer (none when it answered "
     "without an owner, or keeps no history: a retry would not change that)",
-    "database_unavailable": "nothing was written",
+    "database_unavailable": "nothing was written (a commit whose body names its "
+    "`idempotency_key`: recorded, retry with that key)",
     "cache_unavailable": "nothing was written",
     "broker_unavailable": "the task queue refused the check; nothing was recorded",
     "source_quarantined": "sent when the quarantine has an end (`ends_at`)",

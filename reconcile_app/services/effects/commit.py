@@ -20,7 +20,7 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from reconcile_app.canonical import content_hash
@@ -46,6 +46,7 @@ from reconcile_app.services.effects.state import (
     effect_event,
     effect_mark_sent,
     effect_reload,
+    recorded_then_unavailable,
     request_unanswered_entry,
 )
 from reconcile_app.services.enqueue import enqueue_on_commit
@@ -238,7 +239,10 @@ def effect_commit(
     except IntegrityError:
         # A concurrent request with the same key was recorded first.
         return _resolve_on_retry(_existing(key, fingerprint))
-    return CommitResult(effect=_send(effect), replayed=False)
+    try:
+        return CommitResult(effect=_send(effect), replayed=False)
+    except (OperationalError, InterfaceError) as exc:
+        raise recorded_then_unavailable(key) from exc
 
 
 def _authorise(

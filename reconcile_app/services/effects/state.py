@@ -18,6 +18,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 
 from reconcile_app.choices import EffectStatus, EvidenceKind
+from reconcile_app.errors import DomainError
 from reconcile_app.models import Effect, EffectEvent
 from reconcile_app.services.enqueue import enqueue_on_commit
 from reconcile_app.services.evidence import evidence_append
@@ -209,4 +210,21 @@ def request_unanswered_entry(effect: Effect, *, note: str) -> Any:
         derived_from_held=True,
         note=note,
         generated_by=effect.idempotency_key,
+    )
+
+
+def recorded_then_unavailable(key: str) -> DomainError:
+    """The database failed after the effect was recorded (a disk full, a connection lost):
+    the command may have reached the owner, so "nothing was written" would be untrue. The
+    sweep settles the effect (sent → unknown → the owner's ledger; recorded → not_sent), and
+    the same key asks about it, or sends it, without executing anything twice."""
+    return DomainError(
+        f"the database failed after the effect was recorded; it may have reached the owner. "
+        f"Retry with the same Idempotency-Key ({key}) or read GET /api/v1/effects/{key}: "
+        "nothing is executed twice",
+        code="database_unavailable",
+        status=503,
+        title="Service unavailable",
+        retry_after=5,
+        idempotency_key=key,
     )

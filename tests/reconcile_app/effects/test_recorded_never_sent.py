@@ -89,3 +89,28 @@ def test_a_sender_whose_effect_was_settled_meanwhile_sends_nothing(agent, collec
     assert response["Retry-After"]
     assert owner_version() == version_before
     assert Effect.objects.get(idempotency_key="k-unsent-2").status == EffectStatus.REJECTED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_commit_the_database_fails_after_the_owner_took_it_says_so(
+    agent, collectible, monkeypatch
+):
+    # Live (soak with the var directory filled): one commit answered 503 "nothing was
+    # written", and the sweep then found it executed and verified it.
+    snapshot = reconcile(agent)
+
+    def disk_full(**kwargs: object) -> Effect:
+        raise OperationalError("database or disk is full")
+
+    monkeypatch.setattr(commit_service, "effect_accept", disk_full)
+    response = commit(agent, snapshot, "release_collections_hold", "released", "k-unsent-3")
+    monkeypatch.undo()
+
+    assert response.status_code == 503, response.content
+    assert response["Retry-After"] == "5"
+    problem = response.json()
+    assert problem["code"] == "database_unavailable"
+    assert problem["idempotency_key"] == "k-unsent-3"
+    assert "nothing was written" not in problem["detail"]
+    assert "same Idempotency-Key" in problem["detail"]
+    assert Effect.objects.get(idempotency_key="k-unsent-3").status == EffectStatus.SENT

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from reconcile_client._wire import jsonable
-from reconcile_client.errors import ReconcileError, TransportError
+from reconcile_client.errors import CommitOutcomeUnknown, ReconcileError, TransportError
 from reconcile_client.models import Snapshot
 
 # Intents remembered per client: the oldest are forgotten first. A commit window is seconds
@@ -78,10 +78,17 @@ class CommitKeys:
             self._keys.move_to_end(intent)
             while len(self._keys) > self._most:
                 self._keys.popitem(last=False)
+        resumed = unanswered and key == before_key
         try:
-            yield key, unanswered and key == before_key
+            yield key, resumed
+        except CommitOutcomeUnknown:
+            raise  # sent, perhaps, and no answer: the next call of this intent resumes it
         except TransportError:
-            raise  # no answer: the next call of this intent resumes it
+            # No commit of this call left (no connection was had, or the snapshot could not
+            # be read first): it leaves the intent as it found it. Marked unanswered, the
+            # commit sent again as told would be reported an outcome unknown.
+            self._settle(intent, key, unanswered=resumed)
+            raise
         except ReconcileError:
             self._settle(intent, key)
             raise  # a problem answer carries the key already (`_flows.commit`)
@@ -90,10 +97,10 @@ class CommitKeys:
             raise
         self._settle(intent, key)
 
-    def _settle(self, intent: str, key: str) -> None:
+    def _settle(self, intent: str, key: str, *, unanswered: bool = False) -> None:
         with self._lock:
             if self._keys.get(intent, (None, False))[0] == key:
-                self._keys[intent] = (key, False)
+                self._keys[intent] = (key, unanswered)
 
 
 def _intent(target: Snapshot | str, action: str, resulting_value: Any) -> str:

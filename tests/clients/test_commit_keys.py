@@ -13,11 +13,13 @@ No server: a mock transport answers (or refuses) each request.
 
 from __future__ import annotations
 
+import tracemalloc
 from collections.abc import Callable
 
 import httpx
 import pytest
 from reconcile_client import CommitOutcomeUnknown, RateLimited, ReconcileClient, TransportError
+from reconcile_client._keys import CommitKeys
 
 SNAPSHOT = "snap_0123456789abcdef0123456789abcdef"
 ACTION = "release_collections_hold"
@@ -91,3 +93,21 @@ def test_a_cancelled_call_still_makes_the_next_one_resumed_after_nothing_was_sen
             with pytest.raises(CommitOutcomeUnknown) as unknown:
                 commit(rc)
             assert unknown.value.idempotency_key == calls[0]
+
+
+def test_the_remembered_intents_do_not_hold_the_values_written() -> None:
+    """A long-lived client remembers up to MOST_INTENTS (4096) intents: each must cost a key,
+    not the value it wrote (up to 64 KiB each, docs/api.md "Input limits": 256 MiB)."""
+    keys = CommitKeys()
+    large = "x" * 65_536
+    tracemalloc.start()
+    try:
+        for number in range(100):
+            with keys.sending(
+                f"snap_{number:032d}", action=ACTION, resulting_value=large, given=None
+            ):
+                pass
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 100 * 1024, f"{held} bytes for 100 intents"

@@ -21,6 +21,7 @@ An explicit `idempotency_key` always wins, and is remembered for its intent too.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import threading
 import uuid
@@ -104,9 +105,11 @@ class CommitKeys:
 
 
 def _intent(target: Snapshot | str, action: str, resulting_value: Any) -> str:
+    """The intent's digest: a value written may be 64 KiB, and a long-lived client remembers
+    MOST_INTENTS of them (a quarter of a gigabyte, were the values kept)."""
     snapshot_id = target if isinstance(target, str) else target.snapshot_id
     value = json.dumps(jsonable(resulting_value), sort_keys=True, default=repr)
-    return json.dumps([snapshot_id, action, value])
+    return hashlib.sha256(json.dumps([snapshot_id, action, value]).encode()).hexdigest()
 
 
 def key_noted(stopped: BaseException, key: str) -> None:

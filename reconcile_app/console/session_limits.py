@@ -3,9 +3,10 @@
 Django alone ends a session `SESSION_COOKIE_AGE` after it was last saved, and a console
 session is rarely saved after sign-in: an unattended browser stayed signed in to an
 operator's powers (quarantine, resolve, approve) for two weeks. Here each signed-in request
-notes when it was seen (a save at most once a minute, not a write on every page), and a
-request after `RECONCILE_SESSION_IDLE_SECONDS` without one, or past `SESSION_COOKIE_AGE`
-since sign-in, signs the person out: the page asks them to sign in again and says why. A
+notes when it was seen (a save at most once a minute, or a tenth of the idle limit when
+that is shorter: not a write on every page), and a request after
+`RECONCILE_SESSION_IDLE_SECONDS` without one, or past `SESSION_COOKIE_AGE` since sign-in,
+signs the person out: the page asks them to sign in again and says why. A
 live page's refreshes are requests: a console left open on a live queue stays signed in, up
 to the fixed limit.
 
@@ -34,7 +35,10 @@ logger = logging.getLogger(__name__)
 
 SIGNED_IN_AT = "reconcile_signed_in_at"
 SEEN_AT = "reconcile_seen_at"
-# How stale the last-seen time may grow before a request saves it again.
+# How stale the last-seen time may grow before a request saves it again: a minute, and never
+# more than a tenth of the idle limit. The limit counts from the saved time, so a person is
+# signed out at most that much early; at a minute's limit, a saved time a minute old signed
+# out someone busy every fifty seconds.
 SEEN_RESOLUTION_SECONDS = 60
 # Paths whose anonymous htmx requests are not the console's to redirect.
 NOT_CONSOLE = ("/api/", "/accounts/", "/static/")
@@ -91,8 +95,12 @@ class SessionLimitsMiddleware:
         if not isinstance(session.get(SIGNED_IN_AT), int):
             session[SIGNED_IN_AT] = now
         seen = session.get(SEEN_AT)
-        if not isinstance(seen, int) or now - seen >= SEEN_RESOLUTION_SECONDS:
+        if not isinstance(seen, int) or now - seen >= seen_resolution_seconds():
             session[SEEN_AT] = now
+
+
+def seen_resolution_seconds() -> int:
+    return max(1, min(SEEN_RESOLUTION_SECONDS, settings.RECONCILE_SESSION_IDLE_SECONDS // 10))
 
 
 def _sign_in_url(request: HttpRequest) -> str:

@@ -109,3 +109,17 @@ def test_an_htmx_request_never_redirects_to_another_site(client):
         "/effects/", HTTP_HX_REQUEST="true", HTTP_HX_CURRENT_URL="https://evil.example"
     )
     assert parse_qs(urlsplit(response["HX-Redirect"]).query) == {"next": ["/"]}
+
+
+def test_a_request_within_the_idle_limit_of_the_last_one_keeps_the_session(
+    operator_browser, settings
+):
+    """The last-seen time is saved at most once a minute: counted from that saved time, a
+    person busy every 50 seconds under a one-minute limit (the least allowed) was signed out
+    on their third request, 50 seconds after their second."""
+    settings.RECONCILE_SESSION_IDLE_SECONDS = 60
+    assert operator_browser.get("/quarantine/").status_code == 200
+    shift(operator_browser, reconcile_seen_at=50, reconcile_signed_in_at=50)
+    assert operator_browser.get("/quarantine/").status_code == 200  # 50 s after the first
+    shift(operator_browser, reconcile_seen_at=50, reconcile_signed_in_at=50)
+    assert operator_browser.get("/quarantine/").status_code == 200  # 50 s after the second

@@ -5,8 +5,8 @@ version active, its evidence not withdrawn, no source it read quarantined
 (services/effects/gate.py, services/quarantine.py). After a quarantine or a correction, a
 queue of open questions resting on the withdrawn grounds would otherwise ask reviewers to
 open each one to learn that approving it changes nothing. The same checks as the gate's, for
-a page at once: at most four queries however many rows, none when no row asks a decision's
-question.
+a page at once: at most four queries however many rows (and the active quarantines' read,
+cached per epoch), none when no row asks a decision's question.
 """
 
 from __future__ import annotations

@@ -10,38 +10,27 @@ an operator needs from those lines (a failed call is the read's `unavailable` wi
 
 from __future__ import annotations
 
-import io
 import json
-import logging
-from collections.abc import Iterator
 
 import pytest
 from django.utils import timezone
 
-from config.logs import JsonFormatter, logging_settings
+from config.logs import logging_settings
 from reconcile_app.choices import ReadStatus
 from reconcile_app.models import Source
 from reconcile_app.sources import EffectCommand
 from reconcile_app.sources.http import HttpAdapter
 from reconcile_app.sources.owner_client import owner_client_reset
+from tests.test_logs import written  # noqa: F401 - a fixture: what the console handler writes
 
 CUSTOMER = "customer-9001"
 IBAN = "GB33BUKB20201555555555"
 
 
-@pytest.fixture
-def written() -> Iterator[io.StringIO]:
-    """What the configured console handler writes, captured."""
-    handler = next(
-        h
-        for h in logging.getLogger().handlers
-        if isinstance(h, logging.StreamHandler) and isinstance(h.formatter, JsonFormatter)
-    )
-    stream = io.StringIO()
-    previous = handler.setStream(stream)
+@pytest.fixture(autouse=True)
+def fresh_owner_client() -> None:
+    """A client made under the logging configured now, not one a test before kept."""
     owner_client_reset()
-    yield stream
-    handler.setStream(previous)
 
 
 def adapter(url: str) -> HttpAdapter:

@@ -239,10 +239,18 @@ def effect_commit(
     except IntegrityError:
         # A concurrent request with the same key was recorded first.
         return _resolve_on_retry(_existing(key, fingerprint))
+    return _sent(effect)
+
+
+def _sent(effect: Effect, *, reload: bool = False) -> CommitResult:
+    """Send a recorded effect. From here on a database failure is no "nothing was written":
+    the record stands and the command may have reached the owner."""
     try:
+        if reload:
+            effect_reload(effect)
         return CommitResult(effect=_send(effect), replayed=False)
     except (OperationalError, InterfaceError) as exc:
-        raise recorded_then_unavailable(key) from exc
+        raise recorded_then_unavailable(effect.idempotency_key) from exc
 
 
 def _authorise(
@@ -304,8 +312,7 @@ def _send_again(effect: Effect, *, principal: Principal, target: ActionTarget) -
         evidence_held(effect.snapshot)
     if not moved:
         return _resolve_on_retry(_existing(effect.idempotency_key, effect.fingerprint))
-    effect_reload(effect)
-    return CommitResult(effect=_send(effect), replayed=False)
+    return _sent(effect, reload=True)
 
 
 def _send(effect: Effect) -> Effect:

@@ -114,3 +114,29 @@ def test_a_commit_the_database_fails_after_the_owner_took_it_says_so(
     assert "nothing was written" not in problem["detail"]
     assert "same Idempotency-Key" in problem["detail"]
     assert Effect.objects.get(idempotency_key="k-unsent-3").status == EffectStatus.SENT
+
+
+def test_a_retry_sent_again_that_the_database_fails_says_it_was_recorded(
+    agent, collectible, monkeypatch
+):
+    """After 503 owner_unavailable the same key is sent again: `rejected → recorded` is
+    committed before the send, so a database failure then has written something too."""
+    from sandbox_app.services import sandbox_fault_add
+
+    snapshot = reconcile(agent)
+    sandbox_fault_add(source="case-service", kind="unavailable", count=1)
+    first = commit(agent, snapshot, "release_collections_hold", "released", "k-unsent-4")
+    assert (first.status_code, first.json()["code"]) == (503, "owner_unavailable")
+
+    def disk_full(effect: Effect) -> bool:
+        raise OperationalError("database or disk is full")
+
+    monkeypatch.setattr(commit_service, "effect_mark_sent", disk_full)
+    again = commit(agent, snapshot, "release_collections_hold", "released", "k-unsent-4")
+    monkeypatch.undo()
+
+    assert again.status_code == 503, again.content
+    problem = again.json()
+    assert (problem["code"], problem["idempotency_key"]) == ("database_unavailable", "k-unsent-4")
+    assert "nothing was written" not in problem["detail"]
+    assert Effect.objects.get(idempotency_key="k-unsent-4").status == EffectStatus.RECORDED

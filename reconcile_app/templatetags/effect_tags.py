@@ -41,6 +41,12 @@ MANUAL_ACCEPTED = (
     "nothing but a read of the target can confirm the change."
 )
 MANUAL_NOT_EXECUTED = "Not executed, on an operator's word (see the reason in Outcome)."
+# Rejections whose command never reached the owner (services/effects/state.py): not its refusal.
+NEVER_DELIVERED = ("owner_unavailable", "not_sent")
+NEVER_DELIVERED_SAYS = (
+    "Never reached the owner: nothing changed. The same Idempotency-Key sends it again, "
+    "through the gate."
+)
 
 
 def by_operator(effect: Any) -> bool:
@@ -59,6 +65,8 @@ def effect_story(effect: Any) -> str:
         return MANUAL_ACCEPTED
     if effect.status == "not_executed" and by_operator(effect):
         return MANUAL_NOT_EXECUTED
+    if effect.status == "rejected" and (effect.outcome or {}).get("code") in NEVER_DELIVERED:
+        return NEVER_DELIVERED_SAYS
     return EFFECT_SAYS.get(effect.status, "")
 
 
@@ -77,6 +85,12 @@ UNKNOWN_STEP_LABELS: dict[str, str] = {
     "sender_lost": "Sender lost mid-request (outcome unknown)",
 }
 ANSWERED_UNKNOWN = "Answered with an error (outcome unknown)"
+# A rejection the owner never saw: "Refused by the owner" would blame it for a request that
+# never reached it (both are sent again under their key, through the gate).
+REJECTED_STEP_LABELS: dict[str, str] = {
+    "owner_unavailable": "Not delivered: the owner could not be reached",
+    "not_sent": "Never sent: the request ended before the command left",
+}
 
 
 @register.filter
@@ -89,6 +103,10 @@ def event_label(kind: str, detail: dict[str, Any] | None = None) -> str:
             return UNKNOWN_STEP_LABELS[code]
         if str(detail.get("detail", "")).startswith("owner answered"):
             return ANSWERED_UNKNOWN
+    if kind == "rejected" and isinstance(detail, dict):
+        code = detail.get("code")
+        if code in REJECTED_STEP_LABELS:
+            return REJECTED_STEP_LABELS[code]
     return EVENT_LABELS.get(kind, kind.replace("_", " ").capitalize())
 
 

@@ -54,3 +54,36 @@ def test_the_resolve_form_says_when_the_owner_may_still_run_it(operator_browser,
         sent_at=timezone.now() - timedelta(seconds=601)
     )
     assert "execution-bound-note" not in operator_browser.get("/effects/u-1/").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("code", "label"),
+    [
+        ("owner_unavailable", "Not delivered: the owner could not be reached"),
+        ("not_sent", "Never sent: the request ended before the command left"),
+        ("version_changed", "Refused by the owner"),
+    ],
+)
+def test_a_rejection_the_owner_never_saw_is_not_called_its_refusal(
+    operator_browser, unknown_effect, code, label
+):
+    EffectEvent.objects.create(
+        effect=unknown_effect, at=timezone.now(), kind="rejected", detail={"code": code}
+    )
+
+    page = operator_browser.get("/effects/u-1/").content.decode()
+
+    last_row = section(page, 'id="timeline"', "</table>").rsplit("<tr", 1)[-1]
+    assert label in last_row
+
+
+@pytest.mark.parametrize("code", ["owner_unavailable", "not_sent"])
+def test_an_effect_that_never_reached_its_owner_does_not_say_the_owner_refused_it(
+    operator_browser, unknown_effect, code
+):
+    Effect.objects.filter(pk=unknown_effect.pk).update(status="rejected", outcome={"code": code})
+
+    page = operator_browser.get("/effects/u-1/").content.decode()
+
+    says = section(page, 'id="status-says"', "</span>")
+    assert "Never reached the owner" in says and "refused" not in says

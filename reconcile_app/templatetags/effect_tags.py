@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from reconcile_app.services.effects.state import RETRYABLE_REJECTIONS
 from reconcile_app.templatetags.reconcile_tags import EFFECT_SAYS, EMPTY, event_detail
 
 register = template.Library()
@@ -41,8 +42,6 @@ MANUAL_ACCEPTED = (
     "nothing but a read of the target can confirm the change."
 )
 MANUAL_NOT_EXECUTED = "Not executed, on an operator's word (see the reason in Outcome)."
-# Rejections whose command never reached the owner (services/effects/state.py): not its refusal.
-NEVER_DELIVERED = ("owner_unavailable", "not_sent")
 NEVER_DELIVERED_SAYS = (
     "Never reached the owner: nothing changed. The same Idempotency-Key sends it again, "
     "through the gate."
@@ -65,7 +64,8 @@ def effect_story(effect: Any) -> str:
         return MANUAL_ACCEPTED
     if effect.status == "not_executed" and by_operator(effect):
         return MANUAL_NOT_EXECUTED
-    if effect.status == "rejected" and (effect.outcome or {}).get("code") in NEVER_DELIVERED:
+    # A rejection whose command never reached the owner is not its refusal.
+    if effect.status == "rejected" and (effect.outcome or {}).get("code") in RETRYABLE_REJECTIONS:
         return NEVER_DELIVERED_SAYS
     return EFFECT_SAYS.get(effect.status, "")
 

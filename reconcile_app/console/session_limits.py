@@ -6,13 +6,17 @@ operator's powers (quarantine, resolve, approve) for two weeks. Here each signed
 notes when it was seen (a save at most once a minute, or a tenth of the idle limit when
 that is shorter: not a write on every page), and a request after
 `RECONCILE_SESSION_IDLE_SECONDS` without one, or past `SESSION_COOKIE_AGE` since sign-in,
-signs the person out: the page asks them to sign in again and says why. A
-live page's refreshes are requests: a console left open on a live queue stays signed in, up
-to the fixed limit.
+signs the person out: the page asks them to sign in again and says why.
 
-An htmx request that finds nobody signed in (the session ended, or the account was
-disabled) is answered with a client redirect to the sign-in page, coming back to the page
-it came from, rather than the sign-in form swapped into a table region.
+A live page's own refreshes (a queue's checks, a pending effect's polling) are no activity:
+they say `X-Reconcile-Background: 1` (static/reconcile/live.js and console.js) and leave the
+last-seen time as it was, so a console left open on a live queue is signed out like any
+other, and its next refresh sends the page to sign-in. Anyone can send the header; it only
+makes a request count for less.
+
+An htmx request, or a live page's refresh, that finds nobody signed in (the session ended,
+or the account was disabled) is answered with a client redirect to the sign-in page, coming
+back to the page it came from, rather than the sign-in form swapped into a table region.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ SEEN_AT = "reconcile_seen_at"
 SEEN_RESOLUTION_SECONDS = 60
 # Paths whose anonymous htmx requests are not the console's to redirect.
 NOT_CONSOLE = ("/api/", "/accounts/", "/static/")
+# What a request the page made by itself, not the person, says.
+BACKGROUND_HEADER = "X-Reconcile-Background"
 
 
 @receiver(user_logged_in)
@@ -73,9 +79,11 @@ class SessionLimitsMiddleware:
         # An agent's request carries no session cookie: nothing is read for it.
         if settings.SESSION_COOKIE_NAME in request.COOKIES and SESSION_KEY in request.session:
             self._note_or_end(request)
-        # django-htmx's middleware runs after this one: the header itself says htmx.
+        # django-htmx's middleware runs after this one: the header itself says htmx. A live
+        # queue's check is a plain fetch that follows the same redirect (live.js).
+        page_made = request.headers.get("HX-Request") == "true" or _background(request)
         if (
-            request.headers.get("HX-Request") == "true"
+            page_made
             and not request.path.startswith(NOT_CONSOLE)
             and not request.user.is_authenticated
         ):
@@ -95,8 +103,14 @@ class SessionLimitsMiddleware:
         if not isinstance(session.get(SIGNED_IN_AT), int):
             session[SIGNED_IN_AT] = now
         seen = session.get(SEEN_AT)
+        if isinstance(seen, int) and _background(request):
+            return
         if not isinstance(seen, int) or now - seen >= seen_resolution_seconds():
             session[SEEN_AT] = now
+
+
+def _background(request: HttpRequest) -> bool:
+    return request.headers.get(BACKGROUND_HEADER) == "1"
 
 
 def seen_resolution_seconds() -> int:

@@ -4,6 +4,15 @@
 (function () {
   "use strict";
 
+  // A region that polls (`hx-trigger="every …"`) asks by itself: no activity for the
+  // session's idle limit (reconcile_app/console/session_limits.py), as live.js's checks.
+  document.addEventListener("htmx:configRequest", function (event) {
+    var trigger = event.detail.elt.getAttribute("hx-trigger") || "";
+    if (!event.detail.triggeringEvent && /(^|,)\s*every\s/.test(trigger)) {
+      event.detail.headers["X-Reconcile-Background"] = "1";
+    }
+  });
+
   // Keep filter URLs short and shareable: htmx GETs drop empty fields (a plain form submit,
   // without JavaScript, still works; its URL just lists the empty fields too).
   document.addEventListener("htmx:configRequest", function (event) {

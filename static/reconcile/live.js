@@ -89,7 +89,12 @@
     button.hidden = false;
   }
 
-  function reload(bar) {
+  // What the page asks by itself, not the reader: no activity for the session's idle limit
+  // (reconcile_app/console/session_limits.py), which answers it with HX-Redirect to sign-in
+  // once the session has ended.
+  var BY_ITSELF = { "X-Reconcile-Background": "1" };
+
+  function reload(bar, byItself) {
     var target = document.querySelector(bar.getAttribute("data-live-region"));
     var url = bar.getAttribute("data-live-reload");
     if (!target || !url || !window.htmx) {
@@ -97,7 +102,11 @@
       return;
     }
     bar.setAttribute("data-live-busy", "true");
-    window.htmx.ajax("GET", url, { target: target, swap: "outerHTML" });
+    window.htmx.ajax("GET", url, {
+      target: target,
+      swap: "outerHTML",
+      headers: byItself ? BY_ITSELF : {},
+    });
   }
 
   function poll(bar) {
@@ -105,15 +114,24 @@
       return;
     }
     if (bar.getAttribute("data-live-mode") === "swap") {
-      reload(bar);
+      reload(bar, true);
       return;
     }
     bar.setAttribute("data-live-busy", "true");
     fetch(bar.getAttribute("data-live-poll"), {
-      headers: { Accept: "application/json" },
+      headers: Object.assign(
+        { Accept: "application/json", "HX-Current-URL": window.location.href },
+        BY_ITSELF
+      ),
       credentials: "same-origin",
     })
       .then(function (response) {
+        var signIn = response.headers.get("HX-Redirect");
+        if (signIn) {
+          // The session ended: the page goes to sign-in rather than keep showing the queue.
+          window.location.assign(signIn);
+          throw new Error("signed out");
+        }
         if (!response.ok) {
           throw new Error("live poll answered " + response.status);
         }
@@ -164,7 +182,7 @@
     }
     var show = event.target.closest("[data-live-show]");
     if (show) {
-      reload(show.closest("[data-live]"));
+      reload(show.closest("[data-live]"), false);
     }
   });
   // Another tab paused or resumed: follow it.

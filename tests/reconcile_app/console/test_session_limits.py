@@ -123,3 +123,38 @@ def test_a_request_within_the_idle_limit_of_the_last_one_keeps_the_session(
     assert operator_browser.get("/quarantine/").status_code == 200  # 50 s after the first
     shift(operator_browser, reconcile_seen_at=50, reconcile_signed_in_at=50)
     assert operator_browser.get("/quarantine/").status_code == 200  # 50 s after the second
+
+
+BACKGROUND = {"HTTP_X_RECONCILE_BACKGROUND": "1"}
+
+
+def test_a_live_page_refreshing_itself_is_no_activity(operator_browser):
+    """A console left open on a live queue stayed signed in for twelve hours: each check
+    counted as the person's activity. The page's own requests say so and count for nothing."""
+    shift(operator_browser, reconcile_seen_at=29 * 60)
+    seen = operator_browser.session[SEEN_AT]
+
+    assert operator_browser.get("/effects/?live=0.0.x", **BACKGROUND).status_code == 200
+    assert (
+        operator_browser.get("/effects/", HTTP_HX_REQUEST="true", **BACKGROUND).status_code == 200
+    )
+    assert operator_browser.session[SEEN_AT] == seen
+
+    shift(operator_browser, reconcile_seen_at=2 * 60)
+    response = operator_browser.get(
+        "/effects/?live=0.0.x",
+        HTTP_HX_CURRENT_URL="http://testserver/effects/?status=unknown",
+        **BACKGROUND,
+    )
+    # A live queue's check is a plain fetch: it is sent to sign-in as an htmx request is.
+    target = urlsplit(response["HX-Redirect"])
+    assert target.path == "/accounts/login/"
+    assert parse_qs(target.query) == {"next": ["/effects/?status=unknown"]}
+    assert operator_browser.get("/effects/").status_code == 302  # signed out for good
+
+
+def test_a_page_the_person_asks_for_still_counts(operator_browser):
+    shift(operator_browser, reconcile_seen_at=29 * 60)
+    seen = operator_browser.session[SEEN_AT]
+    assert operator_browser.get("/effects/", HTTP_HX_REQUEST="true").status_code == 200
+    assert operator_browser.session[SEEN_AT] > seen

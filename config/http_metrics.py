@@ -89,6 +89,7 @@ class RequestMetricsMiddleware:
         # A labelled child per (route, method, status) seen, looked up without
         # prometheus_client's label validation and lock on every request.
         self.observers: dict[tuple[str, str, int], Callable[[float], None]] = {}
+        self.uncounted = UncountedRequests()
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
@@ -114,8 +115,38 @@ class RequestMetricsMiddleware:
                 # A new series needs room in this worker's metric file, and the disk under
                 # PROMETHEUS_MULTIPROC_DIR is full: the request's answer stands, its time is
                 # not counted, and the next request with these labels tries again.
-                logger.warning("request not counted in /metrics", exc_info=True)
+                self.uncounted.note()
                 return response
             self.observers[key] = observe
         observe(elapsed)
         return response
+
+
+class UncountedRequests:
+    """Requests whose time found no room in the metric file: logged once a minute at most.
+
+    While the disk stays full every request with a new label set fails the same way; a
+    warning and a traceback for each buried the log (and filled it, on the same disk). The
+    first is logged with its traceback, then one line a minute with how many since.
+    """
+
+    EVERY_SECONDS = 60.0
+
+    def __init__(self) -> None:
+        self.since_logged = 0
+        self.logged_at: float | None = None
+
+    def note(self) -> None:
+        now = time.monotonic()
+        if self.logged_at is None:
+            logger.warning("request not counted in /metrics: no room for it", exc_info=True)
+        elif now - self.logged_at >= self.EVERY_SECONDS:
+            logger.warning(
+                "%d more requests not counted in /metrics in the last %.0f s: no room for them",
+                self.since_logged + 1,
+                now - self.logged_at,
+            )
+        else:
+            self.since_logged += 1
+            return
+        self.logged_at, self.since_logged = now, 0

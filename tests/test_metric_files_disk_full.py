@@ -67,3 +67,28 @@ def test_a_request_whose_series_has_no_room_is_answered_all_the_same(db, monkeyp
     response = Client().get("/api/v1/no-such-route-for-metrics")
     assert response.status_code == 404
     assert response["Content-Type"] == "application/problem+json"
+
+
+def test_a_full_disk_is_logged_once_a_minute_not_at_every_request(db, monkeypatch, caplog):
+    """Each request with a new series logged a warning and a traceback while the disk was
+    full: hundreds a second under load, into the log on the same full disk."""
+
+    def disk_full(*labels: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    clock = [1000.0]
+    monkeypatch.setattr(http_metrics.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(http_metrics.request_duration, "labels", disk_full)
+    client = Client()
+    with caplog.at_level("WARNING", logger="config.http_metrics"):
+        for _ in range(5):
+            client.get("/api/v1/no-such-route-for-metrics")
+        clock[0] += 61
+        client.get("/api/v1/no-such-route-for-metrics")
+    lines = [record for record in caplog.records if record.name == "config.http_metrics"]
+    assert len(lines) == 2
+    assert lines[0].exc_info is not None
+    assert (
+        lines[1].getMessage().startswith("5 more requests not counted in /metrics in the last 61 s")
+    )
+    assert lines[1].exc_info is None

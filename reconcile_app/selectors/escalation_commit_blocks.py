@@ -1,12 +1,12 @@
 """Which escalations on a page of the queue the gate would refuse a commit on now, and why.
 
-A decision's approval authorises a commit only while its snapshot still does: its contract
-version active, its evidence not withdrawn, no source it read quarantined
-(services/effects/gate.py, services/quarantine.py). After a quarantine or a correction, a
-queue of open questions resting on the withdrawn grounds would otherwise ask reviewers to
-open each one to learn that approving it changes nothing. The same checks as the gate's, for
-a page at once: at most four queries however many rows (and the active quarantines' read,
-cached per epoch), none when no row asks a decision's question.
+A decision's approval authorises a commit only while its snapshot still stands: its contract
+version active, its evidence not withdrawn, no source it read quarantined. After a
+quarantine or a correction, a queue of open questions resting on the withdrawn grounds
+would otherwise ask reviewers to open each one to learn that approving it changes nothing.
+The gate's own checks (services/effects/standing.py) for a page at once: at most four
+queries however many rows (and the active quarantines' read, cached per epoch), none when
+no row asks a decision's question.
 """
 
 from __future__ import annotations
@@ -15,18 +15,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Q
-
-from reconcile_app.choices import ContractStatus, EscalationStatus, ReadStatus
-from reconcile_app.models import (
-    DecisionSnapshot,
-    Escalation,
-    EvidenceEntry,
-    SnapshotTaint,
-    StateRead,
-)
+from reconcile_app.choices import EscalationStatus
+from reconcile_app.errors import DomainError
+from reconcile_app.models import DecisionSnapshot, Escalation
 from reconcile_app.selectors.escalation_proposals import is_snapshot_question
-from reconcile_app.services.quarantine import quarantines_active
+from reconcile_app.services.effects.standing import Grounds, refusals
 
 
 @dataclass(frozen=True)
@@ -59,67 +52,39 @@ def commit_blocks(escalations: Iterable[Escalation], now: datetime) -> dict[int,
         "contract__commit_window_seconds",
         "content__evidence_manifest",
     )
-    blocks: dict[int, CommitBlock] = {}
-    used: dict[int, list[str]] = {}
+    grounds: list[Grounds] = []
     for pk, issued_at, decision_class, version, status, went_live, window, manifest in rows:
-        escalation = asking[pk]
-        decided = escalation.decided_at
-        if escalation.status == EscalationStatus.APPROVED and (
+        decided = asking[pk].decided_at
+        if asking[pk].status == EscalationStatus.APPROVED and (
             decided is None or decided + timedelta(seconds=window) < now
         ):
             continue  # its window has closed: the queue says so by its status alone
-        if status != ContractStatus.ACTIVE or (went_live is not None and issued_at < went_live):
-            blocks[escalation.pk] = CommitBlock(
-                "contract_superseded",
-                f"{decision_class}@{version} is no longer the active version",
+        grounds.append(
+            Grounds(
+                snapshot_id=pk,
+                issued_at=issued_at,
+                decision_class=decision_class,
+                version=version,
+                contract_status=status,
+                went_live=went_live,
+                evidence_used=tuple(item["evidence_id"] for item in manifest or ()),
             )
-            continue
-        used[pk] = [item["evidence_id"] for item in manifest or ()]
-    _withdrawn(used, asking, blocks)
-    _quarantined(used, asking, blocks)
-    return blocks
-
-
-def _withdrawn(
-    used: dict[int, list[str]], asking: dict[int, Escalation], blocks: dict[int, CommitBlock]
-) -> None:
-    """Evidence revoked or superseded since, or a correction's taint: 409 `snapshot_tainted`."""
-    if not used:
-        return
-    corrected: dict[int, list[str]] = {}
-    for snapshot_id, correction_id in SnapshotTaint.objects.filter(
-        snapshot_id__in=used
-    ).values_list("snapshot_id", "correction__correction_id"):
-        corrected.setdefault(snapshot_id, []).append(correction_id)
-    every_used = {ref for refs in used.values() for ref in refs}
-    withdrawn: set[str] = set()
-    if every_used:
-        for revoked, superseded in EvidenceEntry.objects.filter(
-            Q(revokes__evidence_id__in=every_used) | Q(supersedes__evidence_id__in=every_used)
-        ).values_list("revokes__evidence_id", "supersedes__evidence_id"):
-            withdrawn.update(ref for ref in (revoked, superseded) if ref in every_used)
-    for snapshot_id, refs in used.items():
-        gone = sorted(set(refs) & withdrawn)
-        if gone or snapshot_id in corrected:
-            said = f"evidence it used was withdrawn ({', '.join(gone)})" if gone else ""
-            said = said or f"corrected by {', '.join(sorted(corrected[snapshot_id]))}"
-            blocks[asking[snapshot_id].pk] = CommitBlock("snapshot_tainted", said)
-
-
-def _quarantined(
-    used: dict[int, list[str]], asking: dict[int, Escalation], blocks: dict[int, CommitBlock]
-) -> None:
-    """A source whose answer informed the decision, quarantined now: 423 `source_quarantined`."""
-    sources = quarantines_active().sources
-    still = [pk for pk in used if asking[pk].pk not in blocks]
-    if not sources or not still:
-        return
-    held: dict[int, set[str]] = {}
-    for snapshot_id, source in StateRead.objects.filter(
-        snapshot_id__in=still, status=ReadStatus.OK, source__name__in=sources
-    ).values_list("snapshot_id", "source__name"):
-        held.setdefault(snapshot_id, set()).add(source)
-    for snapshot_id, names in held.items():
-        blocks[asking[snapshot_id].pk] = CommitBlock(
-            "source_quarantined", f"{', '.join(sorted(names))} quarantined since it was read"
         )
+    return {
+        asking[snapshot_id].pk: CommitBlock(refusal.code, _why(refusal))
+        for snapshot_id, refusal in refusals(grounds).items()
+    }
+
+
+def _why(refusal: DomainError) -> str:
+    """The refusal in a reviewer's words: what was withdrawn, not what the agent must do."""
+    said = refusal.extra
+    if refusal.code == "snapshot_tainted":
+        if said["withdrawn"]:
+            return f"evidence it used was withdrawn ({', '.join(said['withdrawn'])})"
+        return f"corrected by {', '.join(sorted(said['corrections']))}"
+    if refusal.code == "source_quarantined":
+        return f"{said['source']} quarantined since it was read"
+    if refusal.code == "contract_superseded":
+        return f"{said['decision_class']}@{said['version']} is no longer the active version"
+    return refusal.detail

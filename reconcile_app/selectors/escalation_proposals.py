@@ -25,8 +25,7 @@ from reconcile_app.models import (
     Escalation,
     EvidenceEntry,
 )
-from reconcile_app.services.effects.gate import snapshot_still_authoritative_check
-from reconcile_app.services.quarantine import sources_read_check
+from reconcile_app.services.effects.standing import Grounds, refusals
 
 
 @dataclass(frozen=True)
@@ -211,12 +210,7 @@ def _same_subject(escalation: Escalation, subject: str) -> list[Escalation]:
 
 
 def _gate_refusal(snapshot: DecisionSnapshot) -> DomainError | None:
-    try:
-        snapshot_still_authoritative_check(snapshot)
-        sources_read_check(snapshot.content["fields"])
-    except DomainError as refusal:
-        return refusal
-    return None
+    return refusals([Grounds.of(snapshot)]).get(snapshot.pk)
 
 
 def _recorders(fields: dict[str, Any]) -> dict[str, str]:

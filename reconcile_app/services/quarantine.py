@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -125,41 +125,35 @@ def _bump_epoch() -> None:
 def source_check(source: str) -> None:
     if pinned_epoch("quarantine") is not None and source not in quarantines_active().sources:
         return  # the pinned copy of the quarantine set answers without a query
-    held = list(
-        Quarantine.objects.filter(
-            in_force(), scope=QuarantineScope.SOURCE, target=source
-        ).values_list("ends_at", flat=True)[:1]
-    )
-    if not held:
-        return
-    ends_at = held[0]
-    # A quarantine with an end lifts itself then (quarantines_expire): a retry after it can
-    # succeed, so say when. Without one, only a person lifts it: no time to give.
-    retry_after = (
-        max(1, math.ceil((ends_at - timezone.now()).total_seconds()))
-        if ends_at is not None
-        else None
-    )
-    raise Locked(
-        f"source {source} is quarantined",
-        code="source_quarantined",
-        source=source,
-        ends_at=rfc3339(ends_at),
-        retry_after=retry_after,
-    )
+    refusal = source_quarantined_errors({source}).get(source)
+    if refusal is not None:
+        raise refusal
 
 
-def sources_read_check(fields: Mapping[str, Mapping[str, Any]]) -> None:
-    """423 `source_quarantined` when a source a snapshot's decision read is quarantined now.
-
-    Quarantining a source says its answers cannot be trusted: a decision made on one a minute
-    earlier stops authorising, as one on revoked evidence does. Only a read that was `ok`
-    informed the decision (policy sees no other): one already quarantined, unavailable or
-    stale then holds nothing up.
-    """
-    seen = {read["source"] for read in fields.values() if read.get("status") == "ok"}
-    for source in sorted(seen & quarantines_active().sources):
-        source_check(source)
+def source_quarantined_errors(sources: Collection[str]) -> dict[str, Locked]:
+    """Source → 423 `source_quarantined`, for each of `sources` a quarantine holds now (one
+    query; one quarantine per target at a time). A quarantine with an end lifts itself then
+    (quarantines_expire): a retry after it can succeed, so say when. Without one, only a
+    person lifts it: no time to give. Whether a snapshot's reads are held up:
+    services/effects/standing.py."""
+    if not sources:
+        return {}
+    now = timezone.now()
+    errors: dict[str, Locked] = {}
+    for source, ends_at in Quarantine.objects.filter(
+        in_force(), scope=QuarantineScope.SOURCE, target__in=sorted(sources)
+    ).values_list("target", "ends_at"):
+        retry_after = (
+            max(1, math.ceil((ends_at - now).total_seconds())) if ends_at is not None else None
+        )
+        errors[source] = Locked(
+            f"source {source} is quarantined",
+            code="source_quarantined",
+            source=source,
+            ends_at=rfc3339(ends_at),
+            retry_after=retry_after,
+        )
+    return errors
 
 
 def source_quarantines_in_force(source: str) -> QuerySet[Quarantine]:

@@ -36,6 +36,7 @@ from reconcile_app.services.effects.gate import (
     authorisation_held,
     effect_authorise,
     evidence_held,
+    snapshot_sources_check,
 )
 from reconcile_app.services.effects.resolution import effect_resolve_unknown
 from reconcile_app.services.effects.state import (
@@ -51,7 +52,7 @@ from reconcile_app.services.effects.state import (
 )
 from reconcile_app.services.enqueue import enqueue_on_commit
 from reconcile_app.services.provenance import effect_lineage
-from reconcile_app.services.quarantine import source_check, sources_read_check
+from reconcile_app.services.quarantine import source_check
 from reconcile_app.sources import ApplyOutcome, EffectCommand, adapter_for
 from reconcile_app.sources.owner_answers import VERSION_MOST, receipt_problem
 
@@ -273,7 +274,7 @@ def _authorise(
         granted_actions=granted_actions,
     )
     source_check(authorised.source.name)
-    sources_read_check(snapshot.content["fields"])
+    snapshot_sources_check(snapshot)
     return authorised
 
 

@@ -15,17 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q
 from django.utils import timezone
 
 from reconcile_app.canonical import same_value
-from reconcile_app.choices import ContractStatus, DecisionResult, EscalationStatus
+from reconcile_app.choices import DecisionResult, EscalationStatus
 from reconcile_app.epochs import Epochs, epochs_held, epochs_repin
-from reconcile_app.errors import Conflict, DomainError, Forbidden
+from reconcile_app.errors import DomainError, Forbidden
 from reconcile_app.models import (
     DecisionSnapshot,
     Escalation,
-    EvidenceEntry,
     Principal,
     Source,
 )
@@ -36,6 +34,7 @@ from reconcile_app.selectors.approvals import (
 )
 from reconcile_app.selectors.configuration import capable_actions, source_named
 from reconcile_app.selectors.contracts import contract_spec
+from reconcile_app.services.effects.standing import Grounds, quarantined, superseded, withdrawn
 from reconcile_app.services.evidence import ledger_held
 from reconcile_app.services.principals import access_held
 
@@ -249,36 +248,23 @@ def _check_payload(
 
 def snapshot_still_authoritative_check(snapshot: DecisionSnapshot) -> None:
     """A snapshot stops authorising when its rules or its evidence are withdrawn."""
-    contract = snapshot.contract
-    # Issued before the version's current period began: under a rollback that came back to
-    # it, what was decided before the other version went live does not authorise again.
-    went_live = contract.activated_at
-    if contract.status != ContractStatus.ACTIVE or (
-        went_live is not None and snapshot.issued_at < went_live
-    ):
-        raise Conflict(
-            f"{snapshot.decision_class}@{snapshot.contract.version} is no longer the active "
-            "version: reconcile again under the active one",
-            code="contract_superseded",
-        )
-    snapshot_withdrawn_check(snapshot)
+    grounds = Grounds.of(snapshot)
+    refusal = superseded(grounds) or withdrawn([grounds]).get(snapshot.pk)
+    if refusal is not None:
+        raise refusal
 
 
 def snapshot_withdrawn_check(snapshot: DecisionSnapshot) -> None:
     """409 `snapshot_tainted` once evidence the snapshot used is revoked or superseded (a
     correction, or an entry superseding it) or a correction tainted the snapshot."""
-    used = [item["evidence_id"] for item in snapshot.content["evidence_manifest"]]
-    withdrawn = list(
-        EvidenceEntry.objects.filter(
-            Q(revokes__evidence_id__in=used) | Q(supersedes__evidence_id__in=used)
-        ).values_list("evidence_id", flat=True)[:20]
-    )
-    corrections = list(snapshot.taints.values_list("correction__correction_id", flat=True))
-    if withdrawn or corrections:
-        raise Conflict(
-            "evidence this snapshot relied on was revoked or superseded since it was issued: "
-            "reconcile again",
-            code="snapshot_tainted",
-            withdrawn_by=withdrawn,
-            corrections=corrections,
-        )
+    refusal = withdrawn([Grounds.of(snapshot)]).get(snapshot.pk)
+    if refusal is not None:
+        raise refusal
+
+
+def snapshot_sources_check(snapshot: DecisionSnapshot) -> None:
+    """423 `source_quarantined` when a source whose answer informed the decision is
+    quarantined now."""
+    refusal = quarantined([Grounds.of(snapshot)]).get(snapshot.pk)
+    if refusal is not None:
+        raise refusal

@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.factories import load_yaml
+from tests.factories import COLLECTIONS, load_yaml
 from tests.reconcile_app.console.conftest import read_back
 from tests.reconcile_app.console.test_escalation_subjects import complaint_open, escalated
 from tests.reconcile_app.effects.test_gate import TIGHTENED
@@ -130,3 +130,47 @@ def test_an_effects_question_settled_since_is_marked_settled(
     row = row_of(reviewer_browser.get("/escalations/").content.decode(), escalation.escalation_id)
     assert "settled" in row and "verified" in row
     assert "nothing left for its owner to confirm" in row
+
+
+def _withdraw(kind: str, operator: Any, snapshot: dict[str, Any], tmp_path: Any) -> None:
+    from reconcile_app.services.corrections import correction_create
+    from reconcile_app.services.quarantine import quarantine_create
+
+    if kind == "source_quarantined":
+        quarantine_create(scope="source", target="case-service", reason="bad", actor=operator.user)
+    elif kind == "snapshot_tainted":
+        used = snapshot["fields"]["collections_status"]["evidence"][0]
+        correction_create(evidence_id=used, reason="misattributed", actor=operator.user)
+    else:
+        load_yaml(tmp_path, {"tightened.yaml": TIGHTENED})
+
+
+@pytest.mark.parametrize("kind", ["source_quarantined", "snapshot_tainted", "contract_superseded"])
+def test_the_mark_is_what_the_gate_answers_the_approved_commit(
+    kind, estate, agent, operator, reviewer_browser, tmp_path
+):
+    """One set of rules (services/effects/standing.py) for the queue and the gate: the row's
+    mark is the refusal the agent's commit then meets, code for code."""
+    from tests.reconcile_app.effects.conftest import commit
+
+    complaint_open("account-91")
+    asked = agent.post(
+        "/api/v1/reconcile",
+        {
+            "subject": "account-91",
+            "purpose": "collections",
+            "decision_class": COLLECTIONS,
+            "proposed_action": "release_collections_hold",
+        },
+    ).json()
+    escalation_id = asked["escalation_id"]
+    reviewer_browser.post(f"/escalations/{escalation_id}/approve/", {"rationale": "ok"})
+    _withdraw(kind, operator, asked, tmp_path)
+
+    row = row_of(
+        reviewer_browser.get("/escalations/?status=approved").content.decode(), escalation_id
+    )
+    response = commit(agent, asked, "release_collections_hold", "released", f"k-{kind}")
+
+    assert response.json()["code"] == kind
+    assert "cannot commit" in row and kind in row

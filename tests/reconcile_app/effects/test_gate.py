@@ -91,6 +91,10 @@ def test_a_snapshot_whose_version_was_replaced_no_longer_authorises(collectible,
     response = commit(agent, snapshot, "retain_manual_review", "manual_review", "k-superseded")
 
     assert (response.status_code, response.json()["code"]) == (409, "contract_superseded")
+    assert (response.json()["decision_class"], response.json()["version"]) == (
+        snapshot["contract"]["decision_class"],
+        snapshot["contract"]["version"],
+    )
     assert not Effect.objects.exists()
     assert owner_value() == "collect"
 
@@ -110,6 +114,9 @@ def test_revoking_the_evidence_a_snapshot_used_stops_its_commit(collectible, age
 
     assert (response.status_code, response.json()["code"]) == (409, "snapshot_tainted")
     assert response.json()["corrections"] == [correction.json()["correction_id"]]
+    # Which evidence it used was withdrawn, and by which entry: the agent need not look.
+    assert response.json()["withdrawn"] == ["ev-collect"]
+    assert len(response.json()["withdrawn_by"]) == 1
     assert not Effect.objects.exists()
     assert owner_value() == "collect"
 

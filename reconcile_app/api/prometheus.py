@@ -35,7 +35,11 @@ from redis.exceptions import RedisError
 from config.heartbeat import sweep_age_seconds
 from config.http_metrics import request_metrics
 from reconcile_app.choices import DecisionResult, EffectStatus, QuarantineScope, Verdict
-from reconcile_app.selectors.metrics import WindowSamples, operational_metrics_with_samples
+from reconcile_app.selectors.metrics import (
+    LatencyBuckets,
+    WindowSamples,
+    operational_metrics_with_samples,
+)
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 SCRAPE_WINDOW_HOURS = 24
@@ -83,6 +87,18 @@ def _window_histogram(
     buckets = [(floatToGoString(bound), bisect_right(ordered, bound)) for bound in bounds]
     buckets.append(("+Inf", len(ordered)))
     return GaugeHistogramMetricFamily(name, help_text, buckets=buckets, gsum_value=sum(ordered))
+
+
+def _counted_histogram(name: str, help_text: str, counted: LatencyBuckets) -> Metric:
+    """A gauge histogram of bucket counts the database made (cumulative, as exposed)."""
+    buckets = [
+        (floatToGoString(bound), count)
+        for bound, count in zip(counted.bounds_seconds, counted.cumulative, strict=True)
+    ]
+    buckets.append(("+Inf", counted.count))
+    return GaugeHistogramMetricFamily(
+        name, help_text, buckets=buckets, gsum_value=counted.sum_seconds
+    )
 
 
 def operational_families(figures: dict[str, Any], samples: WindowSamples) -> Iterator[Metric]:
@@ -141,13 +157,12 @@ def operational_families(figures: dict[str, Any], samples: WindowSamples) -> Ite
         f"Reconcile decisions issued {window}.",
         figures["reconcile"]["count"],
     )
-    yield _window_histogram(
+    yield _counted_histogram(
         "reconcile_latency_seconds",
         f"Reconcile request time {window}, from a reconcile request's arrival to its snapshot "
         "written (a gauge histogram: counts of the window, not cumulative); the whole request, "
         "response included, is reconcile_http_request_duration_seconds.",
-        samples.reconcile_latency_seconds,
-        LATENCY_BUCKETS,
+        samples.reconcile_latency,
     )
     for name, key, label in (
         ("escalations", "escalations", "code"),
@@ -205,7 +220,9 @@ class ScrapeCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         try:
-            figures, samples = operational_metrics_with_samples(hours=SCRAPE_WINDOW_HOURS)
+            figures, samples = operational_metrics_with_samples(
+                latency_bounds_seconds=LATENCY_BUCKETS, hours=SCRAPE_WINDOW_HOURS
+            )
         except DatabaseError:
             # The request latency needs no database, and an outage is when it is watched:
             # the scrape answers without the database's figures, and says so.

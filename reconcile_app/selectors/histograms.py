@@ -8,16 +8,21 @@ is then found by rank, as `metrics.percentiles` does over the samples, and place
 bucket by linear interpolation between that bucket's own smallest and largest values: exact
 when the bucket holds one value (or two, at their ends), and never off by more than the
 bucket's spread otherwise (under 25 % of the value).
+
+`/metrics` needs counts at fixed bounds instead (`latency_buckets`): one aggregate query.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Case, Count, IntegerField, Max, Min, QuerySet, Value, When
+from django.db.models import Case, Count, IntegerField, Max, Min, Q, QuerySet, Sum, Value, When
 from django.db.models.functions import TruncHour
+
+from reconcile_app.models import ReconcileTiming
 
 FIRST_BOUND_MS = 0.1
 GROWTH = 1.25
@@ -112,3 +117,33 @@ def merged(histograms: list[Histogram]) -> Histogram:
         for index, bucket in histogram.buckets.items():
             total.add(index, bucket.count, bucket.low, bucket.high)
     return total
+
+
+@dataclass(frozen=True)
+class LatencyBuckets:
+    """The window's reconcile latencies as the database counts them: how many took at most
+    each bound (cumulative, in the bounds' order), how many in all, and their sum."""
+
+    bounds_seconds: tuple[float, ...]
+    cumulative: tuple[int, ...]
+    count: int
+    sum_seconds: float
+
+
+def latency_buckets(since: datetime, bounds_seconds: Sequence[float]) -> LatencyBuckets:
+    """One aggregate over the window's timings, whatever the day's traffic: a scrape that
+    read every timing into Python took 0.6-0.8 s at 21,000 reconciles a day."""
+    counts = ReconcileTiming.objects.filter(received_at__gte=since).aggregate(
+        total=Count("*"),
+        sum_ms=Sum("duration_ms"),
+        **{
+            f"le_{index}": Count("pk", filter=Q(duration_ms__lte=bound * 1000))
+            for index, bound in enumerate(bounds_seconds)
+        },
+    )
+    return LatencyBuckets(
+        bounds_seconds=tuple(bounds_seconds),
+        cumulative=tuple(counts[f"le_{index}"] for index in range(len(bounds_seconds))),
+        count=counts["total"],
+        sum_seconds=(counts["sum_ms"] or 0.0) / 1000,
+    )

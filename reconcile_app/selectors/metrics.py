@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -40,7 +40,12 @@ from reconcile_app.models import (
     Quarantine,
     ReconcileTiming,
 )
-from reconcile_app.selectors.histograms import hourly_histograms, merged
+from reconcile_app.selectors.histograms import (
+    LatencyBuckets,
+    hourly_histograms,
+    latency_buckets,
+    merged,
+)
 from reconcile_app.services.quarantine import in_force
 
 LastDrillReader = Callable[[], dict[str, Any] | None]
@@ -137,10 +142,12 @@ def _empty_bucket() -> dict[str, Any]:
 
 
 def _hourly(
-    now: datetime, since: datetime, *, sampled: bool
-) -> tuple[list[dict[str, Any]], dict[str, Any], list[float]]:
+    now: datetime, since: datetime, *, sampled: bool, scrape: bool = False
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Decisions and verdicts per hour by result, with reconcile latency per hour; the
-    window's latency figures; and (`sampled`) every latency of the window.
+    window's latency figures (exact over the samples when `sampled`). For a `/metrics`
+    scrape (`scrape`), decisions per hour alone: it reads latency as bucket counts
+    (`latency_buckets`) and shows no hourly series.
 
     Counts are grouped in the database. Latency percentiles are exact over the samples for a
     window of a day or less (`/metrics` histograms them); a longer window is read as the
@@ -165,6 +172,8 @@ def _hourly(
     timings = ReconcileTiming.objects.filter(received_at__gte=since)
     latencies: list[float] = []
     per_hour: dict[datetime, dict[str, float] | None] = {}
+    if scrape:
+        return _series(hours, per_hour), {"measured": None, "latency_ms": None}
     if sampled:
         for received_at, duration_ms in timings.values_list("received_at", "duration_ms"):
             hours.setdefault(_hour(received_at), _empty_bucket())["latency"].append(duration_ms)
@@ -193,7 +202,13 @@ def _hourly(
     for row in verdicts:
         bucket = hours.setdefault(_hour(row["hour"]), _empty_bucket())
         bucket["verdicts"][row["verdict"]] += row["count"]
-    series = [
+    return _series(hours, per_hour), window
+
+
+def _series(
+    hours: dict[datetime, dict[str, Any]], per_hour: dict[datetime, dict[str, float] | None]
+) -> list[dict[str, Any]]:
+    return [
         {
             "hour": rfc3339(hour),
             "decisions": dict(bucket["decisions"]),
@@ -203,7 +218,6 @@ def _hourly(
         }
         for hour, bucket in sorted(hours.items())
     ]
-    return series, window, latencies
 
 
 def _refusals(since: datetime) -> list[dict[str, Any]]:
@@ -211,14 +225,18 @@ def _refusals(since: datetime) -> list[dict[str, Any]]:
     counts: Counter[tuple[str, str]] = Counter()
     # Windowed by the snapshot's issue time (the receipt's own, copied), which is indexed:
     # the receipt's column is not, and every refusal figure would read every receipt.
+    # Grouped by the reasons as written: a rule's refusal repeats the same reasons, so a day
+    # of refusals is a few rows, not one per decision decoded here (every `/metrics` scrape).
     rows = (
         DecisionReceipt.objects.filter(snapshot__issued_at__gte=since)
         .exclude(result="allow")
         .values_list("result", "reasons")
+        .annotate(decisions=ROWS)
+        .order_by()
     )
-    for result, reasons in rows:
+    for result, reasons, decisions in rows:
         for reason in reasons or []:
-            counts[(result, reason.get("code", ""))] += 1
+            counts[(result, reason.get("code", ""))] += decisions
     return [
         {"result": result, "code": code, "count": count}
         for (result, code), count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
@@ -265,9 +283,10 @@ def _last_drill() -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class WindowSamples:
-    """Every measurement behind the window's percentiles, for histograms (`/metrics`)."""
+    """The window's measurements, for histograms (`/metrics`): reconcile latency counted by
+    bucket in the database, and every settled unknown outcome's resolution time."""
 
-    reconcile_latency_seconds: list[float]
+    reconcile_latency: LatencyBuckets
     resolution_seconds: list[float]
 
 
@@ -293,23 +312,29 @@ def operational_metrics_cached(*, hours: int, seconds: int) -> dict[str, Any]:
 
 
 def operational_metrics_with_samples(
-    *, now: datetime | None = None, hours: int = 24
+    *, latency_bounds_seconds: Sequence[float], now: datetime | None = None, hours: int = 24
 ) -> tuple[dict[str, Any], WindowSamples]:
-    """The figures and, for `/metrics`, the window's samples, in the same queries (a window
-    of a day at most: longer ones are histogrammed in the database, without samples)."""
+    """The figures `/metrics` shows and the window's histograms, in queries whose cost does
+    not grow with the day's traffic (a window of a day at most, as for the overview's
+    samples). Without the hourly series and the window's latency percentiles (None)."""
     if hours > SAMPLED_WINDOW_HOURS:
         raise ValueError(f"samples are read for {SAMPLED_WINDOW_HOURS} h at most, not {hours}")
-    return _figures(now=now, hours=hours, sampled=True)
+    return _figures(now=now, hours=hours, sampled=False, scrape_bounds=latency_bounds_seconds)
 
 
 def _figures(
-    *, now: datetime | None, hours: int, sampled: bool
+    *,
+    now: datetime | None,
+    hours: int,
+    sampled: bool,
+    scrape_bounds: Sequence[float] | None = None,
 ) -> tuple[dict[str, Any], WindowSamples]:
     now = now or timezone.now()
     since = now - timedelta(hours=hours)
     effects_by_status = dict(Effect.objects.values_list("status").annotate(count=ROWS).order_by())
     resolution = _resolution_seconds(since)
-    series, latency, latencies = _hourly(now, since, sampled=sampled)
+    scrape = scrape_bounds is not None
+    series, latency = _hourly(now, since, sampled=sampled, scrape=scrape)
     figures: dict[str, Any] = {
         "generated_at": rfc3339(now),
         "window_hours": hours,
@@ -352,7 +377,9 @@ def _figures(
         "last_drill": _last_drill(),
     }
     samples = WindowSamples(
-        reconcile_latency_seconds=[ms / 1000.0 for ms in latencies],
+        reconcile_latency=latency_buckets(since, scrape_bounds)
+        if scrape_bounds is not None
+        else LatencyBuckets(bounds_seconds=(), cumulative=(), count=0, sum_seconds=0.0),
         resolution_seconds=resolution,
     )
     return figures, samples

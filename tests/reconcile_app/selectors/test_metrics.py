@@ -105,7 +105,7 @@ def test_the_week_reads_latency_as_a_histogram_not_row_by_row(db, estate, agent,
 
 def test_samples_are_for_a_day_at_most(db):
     with pytest.raises(ValueError):
-        metrics.operational_metrics_with_samples(hours=168)
+        metrics.operational_metrics_with_samples(latency_bounds_seconds=(1.0,), hours=168)
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """`/metrics` says how long ago the effects sweep ran: nothing else showed that scheduling had
-stopped (beat down, or no worker on `default`), while lost readbacks were never queued again
+stopped (beat down, or no worker on `readbacks`), while lost readbacks were never queued again
 and quarantines and memories never expired."""
 
 from __future__ import annotations
@@ -25,7 +25,10 @@ def sweep_age(auditor) -> str | None:
 
 def test_the_scrape_says_how_long_ago_the_sweep_ran(db, auditor):
     cache.delete(SWEEP_RAN_KEY)
-    assert sweep_age(auditor) == "NaN"  # never ran: scheduling never started
+    # Never ran (scheduling never started, or the cache lost the record): +Inf, which the
+    # documented alert `reconcile_sweep_age_seconds > 180` fires on. It was NaN, which
+    # compares false with everything in PromQL: the alert stayed silent.
+    assert sweep_age(auditor) == "+Inf"
 
     effects_sweep_task()
 

@@ -48,6 +48,7 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0
 # An unknown outcome settles in seconds (the owner answers the resolver) to hours (people).
 RESOLUTION_BUCKETS = (1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0)
 NAN = float("nan")
+INF = float("inf")
 
 Sample = tuple[Sequence[str], float]
 
@@ -241,12 +242,15 @@ def _scheduling_families() -> Iterator[Metric]:
     except (RedisError, OSError):  # the cache unreachable: the scrape answers without it
         logger.warning("metrics scrape without the sweep's age: the cache is unreachable")
         return
+    # Never ran is +Inf, not NaN: an alert `> 180` is true of +Inf and false of NaN, and it
+    # must fire for a deployment whose beat never started (or whose record the cache lost).
     yield _single(
         "reconcile_sweep_age_seconds",
-        "Seconds since the effects sweep last ran (NaN: never). Beat schedules it every 30 s; "
-        "growing, scheduling has stopped (beat or every default worker down): lost readbacks "
-        "are not queued again, quarantines and memories do not expire.",
-        age,
+        "Seconds since the effects sweep last ran (+Inf: never). Beat schedules it every 30 s "
+        "on the readbacks queue; growing, scheduling has stopped (beat down, or no worker "
+        "takes readbacks): lost readbacks are not queued again, quarantines and memories do "
+        "not expire.",
+        INF if age is None else age,
     )
 
 

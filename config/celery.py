@@ -5,7 +5,9 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import sys
 from contextvars import ContextVar, Token
+from pathlib import Path
 from typing import Any
 
 from celery import Celery
@@ -20,9 +22,13 @@ from celery.signals import (
 from kombu.utils.url import maybe_sanitize_url
 
 from config.heartbeat import WorkerHeartbeat
-from config.logs import principal_var, request_id_var
+from config.logs import principal_var, request_id_var, uncaught_as_json_line
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# Before the settings load: a setting refused at start stops a worker or beat in one JSON line
+# (`celery ...` or `python -m celery ...`; other processes keep Python's own hook).
+if "celery" in (Path(sys.argv[0]).name, Path(sys.argv[0]).parent.name):
+    uncaught_as_json_line()
 
 app = Celery("reconcile")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import logging
 import logging.config
+import os
+import sys
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
@@ -55,6 +57,37 @@ class JsonFormatter(logging.Formatter):
             entry["exception"] = self.formatException(record.exc_info)
         # One line whatever the message holds: json.dumps escapes newlines.
         return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+def uncaught_as_json_line() -> None:
+    """With JSON logs, an exception nothing catches is one JSON line on standard error.
+
+    What kills a process before Django has configured logging goes to Python's own hook: a
+    worker or beat refused at start (`RECONCILE_PRODUCTION` without a secret, a malformed
+    variable) printed a plain traceback of some forty lines, which a log store takes for
+    forty events, none of them saying which process failed or why at its level.
+    """
+    if os.environ.get("RECONCILE_LOG_FORMAT", "json").strip().lower() == "text":
+        return
+    default = sys.excepthook
+
+    def hook(kind: Any, value: Any, traceback: Any) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            default(kind, value, traceback)
+            return
+        record = logging.LogRecord(
+            "config.startup",
+            logging.CRITICAL,
+            "",
+            0,
+            "process stopped: %s: %s",
+            (kind.__name__, value),
+            (kind, value, traceback),
+        )
+        sys.stderr.write(JsonFormatter().format(record) + "\n")
+        sys.stderr.flush()
+
+    sys.excepthook = hook
 
 
 def configure(config: dict[str, Any]) -> None:

@@ -108,3 +108,23 @@ def test_a_pool_process_killed_is_said_in_a_json_line(tmp_path):
     )
     killed = [e for e in _parsed(lines) if "exited with" in e["message"]]
     assert killed[0]["level"] == "ERROR" and killed[0]["logger"] == "multiprocessing"
+
+
+def test_a_worker_and_beat_refused_at_start_say_why_in_one_json_line(tmp_path):
+    """A setting refused before Django configures logging (production without a secret) went
+    to Python's own hook: some forty lines of plain traceback per process."""
+    env = {**_isolated_env(tmp_path / "var"), "RECONCILE_PRODUCTION": "1"}
+    for command in (["worker", "-n", "refused@%h"], ["beat", "-s", str(tmp_path / "schedule")]):
+        finished = subprocess.run(
+            [str(CELERY), "-A", "config", "--quiet", *command],
+            cwd=settings.BASE_DIR,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert finished.returncode != 0
+        (line,) = _parsed([line for line in finished.stderr.splitlines() if line.strip()])
+        assert line["level"] == "CRITICAL"
+        assert "RECONCILE_SECRET_KEY" in line["message"]
+        assert "ImproperlyConfigured" in line["exception"]

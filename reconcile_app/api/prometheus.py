@@ -135,6 +135,11 @@ def operational_families(figures: dict[str, Any], samples: WindowSamples) -> Ite
         "Age of the oldest open unknown outcome (0 when there is none).",
         unknown["oldest_age_seconds"] or 0,
     )
+    yield _single(
+        "reconcile_readback_oldest_waiting_age_seconds",
+        "Age of the oldest effect its owner accepted that is not read back yet (0 when none).",
+        figures["readback_oldest_waiting_age_seconds"],
+    )
     yield _window_histogram(
         "reconcile_unknown_outcome_resolution_seconds",
         f"Time from timeout to settlement of unknown outcomes settled {window} "

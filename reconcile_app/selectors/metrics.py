@@ -319,7 +319,17 @@ def operational_metrics_with_samples(
     samples). Without the hourly series and the window's latency percentiles (None)."""
     if hours > SAMPLED_WINDOW_HOURS:
         raise ValueError(f"samples are read for {SAMPLED_WINDOW_HOURS} h at most, not {hours}")
-    return _figures(now=now, hours=hours, sampled=False, scrape_bounds=latency_bounds_seconds)
+    now = now or timezone.now()
+    figures, samples = _figures(
+        now=now, hours=hours, sampled=False, scrape_bounds=latency_bounds_seconds
+    )
+    # How late readbacks are: a count of accepted effects is never zero under traffic, so
+    # only the oldest one's age tells a stuck readback from a steady flow.
+    oldest = Effect.objects.filter(status=EffectStatus.ACCEPTED).aggregate(at=Min("outcome_at"))
+    figures["readback_oldest_waiting_age_seconds"] = (
+        _seconds(now - oldest["at"]) if oldest["at"] else 0
+    )
+    return figures, samples
 
 
 def _figures(

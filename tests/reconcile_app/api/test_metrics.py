@@ -330,8 +330,9 @@ def test_without_a_configured_token_only_people_get_in(db, settings, agent, audi
     assert scrape(auditor.client).status_code == 200
 
 
-# A scrape reads no hourly series: no verdicts per hour, the window's latency as one count.
-SCRAPE_QUERIES = JSON_QUERIES - 1
+# A scrape reads no hourly series (no verdicts per hour, the window's latency as one count),
+# and reads the oldest readback waiting.
+SCRAPE_QUERIES = JSON_QUERIES
 
 
 def test_scrape_query_count_is_constant(traffic, auditor, django_assert_num_queries):
@@ -374,3 +375,20 @@ def test_a_scrape_reads_no_row_per_reconcile_of_the_day(traffic, auditor, agent)
     assert sample_value(text, 'reconcile_refusals{code="hardship_hold",result="deny"}') == len(
         holds
     )
+
+
+def test_a_scrape_says_how_long_the_oldest_readback_has_waited(traffic, auditor):
+    """Under traffic some effects are always accepted and waiting: their count alone cannot
+    tell a readback stuck for minutes from a steady flow, and nothing exported their age."""
+    assert sample_value(scrape(auditor.client).content.decode(), READBACK_WAITING) == 0
+    effect = open_unknown_outcome("metrics-waiting", minutes_ago=0)
+    Effect.objects.filter(pk=effect.pk).update(
+        status=EffectStatus.ACCEPTED, outcome_at=timezone.now() - timedelta(minutes=7)
+    )
+
+    waited = sample_value(scrape(auditor.client).content.decode(), READBACK_WAITING)
+
+    assert 420 <= waited < 480
+
+
+READBACK_WAITING = "reconcile_readback_oldest_waiting_age_seconds"

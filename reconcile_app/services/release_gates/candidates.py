@@ -27,13 +27,19 @@ OTHER = "release-gate-other"
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _REF = rf"fields\.(?P<name>{_IDENT})"
+# A field converted where it is compared (`double(fields.x) > 500.0`, as docs/api.md advises
+# for numbers): the comparison is the field's, and the call's argument is no condition.
+_CONVERSION = r"(?:int|uint|double|string)\(\s*"
+_OPERAND = rf"(?P<conversion>{_CONVERSION})?{_REF}(?(conversion)\s*\))"
 _LITERAL = r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?|true|false|null"
 _OPERATOR = r"==|!=|<=|>=|<|>"
-_REF_THEN_LITERAL = re.compile(rf"{_REF}\s*(?P<op>{_OPERATOR})\s*(?P<literal>{_LITERAL})")
-_LITERAL_THEN_REF = re.compile(rf"(?P<literal>{_LITERAL})\s*(?P<op>{_OPERATOR})\s*{_REF}")
+_REF_THEN_LITERAL = re.compile(rf"{_OPERAND}\s*(?P<op>{_OPERATOR})\s*(?P<literal>{_LITERAL})")
+_LITERAL_THEN_REF = re.compile(rf"(?P<literal>{_LITERAL})\s*(?P<op>{_OPERATOR})\s*{_OPERAND}")
 _REF_IN_LIST = re.compile(rf"{_REF}\s+in\s+\[(?P<items>[^\]]*)\]")
 _LITERALS = re.compile(_LITERAL)
 _ANY_REF = re.compile(_REF)
+_NUMERIC = ("int", "uint", "double")
+_CALL_OPENS = re.compile(rf"{_IDENT}\s*\($")
 _ORDERING = frozenset({"<", "<=", ">", ">="})
 
 
@@ -53,12 +59,13 @@ def literal_value(text: str) -> Any:
 
 def _boolean_uses(expression: str) -> set[str]:
     """Fields a condition uses as a boolean on their own: `fields.x`, `!fields.x`,
-    `fields.x && ...` (but not `has(fields.x)`, which tests presence)."""
+    `fields.x && ...` (but not `has(fields.x)`, which tests presence, nor any other call's
+    argument: `double(fields.x)`, `size(fields.x)`)."""
     found = set()
     for match in _ANY_REF.finditer(expression):
         before = expression[: match.start()].rstrip()
         after = expression[match.end() :].lstrip()
-        if before.endswith("has("):
+        if _CALL_OPENS.search(before):
             continue
         opens = before == "" or before.endswith(("(", "!", "&&", "||"))
         closes = after == "" or after.startswith((")", "&&", "||", "?"))
@@ -96,6 +103,8 @@ def field_candidates(spec: ContractSpec) -> dict[str, list[Any]]:
                 if name not in literals:
                     continue
                 _add(literals[name], value)
+                if _is_number(value) and (match.group("conversion") or "").startswith(_NUMERIC):
+                    ordered.add(name)  # converted to a number: a neutral text would not convert
                 if match.group("op") in _ORDERING and _is_number(value):
                     ordered.add(name)
                     # Both sides of a threshold, in the literal's own numeric type.

@@ -95,3 +95,22 @@ def test_a_long_rule_is_quoted_by_its_start_and_its_length():
         f"deny rule 1 (many) `{long_rule[:200]}… ({len(long_rule):,} characters)`"
     )
     assert len(label) < 300
+
+
+def test_a_field_converted_before_a_comparison_is_tried_as_the_number_it_is_compared_with():
+    # docs/api.md tells authors to convert explicitly (`double(fields.level) * 1.5`): the
+    # call's argument was taken for a condition on its own and tried as true and false, and
+    # the threshold went unseen, so `double(fields.balance) > 500.0` failed policy_evaluates
+    # ("Undefined variable or function: 'double'") on a value no owner returned.
+    candidates = field_candidates(
+        spec(
+            [
+                ("escalate", "double(fields.balance) > 500.0", "large"),
+                ("deny", "int(fields.region) == 3 || size(fields.complaint) > 0", "r"),
+            ]
+        )
+    )
+
+    assert candidates["balance"] == [500.0, 501.0, 499.0]
+    assert candidates["region"] == [3]
+    assert candidates["complaint"] == [NEUTRAL]

@@ -348,3 +348,27 @@ def test_reads_that_were_not_ok_are_not_values(estate: None):
     assert StateRead.objects.get(field="collections_status").status == "unavailable"
 
     assert "collections_status" not in recorded_values(spec).values
+
+
+def test_a_rule_over_a_converted_number_passes(contract_from: ContractFrom):
+    # The conversion docs/api.md recommends for numbers an owner may send as text or as a
+    # whole number: the gate tried the field as true and false and failed the version.
+    contract = contract_from(
+        """
+        decision_class: converted-number
+        version: "1"
+        purpose: collections
+        required:
+          - {field: balance, source: ledger-service, max_age_seconds: 300}
+        actions:
+          collect: {field: balance}
+        policy:
+          version: "p1"
+          escalate: [{when: 'double(fields.balance) > 500.0', code: large}]
+          allow: [{when: 'true', permits: [collect]}]
+        """
+    )
+
+    result = gate(contract, "policy_evaluates")
+
+    assert result.status == "passed", result.detail

@@ -89,6 +89,15 @@ def evaluate_over(expression: str, over: cel.Context | dict[str, Any]) -> bool |
     return _evaluated(expression, over)[0]
 
 
+def evaluate_over_explained(
+    expression: str, over: cel.Context | dict[str, Any]
+) -> tuple[bool | None, str]:
+    """`evaluate_explained` over the `variables` of one state: the release gates evaluate
+    every rule over each state they try, and converting the fields again for each rule cost
+    them ~1 ms an evaluation with 200 fields (the rule itself, a microsecond)."""
+    return _evaluated(expression, over)
+
+
 def evaluate_explained(
     expression: str, fields: dict[str, Any], effect: dict[str, Any] | None = None
 ) -> tuple[bool | None, str]:

@@ -6,12 +6,13 @@ the complaints service is down turns every such decision into a deny nobody wrot
 002's release tests ask for the missing-source case; this is its policy half (the engine
 half is `fail_closed`).
 
-Method: each rule is evaluated with the CEL evaluation the engine uses
-(`policy.evaluate_explained`) for every combination of optional fields present and absent
-(all 2^n when n <= 6; otherwise each one absent alone, all absent and all present), with
-present fields taking each plausible value (`candidates`) and each value the owners have
-returned for them in recent reads (`recorded`: a rule comparing a string with `true` or `5`
-errors on what production reads, though never on the contract's own literals), and with
+Method: each rule is evaluated with the CEL evaluation the engine uses (the state's
+`policy.variables` converted once, then `policy.evaluate_over_explained` for each rule) for
+every combination of optional fields present and absent (all 2^n when n <= 6; otherwise
+each one absent alone, all absent and all present), with present fields taking each
+plausible value (`candidates`) and each value the owners have returned for them in recent
+reads (`recorded`: a rule comparing a string with `true` or `5` errors on what production
+reads, though never on the contract's own literals), and with
 `effect` as the engine builds it for each binding (nothing proposed, each action, each action
 with a value). Any error, or a result that is not a boolean, fails the gate, naming the rule,
 the absent fields and the values. So does a rule that takes longer than
@@ -39,20 +40,18 @@ MAX_PAIRED = 2000
 SLOW_EVALUATION_SECONDS = 0.05
 
 
-def _timed(
-    expression: str, fields: dict[str, Any], effect: dict[str, Any]
-) -> tuple[bool | None, str, float]:
+def _timed(expression: str, over: Any) -> tuple[bool | None, str, float]:
     """The evaluation, and the seconds it took; a slow one is timed again, twice at most,
     and the fastest counts, so that a pause of the process (a collection, a busy machine
     running the gates of every activation) is not taken for the rule's cost."""
     started = time.perf_counter()
-    result, error = policy.evaluate_explained(expression, fields, effect)
+    result, error = policy.evaluate_over_explained(expression, over)
     took = time.perf_counter() - started
     for _ in range(2):
         if took <= SLOW_EVALUATION_SECONDS:
             break
         started = time.perf_counter()
-        policy.evaluate_explained(expression, fields, effect)
+        policy.evaluate_over_explained(expression, over)
         took = min(took, time.perf_counter() - started)
     return result, error, took
 
@@ -154,9 +153,11 @@ def policy_evaluates(world: World) -> Finding:
     checks = 0
     for absent, fields in cases:
         for effect, proposed in zip(effects, proposals, strict=True):
+            # Converted once for every rule, as a decision does (`policy.variables`).
+            over = policy.variables(fields, effect)
             for rule, label in zip(spec.rules, labels, strict=True):
                 checks += 1
-                result, error, took = _timed(rule.expression, fields, effect)
+                result, error, took = _timed(rule.expression, over)
                 if took > SLOW_EVALUATION_SECONDS:
                     return Finding(
                         False,

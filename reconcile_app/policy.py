@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -22,6 +24,42 @@ MAX_CONDITION_CHARACTERS = 4096
 
 class PolicyCompileError(ValueError):
     pass
+
+
+# What `effect` holds (decision.Binding.effect): the proposed action, and the value if any.
+EFFECT_MEMBERS = frozenset({"action", "value"})
+_STRING_LITERAL = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+_MEMBER = re.compile(
+    r"(?<![\w.])(?P<variable>fields|effect)\s*"
+    r"(?:\.\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)|\[\s*(?P<key>\x00\d+)\s*\])"
+)
+
+
+def members_read(expression: str) -> dict[str, set[str]]:
+    """The members of `fields` and `effect` a condition names (`fields.x`, `fields["x"]`),
+    read off its text with string literals set aside, so that the loader can refuse a name
+    the contract never reads: `has(fields.typo)` evaluates, is false for every decision, and
+    no gate can tell it from a field that is merely absent."""
+    literals: list[str] = []
+
+    def set_aside(match: re.Match[str]) -> str:
+        literals.append(match.group(0))
+        return f"\x00{len(literals) - 1}"
+
+    text = _STRING_LITERAL.sub(set_aside, expression)
+    found: dict[str, set[str]] = {"fields": set(), "effect": set()}
+    for match in _MEMBER.finditer(text):
+        if match.group("name"):
+            found[match.group("variable")].add(match.group("name"))
+            continue
+        literal = literals[int(match.group("key")[1:])]
+        try:
+            key = ast.literal_eval(literal)
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(key, str):
+            found[match.group("variable")].add(key)
+    return found
 
 
 @lru_cache(maxsize=4096)

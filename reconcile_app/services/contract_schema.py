@@ -191,7 +191,7 @@ def _actions(parsed: ParsedFile, specs: list[dict[str, Any]]) -> dict[str, Actio
 
 
 def _rules(
-    parsed: ParsedFile, actions: dict[str, ActionValues]
+    parsed: ParsedFile, actions: dict[str, ActionValues], fields: list[str]
 ) -> tuple[str, list[dict[str, Any]]]:
     body = require_key(parsed, parsed.data, "policy", dict)
     refuse_unknown_keys(parsed, body, {"version", "deny", "escalate", "allow"}, "policy")
@@ -218,6 +218,8 @@ def _rules(
                 policy.compiled(when)
             except policy.PolicyCompileError as exc:
                 raise parsed.fail(f"invalid CEL condition: {exc}", *where, "when") from exc
+            if problem := _unread_member(when, fields):
+                raise parsed.fail(problem, *where, "when")
             code = ""
             permits: list[str] = []
             if kind == "allow":
@@ -248,6 +250,21 @@ def _rules(
     return version, rules
 
 
+def _unread_member(expression: str, fields: list[str]) -> str | None:
+    """A condition naming a field the contract does not read (or a member `effect` lacks)
+    is never true of a live decision: `has(fields.typo)` is false, and without `has` it
+    fails closed. Said at load, where the author can see it."""
+    named = policy.members_read(expression)
+    for name in sorted(named["fields"] - set(fields)):
+        return (
+            f"condition reads fields.{name}, which is not a field of this contract "
+            f"(its fields: {', '.join(fields)})"
+        )
+    for name in sorted(named["effect"] - policy.EFFECT_MEMBERS):
+        return f"condition reads effect.{name}; `effect` holds only action and value"
+    return None
+
+
 def contract_values(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> dict[str, Any]:
     data = parsed.data
     refuse_unknown_keys(parsed, data, CONTRACT_KEYS)
@@ -269,7 +286,7 @@ def contract_values(parsed: ParsedFile, sources: dict[str, dict[str, Any]]) -> d
     purpose = require_key(parsed, data, "purpose", str)
     specs = _field_specs(parsed, sources)
     actions = _actions(parsed, specs)
-    policy_version, rules = _rules(parsed, actions)
+    policy_version, rules = _rules(parsed, actions, [spec["name"] for spec in specs])
     contradictions = data.get("contradictions", ContradictionPolicy.ESCALATE.value)
     if contradictions not in ContradictionPolicy.values:
         raise parsed.fail("`contradictions` must be escalate or refuse", "contradictions")

@@ -52,7 +52,7 @@ def test_parts_are_matched_by_name_and_rules_by_condition_then_place(contract_wo
             "    - {when: 'fields.collections_status == \"closed\"', code: closed}\n"
             "    - {when: 'fields.collections_status == \"hold\"', code: hardship_hold}\n",
         )
-        .replace("allow: [{when: 'true',", "allow: [{when: 'has(fields.complaint_status)',")
+        .replace("allow: [{when: 'true',", "allow: [{when: 'has(effect.value)',")
         .replace(
             "optional:\n  - {field: complaint_status, source: complaints-service, "
             "max_age_seconds: 600}\n",

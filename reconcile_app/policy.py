@@ -29,9 +29,11 @@ class PolicyCompileError(ValueError):
 # What `effect` holds (decision.Binding.effect): the proposed action, and the value if any.
 EFFECT_MEMBERS = frozenset({"action", "value"})
 _STRING_LITERAL = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+# A name followed by `(` is a macro over the map (`fields.exists(k, ...)`), not a member.
 _MEMBER = re.compile(
     r"(?<![\w.])(?P<variable>fields|effect)\s*"
-    r"(?:\.\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)|\[\s*(?P<key>\x00\d+)\s*\])"
+    r"(?:\.\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_]|\s*\()"
+    r"|\[\s*(?P<key>\x00\d+)\s*\])"
 )
 
 

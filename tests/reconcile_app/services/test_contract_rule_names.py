@@ -71,6 +71,8 @@ def test_a_condition_naming_what_effect_does_not_hold_is_refused(estate: None, t
         # A string that merely spells a member is no reference to it.
         'fields.collections_status == "fields.nothing" && has(effect.value)',
         '[1, 2].exists(x, x == 3) || fields["collections_status"] == "review"',
+        # A macro over the map is no member of it.
+        'fields.exists(k, k == "complaint_status") && fields.collections_status == "hold"',
     ],
 )
 def test_conditions_over_the_contracts_own_fields_load(

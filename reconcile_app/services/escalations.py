@@ -25,13 +25,13 @@ from reconcile_app.errors import Conflict, Forbidden, Locked, NotFound, Validati
 from reconcile_app.limits import says_nothing
 from reconcile_app.models import DecisionSnapshot, Escalation, MemoryRecord, Principal
 from reconcile_app.roles import has_role, roles_forget
-from reconcile_app.selectors.approvals import evidence_attested_by
-from reconcile_app.selectors.kept_records import (
-    OWNERLESS,
-    records_kept_attested_by,
-    records_kept_written_by,
-)
+from reconcile_app.selectors.kept_records import OWNERLESS
 from reconcile_app.services.audit import audit_record
+from reconcile_app.services.escalation_own_part import (
+    approval_vouching_check,
+    raised_by_reviewer_check,
+    refusals_of_own_part_audited,
+)
 from reconcile_app.services.memory_status import memory_status_move
 from reconcile_app.services.promotions import promotion_settle
 
@@ -230,7 +230,16 @@ def escalation_decide(
         raise Forbidden("deciding escalations needs the reviewer role", code="forbidden")
     if says_nothing(rationale):
         raise ValidationFailed("a decision needs a rationale", code="rationale_required")
-    with transaction.atomic():
+    with (
+        refusals_of_own_part_audited(
+            escalation_id=escalation_id,
+            reviewer=reviewer,
+            approve=approve,
+            rationale=rationale,
+            request_id=request_id,
+        ),
+        transaction.atomic(),
+    ):
         # The epochs first, as every write under them takes them (epochs.epochs_held): a
         # quarantine of a promotion's class then waits for the decision, or committed before
         # and refuses it (promotion_settle); never promoted into a class quarantined since.
@@ -249,12 +258,7 @@ def escalation_decide(
         )
         if escalation is None:
             raise NotFound(f"no escalation {escalation_id}", code="escalation_not_found")
-        raiser = escalation.requested_by
-        if raiser is not None and raiser.user_id == reviewer.pk:
-            raise Forbidden(
-                "a reviewer never decides an escalation they raised",
-                code="self_approval_forbidden",
-            )
+        raised_by_reviewer_check(escalation, reviewer)
         if escalation.status != EscalationStatus.OPEN:
             raise Conflict(
                 f"{escalation_id} is already {escalation.status}", code="already_decided"
@@ -268,29 +272,8 @@ def escalation_decide(
                 code="invalid_selection",
                 candidates=escalation.candidate_refs if escalation.fact_key else [],
             )
-        mine = records_kept_written_by(reviewer, escalation, selected_ref) if approve else []
-        if mine:
-            # Operators may write any fact record: one who also reviews would otherwise
-            # settle an ambiguity in favour of their own record, approving their own change.
-            raise Forbidden(
-                f"a reviewer never keeps a record they wrote ({', '.join(mine)})",
-                code="self_approval_forbidden",
-                kept=mine,
-            )
-        # The grounds the approval would vouch for: a fact key's kept records' derivation, or
-        # the evidence a decision's reads (a promotion's memory) rest on.
-        attested: list[str] = []
-        if approve and escalation.fact_key:
-            attested = records_kept_attested_by(reviewer, escalation, selected_ref)
-        elif approve:
-            attested = evidence_attested_by(reviewer, escalation)
-        if attested:
-            raise Forbidden(
-                f"a reviewer never approves what rests on evidence they attested "
-                f"({', '.join(attested)})",
-                code="self_approval_forbidden",
-                attested=attested,
-            )
+        if approve:
+            approval_vouching_check(escalation, reviewer, selected_ref)
         before = _state(escalation)
         # One instant for the decision and the status events it causes, so an as_of
         # question at decided_at sees the memories as the decision left them.

@@ -209,6 +209,15 @@ def test_reviewer_cannot_decide_an_escalation_they_raised(registry, agent, revie
     assert response.status_code == 403
     assert response.json()["code"] == "self_approval_forbidden"
     assert Escalation.objects.get(escalation_id=raised).status == "open"
+    # The attempt is on the record, with who, when and why (the decision itself rolled back).
+    [attempt] = AuditEvent.objects.filter(object_ref=raised)
+    assert (attempt.action, attempt.actor, attempt.reason) == (
+        "escalation.approve.refused",
+        reviewer.user,
+        "mine",
+    )
+    assert attempt.after["code"] == "self_approval_forbidden"
+    assert attempt.request_id == response["X-Request-ID"]
 
 
 def test_a_decided_escalation_cannot_be_decided_again(ambiguous, reviewer):
@@ -230,6 +239,8 @@ def test_reviewer_cannot_select_a_record_they_wrote(registry, agent):
     assert (response.status_code, response.json()["code"]) == (403, "self_approval_forbidden")
     assert response.json()["kept"] == ["mine"]
     assert Escalation.objects.get(escalation_id=raised).status == "open"
+    [attempt] = AuditEvent.objects.filter(object_ref=raised, action="escalation.approve.refused")
+    assert attempt.after["kept"] == ["mine"]
     assert MemoryRecord.objects.filter(fact_key=KEY, status="current").count() == 2
     # Another candidate, or a rejection, is theirs to decide.
     response = decide(both, raised, "approve", rationale="the registry's", selected_ref="theirs")

@@ -356,12 +356,13 @@ def _reject(
     effect: Effect, code: str, expected: int | None, found: int | None, detail: str
 ) -> Effect:
     with transaction.atomic():
-        Effect.objects.filter(pk=effect.pk, status=EffectStatus.SENT).update(
+        # Not moved: the sweep gave the sender up meanwhile (unknown, perhaps settled since).
+        if Effect.objects.filter(pk=effect.pk, status=EffectStatus.SENT).update(
             status=EffectStatus.REJECTED,
             outcome={"code": code, "expected": expected, "found": found, "detail": detail},
             outcome_at=timezone.now(),
-        )
-        effect_event(effect, "rejected", {"code": code, "expected": expected, "found": found})
+        ):
+            effect_event(effect, "rejected", {"code": code, "expected": expected, "found": found})
     effect_reload(effect)
     return effect
 
@@ -372,20 +373,21 @@ def _mark_unknown(effect: Effect, detail: str, *, code: str = "timeout") -> Effe
     from reconcile_app.tasks import effect_resolve_task
 
     with transaction.atomic():
-        Effect.objects.filter(pk=effect.pk, status=EffectStatus.SENT).update(
+        # Not moved: the sweep gave the sender up meanwhile (unknown, perhaps settled since).
+        if Effect.objects.filter(pk=effect.pk, status=EffectStatus.SENT).update(
             status=EffectStatus.UNKNOWN,
             outcome={"code": code, "detail": detail},
             outcome_at=timezone.now(),
             next_check_at=timezone.now() + timedelta(seconds=RESOLUTION_BACKOFF[0]),
-        )
-        entry = request_unanswered_entry(effect, note="request sent; response not received")
-        effect_event(
-            effect, "timeout", {"code": code, "detail": detail}, evidence_id=entry.evidence_id
-        )
+        ):
+            entry = request_unanswered_entry(effect, note="request sent; response not received")
+            effect_event(
+                effect, "timeout", {"code": code, "detail": detail}, evidence_id=entry.evidence_id
+            )
+            enqueue_on_commit(effect_resolve_task, effect.pk)
         # Read back before the commit: the answer to this request is "unknown", whatever
-        # the resolution queued below finds later.
+        # the resolution queued above finds later.
         effect_reload(effect)
-        enqueue_on_commit(effect_resolve_task, effect.pk)
     return effect
 
 

@@ -27,6 +27,22 @@ REFUSAL_CODES = {
 }
 
 
+# Every reason code the engine itself gives: a contract's own rule may not take one, or an
+# agent reading `stale_state` under a rule's deny would reconcile again for a fresher read
+# that cannot change the answer (services/contract_schema refuses it at load).
+ENGINE_REASON_CODES = frozenset(REFUSAL_CODES.values()) | {
+    "evidence_missing",
+    "contradiction",
+    "contract_incomplete",
+    "allowed",
+    "no_rule_matched",
+    "action_not_permitted",
+    "value_not_permitted",
+    "denied",
+    "escalated",
+}
+
+
 def _reason(code: str, detail: str) -> dict[str, str]:
     return {"code": code, "detail": detail}
 

@@ -17,6 +17,7 @@ from reconcile_app.canonical import content_hash
 from reconcile_app.choices import ContradictionPolicy
 from reconcile_app.limits import identifier_problem
 from reconcile_app.obligation import OBLIGATION_VALUES, obligation_level
+from reconcile_app.reconciliation.decision import ENGINE_REASON_CODES
 from reconcile_app.reducers import reducer_named
 from reconcile_app.services.contract_files import ParsedFile
 
@@ -235,6 +236,13 @@ def _rules(
                 declared = entry.get("code")
                 if not isinstance(declared, str) or not IDENT.match(declared):
                     raise parsed.fail(f"a {kind} rule needs an identifier `code`", *where, "code")
+                if declared in ENGINE_REASON_CODES:
+                    raise parsed.fail(
+                        f"`code` {declared} is one the engine gives for its own reasons; an "
+                        "agent would read it as that. Name the rule's own reason",
+                        *where,
+                        "code",
+                    )
                 code = declared
             rules.append(
                 {

@@ -88,3 +88,18 @@ def test_members_read_sets_string_literals_aside():
         "fields": {"a", "c"},
         "effect": {"value"},
     }
+
+
+@pytest.mark.parametrize("code", ["stale_state", "state_unavailable", "no_rule_matched"])
+def test_a_rule_may_not_take_a_reason_code_the_engine_gives(
+    estate: None, tmp_path: Path, code: str
+):
+    """Under a rule's escalate or deny, `stale_state` told an agent its read was stale: it
+    would reconcile again for a fresher one that cannot change the answer."""
+    contract = CONTRACT.format(condition="true").replace("code: review", f"code: {code}")
+    with pytest.raises(ContractFileError) as refused:
+        load_yaml(tmp_path, {"contract.yaml": contract})
+
+    assert refused.value.line == CONDITION_LINE
+    assert f"`code` {code} is one the engine gives" in refused.value.reason
+    assert not Contract.objects.filter(decision_class="named-fields").exists()

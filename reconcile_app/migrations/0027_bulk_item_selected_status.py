@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='bulkjobitem',
             name='selected_status',
-            field=models.CharField(blank=True, default='', max_length=40),
+            field=models.CharField(blank=True, db_default='', default='', max_length=40),
         ),
     ]

@@ -13,12 +13,12 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='bulkjob',
             name='cancel_reason',
-            field=models.TextField(blank=True, default=''),
+            field=models.TextField(blank=True, db_default='', default=''),
         ),
         migrations.AddField(
             model_name='bulkjob',
             name='cancelled_by_name',
-            field=models.CharField(blank=True, default='', max_length=150),
+            field=models.CharField(blank=True, db_default='', default='', max_length=150),
         ),
         migrations.AlterField(
             model_name='bulkjob',

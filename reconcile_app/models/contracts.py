@@ -158,7 +158,8 @@ class ContractActivation(models.Model):
     # How often a worker has started the gates: a run that kills its worker (a crash in the
     # CEL library, memory) is redelivered; counted in the database, the loop ends. The latest
     # start's time holds off a second copy of the task while the first may still be running.
-    attempts = models.PositiveIntegerField(default=0)
+    # A default in the database too: a previous release's insert does not name it.
+    attempts = models.PositiveIntegerField(default=0, db_default=0)
     attempt_started_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -49,7 +49,9 @@ class BulkJob(models.Model):
     done = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0)
-    still_unknown = models.PositiveIntegerField(default=0)
+    # Columns added after the table: a default in the database as well, for the inserts of a
+    # release before them that still runs while a rolling upgrade migrates (docs/deploy.md).
+    still_unknown = models.PositiveIntegerField(default=0, db_default=0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
@@ -59,8 +61,8 @@ class BulkJob(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(default=timezone.now)
     requeues = models.PositiveIntegerField(default=0)
-    cancelled_by_name = models.CharField(max_length=150, blank=True, default="")
-    cancel_reason = models.TextField(blank=True, default="")
+    cancelled_by_name = models.CharField(max_length=150, blank=True, default="", db_default="")
+    cancel_reason = models.TextField(blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -110,7 +112,8 @@ class BulkJobItem(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     # An effect's status when the job was made: an operator's verdict is given on that state
     # (an outcome that meanwhile moved from unknown to postcondition_failed is skipped).
-    selected_status = models.CharField(max_length=40, blank=True, default="")
+    # A default in the database too: a previous release's insert does not name it.
+    selected_status = models.CharField(max_length=40, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["job", "position"]

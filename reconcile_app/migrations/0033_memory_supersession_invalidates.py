@@ -18,7 +18,10 @@ DERIVED, INVALIDATED = "wasDerivedFrom", "wasInvalidatedBy"
 CHUNK = 2000
 
 
-def relabel(apps: Any, schema_editor: Any) -> None:
+def relabel(apps: Any, schema_editor: Any) -> int:
+    """Returns how many successors' links it changed. Also run, after a rolling upgrade, by
+    `manage.py memory_supersessions_relabel` for the links an earlier release drew meanwhile."""
+    changed = 0
     memory_model = apps.get_model("reconcile_app", "MemoryRecord")
     node_model = apps.get_model("lineage_app", "Node")
     edge_model = apps.get_model("lineage_app", "Edge")
@@ -39,11 +42,13 @@ def relabel(apps: Any, schema_editor: Any) -> None:
         if f"memory:{superseded}" in (derived_from or []):
             edge = edge_model.objects.filter(**link, relation=DERIVED).first()
             if edge is not None:
-                edge_model.objects.get_or_create(
+                _, created = edge_model.objects.get_or_create(
                     **link, relation=INVALIDATED, defaults={"recorded_at": edge.recorded_at}
                 )
+                changed += created
             continue
-        edge_model.objects.filter(**link, relation=DERIVED).update(relation=INVALIDATED)
+        changed += edge_model.objects.filter(**link, relation=DERIVED).update(relation=INVALIDATED)
+    return changed
 
 
 def relabel_back(apps: Any, schema_editor: Any) -> None:

@@ -4,7 +4,10 @@ record's grounds stops reaching what recalled its successor."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from django.core.management import call_command
 
 from lineage_app.models import Edge
 from tests.migrations import migrated_back_to
@@ -56,3 +59,20 @@ def test_migrating_back_draws_supersession_as_the_derivation_it_was(collectible,
 
     assert links(older, newer) == {"wasInvalidatedBy"}
     assert links(newer, made_from) == {"wasDerivedFrom", "wasInvalidatedBy"}
+
+
+@pytest.mark.django_db
+def test_the_command_relabels_what_an_earlier_release_drew_after_the_migration(collectible, agent):
+    """A rolling upgrade across 0033: a web process of the earlier release, still serving
+    after the migration, links each supersession as a derivation (seen live from d3982d5)."""
+    older = remember(agent, ["ev-collect"])
+    newer = remember(agent, ["ev-collect"], supersedes=older)
+    Edge.objects.filter(src__ref=older, dst__ref=newer).update(relation="wasDerivedFrom")
+    out = io.StringIO()
+
+    call_command("memory_supersessions_relabel", stdout=out)
+
+    assert links(older, newer) == {"wasInvalidatedBy"}
+    assert out.getvalue().strip() == "memory supersessions relabelled: 1"
+    call_command("memory_supersessions_relabel", stdout=out)
+    assert out.getvalue().splitlines()[-1] == "memory supersessions relabelled: 0"

@@ -28,7 +28,9 @@ class PolicyCompileError(ValueError):
 
 # What `effect` holds (decision.Binding.effect): the proposed action, and the value if any.
 EFFECT_MEMBERS = frozenset({"action", "value"})
-_STRING_LITERAL = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+# Read left to right, as CEL's lexer does: a string literal, or a `//` comment to the line's
+# end (CEL's only kind), whatever quote or member either spells.
+_NOT_CODE = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|(?P<comment>//[^\n]*)")
 # A name followed by `(` is a macro over the map (`fields.exists(k, ...)`), not a member.
 _MEMBER = re.compile(
     r"(?<![\w.])(?P<variable>fields|effect)\s*"
@@ -39,16 +41,18 @@ _MEMBER = re.compile(
 
 def members_read(expression: str) -> dict[str, set[str]]:
     """The members of `fields` and `effect` a condition names (`fields.x`, `fields["x"]`),
-    read off its text with string literals set aside, so that the loader can refuse a name
-    the contract never reads: `has(fields.typo)` evaluates, is false for every decision, and
-    no gate can tell it from a field that is merely absent."""
+    read off its text with string literals and comments set aside, so that the loader can
+    refuse a name the contract never reads: `has(fields.typo)` evaluates, is false for every
+    decision, and no gate can tell it from a field that is merely absent."""
     literals: list[str] = []
 
     def set_aside(match: re.Match[str]) -> str:
+        if match.group("comment"):
+            return " "
         literals.append(match.group(0))
         return f"\x00{len(literals) - 1}"
 
-    text = _STRING_LITERAL.sub(set_aside, expression)
+    text = _NOT_CODE.sub(set_aside, expression)
     found: dict[str, set[str]] = {"fields": set(), "effect": set()}
     for match in _MEMBER.finditer(text):
         if match.group("name"):

@@ -73,6 +73,9 @@ def test_a_condition_naming_what_effect_does_not_hold_is_refused(estate: None, t
         '[1, 2].exists(x, x == 3) || fields["collections_status"] == "review"',
         # A macro over the map is no member of it.
         'fields.exists(k, k == "complaint_status") && fields.collections_status == "hold"',
+        # CEL's comments are no reference either, whatever they name.
+        'fields.collections_status == "hold" // was fields.collection_state in 0.9',
+        'fields.collections_status == "hold" // an unclosed " then fields.gone',
     ],
 )
 def test_conditions_over_the_contracts_own_fields_load(
@@ -103,3 +106,11 @@ def test_a_rule_may_not_take_a_reason_code_the_engine_gives(
     assert refused.value.line == CONDITION_LINE
     assert f"`code` {code} is one the engine gives" in refused.value.reason
     assert not Contract.objects.filter(decision_class="named-fields").exists()
+
+
+def test_members_read_sets_comments_aside_but_not_the_next_line():
+    """CEL's `//` comment runs to the end of its line; a `//` inside a string is text."""
+    assert policy.members_read('fields.a // fields.b, "x\n&& fields.c == "//" && fields.d') == {
+        "fields": {"a", "c", "d"},
+        "effect": set(),
+    }

@@ -26,8 +26,12 @@ from config.logs import principal_var, request_id_var, uncaught_as_json_line
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Before the settings load: a setting refused at start stops a worker or beat in one JSON line
-# (`celery ...` or `python -m celery ...`; other processes keep Python's own hook).
-if "celery" in (Path(sys.argv[0]).name, Path(sys.argv[0]).parent.name):
+# (`celery ... worker|beat` or `python -m celery ...`). Other processes keep Python's own
+# hook: `celery shell` hands an error typed at its prompt to it, which is no process stopping.
+_started_as = sys.argv[1:]
+if "celery" in (Path(sys.argv[0]).name, Path(sys.argv[0]).parent.name) and (
+    "worker" in _started_as or "beat" in _started_as
+):
     uncaught_as_json_line()
 
 app = Celery("reconcile")

@@ -128,3 +128,20 @@ def test_a_worker_and_beat_refused_at_start_say_why_in_one_json_line(tmp_path):
         assert line["level"] == "CRITICAL"
         assert "RECONCILE_SECRET_KEY" in line["message"]
         assert "ImproperlyConfigured" in line["exception"]
+
+
+def test_an_error_typed_into_celery_shell_is_no_process_stopped_line(tmp_path):
+    """The start-up hook is the worker's and beat's: `celery shell` hands an error typed at
+    its prompt to sys.excepthook, which said CRITICAL "process stopped" of a live shell."""
+    finished = subprocess.run(
+        [str(CELERY), "-A", "config", "shell", "--python"],
+        cwd=settings.BASE_DIR,
+        env=_isolated_env(tmp_path / "var"),
+        input="undefined_name\nprint('still here')\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "still here" in finished.stdout
+    assert "NameError: name 'undefined_name' is not defined" in finished.stderr
+    assert "config.startup" not in finished.stderr

@@ -4,9 +4,9 @@ The gates evaluate the contract on synthetic states, so they need values an owne
 plausibly return: the literals the rules compare a field against (`fields.x == "hold"`,
 `fields.n > 3`, `fields.x in ["a", "b"]`), the values the actions may write there, and a
 neutral string no rule names. A field a rule uses as a condition by itself
-(`fields.hardship_active && ...`) is a boolean, and one compared by order is a number: those
-get no neutral string, which would make the condition fail for a reason of the gate's own
-making rather than the contract's.
+(`fields.hardship_active && ...`) is a boolean, and one compared by order or converted
+(`double(fields.level) * 1.5`) is a number: those get no neutral string, which would make
+the condition fail for a reason of the gate's own making rather than the contract's.
 
 This reads the expressions with patterns, not a CEL parser: a value it misses only narrows
 the states tried; a rule that reads `fields` some other way still runs with every field
@@ -39,6 +39,9 @@ _REF_IN_LIST = re.compile(rf"{_REF}\s+in\s+\[(?P<items>[^\]]*)\]")
 _LITERALS = re.compile(_LITERAL)
 _ANY_REF = re.compile(_REF)
 _NUMERIC = ("int", "uint", "double")
+# A field a rule converts to a number anywhere, compared or computed with (`double(fields.x)
+# * 1.5`, `int(fields.n) + 1`, docs/api.md's examples): a neutral text would not convert.
+_CONVERTED = re.compile(rf"(?<![\w.])(?:int|uint|double)\(\s*{_REF}\s*\)")
 _CALL_OPENS = re.compile(rf"{_IDENT}\s*\($")
 _ORDERING = frozenset({"<", "<=", ">", ">="})
 
@@ -94,9 +97,11 @@ def field_candidates(spec: ContractSpec) -> dict[str, list[Any]]:
     literals: dict[str, list[Any]] = {field.name: [] for field in spec.fields}
     ordered: set[str] = set()
     booleans: set[str] = set()
+    numbers: set[str] = set()
     for rule in spec.rules:
         expression = rule.expression
         booleans |= _boolean_uses(expression)
+        numbers |= {match.group("name") for match in _CONVERTED.finditer(expression)}
         for pattern in (_REF_THEN_LITERAL, _LITERAL_THEN_REF):
             for match in pattern.finditer(expression):
                 name, value = match.group("name"), literal_value(match.group("literal"))
@@ -124,6 +129,9 @@ def field_candidates(spec: ContractSpec) -> dict[str, list[Any]]:
         if field.name in booleans:
             _add(values, True)
             _add(values, False)
+        elif field.name in numbers:
+            if not any(_is_number(value) for value in values):
+                _add(values, 0)  # converted, and no number of its own to try
         elif field.name not in ordered:
             _add(values, NEUTRAL)
         candidates[field.name] = values

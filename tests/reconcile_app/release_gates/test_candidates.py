@@ -114,3 +114,20 @@ def test_a_field_converted_before_a_comparison_is_tried_as_the_number_it_is_comp
     assert candidates["balance"] == [500.0, 501.0, 499.0]
     assert candidates["region"] == [3]
     assert candidates["complaint"] == [NEUTRAL]
+
+
+def test_a_field_converted_then_computed_with_is_tried_as_a_number():
+    # docs/api.md: `double(fields.level) * 1.5`, `int(fields.count) + 1`. No literal is the
+    # field's own, and a neutral text would not convert: a number, and no text.
+    candidates = field_candidates(
+        spec(
+            [
+                ("escalate", "double(fields.balance) * 1.5 > 500.0", "large"),
+                ("deny", "int(fields.region) + 1 > 3 || int(fields.complaint) == 2", "r"),
+            ]
+        )
+    )
+
+    assert candidates["balance"] == [0]
+    assert candidates["region"] == [0]
+    assert candidates["complaint"] == [2]

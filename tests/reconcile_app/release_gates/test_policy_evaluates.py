@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from django.utils import timezone
 
 from reconcile_app.models import Contract, Principal, StateRead
@@ -350,7 +351,17 @@ def test_reads_that_were_not_ok_are_not_values(estate: None):
     assert "collections_status" not in recorded_values(spec).values
 
 
-def test_a_rule_over_a_converted_number_passes(contract_from: ContractFrom):
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "double(fields.balance) > 500.0",
+        # docs/api.md's own examples: converted, then computed with, then compared. The
+        # field was tried as a neutral text, which no conversion takes, and the gate failed.
+        "double(fields.balance) * 1.5 > 500.0",
+        "int(fields.balance) + 1 > 500",
+    ],
+)
+def test_a_rule_over_a_converted_number_passes(contract_from: ContractFrom, condition: str):
     # The conversion docs/api.md recommends for numbers an owner may send as text or as a
     # whole number: the gate tried the field as true and false and failed the version.
     contract = contract_from(
@@ -364,9 +375,9 @@ def test_a_rule_over_a_converted_number_passes(contract_from: ContractFrom):
           collect: {field: balance}
         policy:
           version: "p1"
-          escalate: [{when: 'double(fields.balance) > 500.0', code: large}]
+          escalate: [{when: 'CONDITION', code: large}]
           allow: [{when: 'true', permits: [collect]}]
-        """
+        """.replace("CONDITION", condition)
     )
 
     result = gate(contract, "policy_evaluates")

@@ -42,6 +42,15 @@ class EffectProblemOutput(ProblemOutput):
     permitted_values = serializers.ListField(
         child=serializers.JSONField(), required=False, help_text="`value_not_permitted`"
     )
+    decision_class = serializers.CharField(required=False, help_text="`contract_superseded`")
+    version = serializers.CharField(
+        required=False, help_text="`contract_superseded`: the snapshot's version, no longer active"
+    )
+    withdrawn = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="`snapshot_tainted`: the evidence it used that was withdrawn",
+    )
     withdrawn_by = serializers.ListField(
         child=serializers.CharField(), required=False, help_text="`snapshot_tainted`"
     )

@@ -10,12 +10,14 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+import yaml
 from django.utils import timezone
 
 from reconcile_app.models import Effect
 from sandbox_app.models import SandboxRecord
 from tests.conftest import COLLECTIONS
 from tests.factories import load_yaml
+from tests.openapi_conformance import SCHEMA_PATH
 from tests.reconcile_app.effects.conftest import SUBJECT, commit, reconcile
 
 TIGHTENED = f"""
@@ -34,6 +36,14 @@ policy:
   deny: [{{when: 'fields.collections_status == "hold"', code: hardship_hold}}]
   allow: [{{when: 'true', permits: [release_collections_hold, retain_manual_review]}}]
 """
+
+
+def undeclared(problem: dict[str, Any]) -> set[str]:
+    """Members of a commit's refusal docs/openapi.yaml does not declare: docs/api.md names
+    them for a client to rely on, and a client generated from the schema would not have them."""
+    schemas = yaml.safe_load(SCHEMA_PATH.read_text())["components"]["schemas"]
+    return set(problem) - set(schemas["EffectProblem"]["properties"])
+
 
 DENY_COLLECT = TIGHTENED.replace('"7.4"', '"7.5"').replace(
     'fields.collections_status == "hold"', 'fields.collections_status == "collect"'
@@ -95,6 +105,7 @@ def test_a_snapshot_whose_version_was_replaced_no_longer_authorises(collectible,
         snapshot["contract"]["decision_class"],
         snapshot["contract"]["version"],
     )
+    assert undeclared(response.json()) == set()
     assert not Effect.objects.exists()
     assert owner_value() == "collect"
 
@@ -117,6 +128,7 @@ def test_revoking_the_evidence_a_snapshot_used_stops_its_commit(collectible, age
     # Which evidence it used was withdrawn, and by which entry: the agent need not look.
     assert response.json()["withdrawn"] == ["ev-collect"]
     assert len(response.json()["withdrawn_by"]) == 1
+    assert undeclared(response.json()) == set()
     assert not Effect.objects.exists()
     assert owner_value() == "collect"
 

@@ -4,9 +4,10 @@ A decision's approval authorises a commit only while its snapshot still stands: 
 version active, its evidence not withdrawn, no source it read quarantined. After a
 quarantine or a correction, a queue of open questions resting on the withdrawn grounds
 would otherwise ask reviewers to open each one to learn that approving it changes nothing.
-The gate's own checks (services/effects/standing.py) for a page at once: at most four
-queries however many rows (and the active quarantines' read, cached per epoch), none when
-no row asks a decision's question.
+The gate's own checks (services/effects/standing.py) for a page at once: at most five
+queries however many rows (the fifth, whether a quarantine a row read is still in force,
+only when one is; and the active quarantines' read, cached per epoch), none when no row
+asks a decision's question.
 """
 
 from __future__ import annotations

@@ -37,13 +37,15 @@ _MEMBER = re.compile(
     r"(?:\.\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_]|\s*\()"
     r"|\[\s*(?P<key>\x00\d+)\s*\])"
 )
+# A key tested with `in` (`"x" in fields`): CEL's other test of presence, as has(fields.x).
+_KEY_IN = re.compile(r"(?P<key>\x00\d+)\s*in\s+(?P<variable>fields|effect)(?![\w.\[])")
 
 
 def members_read(expression: str) -> dict[str, set[str]]:
-    """The members of `fields` and `effect` a condition names (`fields.x`, `fields["x"]`),
-    read off its text with string literals and comments set aside, so that the loader can
-    refuse a name the contract never reads: `has(fields.typo)` evaluates, is false for every
-    decision, and no gate can tell it from a field that is merely absent."""
+    """The members of `fields` and `effect` a condition names (`fields.x`, `fields["x"]`,
+    `"x" in fields`), read off its text with string literals and comments set aside, so that
+    the loader can refuse a name the contract never reads: `has(fields.typo)` evaluates, is
+    false for every decision, and no gate can tell it from a field that is merely absent."""
     literals: list[str] = []
 
     def set_aside(match: re.Match[str]) -> str:
@@ -54,8 +56,8 @@ def members_read(expression: str) -> dict[str, set[str]]:
 
     text = _NOT_CODE.sub(set_aside, expression)
     found: dict[str, set[str]] = {"fields": set(), "effect": set()}
-    for match in _MEMBER.finditer(text):
-        if match.group("name"):
+    for match in [*_MEMBER.finditer(text), *_KEY_IN.finditer(text)]:
+        if match.groupdict().get("name"):
             found[match.group("variable")].add(match.group("name"))
             continue
         literal = literals[int(match.group("key")[1:])]

@@ -42,6 +42,8 @@ CONDITION_LINE = 13
         ('has(fields.complaint_state) && fields.complaint_state == "open"', "complaint_state"),
         ('fields.collection_status == "hold"', "collection_status"),
         ('fields["complaint_stat"] == "open"', "complaint_stat"),
+        # CEL's other test of presence: as false for every decision as has(fields.typo).
+        ('"complaint_stats" in fields && fields.complaint_status == "open"', "complaint_stats"),
     ],
 )
 def test_a_condition_naming_a_field_the_contract_does_not_read_is_refused_at_its_line(
@@ -73,6 +75,7 @@ def test_a_condition_naming_what_effect_does_not_hold_is_refused(estate: None, t
         '[1, 2].exists(x, x == 3) || fields["collections_status"] == "review"',
         # A macro over the map is no member of it.
         'fields.exists(k, k == "complaint_status") && fields.collections_status == "hold"',
+        '"complaint_status" in fields && "value" in effect',
         # CEL's comments are no reference either, whatever they name.
         'fields.collections_status == "hold" // was fields.collection_state in 0.9',
         'fields.collections_status == "hold" // an unclosed " then fields.gone',
@@ -113,4 +116,11 @@ def test_members_read_sets_comments_aside_but_not_the_next_line():
     assert policy.members_read('fields.a // fields.b, "x\n&& fields.c == "//" && fields.d') == {
         "fields": {"a", "c", "d"},
         "effect": set(),
+    }
+
+
+def test_members_read_takes_a_key_tested_with_in_for_a_member():
+    assert policy.members_read('"a" in fields && "b" in fields.c && "value" in effect') == {
+        "fields": {"a", "c"},
+        "effect": {"value"},
     }

@@ -127,7 +127,9 @@ class UncountedRequests:
 
     While the disk stays full every request with a new label set fails the same way; a
     warning and a traceback for each buried the log (and filled it, on the same disk). The
-    first is logged with its traceback, then one line a minute with how many since.
+    first is logged with its traceback, then one line a minute with how many since (counted
+    until the next failure reports them). A failure a minute or more after the last line with
+    none between starts a new episode: logged again with its traceback.
     """
 
     EVERY_SECONDS = 60.0
@@ -138,13 +140,14 @@ class UncountedRequests:
 
     def note(self) -> None:
         now = time.monotonic()
-        if self.logged_at is None:
+        quiet = self.logged_at is None or now - self.logged_at >= self.EVERY_SECONDS
+        if quiet and not self.since_logged:
             logger.warning("request not counted in /metrics: no room for it", exc_info=True)
-        elif now - self.logged_at >= self.EVERY_SECONDS:
+        elif quiet:
             logger.warning(
                 "%d more requests not counted in /metrics in the last %.0f s: no room for them",
                 self.since_logged + 1,
-                now - self.logged_at,
+                now - (self.logged_at or now),
             )
         else:
             self.since_logged += 1

@@ -85,10 +85,15 @@ def test_a_full_disk_is_logged_once_a_minute_not_at_every_request(db, monkeypatc
             client.get("/api/v1/no-such-route-for-metrics")
         clock[0] += 61
         client.get("/api/v1/no-such-route-for-metrics")
+        # Another episode, after a quiet minute: said as a first failure, with its traceback.
+        clock[0] += 120
+        client.get("/api/v1/no-such-route-for-metrics")
     lines = [record for record in caplog.records if record.name == "config.http_metrics"]
-    assert len(lines) == 2
+    assert len(lines) == 3
     assert lines[0].exc_info is not None
     assert (
         lines[1].getMessage().startswith("5 more requests not counted in /metrics in the last 61 s")
     )
     assert lines[1].exc_info is None
+    assert lines[2].getMessage() == "request not counted in /metrics: no room for it"
+    assert lines[2].exc_info is not None

@@ -33,6 +33,7 @@ from django.contrib.auth import SESSION_KEY, logout
 from django.contrib.auth.signals import user_logged_in
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
+from django.utils.cache import add_never_cache_headers, patch_vary_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 logger = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ class SessionLimitsMiddleware:
             and not request.path.startswith(NOT_CONSOLE)
             and not request.user.is_authenticated
         ):
-            return HttpResponseClientRedirect(_sign_in_url(request))
+            return _to_sign_in(request)
         return self.get_response(request)
 
     def _note_or_end(self, request: HttpRequest) -> None:
@@ -115,6 +116,15 @@ def _background(request: HttpRequest) -> bool:
 
 def seen_resolution_seconds() -> int:
     return max(1, min(SEEN_RESOLUTION_SECONDS, settings.RECONCILE_SESSION_IDLE_SECONDS // 10))
+
+
+def _to_sign_in(request: HttpRequest) -> HttpResponse:
+    """The client redirect, kept by no cache: the same URL asked by a page, not htmx, is the
+    page itself (a cache keeping this 200 would answer it with an empty body)."""
+    response = HttpResponseClientRedirect(_sign_in_url(request))
+    add_never_cache_headers(response)
+    patch_vary_headers(response, ("HX-Request", BACKGROUND_HEADER))
+    return response
 
 
 def _sign_in_url(request: HttpRequest) -> str:

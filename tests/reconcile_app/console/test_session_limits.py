@@ -104,6 +104,15 @@ def test_a_live_refresh_without_a_session_sends_the_page_to_sign_in(
     assert parse_qs(target.query) == {"next": ["/effects/?status=unknown"]}
 
 
+def test_the_client_redirect_to_sign_in_is_kept_by_no_cache(client):
+    """A 200 whose body is empty: a cache keeping it would answer the page's own URL with it."""
+    response = client.get("/effects/", HTTP_HX_REQUEST="true")
+    assert "no-store" in response["Cache-Control"]
+    assert {"HX-Request", "X-Reconcile-Background"} <= {
+        name.strip() for name in response["Vary"].split(",")
+    }
+
+
 def test_an_htmx_request_never_redirects_to_another_site(client):
     response = client.get(
         "/effects/", HTTP_HX_REQUEST="true", HTTP_HX_CURRENT_URL="https://evil.example"

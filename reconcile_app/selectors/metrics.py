@@ -169,11 +169,11 @@ def _hourly(
     for row in decisions:
         bucket = hours.setdefault(_hour(row["hour"]), _empty_bucket())
         bucket["decisions"][row["result"]] += row["count"]
+    if scrape:
+        return _series(hours, {}), {"measured": None, "latency_ms": None}
     timings = ReconcileTiming.objects.filter(received_at__gte=since)
     latencies: list[float] = []
     per_hour: dict[datetime, dict[str, float] | None] = {}
-    if scrape:
-        return _series(hours, per_hour), {"measured": None, "latency_ms": None}
     if sampled:
         for received_at, duration_ms in timings.values_list("received_at", "duration_ms"):
             hours.setdefault(_hour(received_at), _empty_bucket())["latency"].append(duration_ms)

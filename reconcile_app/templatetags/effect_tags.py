@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from reconcile_app.services.effects.state import RETRYABLE_REJECTIONS
+from reconcile_app.services.effects.state import never_reached_owner
 from reconcile_app.templatetags.reconcile_tags import EFFECT_SAYS, EMPTY, event_detail
 
 register = template.Library()
@@ -65,7 +65,7 @@ def effect_story(effect: Any) -> str:
     if effect.status == "not_executed" and by_operator(effect):
         return MANUAL_NOT_EXECUTED
     # A rejection whose command never reached the owner is not its refusal.
-    if effect.status == "rejected" and (effect.outcome or {}).get("code") in RETRYABLE_REJECTIONS:
+    if never_reached_owner(effect):
         return NEVER_DELIVERED_SAYS
     return EFFECT_SAYS.get(effect.status, "")
 

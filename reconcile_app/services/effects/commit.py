@@ -42,11 +42,11 @@ from reconcile_app.services.effects.resolution import effect_resolve_unknown
 from reconcile_app.services.effects.state import (
     IN_FLIGHT_RETRY_AFTER_SECONDS,
     RESOLUTION_BACKOFF,
-    RETRYABLE_REJECTIONS,
     effect_accept,
     effect_event,
     effect_mark_sent,
     effect_reload,
+    never_reached_owner,
     recorded_then_unavailable,
     request_unanswered_entry,
 )
@@ -184,7 +184,7 @@ def effect_commit(
     # reached the owner has no outcome to stand by: it is sent again, through the gate.
     if Effect.objects.filter(idempotency_key=key).exists():
         existing = _existing(key, fingerprint)
-        if _never_reached_owner(existing.effect):
+        if never_reached_owner(existing.effect):
             return _send_again(existing.effect, principal=principal, target=target)
         return _resolve_on_retry(existing)
     if snapshot is None:
@@ -276,13 +276,6 @@ def _authorise(
     source_check(authorised.source.name)
     snapshot_sources_check(snapshot)
     return authorised
-
-
-def _never_reached_owner(effect: Effect) -> bool:
-    return (
-        effect.status == EffectStatus.REJECTED
-        and effect.outcome.get("code") in RETRYABLE_REJECTIONS
-    )
 
 
 def _send_again(effect: Effect, *, principal: Principal, target: ActionTarget) -> CommitResult:

@@ -35,6 +35,17 @@ RESOLVABLE = (EffectStatus.UNKNOWN, EffectStatus.POSTCONDITION_FAILED)
 # same key is sent again rather than answered from the record.
 # `not_sent`: recorded, but its request ended before the command left (the sweep says so).
 RETRYABLE_REJECTIONS = frozenset({"owner_unavailable", "not_sent"})
+
+
+def never_reached_owner(effect: Effect) -> bool:
+    """Rejected without the owner having seen the command: its key sends it again (commit),
+    and the console does not call the rejection the owner's refusal (effect_tags)."""
+    return (
+        effect.status == EffectStatus.REJECTED
+        and (effect.outcome or {}).get("code") in RETRYABLE_REJECTIONS
+    )
+
+
 # `Retry-After` hints, in seconds. An owner that refused the connection is given a few
 # seconds (the first resolution backoff after the immediate one); a request in flight with
 # the same key ends within the owner's timeout, so its retry is asked to come back soon.

@@ -38,7 +38,6 @@ _LITERAL_THEN_REF = re.compile(rf"(?P<literal>{_LITERAL})\s*(?P<op>{_OPERATOR})\
 _REF_IN_LIST = re.compile(rf"{_REF}\s+in\s+\[(?P<items>[^\]]*)\]")
 _LITERALS = re.compile(_LITERAL)
 _ANY_REF = re.compile(_REF)
-_NUMERIC = ("int", "uint", "double")
 # A field a rule converts to a number anywhere, compared or computed with (`double(fields.x)
 # * 1.5`, `int(fields.n) + 1`, docs/api.md's examples): a neutral text would not convert.
 _CONVERTED = re.compile(rf"(?<![\w.])(?:int|uint|double)\(\s*{_REF}\s*\)")
@@ -108,8 +107,6 @@ def field_candidates(spec: ContractSpec) -> dict[str, list[Any]]:
                 if name not in literals:
                     continue
                 _add(literals[name], value)
-                if _is_number(value) and (match.group("conversion") or "").startswith(_NUMERIC):
-                    ordered.add(name)  # converted to a number: a neutral text would not convert
                 if match.group("op") in _ORDERING and _is_number(value):
                     ordered.add(name)
                     # Both sides of a threshold, in the literal's own numeric type.

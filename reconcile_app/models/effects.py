@@ -80,7 +80,11 @@ class Effect(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["status", "next_check_at"])]
+        indexes = [
+            models.Index(fields=["status", "next_check_at"]),
+            # A readback looks for other commands the owner took on the same target.
+            models.Index(fields=["subject", "field", "source"], name="effect_target"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.idempotency_key} ({self.status})"

@@ -76,6 +76,11 @@ def effect_readback(*, effect_id: int) -> Effect:
     # still shows whether it held; a later decision on the target made one.
     seen_in = _written_version_read_in(effect) if not reached and _moved_past(read, effect) else ""
     reached = reached or bool(seen_in)
+    # The owner took another command from a version before this write after acknowledging it:
+    # it never held this write, and the value now (however equal) is the other command's.
+    overwritten_by = _accepted_from_before_it(effect) if reached else None
+    if overwritten_by is not None:
+        reached, seen_in = False, ""
     if not reached and read.observed_at is None:
         # A view that vouches for no time may be one from before the commit: it cannot show
         # the postcondition absent (a view holding the written version is proof at any age).
@@ -96,6 +101,7 @@ def effect_readback(*, effect_id: int) -> Effect:
                 "version": read.version,
                 "verified": reached,
                 **({"written_version_read_in": seen_in} if seen_in else {}),
+                **({"overwritten_by": overwritten_by[0]} if overwritten_by else {}),
             },
             source=effect.source.name,
             observed_at=read.observed_at or timezone.now(),
@@ -108,6 +114,12 @@ def effect_readback(*, effect_id: int) -> Effect:
                     f"; overwritten since, and snapshot {seen_in} read "
                     f"{effect.resulting_value!r} at version {effect.resulting_version}"
                     if seen_in
+                    else ""
+                )
+                + (
+                    f"; the owner accepted {overwritten_by[0]} from version {overwritten_by[1]} "
+                    "after this write's receipt, so it never held this write"
+                    if overwritten_by
                     else ""
                 )
             ),
@@ -136,6 +148,30 @@ def _moved_past(read: ReadResult, effect: Effect) -> bool:
         and effect.resulting_version is not None
         and read.version > effect.resulting_version
     )
+
+
+def _accepted_from_before_it(effect: Effect) -> tuple[str, int] | None:
+    """Another effect on this target that the owner accepted from a version before this one's
+    resulting version, sent after this one's receipt came back: (its key, its version). An
+    owner that checks If-Match cannot accept that from a state holding this write, so this
+    write was acknowledged and not kept (a lagging owner that kept it refuses the other)."""
+    if effect.resulting_version is None or effect.outcome_at is None:
+        return None
+    later = (
+        Effect.objects.filter(
+            source_id=effect.source_id,
+            subject=effect.subject,
+            field=effect.field,
+            expected_version__lt=effect.resulting_version,
+            receipt__isnull=False,  # the owner's own word; a person's resolution is not
+            sent_at__gte=effect.outcome_at,
+        )
+        .exclude(pk=effect.pk)
+        .order_by("sent_at", "pk")
+        .values_list("idempotency_key", "expected_version")
+        .first()
+    )
+    return (later[0], later[1]) if later else None
 
 
 def _written_version_read_in(effect: Effect) -> str:

@@ -233,12 +233,66 @@ def readyz(request: HttpRequest) -> JsonResponse:
         },
         status=200 if ready else 503,
     )
+    failing = tuple(name for name, ok in passed.items() if not ok)
+    reasons = "; ".join(f"{name}: {why}" for name, (ok, why) in results.items() if why)
+    readiness_log.note(failing, reasons)
     if not ready:
-        # Unready is a state the probe reports, not a server error: one warning that names
-        # the failing checks (for the operator; the anonymous answer says no more than the
-        # words), instead of Django's ERROR for every 5xx.
-        failing = ", ".join(name for name, ok in passed.items() if not ok)
-        reasons = "; ".join(f"{name}: {why}" for name, (ok, why) in results.items() if why)
-        logger.warning("not ready: %s unavailable%s", failing, f" ({reasons})" if reasons else "")
         response._has_been_logged = True  # type: ignore[attr-defined]
     return response
+
+
+class ReadinessLog:
+    """What the probes found, told once per change and once a minute while it lasts.
+
+    Unready is a state the probe reports, not a server error: a warning that names the
+    failing checks (for the operator; the anonymous answer says no more than the words),
+    instead of Django's ERROR for every 5xx. A load balancer and an orchestrator each probe
+    every few seconds, so a line per probe buried an outage's log under copies of one line;
+    now a new failing set is logged at once, the same set again after a minute with how long
+    and how many probes, and the return to ready once (how long it was unready). Per process.
+    """
+
+    EVERY_SECONDS = 60.0
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self.reset()
+
+    def reset(self) -> None:
+        self.failing: tuple[str, ...] = ()
+        self.since = self.logged_at = 0.0
+        self.probes = 0
+
+    def note(self, failing: tuple[str, ...], reasons: str) -> None:
+        now = self._clock()
+        with self._lock:
+            was = self.failing
+            if not failing:
+                if was:
+                    logger.info(
+                        "ready again: %s available after %.0f s unready",
+                        ", ".join(was),
+                        now - self.since,
+                    )
+                    self.reset()
+                return
+            detail = f" ({reasons})" if reasons else ""
+            unavailable = ", ".join(failing)
+            if failing != was:
+                logger.warning("not ready: %s unavailable%s", unavailable, detail)
+                self.failing, self.since, self.logged_at, self.probes = failing, now, now, 0
+            elif now - self.logged_at >= self.EVERY_SECONDS:
+                logger.warning(
+                    "still not ready: %s unavailable for %.0f s, %d probes since the last line%s",
+                    unavailable,
+                    now - self.since,
+                    self.probes + 1,
+                    detail,
+                )
+                self.logged_at, self.probes = now, 0
+            else:
+                self.probes += 1
+
+
+readiness_log = ReadinessLog()

@@ -139,6 +139,17 @@ def _fresh_cache() -> Any:
 
 
 @pytest.fixture(autouse=True)
+def _readiness_log_fresh() -> Any:
+    """Each test's first unready probe is logged: the readiness log keeps what the last probe
+    found in the process, and a test's probe repeating another test's state would be silent."""
+    from config.health import readiness_log
+
+    readiness_log.reset()
+    yield
+    readiness_log.reset()
+
+
+@pytest.fixture(autouse=True)
 def _owner_connections_closed() -> Any:
     """Each test's owner calls start on no kept connection and leave none open: a kept one
     would reach into the next test's owner, and keep a live server's thread (and its

@@ -149,6 +149,47 @@ def test_unready_is_one_warning_naming_the_failing_checks_not_a_server_error(ano
     assert not [entry for entry in said if entry[1] == "ERROR"], said
 
 
+def test_an_outage_is_one_line_a_minute_and_the_recovery_one_more(anonymous, db, caplog):
+    """Probes every few seconds from a load balancer and an orchestrator: the first unready
+    probe is logged, its repeats are counted into a line a minute, the return is logged."""
+    heartbeat.heartbeats_clear()
+    with caplog.at_level(logging.INFO):
+        for _ in range(4):
+            assert anonymous.get("/readyz").status_code == 503
+        heartbeat.worker_heartbeat_record("celery@test")
+        assert anonymous.get("/readyz").status_code == 200
+        assert anonymous.get("/readyz").status_code == 200
+    heartbeat.heartbeats_clear()
+
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "config.health"]
+    assert [level for level, _ in said] == ["WARNING", "INFO"], said
+    assert said[0][1].startswith("not ready: worker unavailable (worker: ")
+    assert said[1][1].startswith("ready again: worker available after ")
+
+
+def test_a_lasting_outage_is_told_again_each_minute_and_a_new_failure_at_once(caplog):
+    now = [1000.0]
+    log = health.ReadinessLog(clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="config.health"):
+        for step in range(13):  # a probe every 10 s for two minutes
+            now[0] = 1000.0 + 10 * step
+            log.note(("worker",), "worker: none seen")
+        now[0] += 5
+        log.note(("broker", "worker"), "broker: refused")
+        now[0] += 5
+        log.note((), "")
+
+    assert [r.getMessage() for r in caplog.records] == [
+        "not ready: worker unavailable (worker: none seen)",
+        "still not ready: worker unavailable for 60 s, 6 probes since the last line "
+        "(worker: none seen)",
+        "still not ready: worker unavailable for 120 s, 6 probes since the last line "
+        "(worker: none seen)",
+        "not ready: broker, worker unavailable (broker: refused)",
+        "ready again: broker, worker available after 5 s unready",
+    ]
+
+
 def test_unready_names_the_queue_without_a_worker_and_who_served_it_last(
     anonymous, db, caplog, monkeypatch
 ):

@@ -110,8 +110,13 @@ def event_label(kind: str, detail: dict[str, Any] | None = None) -> str:
     return EVENT_LABELS.get(kind, kind.replace("_", " ").capitalize())
 
 
-# Detail members that name another effect (a compensation's link, either way).
-EFFECT_KEYS = ("compensates", "by")
+# Detail members that name another effect, and how the timeline says so: a compensation's
+# link either way, and the command a readback found the owner took instead of this one.
+EFFECT_KEYS = {
+    "compensates": "compensates",
+    "by": "compensated by",
+    "overwritten_by": "the owner kept instead",
+}
 
 
 @register.simple_tag
@@ -131,12 +136,8 @@ def effect_event_detail(detail: dict[str, Any] | None) -> SafeString:
         "",
         '<span class="pair"><span class="muted">{}</span> <a class="mono" href="{}">{}</a></span>',
         (
-            (
-                "compensates" if name == "compensates" else "compensated by",
-                reverse("console-effect", args=[detail[name]]),
-                detail[name],
-            )
-            for name in EFFECT_KEYS
+            (label, reverse("console-effect", args=[detail[name]]), detail[name])
+            for name, label in EFFECT_KEYS.items()
             if isinstance(detail.get(name), str) and detail[name]
         ),
     )

@@ -135,7 +135,12 @@ def effect_readback(*, effect_id: int) -> Effect:
         effect_event(
             effect,
             "readback",
-            {"value": read.value, "version": read.version, "result": status},
+            {
+                "value": read.value,
+                "version": read.version,
+                "result": status,
+                **({"overwritten_by": overwritten_by[0]} if overwritten_by else {}),
+            },
             evidence_id=entry.evidence_id,
         )
         effect.refresh_from_db()

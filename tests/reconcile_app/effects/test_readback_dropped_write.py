@@ -12,10 +12,12 @@ write cannot accept such a command (its If-Match would fail), so it still verifi
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from reconcile_app.models import Effect, EvidenceEntry
 from reconcile_app.services.effects import effect_readback
 from sandbox_app.services import sandbox_fault_add
+from tests.reconcile_app.console.conftest import signed_in
 from tests.reconcile_app.effects.conftest import commit, reconcile
 
 
@@ -68,6 +70,23 @@ def test_a_later_command_from_the_older_version_keeps_the_drop_failed(
     assert entry.value["overwritten_by"] == "k-2"
     assert "k-2 from version 42" in entry.note
     assert effect_readback(effect_id=again.pk).status == "verified"
+
+
+def test_the_effect_page_links_the_command_the_owner_kept_instead(
+    collectible, agent, reviewer, operator, django_capture_on_commit_callbacks
+):
+    dropped = _acknowledged_and_dropped(agent, django_capture_on_commit_callbacks, read_back=True)
+    _the_agent_writes_it_again(agent, reviewer, django_capture_on_commit_callbacks)
+    effect_readback(effect_id=dropped.pk)
+
+    page = signed_in(operator).get(reverse("console-effect", args=["k-1"]))
+
+    assert page.status_code == 200
+    kept = reverse("console-effect", args=["k-2"])
+    assert (
+        f'the owner kept instead</span> <a class="mono" href="{kept}">k-2</a>'
+        in page.content.decode()
+    )
 
 
 def test_the_later_commands_own_readback_is_untouched(

@@ -81,9 +81,10 @@ def effect_readback(*, effect_id: int) -> Effect:
     overwritten_by = _accepted_from_before_it(effect) if reached else None
     if overwritten_by is not None:
         reached, seen_in = False, ""
-    if not reached and read.observed_at is None:
+    if not reached and overwritten_by is None and read.observed_at is None:
         # A view that vouches for no time may be one from before the commit: it cannot show
-        # the postcondition absent (a view holding the written version is proof at any age).
+        # the postcondition absent (a view holding the written version is proof at any age,
+        # and so is the owner's taking another command from before it).
         _cannot_conclude(
             effect, f"{effect.source.name} answered with a view that vouches for no time"
         )

@@ -11,11 +11,14 @@ write cannot accept such a command (its If-Match would fail), so it still verifi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from django.urls import reverse
 
 from reconcile_app.models import Effect, EvidenceEntry
 from reconcile_app.services.effects import effect_readback
+from sandbox_app.adapter import SandboxAdapter
 from sandbox_app.services import sandbox_fault_add
 from tests.reconcile_app.console.conftest import signed_in
 from tests.reconcile_app.effects.conftest import commit, reconcile
@@ -87,6 +90,23 @@ def test_the_effect_page_links_the_command_the_owner_kept_instead(
         f'the owner kept instead</span> <a class="mono" href="{kept}">k-2</a>'
         in page.content.decode()
     )
+
+
+def test_proof_from_the_owners_ledger_needs_no_time_from_its_view(
+    collectible, agent, reviewer, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A view that vouches for no time cannot show a write absent by itself (the readback
+    waits for one that does); the owner's taking another command from before it can."""
+    dropped = _acknowledged_and_dropped(agent, django_capture_on_commit_callbacks, read_back=True)
+    _the_agent_writes_it_again(agent, reviewer, django_capture_on_commit_callbacks)
+    fresh = SandboxAdapter.read
+    monkeypatch.setattr(
+        SandboxAdapter,
+        "read",
+        lambda self, *target: replace(fresh(self, *target), observed_at=None),
+    )
+
+    assert effect_readback(effect_id=dropped.pk).status == "postcondition_failed"
 
 
 def test_the_later_commands_own_readback_is_untouched(

@@ -22,7 +22,7 @@ from celery.signals import (
 from kombu.utils.url import maybe_sanitize_url
 
 from config.heartbeat import WorkerHeartbeat
-from config.logs import principal_var, request_id_var, uncaught_as_json_line
+from config.logs import principal_var, request_id_var, task_id_var, uncaught_as_json_line
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Before the settings load: a setting refused at start stops a worker or beat in one JSON line
@@ -117,6 +117,7 @@ def request_id_from_message(task_id: str = "", task: Any = None, **kwargs: Any) 
     _previous[task_id] = [
         request_id_var.set(carried(request_id_var) or request_id_var.get() or task_id),
         principal_var.set(carried(principal_var) or principal_var.get()),
+        task_id_var.set(task_id),
     ]
 
 

@@ -22,6 +22,10 @@ from django.core.exceptions import ImproperlyConfigured
 
 request_id_var: ContextVar[str] = ContextVar("request_id", default="")
 principal_var: ContextVar[str] = ContextVar("principal", default="")
+# The Celery task a line belongs to: the worker's "received" line is written before the task
+# (and the request id its message carries) is in hand, so the task id is what joins it to the
+# task's own lines and, through them, to the request that queued it.
+task_id_var: ContextVar[str] = ContextVar("task_id", default="")
 
 
 def request_context_clear() -> None:
@@ -31,13 +35,18 @@ def request_context_clear() -> None:
 
 
 class ContextFilter(logging.Filter):
-    """Adds `request_id` and `principal` to every record (a record's own values win)."""
+    """Adds `request_id`, `principal` and `task_id` to every record (a record's own values
+    win; Celery's lines about one task name it in their `data`)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not getattr(record, "request_id", ""):
             record.request_id = request_id_var.get()
         if not getattr(record, "principal", ""):
             record.principal = principal_var.get()
+        if not getattr(record, "task_id", ""):
+            data = getattr(record, "data", None) if record.name.startswith("celery") else None
+            about = data.get("id") if isinstance(data, dict) else None
+            record.task_id = task_id_var.get() or (about if isinstance(about, str) else "")
         return True
 
 
@@ -53,6 +62,8 @@ class JsonFormatter(logging.Formatter):
             "request_id": getattr(record, "request_id", ""),
             "principal": getattr(record, "principal", ""),
         }
+        if task_id := getattr(record, "task_id", ""):
+            entry["task_id"] = task_id  # only in a worker: web lines keep their six fields
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         # One line whatever the message holds: json.dumps escapes newlines.

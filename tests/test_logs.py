@@ -12,7 +12,13 @@ from types import SimpleNamespace
 import pytest
 
 from config.celery import request_id_from_message, request_id_restore, request_id_to_message
-from config.logs import ContextFilter, JsonFormatter, principal_var, request_id_var
+from config.logs import (
+    ContextFilter,
+    JsonFormatter,
+    principal_var,
+    request_id_var,
+    task_id_var,
+)
 from tests.factories import claim, reconcile_body
 
 FIELDS = {"time", "level", "logger", "message", "request_id", "principal"}
@@ -143,8 +149,29 @@ def test_a_task_logs_under_the_request_that_queued_it(carried):
     request_id_from_message(task_id="task-7", task=task)
     # Carried: the request's; else the task's own id and no one.
     assert (request_id_var.get(), principal_var.get()) == (carried or ("task-7", ""))
+    assert line(record("readback of k-1"))["task_id"] == "task-7"
     request_id_restore(task_id="task-7")
-    assert (request_id_var.get(), principal_var.get()) == ("", "")
+    assert (request_id_var.get(), principal_var.get(), task_id_var.get()) == ("", "", "")
+    assert "task_id" not in line(record("a web line"))
+
+
+def test_the_workers_received_line_names_its_task():
+    """Written before the task runs (its message's request id not yet in hand): the task id
+    joins it to the task's own lines, which carry the request id."""
+    received = logging.LogRecord(
+        "celery.worker.strategy",
+        logging.INFO,
+        __file__,
+        1,
+        "Task %(name)s[%(id)s] received",
+        None,
+        None,
+    )
+    received.args = {"id": "task-7", "name": "reconcile_app.tasks.effect_readback_task"}
+    received.data = received.args
+    entry = line(received)
+    assert (entry["task_id"], entry["request_id"]) == ("task-7", "")
+    assert entry["message"] == "Task reconcile_app.tasks.effect_readback_task[task-7] received"
 
 
 def test_no_line_carries_what_a_request_said_about_a_customer(agent, estate, written, now):

@@ -26,7 +26,7 @@ DOT_SEGMENTS = frozenset({".", ".."})
 # the byte-order mark, bidi marks), separators, marks with no base, and the letters drawn
 # blank (Hangul fillers, the blank Braille pattern) that pass for text in a name or a reason.
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me"})
-_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 
 def says_nothing(text: object) -> bool:
@@ -37,7 +37,7 @@ def says_nothing(text: object) -> bool:
         return True
     return all(
         character.isspace()
-        or character in _BLANK_LETTERS
+        or character in BLANK_LETTERS
         or unicodedata.category(character) in _INVISIBLE_CATEGORIES
         for character in text
     )

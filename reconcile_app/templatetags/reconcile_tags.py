@@ -6,6 +6,7 @@ Badge colours come from `BADGE_COLOURS`, so a value looks the same on every page
 from __future__ import annotations
 
 import json
+import unicodedata
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,6 +19,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from lineage_app.templatetags.lineage_tags import timestamp
 from reconcile_app.choices import BADGE_COLOURS
+from reconcile_app.limits import BLANK_LETTERS
 
 register = template.Library()
 
@@ -45,14 +47,62 @@ def badge(value: Any, label: Any = None, title: str = "") -> SafeString:
     return format_html('<span class="badge badge-{}">{}</span>', badge_colour(value), text)
 
 
+# Characters that draw nothing or reorder what follows them: controls, format characters
+# (bidi overrides and isolates, zero-width spaces, the byte-order mark, tag characters), line
+# and paragraph separators. U+202E made the value "\u202edloh_latot" read "total_hold" on an
+# approval page, and ran on to reverse the rest of the sentence; "ho\u200bld" read "hold".
+# The joiners stay: Persian, Indic scripts and emoji sequences need them to be spelt at all.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+_JOINERS = frozenset("\u200c\u200d")
+
+
+def _hidden(character: str) -> bool:
+    return (
+        unicodedata.category(character) in _HIDDEN_CATEGORIES and character not in _JOINERS
+    ) or character in BLANK_LETTERS
+
+
+def _has_hidden(text: str) -> bool:
+    # Printable ASCII, most values, is settled in C without a call per character.
+    return not (text.isascii() and text.isprintable()) and any(map(_hidden, text))
+
+
+def _shown(text: str) -> str:
+    """JSON text with every hidden character written as its `\\u` escape (astral ones as
+    their surrogate pair, as JSON spells them)."""
+    if not _has_hidden(text):
+        return text
+    parts = []
+    for character in text:
+        if not _hidden(character):
+            parts.append(character)
+            continue
+        code = ord(character)
+        if code > 0xFFFF:
+            code -= 0x10000
+            parts.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            parts.append(f"\\u{code:04x}")
+    return "".join(parts)
+
+
 @register.filter
 def jsonvalue(value: Any) -> str:
-    """A state or claim value as compact text: strings bare, everything else as JSON."""
+    """A state or claim value as compact text: strings bare, everything else as JSON.
+
+    A string a reader could not tell from another one (empty, spaces at either end, or a
+    hidden character) shows as its JSON literal with the hidden characters escaped, so
+    what the page shows is what the policy compared and the owner will be sent. Other
+    scripts stay readable: JSON's default `\\u` escaping made a map of Japanese names
+    unreadable to the people it was about.
+    """
     if value is None:
         return "null"
     if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True, separators=(",", ": "))
+        if value and value == value.strip() and not _has_hidden(value):
+            return value
+        return _shown(json.dumps(value, ensure_ascii=False))
+    return _shown(json.dumps(value, sort_keys=True, separators=(",", ": "), ensure_ascii=False))
 
 
 @register.filter

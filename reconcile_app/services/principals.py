@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -150,6 +151,38 @@ def _user_new(*, username: str, password: str | None = None) -> User:
         raise Conflict(f"a principal or user named {username!r} exists", code="name_taken") from exc
 
 
+# Principal.name and the username column.
+MAX_NAME_LENGTH = 150
+
+
+def principal_name(name: str) -> str:
+    """The name a new agent or person is created under, or 400 `invalid_name` / 409
+    `name_taken`.
+
+    NFKC first, as Django normalises the account's username: "rhys" typed in fullwidth
+    letters became user "rhys" under a fullwidth principal, so the audit trail and the
+    approval pages named one actor two ways. The name is read on approval pages, audit
+    rows and log lines, so it follows the identifier rules: a U+202E in it reversed the
+    sentence that says who asks what on which subject. A name longer than the columns was
+    a DataError traceback on PostgreSQL (SQLite stored it), an empty one a ValueError.
+    Names equal but for case ("Rhys" beside "rhys", "STRASSE" beside "straße") are one
+    name to a reader, and sign-in throttling already counts them as one.
+    """
+    name = unicodedata.normalize("NFKC", name)
+    problem = None if len(name) <= MAX_NAME_LENGTH else f"is over {MAX_NAME_LENGTH} characters"
+    problem = problem or identifier_problem(name)
+    if problem is not None:
+        raise ValidationFailed(f"the name {name!r} {problem}", code="invalid_name")
+    folded = name.casefold()
+    # Creating a principal is rare and the table small: compared here, case folded alike on
+    # SQLite and PostgreSQL (their lower() and LIKE fold differently beyond ASCII).
+    for taken in User.objects.values_list("username", flat=True).iterator():
+        if taken.casefold() == folded:
+            same = "" if taken == name else " (names that differ only in case are one name)"
+            raise Conflict(f"a principal or user named {taken!r} exists{same}", code="name_taken")
+    return name
+
+
 def grant_reason(reason: str) -> str:
     """Why access is granted, for its audit row. Optional (the commands ran without one
     before), but one given must say something and fit, as any reason must."""
@@ -166,10 +199,8 @@ def principal_create(
     reason = grant_reason(reason)
     parsed = [parse_capability(text) for text in capabilities]
     with transaction.atomic():
-        if (
-            Principal.objects.filter(name=name).exists()
-            or User.objects.filter(username=name).exists()
-        ):
+        name = principal_name(name)
+        if Principal.objects.filter(name=name).exists():
             raise Conflict(f"a principal or user named {name!r} exists", code="name_taken")
         user = _user_new(username=name)
         user.set_unusable_password()
@@ -234,7 +265,8 @@ def user_create(
                 f"group must be one of {', '.join(PEOPLE_ROLES)}", code="invalid_group"
             )
     with transaction.atomic():
-        if User.objects.filter(username=username).exists():
+        username = principal_name(username)
+        if Principal.objects.filter(name=username).exists():
             raise Conflict(f"user {username!r} exists", code="name_taken")
         if password is not None:
             try:

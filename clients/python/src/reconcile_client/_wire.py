@@ -16,7 +16,7 @@ from datetime import date, datetime, timezone
 from typing import Any, Final, TypeVar
 from urllib.parse import quote
 
-from reconcile_client.errors import ReconcileError, TransportError, error_class
+from reconcile_client.errors import ReconcileError, TransportError, ValidationError, error_class
 
 API = "/api/v1"
 # The longest Retry-After honoured: the server's longest throttle window. A longer one (or
@@ -54,6 +54,31 @@ class HttpRequest:
     params: Mapping[str, str] = field(default_factory=dict)
     body: Any = UNSET  # JSON-able; UNSET sends no body
     headers: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # What UTF-8 or JSON cannot carry (a lone surrogate, as a broken decoder or
+        # os.fsdecode leaves in text; a NaN) made httpx raise UnicodeEncodeError or ValueError
+        # while building the request: not a ReconcileError, and a commit stopped by it was
+        # noted as perhaps sent. Refused here, inside the flow, as the server refuses it.
+        for name, value in self.params.items():
+            if not _utf8(str(value)):
+                raise ValidationError(
+                    status=400,
+                    code="invalid_parameter",
+                    detail=f"{name} holds a lone surrogate, which UTF-8 cannot carry "
+                    "(refused before sending)",
+                )
+        if self.body is UNSET:
+            return
+        try:
+            json.dumps(self.body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except (UnicodeEncodeError, ValueError) as exc:
+            raise ValidationError(
+                status=400,
+                code="malformed_json",
+                detail="the body holds what JSON text cannot carry: a lone surrogate "
+                "(\\ud800-\\udfff), NaN or an infinity (refused before sending)",
+            ) from exc
 
 
 @dataclass(frozen=True)
@@ -105,8 +130,23 @@ def segment(part: str) -> str:
     """One path segment, percent-encoded. `.` and `..` are encoded too: left as they are, the
     URL is normalised before sending (`effects/.` is the list of effects, `facts/../current`
     is another route) and the server never sees the identifier it would refuse."""
+    if not _utf8(part):
+        raise ValidationError(
+            status=400,
+            code="invalid_identifier",
+            detail=f"{part!r} holds a lone surrogate, which UTF-8 cannot carry "
+            "(refused before sending)",
+        )
     quoted = quote(part, safe="")
     return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def header_safe(value: str) -> bool:

@@ -7,12 +7,17 @@ from __future__ import annotations
 import pytest
 
 from reconcile_app.models import Escalation
+from reconcile_app.services.quarantine import quarantine_apply, quarantine_create
 from reconcile_app.templatetags.reconcile_tags import jsonvalue
 from tests.conftest import COLLECTIONS
+from tests.reconcile_app.console.memory_world import (  # noqa: F401 (fixtures)
+    basis,
+    write,
+)
 from tests.reconcile_app.console.test_escalation_proposals import (
     SUBJECT,
     claim,
-    contradicted,  # noqa: F401  (a fixture)
+    contradicted,  # noqa: F401 (a fixture)
     page_of,
 )
 
@@ -78,3 +83,21 @@ def test_approval_page_shows_an_overridden_proposed_value_escaped(
 
     assert "\u202e" not in page
     assert "&quot;\\u202edloh_latot&quot;" in page
+
+
+def test_a_reason_with_a_bidi_override_cannot_reverse_the_sentence_around_it(
+    operator_browser, operator, agent, basis
+):
+    """A reason is prose, shown as typed; in the middle of a sentence it is isolated, so an
+    unclosed U+202E in it does not run on and reverse what the page says after it."""
+    record = write(agent, "episodic")
+    reason = "planted by a prompt \u202etpmorp"
+    quarantine = quarantine_create(
+        scope="memory", target=record.memory_id, reason=reason, actor=operator.user
+    )
+    quarantine_apply(quarantine_id=quarantine.quarantine_id)
+
+    page = operator_browser.get(f"/memories/{record.memory_id}/").content.decode()
+
+    banner = page[page.index('id="memory-quarantined"') :]
+    assert f"(<bdi>{reason}</bdi>): claims citing it" in banner

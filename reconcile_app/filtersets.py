@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import django_filters
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -34,6 +35,7 @@ from reconcile_app.models import (
     Correction,
     DecisionSnapshot,
     Effect,
+    EffectEvent,
     Escalation,
     EvidenceEntry,
     MemoryClass,
@@ -215,10 +217,31 @@ class EffectFilterSet(django_filters.FilterSet):
     created_before = InstantFilter(
         field_name="created_at", lookup_expr="lt", label="Committed before"
     )
+    # What moved, not only what was committed: a warehouse copying effects incrementally
+    # must see one it copied `unknown` again once it is `accepted`, `verified`... Every
+    # transition appends a timeline event in the transaction that makes it, so "changed in
+    # the window" is "has an event in the window" (recording is one too). Through the
+    # events' own index on `at`, so a narrow window costs what it finds, not the table.
+    changed_after = InstantFilter(method="filter_changed", label="Changed at or after")
+    changed_before = InstantFilter(method="filter_changed", label="Changed before")
 
     class Meta:
         model = Effect
         fields = ["status", "subject", "action"]
+
+    def filter_changed(self, queryset: QuerySet, name: str, value: datetime) -> QuerySet:
+        # Both bounds on one event (changed_after and changed_before together ask for an
+        # event inside the window), so each filter call narrows the same subquery.
+        bounds = {
+            "at__gte": self.form.cleaned_data.get("changed_after"),
+            "at__lt": self.form.cleaned_data.get("changed_before"),
+        }
+        if name == "changed_before" and bounds["at__gte"] is not None:
+            return queryset  # applied with changed_after
+        events = EffectEvent.objects.filter(
+            **{lookup: bound for lookup, bound in bounds.items() if bound is not None}
+        )
+        return queryset.filter(pk__in=events.values("effect_id"))
 
 
 class QuarantineFilterSet(django_filters.FilterSet):

@@ -45,6 +45,11 @@ class ConsoleEffectFilterSet(EffectFilterSet):
     subject = _contains()
     action = _starts()
     snapshot_id = _starts("Snapshot", "snapshot__snapshot_id")
+    # Not the console's: the API's change window is for copying, and "all N matching" here
+    # carries only the filters the bulk selection knows (selectors/bulk.EFFECT_FILTERS), so
+    # a list narrowed by one it dropped would select more rows than it showed.
+    changed_after = None  # type: ignore[assignment]
+    changed_before = None  # type: ignore[assignment]
     # The overview's resolution bar: the unknown outcomes it counts, settled in its window.
     settled_after = InstantFilter(method="filter_settled_after", label="Unknown, settled after")
 

@@ -105,6 +105,9 @@ class EffectEvent(AppendOnlyModel):
 
     class Meta:
         ordering = ["at", "id"]
+        # `GET /api/v1/effects?changed_after=` finds the effects that moved in a window
+        # through their events' times (filtersets.EffectFilterSet).
+        indexes = [models.Index(fields=["at"], name="effectevent_at_idx")]
 
     def __str__(self) -> str:
         return f"{self.effect_id}: {self.kind}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 import django_filters
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -43,6 +44,33 @@ from reconcile_app.models import (
     Quarantine,
     StateRead,
 )
+
+
+def changed_in_window(queryset: QuerySet, form: Any, name: str, times: tuple[str, ...]) -> QuerySet:
+    """Rows one of whose change `times` falls in [changed_after, changed_before): what an
+    incremental copy asks for a row that moves after it was copied (docs/api.md, "Copying
+    records incrementally"). Both bounds apply to the same time, so this runs once, from
+    whichever of the two filters the request named first."""
+    after = form.cleaned_data.get("changed_after")
+    before = form.cleaned_data.get("changed_before")
+    if name == "changed_before" and after is not None:
+        return queryset  # applied with changed_after
+    bounded = Q()
+    for time in times:
+        inside = Q(**{f"{time}__isnull": False})
+        if after is not None:
+            inside &= Q(**{f"{time}__gte": after})
+        if before is not None:
+            inside &= Q(**{f"{time}__lt": before})
+        bounded |= inside
+    return queryset.filter(bounded)
+
+
+def changed_filters() -> tuple[InstantFilter, InstantFilter]:
+    return (
+        InstantFilter(method="filter_changed", label="Changed at or after"),
+        InstantFilter(method="filter_changed", label="Changed before"),
+    )
 
 
 class SnapshotFilterSet(django_filters.FilterSet):
@@ -155,9 +183,16 @@ class ContradictionFilterSet(django_filters.FilterSet):
         field_name="detected_at", lookup_expr="lt", label="Detected before"
     )
 
+    # Detected, seen again by a later snapshot, or resolved (docs/api.md).
+    changed_after, changed_before = changed_filters()
+
     class Meta:
         model = Contradiction
         fields = ["status", "kind", "subject", "field"]
+
+    def filter_changed(self, queryset: QuerySet, name: str, value: datetime) -> QuerySet:
+        times = ("detected_at", "last_seen_at", "resolved_at")
+        return changed_in_window(queryset, self.form, name, times)
 
 
 class CorrectionFilterSet(django_filters.FilterSet):
@@ -173,9 +208,15 @@ class CorrectionFilterSet(django_filters.FilterSet):
     since = InstantFilter(field_name="created_at", lookup_expr="gte", label="From")
     until = InstantFilter(field_name="created_at", lookup_expr="lt", label="Until")
 
+    # Made, or its blast radius completed (docs/api.md).
+    changed_after, changed_before = changed_filters()
+
     class Meta:
         model = Correction
         fields = ["status"]
+
+    def filter_changed(self, queryset: QuerySet, name: str, value: datetime) -> QuerySet:
+        return changed_in_window(queryset, self.form, name, ("created_at", "completed_at"))
 
 
 class EscalationFilterSet(django_filters.FilterSet):
@@ -187,10 +228,15 @@ class EscalationFilterSet(django_filters.FilterSet):
     # suggested memory's. A reviewer deciding one account's release looks for the others.
     subject = django_filters.CharFilter(method="filter_subject", label="Subject")
     subject_lookup = "exact"
+    # Opened, or decided (docs/api.md).
+    changed_after, changed_before = changed_filters()
 
     class Meta:
         model = Escalation
         fields = ["status", "owner", "code", "fact_key"]
+
+    def filter_changed(self, queryset: QuerySet, name: str, value: datetime) -> QuerySet:
+        return changed_in_window(queryset, self.form, name, ("opened_at", "decided_at"))
 
     def filter_subject(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         lookup = self.subject_lookup

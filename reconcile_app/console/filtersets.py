@@ -68,6 +68,9 @@ class ConsoleEffectFilterSet(EffectFilterSet):
 class ConsoleContradictionFilterSet(ContradictionFilterSet):
     subject = _contains()
     field = _contains()
+    # As for effects: the bulk selection (CONTRADICTION_FILTERS) does not carry it.
+    changed_after = None  # type: ignore[assignment]
+    changed_before = None  # type: ignore[assignment]
 
 
 class ConsoleEscalationFilterSet(EscalationFilterSet):

@@ -41,6 +41,7 @@ from reconcile_app.models import (
     EvidenceEntry,
     MemoryClass,
     MemoryRecord,
+    MemoryStatusEvent,
     Quarantine,
     StateRead,
 )
@@ -64,6 +65,22 @@ def changed_in_window(queryset: QuerySet, form: Any, name: str, times: tuple[str
             inside &= Q(**{f"{time}__lt": before})
         bounded |= inside
     return queryset.filter(bounded)
+
+
+def changed_by_events(
+    queryset: QuerySet, form: Any, name: str, events: QuerySet, owner: str
+) -> QuerySet:
+    """Rows with an event of their history (`events`, naming the row by `owner`) in
+    [changed_after, changed_before): one event inside the window, both bounds on it."""
+    after = form.cleaned_data.get("changed_after")
+    before = form.cleaned_data.get("changed_before")
+    if name == "changed_before" and after is not None:
+        return queryset  # applied with changed_after
+    if after is not None:
+        events = events.filter(at__gte=after)
+    if before is not None:
+        events = events.filter(at__lt=before)
+    return queryset.filter(pk__in=events.values(owner))
 
 
 def changed_filters() -> tuple[InstantFilter, InstantFilter]:
@@ -130,10 +147,17 @@ class MemoryFilterSet(django_filters.FilterSet):
     memory_class = django_filters.CharFilter()
     status = django_filters.ChoiceFilter(choices=MemoryStatus.choices)
     field = django_filters.CharFilter()
+    # Recorded, or moved (promoted, rejected, superseded, expired): every status a record
+    # takes, its first included, is a MemoryStatusEvent at its time (services/memory_status).
+    changed_after, changed_before = changed_filters()
 
     class Meta:
         model = MemoryRecord
         fields = ["subject", "fact_key", "memory_class", "status", "field"]
+
+    def filter_changed(self, queryset: QuerySet, name: str, value: datetime) -> QuerySet:
+        events = MemoryStatusEvent.objects.all()
+        return changed_by_events(queryset, self.form, name, events, "memory_id")
 
 
 class ContractFilterSet(django_filters.FilterSet):
@@ -268,26 +292,14 @@ class EffectFilterSet(django_filters.FilterSet):
     # transition appends a timeline event in the transaction that makes it, so "changed in
     # the window" is "has an event in the window" (recording is one too). Through the
     # events' own index on `at`, so a narrow window costs what it finds, not the table.
-    changed_after = InstantFilter(method="filter_changed", label="Changed at or after")
-    changed_before = InstantFilter(method="filter_changed", label="Changed before")
+    changed_after, changed_before = changed_filters()
 
     class Meta:
         model = Effect
         fields = ["status", "subject", "action"]
 
     def filter_changed(self, queryset: QuerySet, name: str, value: datetime) -> QuerySet:
-        # Both bounds on one event (changed_after and changed_before together ask for an
-        # event inside the window), so each filter call narrows the same subquery.
-        bounds = {
-            "at__gte": self.form.cleaned_data.get("changed_after"),
-            "at__lt": self.form.cleaned_data.get("changed_before"),
-        }
-        if name == "changed_before" and bounds["at__gte"] is not None:
-            return queryset  # applied with changed_after
-        events = EffectEvent.objects.filter(
-            **{lookup: bound for lookup, bound in bounds.items() if bound is not None}
-        )
-        return queryset.filter(pk__in=events.values("effect_id"))
+        return changed_by_events(queryset, self.form, name, EffectEvent.objects.all(), "effect_id")
 
 
 class QuarantineFilterSet(django_filters.FilterSet):

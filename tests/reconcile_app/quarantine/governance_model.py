@@ -199,9 +199,13 @@ def snapshot_row(snapshot_id: str) -> tuple[Any, ...]:
 
 
 def node_of(ref: str) -> str:
-    """A `derived_from` reference as a lineage node (a bare id is an evidence entry's)."""
+    """A `derived_from` reference as a lineage node: a bare id is a snapshot's when it looks
+    like one (`snap_…`, as a receipt or readback names the snapshot its effect acted on),
+    else an evidence entry's (docs/api.md, references)."""
     kind, sep, _rest = ref.partition(":")
-    return ref if sep and kind in ("evidence", "snapshot", "memory") else f"evidence:{ref}"
+    if sep and kind in ("evidence", "snapshot", "memory"):
+        return ref
+    return f"snapshot:{ref}" if ref.startswith("snap_") else f"evidence:{ref}"
 
 
 def reads_of(content: dict[str, Any]) -> dict[str, tuple[Any, Any, str]]:

@@ -5,7 +5,8 @@ Nothing here re-sends a command: a readback only reads.
 
 from __future__ import annotations
 
-from typing import NoReturn
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from django.db import transaction
 from django.db.models import F
@@ -78,10 +79,10 @@ def effect_readback(*, effect_id: int) -> Effect:
     reached = reached or bool(seen_in)
     # The owner took another command from a version before this write after acknowledging it:
     # it never held this write, and the value now (however equal) is the other command's.
-    overwritten_by = _accepted_from_before_it(effect) if reached else None
-    if overwritten_by is not None:
+    overwritten = _accepted_from_before_it(effect) if reached else None
+    if overwritten is not None:
         reached, seen_in = False, ""
-    if not reached and overwritten_by is None and read.observed_at is None:
+    if not reached and overwritten is None and read.observed_at is None:
         # A view that vouches for no time may be one from before the commit: it cannot show
         # the postcondition absent (a view holding the written version is proof at any age,
         # and so is the owner's taking another command from before it).
@@ -102,7 +103,7 @@ def effect_readback(*, effect_id: int) -> Effect:
                 "version": read.version,
                 "verified": reached,
                 **({"written_version_read_in": seen_in} if seen_in else {}),
-                **({"overwritten_by": overwritten_by[0]} if overwritten_by else {}),
+                **(overwritten.said() if overwritten else {}),
             },
             source=effect.source.name,
             observed_at=read.observed_at or timezone.now(),
@@ -118,9 +119,10 @@ def effect_readback(*, effect_id: int) -> Effect:
                     else ""
                 )
                 + (
-                    f"; the owner accepted {overwritten_by[0]} from version {overwritten_by[1]} "
-                    "after this write's receipt, so it never held this write"
-                    if overwritten_by
+                    f"; the owner accepted {overwritten.key or 'a command of another principal'} "
+                    f"from version {overwritten.from_version} after this write's receipt, so "
+                    "it never held this write"
+                    if overwritten
                     else ""
                 )
             ),
@@ -140,7 +142,7 @@ def effect_readback(*, effect_id: int) -> Effect:
                 "value": read.value,
                 "version": read.version,
                 "result": status,
-                **({"overwritten_by": overwritten_by[0]} if overwritten_by else {}),
+                **(overwritten.said() if overwritten else {}),
             },
             evidence_id=entry.evidence_id,
         )
@@ -156,11 +158,27 @@ def _moved_past(read: ReadResult, effect: Effect) -> bool:
     )
 
 
-def _accepted_from_before_it(effect: Effect) -> tuple[str, int] | None:
+@dataclass(frozen=True)
+class TakenInstead:
+    """The command the owner took instead of a dropped write: its key when it is the same
+    principal's (another principal's keys are not this one's to read: an agent reads only its
+    own effects, and a key may say what it was for), and the version it was taken from."""
+
+    key: str
+    from_version: int
+
+    def said(self) -> dict[str, Any]:
+        return {
+            "overwritten_from_version": self.from_version,
+            **({"overwritten_by": self.key} if self.key else {}),
+        }
+
+
+def _accepted_from_before_it(effect: Effect) -> TakenInstead | None:
     """Another effect on this target that the owner accepted from a version before this one's
-    resulting version, sent after this one's receipt came back: (its key, its version). An
-    owner that checks If-Match cannot accept that from a state holding this write, so this
-    write was acknowledged and not kept (a lagging owner that kept it refuses the other)."""
+    resulting version, sent after this one's receipt came back. An owner that checks If-Match
+    cannot accept that from a state holding this write, so this write was acknowledged and
+    not kept (a lagging owner that kept it refuses the other)."""
     if effect.resulting_version is None or effect.outcome_at is None:
         return None
     later = (
@@ -174,10 +192,13 @@ def _accepted_from_before_it(effect: Effect) -> tuple[str, int] | None:
         )
         .exclude(pk=effect.pk)
         .order_by("sent_at", "pk")
-        .values_list("idempotency_key", "expected_version")
+        .values_list("idempotency_key", "expected_version", "principal_id")
         .first()
     )
-    return (later[0], later[1]) if later else None
+    if later is None:
+        return None
+    key, from_version, principal_id = later
+    return TakenInstead(key if principal_id == effect.principal_id else "", from_version)
 
 
 def _written_version_read_in(effect: Effect) -> str:

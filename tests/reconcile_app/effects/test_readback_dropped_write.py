@@ -20,6 +20,7 @@ from reconcile_app.models import Effect, EvidenceEntry
 from reconcile_app.services.effects import effect_readback
 from sandbox_app.adapter import SandboxAdapter
 from sandbox_app.services import sandbox_fault_add
+from tests.conftest import COLLECTIONS, make_agent
 from tests.reconcile_app.console.conftest import signed_in
 from tests.reconcile_app.effects.conftest import commit, reconcile
 
@@ -107,6 +108,26 @@ def test_proof_from_the_owners_ledger_needs_no_time_from_its_view(
     )
 
     assert effect_readback(effect_id=dropped.pk).status == "postcondition_failed"
+
+
+def test_another_principals_command_is_not_named_to_this_one(
+    collectible, agent, reviewer, django_capture_on_commit_callbacks
+):
+    """The dropped effect's agent reads its timeline and readback entry; the command the owner
+    kept instead is another agent's, and its key is that agent's own (it reads only its
+    own effects): the version it was taken from proves the drop without it."""
+    dropped = _acknowledged_and_dropped(agent, django_capture_on_commit_callbacks, read_back=True)
+    colleague = make_agent("collections-agent-2", [f"{COLLECTIONS}:release_collections_hold"])
+    _the_agent_writes_it_again(colleague, reviewer, django_capture_on_commit_callbacks)
+
+    assert effect_readback(effect_id=dropped.pk).status == "postcondition_failed"
+    entry = EvidenceEntry.objects.filter(kind="readback", note__startswith="readback of k-1")
+    value = entry.latest("id").value
+    assert (value["overwritten_from_version"], "overwritten_by" in value) == (42, False)
+    assert "k-2" not in entry.latest("id").note
+    timeline = agent.get("/api/v1/effects/k-1").json()["timeline"]
+    assert "k-2" not in str(timeline)
+    assert timeline[-1]["detail"]["overwritten_from_version"] == 42
 
 
 def test_the_later_commands_own_readback_is_untouched(

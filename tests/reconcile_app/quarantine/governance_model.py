@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.test import TestCase
-from django.utils import timezone
 
 from reconcile_app.models import (
     AuditEvent,
@@ -23,6 +22,7 @@ from reconcile_app.models import (
     MemoryStatusEvent,
     Quarantine,
 )
+from tests.reconcile_app.effects.lifecycle_model import Clock  # commit windows, expiry
 
 # The operator and reviewer actions the model takes; each must leave exactly one row.
 AUDITED = (
@@ -48,17 +48,6 @@ def request(send: Any) -> Any:
     request's would be."""
     with TestCase.captureOnCommitCallbacks(execute=True):
         return send()
-
-
-class Clock:
-    """`timezone.now`, moved forward by the model (commit windows, memory expiry)."""
-
-    def __init__(self) -> None:
-        self.real = timezone.now
-        self.offset = timedelta(0)
-
-    def now(self) -> datetime:
-        return self.real() + self.offset
 
 
 @dataclass

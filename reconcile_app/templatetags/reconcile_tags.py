@@ -68,22 +68,11 @@ def _has_hidden(text: str) -> bool:
 
 
 def _shown(text: str) -> str:
-    """JSON text with every hidden character written as its `\\u` escape (astral ones as
-    their surrogate pair, as JSON spells them)."""
+    """JSON text with every hidden character written as its `\\u` escape: json.dumps spells
+    each one (astral ones as their surrogate pair, as JSON does)."""
     if not _has_hidden(text):
         return text
-    parts = []
-    for character in text:
-        if not _hidden(character):
-            parts.append(character)
-            continue
-        code = ord(character)
-        if code > 0xFFFF:
-            code -= 0x10000
-            parts.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
-        else:
-            parts.append(f"\\u{code:04x}")
-    return "".join(parts)
+    return "".join(json.dumps(c)[1:-1] if _hidden(c) else c for c in text)
 
 
 @register.filter

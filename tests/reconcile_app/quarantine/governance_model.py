@@ -22,6 +22,7 @@ from reconcile_app.models import (
     MemoryStatusEvent,
     Quarantine,
 )
+from reconcile_app.services.references import split_reference
 from tests.reconcile_app.effects.lifecycle_model import Clock  # commit windows, expiry
 
 # The operator and reviewer actions the model takes; each must leave exactly one row.
@@ -188,13 +189,9 @@ def snapshot_row(snapshot_id: str) -> tuple[Any, ...]:
 
 
 def node_of(ref: str) -> str:
-    """A `derived_from` reference as a lineage node: a bare id is a snapshot's when it looks
-    like one (`snap_…`, as a receipt or readback names the snapshot its effect acted on),
-    else an evidence entry's (docs/api.md, references)."""
-    kind, sep, _rest = ref.partition(":")
-    if sep and kind in ("evidence", "snapshot", "memory"):
-        return ref
-    return f"snapshot:{ref}" if ref.startswith("snap_") else f"evidence:{ref}"
+    """A `derived_from` reference as a lineage node, resolved as the product resolves it (a
+    bare `snap_…` is a snapshot's, as a receipt or readback names it; else an evidence id)."""
+    return ":".join(split_reference(ref))
 
 
 def reads_of(content: dict[str, Any]) -> dict[str, tuple[Any, Any, str]]:

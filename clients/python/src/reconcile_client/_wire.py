@@ -54,6 +54,8 @@ class HttpRequest:
     params: Mapping[str, str] = field(default_factory=dict)
     body: Any = UNSET  # JSON-able; UNSET sends no body
     headers: Mapping[str, str] = field(default_factory=dict)
+    # The body as sent: encoded once, here, where what cannot be encoded is refused.
+    content: bytes = field(init=False, default=b"", repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # What UTF-8 or JSON cannot carry (a lone surrogate, as a broken decoder or
@@ -71,7 +73,9 @@ class HttpRequest:
         if self.body is UNSET:
             return
         try:
-            json.dumps(self.body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            content = json.dumps(
+                self.body, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            ).encode("utf-8")
         except (UnicodeEncodeError, ValueError) as exc:
             raise ValidationError(
                 status=400,
@@ -79,6 +83,7 @@ class HttpRequest:
                 detail="the body holds what JSON text cannot carry: a lone surrogate "
                 "(\\ud800-\\udfff), NaN or an infinity (refused before sending)",
             ) from exc
+        object.__setattr__(self, "content", content)
 
 
 @dataclass(frozen=True)

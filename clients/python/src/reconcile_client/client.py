@@ -90,7 +90,9 @@ def to_httpx(request: HttpRequest) -> dict[str, Any]:
     """The keyword arguments httpx takes for one of our requests (sync and async alike)."""
     arguments: dict[str, Any] = {"params": dict(request.params), "headers": dict(request.headers)}
     if request.body is not UNSET:
-        arguments["json"] = request.body
+        # Encoded once, when the request was made (as httpx's `json=` would encode it).
+        arguments["content"] = request.content
+        arguments["headers"]["Content-Type"] = "application/json"
     return arguments
 
 

@@ -118,10 +118,6 @@ class World:
     executed: Counter[str] = field(default_factory=Counter)
     armed: set[str] = field(default_factory=set)
     snapshots: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    # Keys the owner acknowledged without keeping the write (drop_postcondition), and values
-    # written to the target outside Reconcile: only those can make a dropped write look kept.
-    dropped: set[str] = field(default_factory=set)
-    written_outside: set[Any] = field(default_factory=set)
 
     def reset(self) -> None:
         self.clock.offset = timedelta(0)
@@ -129,8 +125,6 @@ class World:
         self.executed.clear()
         self.armed.clear()
         self.snapshots.clear()
-        self.dropped.clear()
-        self.written_outside.clear()
 
     @contextmanager
     def installed(self) -> Iterator[World]:
@@ -143,8 +137,6 @@ class World:
         def execute(source: str, key: str, *args: Any, **kwargs: Any) -> Any:
             receipt = real_execute(source, key, *args, **kwargs)
             self.executed[key] += 1
-            if kwargs.get("dropped"):
-                self.dropped.add(key)
             return receipt
 
         from sandbox_app import adapter
@@ -235,10 +227,6 @@ class World:
                 and not effect.events.filter(kind="manual_resolution").exists()
             ):
                 assert not ran, f"{effect.idempotency_key} is {effect.status}; the owner ran it"
-            if effect.status == S.VERIFIED and effect.idempotency_key in self.dropped:
-                assert effect.resulting_value in self.written_outside, (
-                    f"{effect.idempotency_key} is verified; the owner dropped its write"
-                )
             decision = effect.snapshot.content["decision"]
             assert decision["result"] == "allow", (effect.idempotency_key, decision)
             assert effect.action in decision["permitted_actions"], effect.idempotency_key

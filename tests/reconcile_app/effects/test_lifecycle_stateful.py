@@ -215,7 +215,6 @@ class EffectLifecycle(RuleBasedStateMachine):
     @rule(value=st.sampled_from(["collect", "hold", "manual_review"]), attest=st.booleans())
     def owner_writes(self, value: str, attest: bool) -> None:
         sandbox_record_write(source="case-service", subject=SUBJECT, field=FIELD, value=value)
-        self.world.written_outside.add(value)
         if attest:
             self._attest(value)
 
